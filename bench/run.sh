@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Runs every benchmark, one at a time, then writes the report.
+# Usage: bench/run.sh quick|full      (make bench-quick / make bench build first)
+#
+#   1. parser microbenchmark, if built: _build/default/bench/parse/bench_parse.exe
+#      --json --quick|--full, pinned to CPU 1  -> bench/results/parse.json
+#   2. server load benchmarks: bench/server/bench_servers.py  -> bench/results/servers.json
+#   3. bench/report.py  -> bench/results/REPORT.md, summary.md, charts/
+#
+# Time budget on a 2-core machine (what the numbers below add up to):
+#   full:  23 server×case pairs × (start ≈0.5 s + 1 s warm-up + 3 runs × 10 s)   ≈ 725 s
+#          h2load second opinion, 5 servers × (0.5 + 1 + 5 s)                  ≈  33 s
+#          GC under load, 2 cases × 2 servers × (0.5 + 1 + 5 s)                 ≈  26 s
+#          parser bench: budget 60 s, killed at 90 s                            ≤  90 s
+#          report                                                               ≈   3 s
+#          total ≈ 14 min, at most 14.6 min                                   (< 15 min)
+#   quick: 15 pairs × (0.5 + 1 s warm-up + 1 run × 2 s)                         ≈  54 s
+#          h2load 5 × (0.5 + 1 + 2 s) ≈ 18 s; GC 2 × (0.5 + 1 + 2 s) ≈ 7 s
+#          parser bench: budget 20 s, killed at 30 s; report ≈ 2 s
+#          total ≈ 100 s, at most 110 s                                        (< 2 min)
+# Benchmarks never overlap: each step waits for the previous one, and a lock
+# file refuses a second concurrent bench/run.sh. Every server started is
+# stopped on exit, error, Ctrl-C or SIGTERM.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-}
+case "$mode" in
+  quick) parse_flag=--quick; parse_limit=30 ;;
+  full)  parse_flag=--full;  parse_limit=90 ;;
+  *) echo "usage: $0 quick|full" >&2; exit 2 ;;
+esac
+
+results=bench/results
+mkdir -p "$results"
+exec 9>"$results/.lock"
+if ! flock -n 9; then
+  echo "bench/run.sh: another benchmark run holds $results/.lock; not starting a second one" >&2
+  exit 1
+fi
+
+state=$(mktemp -d /tmp/httpz-bench-run.XXXXXX)
+pidfile="$state/server-pgids"
+child=""
+
+# Ends the current step (by its pid), then any server process group
+# bench_servers.py recorded and did not stop itself.
+cleanup() {
+  if [ -n "$child" ] && kill -0 "$child" 2>/dev/null; then
+    kill -TERM "$child" 2>/dev/null
+    for _ in $(seq 50); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$child" 2>/dev/null
+  fi
+  child=""
+  if [ -s "$pidfile" ]; then
+    while read -r pg; do
+      [ -n "$pg" ] && kill -TERM -- "-$pg" 2>/dev/null
+    done <"$pidfile"
+    sleep 0.5
+    while read -r pg; do
+      [ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null
+    done <"$pidfile"
+  fi
+  rm -rf "$state"
+}
+on_signal() {
+  echo "bench/run.sh: interrupted, stopping everything it started" >&2
+  cleanup
+  exit 130
+}
+trap cleanup EXIT
+trap on_signal INT TERM HUP
+
+# Runs "$@" as the one current step, in the background so the traps above fire
+# at once on Ctrl-C (bash defers traps while a foreground child runs).
+step() {
+  "$@" &
+  child=$!
+  wait "$child"
+  local rc=$?
+  child=""
+  return $rc
+}
+
+start=$(date +%s)
+echo "bench/run.sh $mode: $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+# Start from a clean slate: stale numbers from an earlier run never reach the
+# report. Other JSON (e.g. latency.json from another benchmark) is kept.
+rm -rf "$results/raw" "$results/charts" "$results/servers.json" "$results/parse.json" \
+  "$results/parse.json.invalid" "$results/REPORT.md" "$results/summary.md"
+
+status=0
+parse_exe=_build/default/bench/parse/bench_parse.exe
+if [ -x "$parse_exe" ]; then
+  echo "== parser microbenchmark ($parse_exe $parse_flag, CPU 1, limit ${parse_limit}s)"
+  pin=(taskset -c 1)
+  [ "$(nproc)" -ge 2 ] || pin=()
+  if step timeout -k 5 "$parse_limit" "${pin[@]}" "$parse_exe" --json "$parse_flag" \
+      >"$results/parse.json.tmp" \
+     && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$results/parse.json.tmp"; then
+    mv "$results/parse.json.tmp" "$results/parse.json"
+  else
+    echo "parser bench failed, timed out (${parse_limit}s) or printed invalid JSON: kept as $results/parse.json.invalid" >&2
+    mv "$results/parse.json.tmp" "$results/parse.json.invalid"
+    status=1
+  fi
+else
+  echo "== parser microbenchmark: not built ($parse_exe missing), skipped"
+fi
+
+echo "== server load benchmarks"
+step python3 bench/server/bench_servers.py --mode "$mode" --out "$results/servers.json" \
+  --pidfile "$pidfile" || status=1
+
+echo "== report"
+step python3 bench/report.py "$results" || status=1
+
+echo "bench/run.sh $mode: done in $(( $(date +%s) - start )) s"
+echo "report: $results/REPORT.md (key table for the README: $results/summary.md)"
+[ $status -eq 0 ] || echo "bench/run.sh: some steps reported problems (see above and the report)" >&2
+exit $status

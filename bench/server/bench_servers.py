@@ -1,0 +1,1040 @@
+#!/usr/bin/env python3
+"""Server load benchmarks: httpz serve against nginx, lighttpd, h2o and cohttp-lwt-unix.
+
+For every case and server this script writes an equivalent configuration into a
+temporary directory (1 worker, sendfile on where the server has it, access log
+off, keep-alive on with timeouts and per-connection request limits far above
+what a run needs), starts the server pinned to one core on a loopback port,
+checks that it serves the test file byte for byte, warms it up, runs `wrk`
+pinned to another core, and stops it. Results (every run, median, min, max,
+errors, CPU use of the load generator and of the server) go to
+bench/results/servers.json; bench/report.py turns them into tables and charts.
+
+It also measures GC behaviour under load for the servers that report
+Gc statistics over HTTP (httpz with --stats at /__httpz/stats, the cohttp peer
+at /__stats): collections and words allocated per 100,000 requests.
+
+Standard library only. Usage:
+  bench_servers.py --mode quick|full [--out FILE] [--servers a,b] [--cases a,b]
+  bench_servers.py --check            # start each server, verify, stop; no timing
+See bench/README.md for what each case measures and the JSON schema.
+"""
+
+import argparse
+import datetime
+import http.client
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HTTPZ_EXE = os.path.join(ROOT, "_build", "default", "bin", "httpz.exe")
+COHTTP_EXE = os.path.join(ROOT, "_build", "default", "bench", "server", "cohttp_static.exe")
+SCHEMA = "httpz-bench-servers/1"
+
+SERVER_CPU = os.environ.get("BENCH_SERVER_CPU", "0")
+CLIENT_CPU = os.environ.get("BENCH_CLIENT_CPU", "1")
+# wrk above this share of one core is the bottleneck, not the server.
+SATURATED = 0.90
+
+# Test documents, generated at run time into the temporary docroot. 612 bytes
+# is the size of nginx's default index.html, the usual "hello world" of
+# static-file benchmarks.
+FILES = {
+    "612b": ("612b.html", 612),
+    "16k": ("16k.bin", 16 * 1024),
+    "1m": ("1m.bin", 1024 * 1024),
+}
+
+ALL_SERVERS = ["httpz", "nginx", "lighttpd", "h2o", "cohttp"]
+NATIVE = ["httpz", "nginx", "lighttpd", "h2o"]
+
+# Every case: which file, how many connections, extra request headers, how many
+# server workers, whether the server is pinned to SERVER_CPU, which servers.
+CASES = {
+    "612b_c64": dict(file="612b", conns=64, headers=[], workers=1, pin=True,
+                     servers=ALL_SERVERS,
+                     desc="612 B file, 64 keep-alive connections"),
+    "16k_c64": dict(file="16k", conns=64, headers=[], workers=1, pin=True,
+                    servers=NATIVE, desc="16 KiB file, 64 keep-alive connections"),
+    "1m_c64": dict(file="1m", conns=64, headers=[], workers=1, pin=True,
+                   servers=NATIVE, desc="1 MiB file, 64 keep-alive connections"),
+    "612b_c1000": dict(file="612b", conns=1000, headers=[], workers=1, pin=True,
+                       servers=NATIVE, desc="612 B file, 1000 keep-alive connections"),
+    "612b_close": dict(file="612b", conns=64, headers=["Connection: close"], workers=1,
+                       pin=True, servers=NATIVE,
+                       desc="612 B file, 64 connections, Connection: close (one request per connection)"),
+    "612b_c64_w2": dict(file="612b", conns=64, headers=[], workers=2, pin=False,
+                        servers=["httpz", "nginx"],
+                        desc="612 B file, 64 connections, 2 server workers, server not pinned"),
+}
+ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_w2"]
+
+# Time budget (bench/run.sh states the totals): durations in seconds.
+MODES = {
+    "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2"],
+                  runs=1, duration=2, warmup=1, gc_cases=["612b_c64"], gc_duration=2,
+                  h2load_runs=1, h2load_duration=2),
+    "full": dict(cases=ORDER, runs=3, duration=10, warmup=1,
+                 gc_cases=["612b_c64", "1m_c64"], gc_duration=5,
+                 h2load_runs=1, h2load_duration=5),
+}
+
+# Servers that report GC statistics over HTTP, and where.
+STATS_PATH = {"httpz": "/__httpz/stats", "cohttp": "/__stats"}
+
+WRK_LUA = r"""
+-- Written by bench_servers.py: print the numbers the harness parses, exactly.
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "HTTPZ_BENCH requests=%d duration_us=%d bytes=%d connect=%d read=%d write=%d status=%d timeout=%d\n",
+    summary.requests, summary.duration, summary.bytes,
+    e.connect, e.read, e.write, e.status, e.timeout))
+  io.write(string.format(
+    "HTTPZ_BENCH min=%d mean=%.3f stdev=%.3f max=%d p50=%d p90=%d p99=%d p99.9=%d p99.99=%d\n",
+    latency.min, latency.mean, latency.stdev, latency.max,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency:percentile(99.9), latency:percentile(99.99)))
+end
+"""
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def run_text(argv, timeout=10):
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True, errors="replace")
+        return p.stdout.strip()
+    except (OSError, subprocess.SubprocessError) as e:
+        return "unavailable (%s)" % e
+
+
+def machine_info():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    commit = run_text(["git", "-C", ROOT, "rev-parse", "HEAD"])
+    if not re.fullmatch(r"[0-9a-f]{40}", commit):
+        commit = "unknown (no commit)"
+    dirty = run_text(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])
+    governor = None
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") as f:
+            governor = f.read().strip()
+    except OSError:
+        pass
+    return {
+        "uname": " ".join(platform.uname()) if not shutil.which("uname") else run_text(["uname", "-a"]),
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "governor": governor,
+        "commit": commit,
+        "dirty": bool(dirty) and not dirty.startswith("unavailable"),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "loadavg_start": os.getloadavg()[0],
+        "ocaml": run_text(["ocamlfind", "ocamlopt", "-version"]),
+        "python": platform.python_version(),
+    }
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pinned(cpu, argv):
+    return (["taskset", "-c", cpu] + argv) if cpu is not None else argv
+
+
+# ---------------------------------------------------------------- servers ---
+
+class Server:
+    """One peer: how to tell if it is available, and how to start it."""
+    name = "?"
+
+    def available(self):
+        return True, ""
+
+    def version(self):
+        return "?"
+
+    def command(self, tmp, docroot, port, workers, stats):
+        raise NotImplementedError
+
+    def error_log(self, tmp):
+        return os.path.join(tmp, "%s-error.log" % self.name)
+
+    def max_workers(self):
+        return 64
+
+
+class Httpz(Server):
+    name = "httpz"
+
+    def available(self):
+        if not os.path.exists(HTTPZ_EXE):
+            return False, "not built (%s missing; run `dune build --profile release`)" % os.path.relpath(HTTPZ_EXE, ROOT)
+        return True, ""
+
+    def version(self):
+        return "httpz " + machine_commit()
+
+    def command(self, tmp, docroot, port, workers, stats):
+        argv = [HTTPZ_EXE, "serve", "-d", docroot, "-p", str(port), "--host", "127.0.0.1",
+                "--workers", str(workers)]
+        return argv + (["--stats"] if stats else [])
+
+
+class Nginx(Server):
+    name = "nginx"
+
+    def available(self):
+        return (True, "") if shutil.which("nginx") else (False, "nginx not installed (scripts/deps.sh bench)")
+
+    def version(self):
+        return run_text(["nginx", "-v"])
+
+    def command(self, tmp, docroot, port, workers, stats):
+        v = run_text(["nginx", "-V"])
+        temp_paths = "        client_body_temp_path %s/body;\n" % tmp
+        for mod in ("proxy", "fastcgi", "uwsgi", "scgi"):
+            if "--without-http_%s_module" % mod not in v:
+                temp_paths += "        %s_temp_path %s/%s;\n" % (mod, tmp, mod)
+        conf = os.path.join(tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("""daemon off;
+master_process on;
+worker_processes %(workers)d;
+worker_rlimit_nofile 16384;
+pid %(tmp)s/nginx.pid;
+error_log %(err)s warn;
+events {
+    worker_connections 8192;
+}
+http {
+    types { text/html html; application/octet-stream bin; }
+    default_type application/octet-stream;
+    access_log off;
+    # Debian's default nginx.conf: sendfile with TCP_CORK around the head.
+    sendfile on;
+    tcp_nopush on;
+    # Never close a connection during a run: the default of 1000 requests per
+    # connection would make the keep-alive cases partly measure reconnects.
+    keepalive_timeout 300s;
+    keepalive_requests 1000000000;
+%(temp_paths)s    server {
+        listen 127.0.0.1:%(port)d%(reuseport)s;
+        root %(docroot)s;
+    }
+}
+""" % dict(workers=workers, tmp=tmp, err=self.error_log(tmp), temp_paths=temp_paths,
+           port=port, docroot=docroot, reuseport=" reuseport" if workers > 1 else ""))
+        return ["nginx", "-p", tmp + "/", "-c", conf, "-e", self.error_log(tmp)]
+
+
+class Lighttpd(Server):
+    name = "lighttpd"
+
+    def available(self):
+        return (True, "") if shutil.which("lighttpd") else (False, "lighttpd not installed (scripts/deps.sh bench)")
+
+    def version(self):
+        return run_text(["lighttpd", "-v"]).split(" - ")[0]
+
+    def max_workers(self):
+        return 1
+
+    def command(self, tmp, docroot, port, workers, stats):
+        conf = os.path.join(tmp, "lighttpd.conf")
+        with open(conf, "w") as f:
+            f.write("""server.document-root = "%(docroot)s"
+server.bind = "127.0.0.1"
+server.port = %(port)d
+server.errorlog = "%(err)s"
+server.network-backend = "sendfile"
+server.max-connections = 8192
+server.max-fds = 16384
+# Keep-alive: never the reason a connection closes during a run. 65535 is the
+# largest value lighttpd accepts (it is a 16-bit setting: 1000000 silently
+# becomes 16960); bench_servers.py --check verifies 65535 requests per connection.
+server.max-keep-alive-requests = 65535
+server.max-keep-alive-idle = 300
+server.max-read-idle = 300
+server.max-write-idle = 300
+mimetype.assign = ( ".html" => "text/html", ".bin" => "application/octet-stream" )
+""" % dict(docroot=docroot, port=port, err=self.error_log(tmp)))
+        return ["lighttpd", "-D", "-f", conf]
+
+
+class H2o(Server):
+    name = "h2o"
+
+    def available(self):
+        return (True, "") if shutil.which("h2o") else (False, "h2o not installed (scripts/deps.sh bench)")
+
+    def version(self):
+        return run_text(["h2o", "-v"]).splitlines()[0]
+
+    def command(self, tmp, docroot, port, workers, stats):
+        conf = os.path.join(tmp, "h2o.conf")
+        with open(conf, "w") as f:
+            f.write("""listen:
+  host: 127.0.0.1
+  port: %(port)d
+num-threads: %(workers)d
+max-connections: 8192
+error-log: %(err)s
+# Idle time allowed between requests on a keep-alive connection.
+http1-request-timeout: 300
+hosts:
+  default:
+    paths:
+      /:
+        file.dir: %(docroot)s
+""" % dict(port=port, workers=workers, tmp=tmp, err=self.error_log(tmp), docroot=docroot))
+        return ["h2o", "-c", conf]
+
+
+class Cohttp(Server):
+    name = "cohttp"
+
+    def available(self):
+        if not os.path.exists(COHTTP_EXE):
+            return False, ("not built (%s missing: needs libcohttp-lwt-unix-ocaml-dev, then dune build)"
+                           % os.path.relpath(COHTTP_EXE, ROOT))
+        return True, ""
+
+    def version(self):
+        v = run_text(["ocamlfind", "query", "-format", "%v", "cohttp-lwt-unix"])
+        return "cohttp-lwt-unix " + v
+
+    def max_workers(self):
+        return 1
+
+    def command(self, tmp, docroot, port, workers, stats):
+        return [COHTTP_EXE, "-d", docroot, "-p", str(port), "--host", "127.0.0.1"]
+
+
+SERVERS = {s.name: s for s in (Httpz(), Nginx(), Lighttpd(), H2o(), Cohttp())}
+
+_commit = None
+
+
+def machine_commit():
+    global _commit
+    if _commit is None:
+        c = run_text(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+        _commit = c if re.fullmatch(r"[0-9a-f]{4,40}", c) else "(uncommitted)"
+    return _commit
+
+
+# ------------------------------------------------------ process handling ---
+
+class Procs:
+    """Every process group this script started, so that cleanup (normal exit,
+    exception, Ctrl-C, SIGTERM from run.sh) can end exactly those."""
+
+    def __init__(self, pidfile):
+        self.live = {}
+        self.pidfile = pidfile
+
+    def _sync(self):
+        if self.pidfile:
+            with open(self.pidfile, "w") as f:
+                f.write("".join("%d\n" % pid for pid in self.live))
+
+    def spawn(self, argv, **kw):
+        p = subprocess.Popen(argv, start_new_session=True, **kw)
+        self.live[p.pid] = p
+        self._sync()
+        return p
+
+    def stop(self, p, grace=5.0):
+        if p.pid not in self.live:
+            return
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                p.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+        else:
+            # The leader is gone; its children (nginx workers) may not be.
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        del self.live[p.pid]
+        self._sync()
+
+    def forget(self, p):
+        self.live.pop(p.pid, None)
+        self._sync()
+
+    def stop_all(self):
+        for p in list(self.live.values()):
+            self.stop(p, grace=2.0)
+
+
+def tree_cpu_seconds(pid):
+    """utime+stime of pid and all its descendants (nginx/httpz workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent = {}
+    times = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                s = f.read()
+        except OSError:
+            continue
+        fields = s[s.rfind(")") + 2:].split()
+        parent[int(d)] = int(fields[1])
+        times[int(d)] = (int(fields[11]) + int(fields[12])) / tick
+    total = 0.0
+    for p in times:
+        q = p
+        while q in parent and q != pid and q > 1:
+            q = parent[q]
+        if q == pid:
+            total += times[p]
+    return total
+
+
+def keepalive_check(port, path, n, timeout=60.0):
+    """Send n pipelined GETs on one connection; return how many 200 responses
+    arrived before the server closed it (n when it kept the connection open)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    req = ("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode()
+    import threading
+
+    def writer():
+        try:
+            for i in range(0, n, 500):
+                s.sendall(req * min(500, n - i))
+        except OSError:
+            pass
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    count, tail = 0, b""
+    try:
+        while count < n:
+            d = s.recv(1 << 20)
+            if not d:
+                break
+            chunk = tail + d
+            count += chunk.count(b"HTTP/1.1 200 ")
+            # 12 bytes: a status line cut by the read boundary is counted once.
+            tail = chunk[-12:]
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return count
+
+
+def http_get(port, path, headers=None, timeout=5.0):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+
+
+class Running:
+    def __init__(self, proc, port, tmp, server):
+        self.proc, self.port, self.tmp, self.server = proc, port, tmp, server
+
+
+def start_server(procs, server, docroot, workers, pin, stats, expect_path, expect_body):
+    tmp = tempfile.mkdtemp(prefix="httpz-bench-%s-" % server.name)
+    # Servers that drop root privileges (nginx, h2o run as root) must read these.
+    os.chmod(tmp, 0o755)
+    port = free_port()
+    argv = server.command(tmp, docroot, port, workers, stats)
+    out = open(os.path.join(tmp, "stdout.log"), "w")
+    proc = procs.spawn(pinned(SERVER_CPU if pin else None, argv), stdout=out,
+                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tmp)
+    out.close()
+    run = Running(proc, port, tmp, server)
+    deadline = time.monotonic() + 15
+    last = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            last = "exited with status %s" % proc.returncode
+            break
+        try:
+            status, body = http_get(port, expect_path, timeout=1.0)
+            if status != 200:
+                last = "GET %s answered %d" % (expect_path, status)
+                break
+            if body != expect_body:
+                last = "GET %s returned %d bytes, not the %d-byte test file" % (
+                    expect_path, len(body), len(expect_body))
+                break
+            return run, None
+        except OSError as e:
+            last = str(e)
+            time.sleep(0.05)
+    err = server_logs(run)
+    stop_server(procs, run)
+    return None, "did not start: %s%s" % (last, ("\n" + err) if err else "")
+
+
+def server_logs(run):
+    text = ""
+    for name in ("stdout.log", "%s-error.log" % run.server.name):
+        path = os.path.join(run.tmp, name)
+        try:
+            with open(path, errors="replace") as f:
+                t = f.read().strip()
+            if t:
+                text += "  [%s] %s\n" % (name, "\n  ".join(t.splitlines()[-10:]))
+        except OSError:
+            pass
+    return text.rstrip()
+
+
+def stop_server(procs, run):
+    procs.stop(run.proc)
+    shutil.rmtree(run.tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------- load generators ---
+
+def run_wrk(procs, port, path, conns, duration, headers, lua, timeout_s=5):
+    argv = ["wrk", "-t1", "-c%d" % conns, "-d%ds" % duration, "--timeout", "%ds" % timeout_s,
+            "--latency", "-s", lua]
+    for h in headers:
+        argv += ["-H", h]
+    argv.append("http://127.0.0.1:%d%s" % (port, path))
+    argv = pinned(CLIENT_CPU, argv)
+    t0 = time.monotonic()
+    p = procs.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                    errors="replace")
+    try:
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+    except BaseException:
+        procs.stop(p, grace=1.0)
+        raise
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    procs.forget(p)
+    cpu = ru.ru_utime + ru.ru_stime
+    return out, p.returncode, cpu, wall
+
+
+def parse_wrk(out):
+    vals = {}
+    for line in out.splitlines():
+        if line.startswith("HTTPZ_BENCH "):
+            for tok in line.split()[1:]:
+                k, v = tok.split("=", 1)
+                vals[k] = float(v)
+    if "requests" not in vals or "p50" not in vals:
+        return None
+    m = re.search(r"Requests/sec:\s+([0-9.]+)", out)
+    secs = vals["duration_us"] / 1e6
+    errors = {k: int(vals[k]) for k in ("connect", "read", "write", "status", "timeout")}
+    return {
+        "requests": int(vals["requests"]),
+        "duration_s": round(secs, 4),
+        "rps": round(vals["requests"] / secs, 1) if secs > 0 else 0.0,
+        "rps_wrk_text": float(m.group(1)) if m else None,
+        "bytes_per_response": round(vals["bytes"] / vals["requests"], 1) if vals["requests"] else None,
+        "latency_us": {"min": vals["min"], "mean": vals["mean"], "stdev": vals["stdev"],
+                       "p50": vals["p50"], "p90": vals["p90"], "p99": vals["p99"],
+                       "p99.9": vals["p99.9"], "p99.99": vals["p99.99"], "max": vals["max"]},
+        "errors": errors,
+    }
+
+
+def run_h2load(procs, port, path, conns, duration, headers):
+    argv = ["h2load", "--h1", "-t1", "-c%d" % conns, "-D", str(duration), "--warm-up-time", "1"]
+    for h in headers:
+        argv += ["-H", h]
+    argv.append("http://127.0.0.1:%d%s" % (port, path))
+    argv = pinned(CLIENT_CPU, argv)
+    p = procs.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                    errors="replace")
+    try:
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+    except BaseException:
+        procs.stop(p, grace=1.0)
+        raise
+    p.returncode = os.waitstatus_to_exitcode(status)
+    procs.forget(p)
+    cpu = ru.ru_utime + ru.ru_stime
+    return out, p.returncode, cpu
+
+
+def parse_h2load(out, duration):
+    m = re.search(r"finished in ([0-9.]+)(m?s), ([0-9.]+) req/s", out)
+    r = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
+                  r"(\d+) failed, (\d+) errored, (\d+) timeout", out)
+    s = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
+    t = re.search(r"time for request:\s+([0-9.]+)(us|ms|s)\s+([0-9.]+)(us|ms|s)\s+([0-9.]+)(us|ms|s)", out)
+    if not (m and r):
+        return None
+
+    def us(v, unit):
+        return float(v) * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+    return {
+        "requests": int(r.group(4)),  # succeeded
+        "rps": float(m.group(3)),
+        "duration_s": duration,
+        "latency_us": ({"min": us(t.group(1), t.group(2)), "max": us(t.group(3), t.group(4)),
+                        "mean": us(t.group(5), t.group(6))} if t else {}),
+        "errors": {"failed": int(r.group(5)), "errored": int(r.group(6)),
+                   "timeout": int(r.group(7)),
+                   "non_2xx": (int(s.group(2)) + int(s.group(3)) + int(s.group(4))) if s else None},
+    }
+
+
+# ------------------------------------------------------------- summaries ---
+
+def summarise(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def summarise_runs(runs):
+    ok = [r for r in runs if r.get("rps") is not None]
+    if not ok:
+        return None
+    s = {"rps": summarise([r["rps"] for r in ok])}
+    keys = ok[0].get("latency_us", {}).keys()
+    s["latency_us"] = {k: summarise([r["latency_us"].get(k) for r in ok]) for k in keys}
+    s["loadgen_cpu"] = summarise([r.get("loadgen_cpu") for r in ok])
+    s["server_cpu"] = summarise([r.get("server_cpu") for r in ok])
+    return s
+
+
+def error_count(run):
+    return sum(v for v in run.get("errors", {}).values() if v)
+
+
+# ------------------------------------------------------------------ main ---
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.mode = MODES[args.mode]
+        self.procs = Procs(args.pidfile)
+        self.workdir = tempfile.mkdtemp(prefix="httpz-bench-")
+        os.chmod(self.workdir, 0o755)
+        self.docroot = os.path.join(self.workdir, "docroot")
+        os.mkdir(self.docroot)
+        os.chmod(self.docroot, 0o755)
+        self.bodies = {}
+        for key, (name, size) in FILES.items():
+            # Deterministic printable content: identical bytes in every run.
+            line = b"httpz benchmark document 0123456789abcdefghijklmnopqrstuvwxyz\n"
+            body = (line * (size // len(line) + 1))[:size]
+            path = os.path.join(self.docroot, name)
+            with open(path, "wb") as f:
+                f.write(body)
+            os.chmod(path, 0o644)
+            self.bodies[key] = body
+        self.lua = os.path.join(self.workdir, "report.lua")
+        with open(self.lua, "w") as f:
+            f.write(WRK_LUA)
+        os.chmod(self.lua, 0o644)
+        self.rawdir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "raw")
+        self.problems = []
+
+    def cleanup(self):
+        self.procs.stop_all()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def raw(self, name, text):
+        os.makedirs(self.rawdir, exist_ok=True)
+        with open(os.path.join(self.rawdir, name + ".txt"), "w") as f:
+            f.write(text)
+
+    def problem(self, msg):
+        self.problems.append(msg)
+        log("  PROBLEM: " + msg)
+
+    def servers_for(self, case):
+        wanted = self.args.servers.split(",") if self.args.servers else ALL_SERVERS
+        return [s for s in case["servers"] if s in wanted]
+
+    def start(self, name, case, stats=False):
+        server = SERVERS[name]
+        fname = FILES[case["file"]][0]
+        return start_server(self.procs, server, self.docroot, case["workers"], case["pin"], stats,
+                            "/" + fname, self.bodies[case["file"]])
+
+    def warmup(self, run, case):
+        # Untimed: the first seconds of a server include page-cache misses,
+        # first touch of its buffers and the connection ramp-up.
+        fname = "/" + FILES[case["file"]][0]
+        run_wrk(self.procs, run.port, fname, case["conns"], self.mode["warmup"],
+                case["headers"], self.lua)
+
+    def one_wrk(self, run, case, duration, tag):
+        fname = "/" + FILES[case["file"]][0]
+        cpu0 = tree_cpu_seconds(run.proc.pid)
+        out, rc, cpu, wall = run_wrk(self.procs, run.port, fname, case["conns"], duration,
+                                     case["headers"], self.lua)
+        scpu = tree_cpu_seconds(run.proc.pid) - cpu0
+        self.raw(tag, out)
+        res = parse_wrk(out)
+        if rc != 0 or res is None:
+            self.problem("%s: wrk failed (exit %s): %s" % (tag, rc, out.strip()[-300:]))
+            return None
+        res["loadgen_cpu"] = round(cpu / res["duration_s"], 3) if res["duration_s"] else None
+        res["server_cpu"] = round(scpu / res["duration_s"], 3) if res["duration_s"] else None
+        res["wall_s"] = round(wall, 2)
+        n = error_count(res)
+        if n:
+            self.problem("%s: %d failed requests %s" % (tag, n, res["errors"]))
+        return res
+
+    def run_cases(self, cases):
+        results = []
+        for cid in cases:
+            case = CASES[cid]
+            entry = {"id": cid, "description": case["desc"], "file": FILES[case["file"]][0],
+                     "file_bytes": FILES[case["file"]][1], "connections": case["conns"],
+                     "headers": case["headers"], "workers": case["workers"],
+                     "server_pinned": case["pin"], "loadgen": "wrk", "threads": 1,
+                     "duration_s": self.mode["duration"], "runs_wanted": self.mode["runs"],
+                     "results": []}
+            log("== %s: %s (%d x %ds)" % (cid, case["desc"], self.mode["runs"], self.mode["duration"]))
+            for name in self.servers_for(case):
+                r = self.bench_server(name, case, cid)
+                entry["results"].append(r)
+            results.append(entry)
+        return results
+
+    def bench_server(self, name, case, cid):
+        server = SERVERS[name]
+        ok, why = server.available()
+        if not ok:
+            log("  %-9s %s: skipped" % (name, why))
+            return {"server": name, "skipped": why}
+        if case["workers"] > server.max_workers():
+            why = "no multi-worker mode"
+            log("  %-9s %s: skipped" % (name, why))
+            return {"server": name, "skipped": why}
+        run, err = self.start(name, case)
+        if err:
+            self.problem("%s %s %s" % (cid, name, err))
+            return {"server": name, "skipped": err}
+        runs = []
+        try:
+            self.warmup(run, case)
+            for i in range(self.mode["runs"]):
+                res = self.one_wrk(run, case, self.mode["duration"], "%s.%s.run%d" % (cid, name, i + 1))
+                if res:
+                    runs.append(res)
+            if run.proc.poll() is not None:
+                self.problem("%s %s: server exited during the run (status %s)\n%s" % (
+                    cid, name, run.proc.returncode, server_logs(run)))
+        finally:
+            stop_server(self.procs, run)
+        summary = summarise_runs(runs)
+        errors = sum(error_count(r) for r in runs)
+        if summary:
+            lat = summary["latency_us"]
+            log("  %-9s %10.0f req/s [%.0f-%.0f]  p50 %6.0fus p99 %7.0fus p99.9 %7.0fus  wrk cpu %3.0f%%  server cpu %3.0f%%%s" % (
+                name, summary["rps"]["median"], summary["rps"]["min"], summary["rps"]["max"],
+                lat["p50"]["median"], lat["p99"]["median"], lat["p99.9"]["median"],
+                100 * (summary["loadgen_cpu"] or {"median": 0})["median"],
+                100 * (summary["server_cpu"] or {"median": 0})["median"],
+                ("  ERRORS: %d" % errors) if errors else ""))
+        return {"server": name, "version": server.version(), "runs": runs, "summary": summary,
+                "errors": errors, "ok": bool(runs) and errors == 0}
+
+    def run_h2load_case(self, base):
+        case = CASES[base]
+        cid = base + "_h2load"
+        d = self.mode["h2load_duration"]
+        entry = {"id": cid, "description": case["desc"] + ", load generator h2load --h1",
+                 "file": FILES[case["file"]][0], "file_bytes": FILES[case["file"]][1],
+                 "connections": case["conns"], "headers": case["headers"],
+                 "workers": case["workers"], "server_pinned": case["pin"], "loadgen": "h2load",
+                 "threads": 1, "duration_s": d, "runs_wanted": self.mode["h2load_runs"],
+                 "results": []}
+        log("== %s: second load generator, because wrk saturated its core (%d x %ds)" % (
+            cid, self.mode["h2load_runs"], d))
+        for name in self.servers_for(case):
+            server = SERVERS[name]
+            ok, why = server.available()
+            if not ok:
+                entry["results"].append({"server": name, "skipped": why})
+                continue
+            run, err = self.start(name, case)
+            if err:
+                self.problem("%s %s %s" % (cid, name, err))
+                entry["results"].append({"server": name, "skipped": err})
+                continue
+            runs = []
+            try:
+                for i in range(self.mode["h2load_runs"]):
+                    tag = "%s.%s.run%d" % (cid, name, i + 1)
+                    cpu0 = tree_cpu_seconds(run.proc.pid)
+                    out, rc, cpu = run_h2load(self.procs, run.port, "/" + FILES[case["file"]][0],
+                                              case["conns"], d, case["headers"])
+                    scpu = tree_cpu_seconds(run.proc.pid) - cpu0
+                    self.raw(tag, out)
+                    res = parse_h2load(out, d)
+                    if rc != 0 or res is None:
+                        self.problem("%s: h2load failed (exit %s): %s" % (tag, rc, out.strip()[-300:]))
+                        continue
+                    # h2load's CPU time includes its 1 s warm-up.
+                    res["loadgen_cpu"] = round(cpu / (d + 1), 3)
+                    res["server_cpu"] = round(scpu / (d + 1), 3)
+                    n = error_count(res)
+                    if n:
+                        self.problem("%s: %d failed requests %s" % (tag, n, res["errors"]))
+                    runs.append(res)
+            finally:
+                stop_server(self.procs, run)
+            summary = summarise_runs(runs)
+            errors = sum(error_count(r) for r in runs)
+            if summary:
+                log("  %-9s %10.0f req/s (h2load)  h2load cpu %3.0f%%%s" % (
+                    name, summary["rps"]["median"], 100 * summary["loadgen_cpu"]["median"],
+                    ("  ERRORS: %d" % errors) if errors else ""))
+            entry["results"].append({"server": name, "version": server.version(), "runs": runs,
+                                     "summary": summary, "errors": errors,
+                                     "ok": bool(runs) and errors == 0})
+        return entry
+
+    def gc_case(self, name, cid):
+        case = CASES[cid]
+        server = SERVERS[name]
+        ok, why = server.available()
+        base = {"server": name, "case": cid}
+        if not ok:
+            log("  %-9s %s: skipped" % (name, why))
+            return dict(base, skipped=why)
+        run, err = self.start(name, case, stats=True)
+        if err:
+            self.problem("gc %s %s %s" % (cid, name, err))
+            return dict(base, skipped=err)
+        path = STATS_PATH[name]
+        try:
+            self.warmup(run, case)
+            try:
+                st, b0 = http_get(run.port, path)
+                before = json.loads(b0) if st == 200 else None
+            except (OSError, ValueError):
+                before = None
+            if before is None:
+                why = "no GC statistics at %s" % path
+                log("  %-9s %s: skipped" % (name, why))
+                return dict(base, skipped=why)
+            res = self.one_wrk(run, case, self.mode["gc_duration"], "gc.%s.%s" % (cid, name))
+            st, b1 = http_get(run.port, path)
+            after = json.loads(b1)
+        finally:
+            stop_server(self.procs, run)
+        if not res:
+            return dict(base, skipped="wrk failed")
+        n = res["requests"]
+        delta = {}
+        for k in ("requests", "minor_words", "promoted_words", "major_words",
+                  "minor_collections", "major_collections", "compactions"):
+            if isinstance(before.get(k), (int, float)) and isinstance(after.get(k), (int, float)):
+                delta[k] = after[k] - before[k]
+        per = {k: round(v * 100000 / n, 3) for k, v in delta.items() if k != "requests"} if n else {}
+        out = dict(base, requests_wrk=n, rps=res["rps"], errors=error_count(res), delta=delta,
+                   per_100k_requests=per,
+                   words_per_request=round(delta["minor_words"] / n, 3)
+                   if n and "minor_words" in delta else None,
+                   heap_words_after=after.get("heap_words"),
+                   top_heap_words_after=after.get("top_heap_words"))
+        log("  %-9s %s: %d requests, %.1f minor words/request, %s minor GCs and %s major GCs per 100k requests" % (
+            name, cid, n, out["words_per_request"] if out["words_per_request"] is not None else float("nan"),
+            per.get("minor_collections"), per.get("major_collections")))
+        return out
+
+    def main(self):
+        a = self.args
+        wanted_cases = a.cases.split(",") if a.cases else self.mode["cases"]
+        for c in wanted_cases:
+            if c not in CASES:
+                sys.exit("unknown case %s (known: %s)" % (c, ", ".join(ORDER)))
+        raise_nofile()
+        info = machine_info()
+        if info["loadavg_start"] > 0.5:
+            log("warning: load average %.2f before the run; numbers will be noisy" % info["loadavg_start"])
+        if (os.cpu_count() or 1) < 2:
+            log("warning: fewer than 2 CPUs: server and load generator share a core")
+        doc = {
+            "schema": SCHEMA, "mode": a.mode, "machine": info,
+            "config": {"server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU,
+                       "runs": self.mode["runs"], "duration_s": self.mode["duration"],
+                       "warmup_s": self.mode["warmup"], "saturation_threshold": SATURATED,
+                       "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+                       "wrk": run_text(["wrk", "-v"]).splitlines()[0] if shutil.which("wrk") else None,
+                       "h2load": run_text(["h2load", "--version"]) if shutil.which("h2load") else None},
+            "servers": {}, "cases": [], "gc": [], "problems": self.problems,
+        }
+        for name in ALL_SERVERS:
+            ok, why = SERVERS[name].available()
+            doc["servers"][name] = ({"available": True, "version": SERVERS[name].version()}
+                                    if ok else {"available": False, "reason": why})
+            if not ok:
+                log("%s: %s" % (name, why))
+        if not shutil.which("wrk"):
+            sys.exit("wrk is not installed (scripts/deps.sh bench)")
+        t0 = time.monotonic()
+        doc["cases"] = self.run_cases(wanted_cases)
+        # h2load as a second opinion when wrk itself was the bottleneck.
+        for entry in list(doc["cases"]):
+            if entry["id"] != "612b_c64":
+                continue
+            sat = [r["server"] for r in entry["results"] if r.get("runs")
+                   and max(x.get("loadgen_cpu") or 0 for x in r["runs"]) >= SATURATED]
+            entry["loadgen_saturated"] = sat
+            if sat:
+                log("wrk used >= %d%% of its core against %s" % (100 * SATURATED, ", ".join(sat)))
+                if shutil.which("h2load"):
+                    doc["cases"].append(self.run_h2load_case("612b_c64"))
+                else:
+                    log("h2load not installed: no second load generator")
+        log("== GC under load (servers with a stats endpoint)")
+        for cid in self.mode["gc_cases"]:
+            if a.cases and cid not in wanted_cases:
+                continue
+            for name in STATS_PATH:
+                if a.servers and name not in a.servers.split(","):
+                    continue
+                doc["gc"].append(self.gc_case(name, cid))
+        info["loadavg_end"] = os.getloadavg()[0]
+        doc["elapsed_s"] = round(time.monotonic() - t0, 1)
+        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+        with open(a.out + ".tmp", "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(a.out + ".tmp", a.out)
+        log("server benchmarks: %.0f s, results in %s" % (doc["elapsed_s"], os.path.relpath(a.out)))
+        if self.problems:
+            log("%d problem(s) (also listed in the JSON and the report):" % len(self.problems))
+            for p in self.problems:
+                log("  - " + p.splitlines()[0])
+        return 1 if self.problems else 0
+
+    def check(self):
+        """Start every server for every file, verify the response, stop. No timing."""
+        raise_nofile()
+        bad = 0
+        wanted = self.args.servers.split(",") if self.args.servers else ALL_SERVERS
+        for name in wanted:
+            server = SERVERS[name]
+            ok, why = server.available()
+            if not ok:
+                log("%-9s %s" % (name, why))
+                continue
+            for key in FILES:
+                case = dict(CASES["612b_c64"], file=key)
+                run, err = self.start(name, case)
+                if err:
+                    log("%-9s %-10s FAIL %s" % (name, FILES[key][0], err))
+                    bad += 1
+                    continue
+                try:
+                    st, body = http_get(run.port, "/" + FILES[key][0], {"Connection": "close"})
+                    good = st == 200 and body == self.bodies[key]
+                    st2, _ = http_get(run.port, "/does-not-exist")
+                    good = good and st2 == 404
+                    log("%-9s %-10s %s (404 for a missing file: %s)" % (
+                        name, FILES[key][0], "ok" if good else "FAIL status %d" % st, st2 == 404))
+                    bad += 0 if good else 1
+                    logs = server_logs(run)
+                    if logs and key == "612b":
+                        log(logs)
+                    if key == "612b":
+                        # lighttpd's ceiling is 65535 requests per connection: at 64
+                        # connections that is 4.2 M requests per run, far above what
+                        # any server here reaches in 10 s.
+                        want = 65000
+                        n = keepalive_check(run.port, "/" + FILES[key][0], want)
+                        log("%-9s keep-alive: %d of %d pipelined requests answered on one connection%s" % (
+                            name, n, want, "" if n >= want else "  (FAIL: connection closed)"))
+                        bad += 0 if n >= want else 1
+                finally:
+                    stop_server(self.procs, run)
+        return 1 if bad else 0
+
+
+def raise_nofile():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if hard != resource.RLIM_INFINITY else 65536
+    want = min(want, 65536)
+    if soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft < 4096:
+        log("warning: open-file limit %d < 4096: the 1000-connection case may fail" % soft)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=sorted(MODES), default="quick")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "servers.json"))
+    ap.add_argument("--servers", help="comma-separated subset of %s" % ",".join(ALL_SERVERS))
+    ap.add_argument("--cases", help="comma-separated subset of %s" % ",".join(ORDER))
+    ap.add_argument("--pidfile", help="keep the process groups started in this file (for run.sh's trap)")
+    ap.add_argument("--check", action="store_true", help="only start, verify and stop every server")
+    a = ap.parse_args()
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    b = Bench(a)
+    try:
+        rc = b.check() if a.check else b.main()
+    except KeyboardInterrupt:
+        log("\ninterrupted: stopping servers")
+        rc = 130
+    finally:
+        b.cleanup()
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,414 @@
+type limits = {
+  max_head : int;
+  max_headers : int;
+  max_target : int;
+  max_content_length : int;
+}
+
+let default_limits =
+  { max_head = 32 * 1024; max_headers = 100; max_target = 8 * 1024;
+    max_content_length = 1 lsl 30 }
+
+type status = Complete | Partial | Error
+
+type t = {
+  limits : limits;
+  names : Header_name.t array;
+  name_spans : int array;
+  value_spans : int array;
+  mutable count : int;
+  mutable meth : Meth.t;
+  mutable meth_span : Span.t;
+  mutable target : Span.t;
+  mutable version : Version.t;
+  mutable content_length : int;
+  mutable chunked : bool;
+  mutable keep_alive : bool;
+  mutable expect_continue : bool;
+  mutable host : Span.t;
+  mutable host_count : int;
+  mutable upgrade : bool;
+  mutable head_length : int;
+  mutable error : Parse_error.t;
+  (* Transfer-Encoding bookkeeping, across field lines. *)
+  mutable te_seen : bool;
+  mutable te_chunked_last : bool;
+  mutable te_other : bool;
+  mutable conn_close : bool;
+  mutable conn_keep_alive : bool;
+  (* Resumption: the last status, where the head started and how many of
+     its bytes have been looked at. *)
+  mutable last : status;
+  mutable start_off : int;
+  mutable scanned : int;
+}
+
+let create ?(limits = default_limits) () =
+  if limits.max_head <= 0 || limits.max_headers <= 0 || limits.max_target <= 0
+     || limits.max_content_length < 0
+  then invalid_arg "Httpz.Request.create: limits must be positive";
+  { limits;
+    names = Array.make limits.max_headers Header_name.Other;
+    name_spans = Array.make limits.max_headers 0;
+    value_spans = Array.make limits.max_headers 0;
+    count = 0; meth = Meth.Other; meth_span = Span.empty; target = Span.empty;
+    version = Version.Http_1_1; content_length = -1; chunked = false; keep_alive = false;
+    expect_continue = false; host = Span.empty; host_count = 0; upgrade = false;
+    head_length = 0; error = Parse_error.Bad_request_line;
+    te_seen = false; te_chunked_last = false; te_other = false;
+    conn_close = false; conn_keep_alive = false;
+    last = Complete; start_off = 0; scanned = 0 }
+
+let limits t = t.limits
+
+let reset t =
+  t.last <- Complete;
+  t.scanned <- 0
+
+let clear t =
+  t.count <- 0; t.meth <- Meth.Other; t.meth_span <- Span.empty; t.target <- Span.empty;
+  t.version <- Version.Http_1_1; t.content_length <- -1; t.chunked <- false;
+  t.keep_alive <- false; t.expect_continue <- false; t.host <- Span.empty;
+  t.host_count <- 0; t.upgrade <- false; t.head_length <- 0;
+  t.te_seen <- false; t.te_chunked_last <- false; t.te_other <- false;
+  t.conn_close <- false; t.conn_keep_alive <- false
+
+(* Constant exceptions: raising one allocates nothing, and [raise_notrace]
+   skips the backtrace. [Fail] carries its reason in [t.error]. *)
+exception Need_more
+exception Fail
+
+let[@inline never] fail t e =
+  t.error <- e;
+  raise_notrace Fail
+
+let[@inline] get b i = Bigstring.unsafe_get b i
+
+(* RFC 9112 §2.2 asks servers to ignore "at least one" empty line before
+   the request-line (clients have sent a stray CRLF after a POST body).
+   Allowing a few, not any number, keeps a byte-at-a-time stream of empty
+   lines from turning each resumption into a rescan. *)
+let max_leading_empty_lines = 4
+
+(* --- Field value semantics ------------------------------------------- *)
+
+let[@inline] is_ows c = c = ' ' || c = '\t'
+
+
+let connection_option t b off len =
+  if Bigstring.equal_caseless b ~off ~len "close" then t.conn_close <- true
+  else if Bigstring.equal_caseless b ~off ~len "keep-alive" then t.conn_keep_alive <- true
+
+(* A transfer-coding element may carry parameters ("gzip;q=1" is not valid
+   for TE in requests, but parameters are grammatical): only the coding name
+   before ';' decides. *)
+let transfer_coding t b off len =
+  let name_end = ref off in
+  let stop = off + len in
+  while !name_end < stop && Charset.is_tchar (get b !name_end) do incr name_end done;
+  let nlen = !name_end - off in
+  if nlen = 0 then fail t Parse_error.Chunked_not_final;
+  t.te_seen <- true;
+  if nlen = len && Bigstring.equal_caseless b ~off ~len:nlen "chunked" then begin
+    (* RFC 9112 §6.1: a sender MUST NOT apply chunked more than once. *)
+    if t.chunked then fail t Parse_error.Chunked_not_final;
+    t.chunked <- true;
+    t.te_chunked_last <- true
+  end else begin
+    t.te_chunked_last <- false;
+    t.te_other <- true
+  end
+
+(* Walks a comma-separated list (RFC 9110 §5.6.1) in [pos, stop), handing
+   each non-empty element, trimmed of OWS, to the Transfer-Encoding or the
+   Connection handler; returns how many there were. A flag rather than a
+   function argument: passing a closure would allocate. *)
+let[@inline] list_elements t b pos stop ~te =
+  let i = ref pos and n = ref 0 in
+  while !i < stop do
+    while !i < stop && (is_ows (get b !i) || get b !i = ',') do incr i done;
+    let start = !i in
+    while !i < stop && get b !i <> ',' do incr i done;
+    let e = ref !i in
+    while !e > start && is_ows (get b (!e - 1)) do decr e done;
+    if !e > start then begin
+      incr n;
+      if te then transfer_coding t b start (!e - start)
+      else connection_option t b start (!e - start)
+    end
+  done;
+  !n
+
+let content_length_field t b voff vlen =
+  let n = Span.parse_decimal b (Span.make ~off:voff ~len:vlen) in
+  if n < 0 then fail t Parse_error.Bad_content_length;
+  if t.content_length >= 0 && t.content_length <> n then
+    fail t Parse_error.Conflicting_content_length;
+  t.content_length <- n
+
+let host_field t b voff vlen =
+  t.host_count <- t.host_count + 1;
+  if t.host_count > 1 then fail t Parse_error.Duplicate_host;
+  for i = voff to voff + vlen - 1 do
+    if not (Charset.is_host_char (get b i)) then fail t Parse_error.Bad_host
+  done;
+  t.host <- Span.make ~off:voff ~len:vlen
+
+let field_semantics t b id voff vlen =
+  match (id : Header_name.t) with
+  | Content_length -> content_length_field t b voff vlen
+  | Transfer_encoding ->
+    (* A Transfer-Encoding line naming no coding at all is not a valid list. *)
+    if list_elements t b voff (voff + vlen) ~te:true = 0 then
+      fail t Parse_error.Chunked_not_final
+  | Connection -> ignore (list_elements t b voff (voff + vlen) ~te:false : int)
+  | Host -> host_field t b voff vlen
+  | Expect ->
+    if Bigstring.equal_caseless b ~off:voff ~len:vlen "100-continue" then
+      t.expect_continue <- true
+  | Upgrade -> t.upgrade <- true
+  | _ -> ()
+
+(* --- The head ---------------------------------------------------------- *)
+
+(* [eol t b pos stop] checks for CRLF at [pos] and returns the position after it. *)
+let[@inline] eol t b pos stop =
+  if pos >= stop then raise_notrace Need_more;
+  match get b pos with
+  | '\r' ->
+    if pos + 1 >= stop then raise_notrace Need_more;
+    if get b (pos + 1) <> '\n' then fail t Parse_error.Bare_cr;
+    pos + 2
+  | '\n' -> fail t Parse_error.Bare_lf
+  | _ -> fail t Parse_error.Bad_request_line
+
+let request_line t b off stop =
+  let lim = t.limits in
+  let pos = ref off in
+  (* Leading empty lines. *)
+  let empties = ref 0 in
+  while !pos < stop && (get b !pos = '\r' || get b !pos = '\n') do
+    pos := eol t b !pos stop;
+    incr empties;
+    if !empties > max_leading_empty_lines then fail t Parse_error.Bad_request_line
+  done;
+  (* method = token *)
+  let m_start = !pos in
+  pos := Swar.skip_tchars b m_start stop;
+  if !pos >= stop then raise_notrace Need_more;
+  if get b !pos <> ' ' || !pos = m_start then fail t Parse_error.Bad_method;
+  let mlen = !pos - m_start in
+  t.meth_span <- Span.make ~off:m_start ~len:mlen;
+  t.meth <- Meth.of_buffer b ~off:m_start ~len:mlen;
+  incr pos;
+  (* request-target: everything up to the next SP, checked for bytes no
+     form of request-target can contain. *)
+  let t_start = !pos in
+  let t_stop = Swar.skip_target b t_start stop in
+  let tlen = t_stop - t_start in
+  if tlen > lim.max_target then fail t Parse_error.Target_too_long;
+  if t_stop >= stop then raise_notrace Need_more;
+  (match get b t_stop with
+   | ' ' -> ()
+   | '\r' | '\n' -> fail t Parse_error.Bad_request_line (* HTTP/0.9-style line *)
+   | _ -> fail t Parse_error.Bad_target);
+  if tlen = 0 then fail t Parse_error.Bad_request_line;
+  t.target <- Span.make ~off:t_start ~len:tlen;
+  let first = get b t_start in
+  (match t.meth with
+   | Meth.Connect ->
+     (* authority-form only (RFC 9112 §3.2.3) *)
+     if first = '/' || first = '*' then fail t Parse_error.Bad_target
+   | Meth.Options when first = '*' ->
+     if tlen <> 1 then fail t Parse_error.Bad_target
+   | _ ->
+     if first <> '/' then begin
+       (* absolute-form: scheme ":" ... (RFC 3986 §3.1) *)
+       let i = ref t_start in
+       let ok c = match c with
+         | 'a' .. 'z' | 'A' .. 'Z' -> true
+         | '0' .. '9' | '+' | '-' | '.' -> !i > t_start
+         | _ -> false
+       in
+       while !i < t_stop && ok (get b !i) do incr i done;
+       if !i = t_start || !i >= t_stop || get b !i <> ':' then fail t Parse_error.Bad_target
+     end);
+  pos := t_stop + 1;
+  (* HTTP-version = "HTTP/" DIGIT "." DIGIT *)
+  let v = !pos in
+  if v + 8 > stop then begin
+    (* Refuse early what can never become a version. *)
+    let prefix = "HTTP/" in
+    for i = 0 to min (stop - v) 5 - 1 do
+      if get b (v + i) <> String.unsafe_get prefix i then fail t Parse_error.Bad_version
+    done;
+    raise_notrace Need_more
+  end;
+  if not (Bigstring.equal_string b ~off:v ~len:5 "HTTP/")
+  || get b (v + 6) <> '.'
+  || (let c = get b (v + 5) in c < '0' || c > '9')
+  || (let c = get b (v + 7) in c < '0' || c > '9')
+  then fail t Parse_error.Bad_version;
+  if get b (v + 5) <> '1' then fail t Parse_error.Unsupported_version;
+  t.version <- (if get b (v + 7) = '0' then Version.Http_1_0 else Version.Http_1_1);
+  eol t b (v + 8) stop
+
+(* One field line at [pos]; returns the position after its CRLF. *)
+let field_line t b pos stop =
+  let n_start = pos in
+  let pos = ref (Swar.skip_name b n_start stop) in
+  if !pos >= stop then raise_notrace Need_more;
+  let nlen = !pos - n_start in
+  (match get b !pos with
+   | ':' -> if nlen = 0 then fail t Parse_error.Bad_header_name
+   | ' ' | '\t' -> fail t Parse_error.Space_before_colon
+   | _ -> fail t Parse_error.Bad_header_name);
+  (* Known names are proved tokens by the match itself; only the others
+     need the byte-by-byte tchar check. *)
+  let id = Header_name.of_token b ~off:n_start ~len:nlen in
+  (match id with
+   | Header_name.Other ->
+     if Swar.skip_tchars b n_start !pos < !pos then fail t Parse_error.Bad_header_name
+   | _ -> ());
+  incr pos;
+  while !pos < stop && is_ows (get b !pos) do incr pos done;
+  let v_start = !pos in
+  (* The value runs to CR; HTAB is the one control byte allowed inside. *)
+  let p = ref (Swar.skip_field_value b v_start stop) in
+  while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
+  let v_end = !p in
+  if v_end >= stop then raise_notrace Need_more;
+  (match get b v_end with
+   | '\r' ->
+     if v_end + 1 >= stop then raise_notrace Need_more;
+     if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
+   | '\n' -> fail t Parse_error.Bare_lf
+   | _ -> fail t Parse_error.Bad_header_value);
+  let e = ref v_end in
+  while !e > v_start && is_ows (get b (!e - 1)) do decr e done;
+  let vlen = !e - v_start in
+  let i = t.count in
+  if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
+  Array.unsafe_set t.names i id;
+  Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
+  Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
+  t.count <- i + 1;
+  (match id with Header_name.Other -> () | _ -> field_semantics t b id v_start vlen);
+  v_end + 2
+
+let finish t =
+  if t.te_seen then begin
+    if t.version = Version.Http_1_0 then fail t Parse_error.Transfer_encoding_http10;
+    if not t.te_chunked_last then fail t Parse_error.Chunked_not_final;
+    if t.te_other then fail t Parse_error.Unsupported_transfer_coding;
+    if t.content_length >= 0 then fail t Parse_error.Length_and_chunked
+  end;
+  if t.content_length > t.limits.max_content_length then fail t Parse_error.Content_too_large;
+  (match t.version with
+   | Version.Http_1_1 ->
+     if t.host_count = 0 then fail t Parse_error.Missing_host;
+     t.keep_alive <- not t.conn_close
+   | Version.Http_1_0 ->
+     t.keep_alive <- t.conn_keep_alive && not t.conn_close;
+     t.expect_continue <- false)
+
+let parse_head t b off stop =
+  clear t;
+  let pos = ref (request_line t b off stop) in
+  let fin = ref false in
+  while not !fin do
+    if !pos >= stop then raise_notrace Need_more;
+    match get b !pos with
+    | '\r' ->
+      if !pos + 1 >= stop then raise_notrace Need_more;
+      if get b (!pos + 1) <> '\n' then fail t Parse_error.Bare_cr;
+      pos := !pos + 2;
+      fin := true
+    | '\n' -> fail t Parse_error.Bare_lf
+    | ' ' | '\t' ->
+      (* A line starting with whitespace continues the previous one
+         (obs-fold), or, before any field, is whitespace after the
+         request-line; RFC 9112 §2.2 and §5.2 let a server reject both. *)
+      fail t Parse_error.Obs_fold
+    | _ -> pos := field_line t b !pos stop
+  done;
+  finish t;
+  !pos - off
+
+(* Is there an empty line (the end of a head) ending in [from, stop)? Looks
+   for LF preceded by LF or CRLF; the full parse then validates it all. *)
+let head_may_end b ~base from stop =
+  let p = ref (Swar.find_lf b from stop) in
+  let found = ref false in
+  while not !found && !p < stop do
+    let q = !p in
+    if (q - 1 >= base && get b (q - 1) = '\n')
+    || (q - 2 >= base && get b (q - 1) = '\r' && get b (q - 2) = '\n')
+    then found := true
+    else p := Swar.find_lf b (q + 1) stop
+  done;
+  !found
+
+let parse t b ~off ~len =
+  if off < 0 || len < 0 || off > Bigstring.length b - len then
+    invalid_arg "Httpz.Request.parse: range outside the buffer";
+  let max_head = t.limits.max_head in
+  let stop = off + (if len < max_head then len else max_head) in
+  let resuming = t.last = Partial && t.start_off = off && len >= t.scanned in
+  if resuming
+  && not (head_may_end b ~base:off (off + (if t.scanned > 3 then t.scanned - 3 else 0)) stop)
+  then begin
+    t.scanned <- len;
+    if len >= max_head then begin
+      t.error <- Parse_error.Head_too_large; t.last <- Error; Error
+    end else Partial
+  end else begin
+    t.start_off <- off;
+    match parse_head t b off stop with
+    | n -> t.head_length <- n; t.last <- Complete; Complete
+    | exception Need_more ->
+      if len >= max_head then begin
+        t.error <- Parse_error.Head_too_large; t.last <- Error; Error
+      end else begin
+        t.scanned <- len; t.last <- Partial; Partial
+      end
+    | exception Fail -> t.last <- Error; Error
+  end
+
+let meth t = t.meth
+let meth_span t = t.meth_span
+let target t = t.target
+let version t = t.version
+let header_count t = t.count
+let header_name t i = Array.unsafe_get t.names i
+let header_name_span t i = Span.unsafe_of_int (Array.unsafe_get t.name_spans i)
+let header_value t i = Span.unsafe_of_int (Array.unsafe_get t.value_spans i)
+
+let find_next t n ~after =
+  let i = ref (after + 1) and r = ref (-1) in
+  while !i < t.count do
+    if Array.unsafe_get t.names !i == n then begin r := !i; i := t.count end else incr i
+  done;
+  !r
+
+let find t n = find_next t n ~after:(-1)
+
+let find_string t b name =
+  let i = ref 0 and r = ref (-1) in
+  while !i < t.count do
+    if Span.equal_caseless b (header_name_span t !i) name then begin
+      r := !i; i := t.count
+    end else incr i
+  done;
+  !r
+
+let content_length t = t.content_length
+let is_chunked t = t.chunked
+let has_body t = t.chunked || t.content_length > 0
+let keep_alive t = t.keep_alive
+let expect_continue t = t.expect_continue
+let host t = t.host
+let has_host t = t.host_count > 0
+let has_upgrade t = t.upgrade
+let head_length t = t.head_length
+let error t = t.error

@@ -1,0 +1,209 @@
+type error =
+  | Bad_char
+  | Fragment
+  | Bad_form
+  | Bad_authority
+  | Bad_escape
+  | Nul_byte
+  | Above_root
+  | Too_long
+  | Not_absolute
+
+let error_status (_ : error) = 400
+
+let error_to_string = function
+  | Bad_char -> "bad_char"
+  | Fragment -> "fragment"
+  | Bad_form -> "bad_form"
+  | Bad_authority -> "bad_authority"
+  | Bad_escape -> "bad_escape"
+  | Nul_byte -> "nul_byte"
+  | Above_root -> "above_root"
+  | Too_long -> "too_long"
+  | Not_absolute -> "not_absolute"
+
+type kind = Origin | Absolute | Asterisk | Error
+
+type t = {
+  mutable kind : kind;
+  mutable error : error;
+  mutable path : Span.t;
+  mutable query : Span.t;
+  mutable has_query : bool;
+  mutable authority : Span.t;
+}
+
+let create () =
+  { kind = Error; error = Bad_form; path = Span.empty; query = Span.empty;
+    has_query = false; authority = Span.empty }
+
+let kind t = t.kind
+let error t = t.error
+let path t = t.path
+let query t = t.query
+let has_query t = t.has_query
+let authority t = t.authority
+
+let fail t e = t.error <- e; t.kind <- Error; Error
+
+(* RFC 9112 §3.2: request-target bytes are visible ASCII or (leniently,
+   left to the request parser) obs-text; never CTL, SP or DEL. *)
+let[@inline] is_ctl_or_space c = c <= ' ' || c = '\127'
+
+let split t buf span =
+  let off = Span.off span and len = Span.len span in
+  let stop = off + len in
+  t.path <- Span.empty; t.query <- Span.empty; t.has_query <- false;
+  t.authority <- Span.empty;
+  (* One pass validates every byte and finds the first '?'. *)
+  let i = ref off and q = ref (-1) and bad = ref 0 in
+  while !bad = 0 && !i < stop do
+    let c = Bigstring.unsafe_get buf !i in
+    if is_ctl_or_space c then bad := 1
+    else if c = '#' then bad := 2
+    else if c = '?' && !q < 0 then q := !i;
+    incr i
+  done;
+  if !bad = 1 then fail t Bad_char
+  else if !bad = 2 then fail t Fragment
+  else if len = 0 then fail t Bad_form
+  else begin
+    let path_end = if !q >= 0 then !q else stop in
+    if !q >= 0 then begin
+      t.has_query <- true;
+      t.query <- Span.make ~off:(!q + 1) ~len:(stop - !q - 1)
+    end;
+    let c0 = Bigstring.unsafe_get buf off in
+    if c0 = '/' then begin
+      t.path <- Span.make ~off ~len:(path_end - off);
+      t.kind <- Origin; Origin
+    end
+    else if len = 1 && c0 = '*' then begin t.kind <- Asterisk; Asterisk end
+    else begin
+      (* absolute-form: only the schemes a static server can be the origin
+         of; "urn:x" or "ftp://x" are well-formed URIs but not ours. *)
+      let a =
+        if path_end - off >= 7 && Bigstring.equal_caseless buf ~off ~len:7 "http://"
+        then off + 7
+        else if path_end - off >= 8 && Bigstring.equal_caseless buf ~off ~len:8 "https://"
+        then off + 8
+        else -1
+      in
+      if a < 0 then fail t Bad_form
+      else begin
+        let e = ref a and at = ref false in
+        while !e < path_end && Bigstring.unsafe_get buf !e <> '/' do
+          if Bigstring.unsafe_get buf !e = '@' then at := true;
+          incr e
+        done;
+        if !e = a || !at then fail t Bad_authority
+        else begin
+          t.authority <- Span.make ~off:a ~len:(!e - a);
+          t.path <- Span.make ~off:!e ~len:(path_end - !e);
+          t.kind <- Absolute; Absolute
+        end
+      end
+    end
+  end
+
+(* Negative result codes of [decode_path]/[normalize]. *)
+let c_bad_char = -1
+let c_bad_escape = -2
+let c_nul = -3
+let c_above_root = -4
+let c_too_long = -5
+let c_not_absolute = -6
+
+let decode_error r =
+  if r = c_bad_char then Bad_char
+  else if r = c_bad_escape then Bad_escape
+  else if r = c_nul then Nul_byte
+  else if r = c_above_root then Above_root
+  else if r = c_too_long then Too_long
+  else if r = c_not_absolute then Not_absolute
+  else invalid_arg "Target.decode_error"
+
+let[@inline] hex_value c =
+  match c with
+  | '0' .. '9' -> Char.code c - 48
+  | 'a' .. 'f' -> Char.code c - 87
+  | 'A' .. 'F' -> Char.code c - 55
+  | _ -> -1
+
+(* Ends the segment [dst.{seg .. w-1}] (which follows a '/'), applying
+   RFC 3986 §5.2.4 to it at once instead of in a second pass: a "." is
+   dropped, a ".." also drops the segment before it, an empty one (from
+   "//") is merged away. Returns the new write position, or an error code.
+   Working segment by segment on the output keeps it one pass, in place,
+   and makes "%2e%2e" a dot segment because decoding already happened. *)
+let finish_segment dst w seg at_end cap =
+  let n = w - seg in
+  if n = 0 then w
+  else if n = 1 && Bigstring.unsafe_get dst seg = '.' then seg
+  else if n = 2 && Bigstring.unsafe_get dst seg = '.'
+          && Bigstring.unsafe_get dst (seg + 1) = '.' then begin
+    if seg = 1 then c_above_root
+    else begin
+      (* dst.{seg-1} is the '/' ending the previous, non-empty segment;
+         dst.{0} = '/' stops the walk. *)
+      let j = ref (seg - 1) in
+      while Bigstring.unsafe_get dst (!j - 1) <> '/' do decr j done;
+      !j
+    end
+  end
+  else if at_end then w
+  else if w >= cap then c_too_long
+  else begin Bigstring.unsafe_set dst w '/'; w + 1 end
+
+let run buf span dst pct =
+  let off = Span.off span and len = Span.len span in
+  let cap = Bigstring.length dst in
+  if cap < 1 then c_too_long
+  else if len > 0 && Bigstring.unsafe_get buf off <> '/' then c_not_absolute
+  else begin
+    Bigstring.unsafe_set dst 0 '/';
+    let stop = off + len in
+    let i = ref (if len = 0 then off else off + 1) in
+    let w = ref 1 and seg = ref 1 and err = ref 0 in
+    while !err = 0 && !i < stop do
+      let c = Bigstring.unsafe_get buf !i in
+      let b = ref (Char.code c) in
+      if pct && c = '%' then begin
+        if !i + 2 < stop then begin
+          let h = hex_value (Bigstring.unsafe_get buf (!i + 1))
+          and l = hex_value (Bigstring.unsafe_get buf (!i + 2)) in
+          if h < 0 || l < 0 then err := c_bad_escape
+          else begin b := (h lsl 4) lor l; i := !i + 3 end
+        end
+        else err := c_bad_escape
+      end
+      else begin
+        (* Raw control bytes cannot come from a request-target, so
+           [decode_path] refuses them; [normalize] takes already decoded
+           paths, where they are file-name bytes like the ones [%0a] gives,
+           and refusing them there would break idempotence. *)
+        if c = '\000' then err := c_nul
+        else if pct && is_ctl_or_space c then err := c_bad_char;
+        incr i
+      end;
+      if !err = 0 then begin
+        if !b = 0 then err := c_nul
+        else if !b = 0x2f then begin
+          let r = finish_segment dst !w !seg false cap in
+          if r < 0 then err := r else begin w := r; seg := r end
+        end
+        else if !w >= cap then err := c_too_long
+        else begin
+          Bigstring.unsafe_set dst !w (Char.unsafe_chr !b);
+          incr w
+        end
+      end
+    done;
+    if !err <> 0 then !err
+    else finish_segment dst !w !seg true cap
+  end
+
+let decode_path buf span ~dst = run buf span dst true
+let normalize buf span ~dst = run buf span dst false
+
+let ends_in_slash dst n = n > 0 && Bigstring.unsafe_get dst (n - 1) = '/'

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Idempotent install of every Debian package httpz needs.
+# Usage: scripts/deps.sh [build|test|bench|all]   (default: test, which includes build)
+# Skips packages already installed; runs `apt-get update` only when something is missing.
+set -euo pipefail
+
+build_pkgs=(
+  ocaml-nox ocaml-dune ocaml-findlib gcc make
+  libcmdliner-ocaml-dev libmagic-mime-ocaml-dev
+)
+test_pkgs=(
+  libalcotest-ocaml-dev libqcheck-ocaml-dev libcrowbar-ocaml-dev
+  libhttp-parser-dev python3 python3-h11
+  curl wrk chromium procps
+)
+bench_pkgs=(
+  libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
+  nginx-light lighttpd h2o wrk nghttp2-client gnuplot-nox valgrind util-linux
+)
+
+case "${1:-test}" in
+  build) want=("${build_pkgs[@]}") ;;
+  test)  want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  bench) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  all)   want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  *) echo "usage: $0 [build|test|bench|all]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps.sh: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+# Servers installed for benchmarking must not start as system services: the bench
+# scripts start them with their own configs. policy-rc.d (exit 101) is Debian's
+# documented way to forbid service starts during package installation.
+policy=/usr/sbin/policy-rc.d
+added_policy=""
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod 755 "$policy"
+  added_policy=1
+fi
+trap '[ -n "$added_policy" ] && $sudo rm -f "$policy"' EXIT
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

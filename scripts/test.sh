@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs every test suite and ends with one line: "N passed, N failed".
+#  - Alcotest executables: every test/**/test_*.exe that dune built.
+#  - Script suites: every test/**/*_test.sh and test/e2e/test_*.py; each must
+#    end its output with a line "N passed, N failed".
+# A suite that dies without its summary counts as one failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export ALCOTEST_COLOR=never
+passed=0; failed=0; failed_suites=()
+logdir=$(mktemp -d /tmp/httpz-test.XXXXXX)
+
+count_alcotest() { # $1 = log file; prints "passed failed"
+  local run fail
+  run=$(grep -Eo '[0-9]+ tests? run' "$1" | tail -1 | grep -Eo '^[0-9]+')
+  if grep -q 'Test Successful' "$1"; then fail=0
+  else fail=$(grep -Eo '[0-9]+ failures?!' "$1" | tail -1 | grep -Eo '^[0-9]+')
+  fi
+  if [ -z "$run" ] || [ -z "$fail" ]; then echo "0 1"; else echo "$((run - fail)) $fail"; fi
+}
+count_plain() {
+  local line
+  line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+  if [ -z "$line" ]; then echo "0 1"; return; fi
+  echo "$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+') $(echo "$line" | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+')"
+}
+
+run_suite() { # kind name cmd...
+  local kind=$1 name=$2; shift 2
+  local log="$logdir/$(echo "$name" | tr '/' '_').log" start end p f
+  start=$(date +%s)
+  "$@" >"$log" 2>&1; local rc=$?
+  end=$(date +%s)
+  if [ "$kind" = alcotest ]; then read -r p f < <(count_alcotest "$log"); else read -r p f < <(count_plain "$log"); fi
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f))
+  printf '%-40s %4d passed %3d failed  (%ds)\n' "$name" "$p" "$f" "$((end - start))"
+  if [ "$f" -ne 0 ]; then failed_suites+=("$name"); sed -n '1,200p' "$log" | grep -vE '^\s*\[OK\]' | tail -60; fi
+}
+
+for exe in $(find _build/default/test -name 'test_*.exe' | sort); do
+  run_suite alcotest "${exe#_build/default/}" "$exe"
+done
+for sh in $(find test -name '*_test.sh' | sort); do
+  run_suite plain "$sh" bash "$sh"
+done
+for py in $(find test/e2e -name 'test_*.py' 2>/dev/null | sort); do
+  run_suite plain "$py" python3 "$py"
+done
+
+if [ ${#failed_suites[@]} -ne 0 ]; then echo "failing suites: ${failed_suites[*]} (logs in $logdir)"; fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,29 @@
+(** Helpers shared by the test suites. *)
+
+val minor_words_per_op : ?iters:int -> (unit -> unit) -> float
+(** [minor_words_per_op f] runs [f] once to warm up, then [iters] times
+    (default 100_000), and is the minor-heap words allocated per run. The
+    measurement itself allocates nothing ([Gc.minor_words] is read unboxed),
+    so a truly allocation-free [f] gives exactly [0.0]. *)
+
+val zero_alloc : string -> (unit -> unit) -> unit Alcotest.test_case
+(** [zero_alloc name f] is a test case asserting that [f] allocates
+    [0.0] minor words per run over many runs. *)
+
+val qcheck : QCheck2.Test.t -> unit Alcotest.test_case
+(** [qcheck t] runs a QCheck property (QCheck or QCheck2 tests alike: both
+    build a [QCheck2.Test.t]) as one Alcotest case, failing with the
+    shrunk counter-example. Deterministic: the seed is fixed unless
+    [QCHECK_SEED] is set in the environment. *)
+
+val bigstring_at : ?garbage:char -> off:int -> string -> Httpz.Bigstring.t
+(** [bigstring_at ~off s] is a buffer holding [s] at [off], with [off]
+    garbage bytes before it and 64 after, so a reader that looks outside
+    [off .. off + String.length s] sees bytes that would change its answer. *)
+
+val read_file : string -> string
+(** [read_file path] is the whole content of a file. *)
+
+val corpus_dir : unit -> string
+(** [corpus_dir ()] is [bench/requests] of the source tree, found from the
+    test's working directory (dune runs tests inside [_build]). *)
