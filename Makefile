@@ -31,7 +31,7 @@ bench-quick: deps-bench
 	bench/run.sh quick
 
 serve: build
-	./_build/default/bin/httpz.exe serve -d $(DIR) -p $(PORT)
+	./_build/install/default/bin/httpz serve -d $(DIR) -p $(PORT)
 
 clean:
 	$(DUNE) clean

@@ -104,7 +104,7 @@ def med(s):
 
 
 def table(header, rows):
-    out = ["| " + " | ".join(header) + " |",
+    out = ["", "| " + " | ".join(header) + " |",
            "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
     for r in rows:
         out.append("| " + " | ".join(str(c) for c in r) + " |")
@@ -249,7 +249,8 @@ def server_section(doc, plot, md, summary_rows):
             md.append(table(["server", "req/s", "min–max", "vs best peer", "p50", "p90", "p99",
                              "p99.9", "loadgen CPU", "server CPU", "bytes/resp", "notes"], rows))
         for r in skipped:
-            md.append("- %s: %s\n" % (r["server"], r.get("skipped", "no successful run")))
+            if doc.get("servers", {}).get(r["server"], {}).get("available", True):
+                md.append("- %s: %s\n" % (r["server"], r.get("skipped", "no successful run")))
         if case.get("loadgen_saturated"):
             md.append("wrk used ≥ %d%% of its core against %s: throughput there is bounded by the "
                       "load generator; see the h2load case below for a second opinion.\n"
@@ -297,18 +298,19 @@ def rps_chart(plot, cases, ratio_rows):
     plots = ", ".join("'rps.dat' using %d:%d:%d%s title '%s'" % (
         2 + 3 * i, 3 + 3 * i, 4 + 3 * i, ":xtic(1)" if i == 0 else "", s)
         for i, s in enumerate(servers))
+    top = max([r[4] for r in ratio_rows if r[4] is not None] + [1.0]) * 1.1
     script = """set title "Requests/s relative to the best peer (1.0 = best peer), median and min-max of runs"
 set style data histogram
 set style histogram errorbars gap 2 lw 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
-set yrange [0:*]
+set yrange [0:%.3f]
 set grid ytics
 set xtics rotate by -20
 set key outside right
 set ylabel "relative throughput"
 plot %s, 1 with lines dashtype 2 lc rgb "gray" notitle
-""" % plots
+""" % (top, plots)
     return plot.draw("rps", {"rps.dat": "\n".join(lines) + "\n"}, script)
 
 
@@ -342,20 +344,25 @@ def gc_section(doc, md, summary_rows):
     md.append("### GC behaviour under load\n")
     md.append("Servers that report OCaml GC statistics over HTTP (httpz `--stats` at "
               "`/__httpz/stats`, the cohttp peer at `/__stats`), read before and after one wrk run "
-              "after warm-up; divided by the requests wrk completed. The two stats requests "
-              "themselves are included (negligible against the run).\n")
+              "after warm-up, divided by the requests the server counted (wrk's own count misses "
+              "the up to one-per-connection requests in flight when it stops). The stats "
+              "requests themselves are included (negligible against the run). Major words "
+              "include buffers allocated directly in the major heap (over 256 words).\n")
     rows = []
     for g in gc:
         if g.get("skipped"):
-            rows.append([g["server"], g["case"], g["skipped"], "", "", "", "", ""])
+            rows.append([g["server"], g["case"], g["skipped"].split(" (")[0]] + [""] * 6)
             continue
         p = g.get("per_100k_requests", {})
-        rows.append([g["server"], g["case"], f_int(g.get("requests_wrk")),
-                     f_num(g.get("words_per_request"), 2), f_num(p.get("minor_collections"), 1),
-                     f_num(p.get("major_collections"), 2), f_num(p.get("promoted_words"), 0),
+        per_req = lambda k: (p[k] / 100000) if p.get(k) is not None else None
+        rows.append([("**%s**" % g["server"]) if g["server"] == SUBJECT else g["server"],
+                     g["case"], f_int(g.get("requests", g.get("requests_wrk"))),
+                     f_num(g.get("words_per_request"), 2), f_num(per_req("promoted_words"), 2),
+                     f_num(per_req("major_words"), 2),
+                     f_num(p.get("minor_collections"), 1), f_num(p.get("major_collections"), 2),
                      f_int(g.get("top_heap_words_after"))])
-    md.append(table(["server", "case", "requests", "minor words/request",
-                     "minor GCs /100k req", "major GCs /100k req", "promoted words /100k req",
+    md.append(table(["server", "case", "requests", "minor words/req", "promoted words/req",
+                     "major words/req", "minor GCs /100k req", "major GCs /100k req",
                      "top heap words"], rows))
     for cid in sorted({g["case"] for g in gc}):
         got = {g["server"]: g for g in gc if g["case"] == cid and not g.get("skipped")}
@@ -391,7 +398,8 @@ def parse_section(doc, plot, md, summary_rows):
     for r in res:
         if r["impl"] not in impls:
             impls.append(r["impl"])
-    impls.sort(key=lambda i: (i != SUBJECT, impls.index(i)))
+    first_seen = list(impls)
+    impls.sort(key=lambda i: (i != SUBJECT, first_seen.index(i)))
     for q in reqs:
         rs = [r for r in res if r["request"] == q]
         size = next((r.get("bytes") for r in rs if r.get("bytes")), None)
@@ -550,6 +558,11 @@ def machine_lines(docs):
     return out
 
 
+def short_commit(c):
+    c = str(c or "?")
+    return c[:12] if all(ch in "0123456789abcdef" for ch in c) else c
+
+
 def classify(path, doc):
     schema = str(doc.get("schema", "")) if isinstance(doc, dict) else ""
     base = os.path.basename(path)
@@ -611,7 +624,7 @@ def main():
           "Measured on %s, %s cores, commit `%s`, %s (%s mode). Servers pinned to one core, "
           "load generator on another; ratio = speed of httpz ÷ speed of the best peer "
           "(≈: within run-to-run noise)."
-          % (m.get("cpu", "?"), m.get("nproc", "?"), str(m.get("commit", "?"))[:12],
+          % (m.get("cpu", "?"), m.get("nproc", "?"), short_commit(m.get("commit")),
              str(m.get("date", "?"))[:10], "/".join(modes) or "?"), ""]
     sm.append(table(["benchmark", "httpz", "best peer", "ratio", "p99 httpz / peer"],
                     summary_rows) if summary_rows else "No results yet.\n")

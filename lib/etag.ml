@@ -2,14 +2,8 @@ type kind = Strong | Weak | Not_entity_tag
 type condition = Match | No_match | Invalid
 
 (* etagc = %x21 / %x23-7E / obs-text  (RFC 9110 §8.8.3)
-   obs-text = %x80-FF                (RFC 9110 §5.5)
-   As a 256-entry table, '1' for members: everything printable but DQUOTE,
-   plus the high half. *)
-let etagc_table =
-  String.init 256 (fun i ->
-      if i = 0x21 || (i >= 0x23 && i <= 0x7E) || i >= 0x80 then '1' else '0')
-
-let[@inline] is_etagc c = String.unsafe_get etagc_table (Char.code c) = '1'
+   that is, field-vchar (VCHAR / obs-text, §5.5) minus DQUOTE. *)
+let[@inline] is_etagc c = Charset.is_field_vchar c && c <> '"'
 let[@inline] is_ows c = c = ' ' || c = '\t'
 
 let scan (buf : Bigstring.t) ~off ~stop =

@@ -39,20 +39,6 @@ let count t = t.count
 let start t i = t.res_start.(i)
 let stop t i = t.res_stop.(i)
 
-(* tchar (RFC 9110 §5.6.2):
-     tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
-             "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
-   as a 256-entry table, '1' for members. *)
-let tchar_table =
-  String.init 256 (fun i ->
-      let c = Char.chr i in
-      match c with
-      | '0' .. '9' | 'a' .. 'z' | 'A' .. 'Z'
-      | '!' | '#' | '$' | '%' | '&' | '\'' | '*' | '+' | '-' | '.'
-      | '^' | '_' | '`' | '|' | '~' -> '1'
-      | _ -> '0')
-
-let[@inline] is_tchar c = String.unsafe_get tchar_table (Char.code c) = '1'
 let[@inline] is_ows c = c = ' ' || c = '\t'
 let[@inline] is_digit c = c >= '0' && c <= '9'
 
@@ -91,7 +77,7 @@ let parse t (buf : Bigstring.t) ~off ~len =
   let pos = ref off in
   while !pos < stop && is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
   let unit_start = !pos in
-  while !pos < stop && is_tchar (Bigstring.unsafe_get buf !pos) do incr pos done;
+  while !pos < stop && Charset.is_tchar (Bigstring.unsafe_get buf !pos) do incr pos done;
   let unit_len = !pos - unit_start in
   if unit_len = 0 || !pos >= stop || Bigstring.unsafe_get buf !pos <> '=' then Invalid
   else if not (Bigstring.equal_caseless buf ~off:unit_start ~len:unit_len "bytes")

@@ -189,7 +189,8 @@ val count : t -> int
 
 val start : t -> int -> int
 (** [start t i] is the first byte offset of interval [i], for
-    [0 <= i < count t] (unchecked beyond the array bounds). *)
+    [0 <= i < count t]. Other indices below [max_ranges t] give stale
+    values; beyond it, [Invalid_argument]. *)
 
 val stop : t -> int -> int
 (** [stop t i] is the last byte offset of interval [i], {e inclusive}, as in

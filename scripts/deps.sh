@@ -8,14 +8,15 @@ build_pkgs=(
   ocaml-nox ocaml-dune ocaml-findlib gcc make
   libcmdliner-ocaml-dev libmagic-mime-ocaml-dev
 )
+# `dune build` compiles the benchmarks too (so CI keeps them building), hence
+# cohttp and http_parser are test dependencies, not only bench ones.
 test_pkgs=(
   libalcotest-ocaml-dev libqcheck-ocaml-dev libcrowbar-ocaml-dev
-  libhttp-parser-dev python3 python3-h11
-  curl wrk chromium procps
+  libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
+  python3 python3-h11 curl wrk chromium procps util-linux
 )
 bench_pkgs=(
-  libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
-  nginx-light lighttpd h2o wrk nghttp2-client gnuplot-nox valgrind util-linux
+  nginx-light lighttpd h2o nghttp2-client gnuplot-nox valgrind
 )
 
 case "${1:-test}" in

@@ -477,6 +477,10 @@ static long hz_set_pdeathsig(int signo) {
 #include <caml/mlvalues.h>
 #include <caml/signals.h>
 
+/* Exported by the runtime (4.x and 5.x; the unix library calls it) but only
+   declared under CAML_INTERNALS, which would expose far more than we need. */
+CAMLextern int caml_convert_signal_number(int);
+
 #define BA_DATA(v) ((unsigned char *)Caml_ba_data_val(v))
 #define BA_CAP(v) ((size_t)Caml_ba_array_val(v)->dim[0])
 

@@ -153,9 +153,7 @@ let test_listen_accept () =
       check_errno "read on empty non-blocking socket" S.eagain (S.read sfd buf 0 16);
       check_int "peer port matches" (S.local_port sfd) (match Unix.getpeername (S.unix_of_fd cfd) with
         | Unix.ADDR_INET (_, p) -> p | _ -> -1);
-      check_int "TCP_NODELAY is set" 1
-        (Unix.getsockopt_int (S.unix_of_fd sfd) Unix.SO_ERROR |> fun _ ->
-         if Unix.getsockopt (S.unix_of_fd sfd) Unix.TCP_NODELAY then 1 else 0);
+      check_bool "TCP_NODELAY is set" true (Unix.getsockopt (S.unix_of_fd sfd) Unix.TCP_NODELAY);
       check_bool "set_nodelay on a pipe fails" true
         (let r, w = Unix.pipe ~cloexec:true () in
          with_fds [ S.fd_of_unix r; S.fd_of_unix w ] (fun () -> S.set_nodelay (S.fd_of_unix r) = -S.enotsock)))
@@ -579,6 +577,42 @@ let test_process () =
   check_int "pdeathsig set" 0 (S.set_pdeathsig Sys.sigterm);
   check_int "pdeathsig cleared" 0 (S.set_pdeathsig 0)
 
+(* A grandchild sets PDEATHSIG = SIGKILL (an OCaml signal number, which the
+   stub must convert) and reports it; its parent then exits. The grandchild
+   holds the write end of [r, w]: EOF on [r] means it was killed. *)
+let test_pdeathsig () =
+  let r, w = Unix.pipe ~cloexec:false () in
+  let ready_r, ready_w = Unix.pipe ~cloexec:false () in
+  match Unix.fork () with
+  | 0 -> (
+      Unix.close r;
+      Unix.close ready_r;
+      match Unix.fork () with
+      | 0 ->
+          let rc = S.set_pdeathsig Sys.sigkill in
+          ignore (Unix.write_substring ready_w (if rc = 0 then "y" else "n") 0 1);
+          Unix.sleepf 10.;
+          Unix._exit 0
+      | _ ->
+          let b = Bytes.create 1 in
+          let n = Unix.read ready_r b 0 1 in
+          ignore n;
+          Unix._exit 0)
+  | child ->
+      Unix.close w;
+      Unix.close ready_w;
+      let b = Bytes.create 1 in
+      let n = Unix.read ready_r b 0 1 in
+      Unix.close ready_r;
+      check_string "grandchild set PDEATHSIG" "y" (Bytes.sub_string b 0 n);
+      ignore (Unix.waitpid [] child);
+      let t0 = S.clock_monotonic_ns () in
+      let readable, _, _ = Unix.select [ r ] [] [] 5.0 in
+      let eof = readable <> [] && Unix.read r b 0 1 = 0 in
+      Unix.close r;
+      check_bool "grandchild killed when its parent died" true eof;
+      check_bool "promptly" true (S.clock_monotonic_ns () - t0 < 5_000_000_000)
+
 (* ------------------------------------------------------------------ *)
 (* Zero allocation: each closure calls the stub(s) the way the event loop
    will, and records failures in a counter instead of raising (which would
@@ -671,7 +705,8 @@ let () =
   Alcotest.run "syscall"
     [ ( "basics",
         [ case "constants and messages" test_constants; case "fd conversion" test_fd_conversion;
-          case "process, rlimit" test_process; case "clocks" test_clocks ] );
+          case "process, rlimit" test_process;
+          case "set_pdeathsig" test_pdeathsig; case "clocks" test_clocks ] );
       ( "sockets",
         [ case "listen, accept4, nodelay" test_listen_accept; case "listen errors" test_listen_errors;
           case "read, write, shutdown, EPIPE" test_read_write; case "writev2" test_writev2;

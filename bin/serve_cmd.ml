@@ -1,0 +1,1 @@
+let cmds : int Cmdliner.Cmd.t list = []

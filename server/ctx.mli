@@ -1,0 +1,91 @@
+(** What a request handler sees and how it answers.
+
+    The server owns one [Ctx.t] per connection slot, created at start-up
+    and reused for every request on every connection that slot serves, so
+    handling a request allocates nothing the handler does not allocate
+    itself.
+
+    {2 Lifecycle}
+    The event loop calls the handler once per request, after the head is
+    parsed and the whole body (if any, up to the configured [max_body]) is
+    read and de-chunked. The handler must answer before it returns: exactly
+    one {!start} followed by any number of header calls, then exactly one
+    body call ({!body_string}, {!body_bigstring}, {!body_file}, {!no_body},
+    or {!chunked_start} … {!chunked_end}). A handler that returns without
+    answering, or raises, gets a 500 written for it (if nothing was sent
+    yet) and the connection closed; the worker goes on serving.
+
+    {2 Ownership and validity}
+    The request's spans point into {!buffer}, and {!body} into
+    {!body_buffer}; both stay valid until the handler returns. The server
+    adds [Date], [Server], [Content-Length] (or [Transfer-Encoding: chunked])
+    and [Connection] itself, and suppresses the body of responses to HEAD
+    and of 1xx/204/304 while keeping their framing headers. *)
+
+type t
+
+(** {1 The request} *)
+
+val request : t -> Httpz.Request.t
+val buffer : t -> Httpz.Bigstring.t
+(** The buffer the request's spans refer to. *)
+
+val body : t -> Httpz.Span.t
+(** The request body (de-chunked), a span of {!body_buffer}; empty when the
+    request has none. *)
+
+val body_buffer : t -> Httpz.Bigstring.t
+
+val now : t -> int
+(** Wall-clock seconds at the start of this event-loop turn (for dates). *)
+
+(** {1 The response head} *)
+
+val start : t -> Httpz.Status.t -> unit
+(** [start c status] begins the response: status line, [Date], [Server]. *)
+
+val header : t -> Httpz.Header_name.t -> string -> unit
+val header_s : t -> string -> string -> unit
+val header_int : t -> Httpz.Header_name.t -> int -> unit
+val header_date : t -> Httpz.Header_name.t -> int -> unit
+val header_span : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> Httpz.Span.t -> unit
+val header_bytes : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
+(** Header writers, as in {!Httpz.Response}.
+    @raise Httpz.Response.Invalid_field for a name or value that would
+    split the response; the server then answers 500 instead. *)
+
+val head_buffer : t -> Httpz.Bigstring.t
+val head_pos : t -> int
+val set_head_pos : t -> int -> unit
+(** Direct access for writers of their own ({!Httpz.Etag.write},
+    {!Httpz.Range.write_content_range}): write at [head_pos] into
+    [head_buffer], then [set_head_pos]. The space left is
+    [Bigstring.length head_buffer - head_pos - 256] (256 bytes are kept for
+    the server's own headers). *)
+
+(** {1 The body} Each ends the head. *)
+
+val body_string : t -> string -> unit
+val body_bigstring : t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
+(** The bytes are copied (or written with the head in one writev) before
+    the call returns or later by the loop; the caller must leave them
+    unchanged until the handler returns. *)
+
+val body_file : t -> fd:int -> off:int -> len:int -> close:bool -> unit
+(** [body_file c ~fd ~off ~len ~close] sends [len] bytes of the open file
+    [fd] from [off] with sendfile(2), after the head. With [close] the server
+    closes [fd] when done (or when the connection dies). *)
+
+val no_body : t -> content_length:int -> unit
+(** [no_body c ~content_length] ends a response that carries no body bytes
+    (304, HEAD, 204): [Content-Length] is written only when
+    [content_length >= 0]. *)
+
+val chunked_start : t -> unit
+val chunk : t -> string -> unit
+val chunk_bigstring : t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
+val chunked_end : t -> unit
+(** A chunked body produced during the handler call. *)
+
+val close_after : t -> unit
+(** Close the connection after this response (adds [Connection: close]). *)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The README's OCaml example must be the compiled example, word for word (no
+# prose that nothing executes), and every `make` target it names must exist.
+set -u
+cd "$(dirname "$0")/../.."
+pass=0; fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1"; fail=$((fail + 1)); }
+
+example=$(awk '/^```ocaml$/{f=1; next} /^```$/{if (f) exit} f' README.md)
+if [ "$example" = "$(cat examples/quickstart/quickstart.ml)" ]; then ok "README example = examples/quickstart/quickstart.ml"
+else ko "README example differs from examples/quickstart/quickstart.ml"; fi
+
+for target in $(grep -oE 'make [a-z-]+' README.md | awk '{print $2}' | sort -u); do
+  if grep -qE "^$target:" Makefile; then ok "make $target exists"; else ko "README names 'make $target', Makefile lacks it"; fi
+done
+for path in $(grep -oE '`(lib|server|bin|bench|test|examples|scripts)/[A-Za-z0-9_./-]+`' README.md | tr -d '`' | sort -u); do
+  case "$path" in *results*) continue ;; esac
+  if [ -e "$path" ]; then ok "path $path exists"; else ko "README names $path, which does not exist"; fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,281 @@
+/* Exercises the C helpers of server/httpz_stubs.c directly, built with
+   -fsanitize=address,undefined by asan_test.sh. The stubs file is included
+   whole with HTTPZ_NO_OCAML, so no OCaml runtime is involved and the static
+   helpers are in scope. Buffers are malloc'ed to their exact size so that a
+   helper reading or writing one byte past a span is an ASan error (the C
+   analogue of pico's guard page).
+
+   Prints one line per check and ends with "N passed, N failed". */
+
+#define HTTPZ_NO_OCAML 1
+#include "httpz_stubs.c"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int passed, failed;
+
+static void check(int cond, const char *what) {
+  if (cond) {
+    passed++;
+    printf("ok   %s\n", what);
+  } else {
+    failed++;
+    printf("FAIL %s\n", what);
+  }
+}
+
+static void check_eq(long got, long want, const char *what) {
+  if (got == want) {
+    passed++;
+    printf("ok   %s\n", what);
+  } else {
+    failed++;
+    printf("FAIL %s: got %ld, want %ld\n", what, got, want);
+  }
+}
+
+/* A heap copy of [s] with no terminator and no slack. */
+static unsigned char *exact(const char *s, size_t n) {
+  unsigned char *p = malloc(n == 0 ? 1 : n);
+  if (p == NULL) abort();
+  memcpy(p, s, n);
+  return p;
+}
+
+static void write_file(int dirfd, const char *name, const char *content) {
+  int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) abort();
+  if (write(fd, content, strlen(content)) != (ssize_t)strlen(content)) abort();
+  close(fd);
+}
+
+static void test_constants(void) {
+  long v = 0;
+  check(hz_constant("EAGAIN", &v) == 0 && v == EAGAIN, "constant EAGAIN");
+  check(hz_constant("EPOLLET", &v) == 0 && v == (long)EPOLLET && v > 0, "constant EPOLLET positive");
+  check(hz_constant("NOPE", &v) == -1, "unknown constant");
+  check(hz_errno_name(EXDEV) != NULL && strcmp(hz_errno_name(EXDEV), "EXDEV") == 0, "errno name EXDEV");
+  check(hz_errno_name(4000) == NULL, "unnamed errno");
+}
+
+static void test_spans(void) {
+  check(hz_span_ok(8, 0, 8), "span whole");
+  check(hz_span_ok(8, 8, 0), "span empty at end");
+  check(!hz_span_ok(8, 9, 0), "span past end");
+  check(!hz_span_ok(8, -1, 1), "negative off");
+  check(!hz_span_ok(8, 0, -1), "negative len");
+  check(!hz_span_ok(8, 1, LONG_MAX), "len overflowing off + len");
+  check(!hz_span_ok(8, LONG_MAX, LONG_MAX), "both huge");
+  check(hz_span_ok(0, 0, 0), "empty buffer, empty span");
+}
+
+static void test_io(void) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) abort();
+  unsigned char *src = exact("xxhello", 7);
+  unsigned char *dst = malloc(5);
+  check_eq(hz_write(p[1], src, 7, 2, 5), 5, "write span at the end of its buffer");
+  check_eq(hz_read(p[0], dst, 5, 0, 5), 5, "read exactly the buffer");
+  check(memcmp(dst, "hello", 5) == 0, "bytes round-trip");
+  check_eq(hz_read(p[0], dst, 5, 0, 5), -EAGAIN, "empty pipe: -EAGAIN");
+  check_eq(hz_read(p[0], dst, 5, 1, 5), -EINVAL, "read span one past the end");
+  check_eq(hz_write(p[1], src, 7, 7, 1), -EINVAL, "write span past the end");
+  unsigned char *head = exact("HEAD", 4), *body = exact("BODY!", 5);
+  check_eq(hz_writev2(p[1], head, 4, 0, 4, body, 5, 1, 4), 8, "writev2");
+  unsigned char *both = malloc(8);
+  check_eq(hz_read(p[0], both, 8, 0, 8), 8, "read writev2 output");
+  check(memcmp(both, "HEADODY!", 8) == 0, "writev2 order");
+  check_eq(hz_writev2(p[1], head, 4, 0, 4, body, 5, 1, 5), -EINVAL, "writev2 bad second span");
+  check_eq(hz_close(p[0]), 0, "close");
+  check_eq(hz_close(p[0]), -EBADF, "close twice");
+  check_eq(hz_write(p[1], src, 7, 0, 1), -EPIPE, "write to a pipe without reader: -EPIPE");
+  hz_close(p[1]);
+  free(src);
+  free(dst);
+  free(head);
+  free(body);
+  free(both);
+}
+
+static void test_sockets(void) {
+  long lfd = hz_socket_listen("127.0.0.1", 0, 8, 1);
+  check(lfd >= 0, "socket_listen");
+  long port = hz_local_port((int)lfd);
+  check(port > 0 && port < 65536, "local_port");
+  check_eq(hz_accept4((int)lfd), -EAGAIN, "accept4 on empty queue");
+  check_eq(hz_socket_listen("not-an-ip", 0, 8, 0), -EINVAL, "bad host");
+  check_eq(hz_socket_listen("127.0.0.1", 70000, 8, 0), -EINVAL, "bad port");
+  int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sin;
+  memset(&sin, 0, sizeof sin);
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons((uint16_t)port);
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  check(connect(c, (struct sockaddr *)&sin, sizeof sin) == 0, "connect");
+  long s = hz_accept4((int)lfd);
+  check(s >= 0, "accept4");
+  check((fcntl((int)s, F_GETFL) & O_NONBLOCK) != 0, "accepted fd is non-blocking");
+  check((fcntl((int)s, F_GETFD) & FD_CLOEXEC) != 0, "accepted fd is close-on-exec");
+  check_eq(hz_set_nodelay((int)s), 0, "set_nodelay");
+  check_eq(hz_shutdown_write((int)s), 0, "shutdown_write");
+  char b;
+  check_eq(read(c, &b, 1), 0, "peer sees EOF");
+
+  /* epoll, with the stack batch and clamp. */
+  long ep = hz_epoll_create();
+  check(ep >= 0, "epoll_create");
+  struct epoll_event evs[HZ_EPOLL_BATCH];
+  check_eq(hz_epoll_ctl((int)ep, EPOLL_CTL_ADD, (int)s, EPOLLIN, 1234567890123L), 0, "epoll add");
+  check_eq(hz_epoll_wait((int)ep, evs, 4, 0), 0, "nothing ready");
+  if (write(c, "x", 1) != 1) abort();
+  check_eq(hz_epoll_wait((int)ep, evs, 4, 100), 1, "ready");
+  check_eq((long)evs[0].data.u64, 1234567890123L, "token");
+  check((evs[0].events & EPOLLIN) != 0, "mask");
+  check_eq(hz_epoll_clamp(100000, 3), 3, "clamp to capacity");
+  check_eq(hz_epoll_clamp(100000, 100000), HZ_EPOLL_BATCH, "clamp to batch");
+  check_eq(hz_epoll_clamp(2, 8), 2, "max below both");
+  check_eq(hz_epoll_ctl((int)ep, EPOLL_CTL_DEL, (int)s, 0, 0), 0, "epoll del");
+  hz_close((int)ep);
+  hz_close((int)s);
+  close(c);
+  hz_close((int)lfd);
+}
+
+static void test_files(void) {
+  char tmpl[] = "/tmp/httpz-asan-XXXXXX";
+  if (mkdtemp(tmpl) == NULL) abort();
+  int base = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (mkdirat(base, "root", 0755) < 0 || mkdirat(base, "root/sub", 0755) < 0) abort();
+  write_file(base, "secret", "secret");
+  write_file(base, "root/a.txt", "hello");
+  if (symlinkat("../secret", base, "root/out") < 0 || symlinkat("a.txt", base, "root/in") < 0 ||
+      mkfifoat(base, "root/fifo", 0644) < 0)
+    abort();
+  int root = (int)hz_open_dir(tmpl);
+  check(root >= 0, "open_dir");
+  hz_close(root);
+  root = openat(base, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  for (int mode = 0; mode < 2; mode++) {
+    hz_force_fallback = mode;
+    const char *m = mode ? " (fallback)" : " (openat2)";
+    char what[128];
+#define T(path, want)                                                           \
+  do {                                                                          \
+    unsigned char *p_ = exact(path, strlen(path));                              \
+    long r_ = hz_openat2_beneath(root, p_, strlen(path), 0, (long)strlen(path), 0); \
+    snprintf(what, sizeof what, "open %s%s", path, m);                          \
+    if ((want) == 0) {                                                          \
+      check(r_ >= 0, what);                                                     \
+      if (r_ >= 0) hz_close((int)r_);                                           \
+    } else                                                                      \
+      check_eq(r_, (want), what);                                               \
+    free(p_);                                                                   \
+  } while (0)
+    T("a.txt", 0);
+    T("sub", 0);
+    T("fifo", 0);
+    T("../secret", -EXDEV);
+    T("/etc/passwd", -EXDEV);
+    T("out", mode ? -ELOOP : -EXDEV);
+    T("in", mode ? -ELOOP : 0);
+    T("missing", -ENOENT);
+    T("a.txt/x", -ENOTDIR);
+    T("", -ENOENT);
+#undef T
+    /* Path flush against the end of an exact-size buffer, at an offset. */
+    unsigned char *g = exact("garbage/a.txt", 13);
+    long r = hz_openat2_beneath(root, g, 13, 8, 5, 0);
+    snprintf(what, sizeof what, "path at the end of its buffer%s", m);
+    check(r >= 0, what);
+    if (r >= 0) {
+      long st[HZ_ST_FIELDS];
+      check_eq(hz_fstat((int)r, st), 0, "fstat");
+      check_eq(st[HZ_ST_KIND], 0, "regular");
+      check_eq(st[HZ_ST_SIZE], 5, "size");
+      check(st[HZ_ST_MTIME_NS] >= 0 && st[HZ_ST_MTIME_NS] < 1000000000L, "mtime ns range");
+      hz_close((int)r);
+    }
+    free(g);
+    /* A component of NAME_MAX bytes is fine; one more is refused before
+       it can overflow the walker's component buffer. */
+    char *comp = malloc(NAME_MAX + 1);
+    memset(comp, 'c', NAME_MAX + 1);
+    snprintf(what, sizeof what, "component of NAME_MAX bytes%s", m);
+    check_eq(hz_openat2_beneath(root, (unsigned char *)comp, NAME_MAX + 1, 0, NAME_MAX, 0), -ENOENT,
+             what);
+    snprintf(what, sizeof what, "component of NAME_MAX+1 bytes%s", m);
+    check_eq(hz_openat2_beneath(root, (unsigned char *)comp, NAME_MAX + 1, 0, NAME_MAX + 1, 0),
+             -ENAMETOOLONG, what);
+    free(comp);
+    /* Paths of PATH_MAX - 1 bytes fit the stack buffer with its NUL;
+       PATH_MAX bytes do not. */
+    unsigned char *big = malloc(PATH_MAX);
+    for (int i = 0; i < PATH_MAX; i++) big[i] = (i % 2) ? '/' : 'd';
+    r = hz_openat2_beneath(root, big, PATH_MAX, 0, PATH_MAX - 1, 0);
+    snprintf(what, sizeof what, "PATH_MAX-1 path reaches the kernel%s", m);
+    check(r == -ENOENT || r == -ENAMETOOLONG, what);
+    snprintf(what, sizeof what, "PATH_MAX path refused%s", m);
+    check_eq(hz_openat2_beneath(root, big, PATH_MAX, 0, PATH_MAX, 0), -ENAMETOOLONG, what);
+    free(big);
+    unsigned char *nul = exact("a.txt\0../x", 10);
+    snprintf(what, sizeof what, "NUL in path%s", m);
+    check_eq(hz_openat2_beneath(root, nul, 10, 0, 10, 0), -EINVAL, what);
+    snprintf(what, sizeof what, "span past end%s", m);
+    check_eq(hz_openat2_beneath(root, nul, 10, 5, 6, 0), -EINVAL, what);
+    free(nul);
+  }
+  hz_force_fallback = 0;
+  check(hz_openat2_available() == 1, "openat2 available on this kernel");
+
+  /* sendfile from the file into a pipe, at an offset. */
+  int f = openat(root, "a.txt", O_RDONLY | O_CLOEXEC);
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) abort();
+  check_eq(hz_sendfile(p[1], f, 1, 100), 4, "sendfile short at EOF");
+  char out[8];
+  check_eq(read(p[0], out, sizeof out), 4, "read sendfile");
+  check(memcmp(out, "ello", 4) == 0, "sendfile bytes");
+  check_eq(lseek(f, 0, SEEK_CUR), 0, "file offset untouched");
+  check_eq(hz_sendfile(p[1], f, -1, 1), -EINVAL, "negative offset");
+  close(p[0]);
+  close(p[1]);
+  close(f);
+
+  unlinkat(root, "a.txt", 0);
+  unlinkat(root, "out", 0);
+  unlinkat(root, "in", 0);
+  unlinkat(root, "fifo", 0);
+  unlinkat(root, "sub", AT_REMOVEDIR);
+  close(root);
+  unlinkat(base, "root", AT_REMOVEDIR);
+  unlinkat(base, "secret", 0);
+  close(base);
+  rmdir(tmpl);
+}
+
+static void test_misc(void) {
+  long a = hz_clock_ns(CLOCK_MONOTONIC), b = hz_clock_ns(CLOCK_MONOTONIC);
+  check(a > 0 && b >= a, "monotonic");
+  check(hz_clock_s(CLOCK_REALTIME) > 1600000000L, "realtime seconds");
+  long soft = hz_getrlimit_nofile(0), hard = hz_getrlimit_nofile(1);
+  check(soft > 0 && soft <= hard, "rlimits");
+  check_eq(hz_setrlimit_nofile(soft), 0, "setrlimit to the same value");
+  check_eq(hz_setrlimit_nofile(-1), -EINVAL, "setrlimit negative");
+  check_eq(hz_set_pdeathsig(0), 0, "pdeathsig 0");
+  check_eq(hz_set_pdeathsig(100000), -EINVAL, "pdeathsig bad signal");
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  signal(SIGPIPE, SIG_IGN); /* as the server does: EPIPE instead of death */
+  test_constants();
+  test_spans();
+  test_io();
+  test_sockets();
+  test_files();
+  test_misc();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
