@@ -26,9 +26,18 @@ parse.json    -- written by _build/default/bench/parse/bench_parse.exe --json.
        "words_per_op": float | null,             # minor words allocated per parse
                                                  # (null: not measurable, e.g. C)
        "instructions": int | null}               # per parse (valgrind/perf), or null
-    ]
+    ],
+    "response": [                                # optional: response-head writer
+      {"impl": str, "case": "full_head" | "status_line" | ..., "bytes": int,
+       "ns_per_op": {...}, "runs": [...], "words_per_op": float | null,
+       "instructions": int | null}
+    ],
+    "instructions": [                            # optional, measured apart (callgrind):
+      {"impl": str, "request" | "case": str,     # bench/parse/instructions.sh --merge
+       "instructions" | "per_parse" | "per_op": number}
+    ]                                            # fills "instructions": null above
   }
-  "httpz" is the subject; every other impl is a peer.
+  "httpz" is the subject; every other impl is a peer. Unknown extra fields are ignored.
 
 latency.json  -- latency under GC pressure, schema "httpz-bench-latency/1":
   {"schema": "httpz-bench-latency/1", "machine": {...}, "description": str,
@@ -82,6 +91,8 @@ def f_ns(x):
         return "%.2f ms" % (x / 1e6)
     if x >= 1e4:
         return "%.1f µs" % (x / 1e3)
+    if x < 100:
+        return "%.1f ns" % x
     return "%.0f ns" % x
 
 
@@ -135,9 +146,9 @@ class Plot:
         terms = subprocess.run([self.gnuplot, "-e", "set terminal"], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True).stdout
         if "pngcairo" in terms:
-            self.term, self.ext = "pngcairo size 960,520 font 'sans,10'", "png"
+            self.term, self.ext = "pngcairo noenhanced size 960,520 font 'sans,10'", "png"
         else:
-            self.term, self.ext = "svg size 960,520 font 'sans,10'", "svg"
+            self.term, self.ext = "svg noenhanced size 960,520 font 'sans,10'", "svg"
         os.makedirs(chartdir, exist_ok=True)
 
     def draw(self, name, data, script):
@@ -163,7 +174,8 @@ class Plot:
 
 
 def gp_str(s):
-    return s.replace("\\", "\\\\").replace('"', '\\"').replace("_", "\\\\_")
+    # Terminals are noenhanced, so "_" stays literal; quotes would end the string.
+    return s.replace("\\", "/").replace('"', "").replace("'", "")
 
 
 # ---------------------------------------------------------------- servers ---
@@ -380,32 +392,39 @@ def gc_section(doc, md, summary_rows):
 
 # ----------------------------------------------------------------- parser ---
 
-def parse_section(doc, plot, md, summary_rows):
-    res = doc.get("results", [])
-    md.append("## Request-head parser (`bench_parse.exe`, %s mode)\n" % doc.get("mode", "?"))
-    if not res:
-        md.append("parse.json holds no results.\n")
-        return
-    m = doc.get("machine", {})
-    if m.get("pinned_cpu") is not None:
-        md.append("Pinned to CPU %s. " % m["pinned_cpu"])
-    md.append("ns per parsed request head: median and min–max of the runs; ratios against the "
-              "fastest peer (any implementation other than httpz) for the same request. "
-              "Words/op are minor-heap words allocated per parse.\n")
-    reqs = sorted({r["request"] for r in res},
-                  key=lambda q: (REQUEST_ORDER.index(q) if q in REQUEST_ORDER else 99, q))
+def merge_instructions(doc, entries, key):
+    """Fill "instructions": null from the optional top-level list
+    [{"impl", "request" | "case", "instructions"}] (callgrind, run apart)."""
+    extra = doc.get("instructions") or []
+    for e in entries:
+        if e.get("instructions") is None:
+            for x in extra:
+                if isinstance(x, dict) and x.get("impl") == e["impl"] and x.get(key) == e.get(key):
+                    # instructions.sh writes per_parse / per_op
+                    v = next((x[k] for k in ("instructions", "per_parse", "per_op")
+                              if x.get(k) is not None), None)
+                    if v is not None:
+                        e["instructions"] = v
+                        break
+
+
+def micro_tables(res, key, label, md, summary_rows, summary_key, summary_label):
+    """One table per request (or response case): httpz against the fastest peer.
+    Returns (groups, impls) for the charts."""
+    groups = sorted({r[key] for r in res},
+                    key=lambda q: (REQUEST_ORDER.index(q) if q in REQUEST_ORDER else 99, q))
     impls = []
     for r in res:
         if r["impl"] not in impls:
             impls.append(r["impl"])
     first_seen = list(impls)
     impls.sort(key=lambda i: (i != SUBJECT, first_seen.index(i)))
-    for q in reqs:
-        rs = [r for r in res if r["request"] == q]
+    for q in groups:
+        rs = [r for r in res if r[key] == q]
         size = next((r.get("bytes") for r in rs if r.get("bytes")), None)
-        peers = [r for r in rs if r["impl"] != SUBJECT and r.get("ns_per_op")]
+        peers = [r for r in rs if r["impl"] != SUBJECT and (r.get("ns_per_op") or {}).get("median")]
         best = min(peers, key=lambda r: r["ns_per_op"]["median"]) if peers else None
-        md.append("### %s request (%s bytes)\n" % (q, size if size is not None else "?"))
+        md.append("### %s %s (%s bytes)\n" % (q, label, size if size is not None else "?"))
         rows = []
         for r in sorted(rs, key=lambda r: impls.index(r["impl"])):
             ns = r.get("ns_per_op") or {}
@@ -422,12 +441,12 @@ def parse_section(doc, plot, md, summary_rows):
                          f_num(r.get("words_per_op"), 1) if r.get("words_per_op") is not None else "n/a",
                          f_int(r.get("instructions")) if r.get("instructions") is not None else "n/a",
                          note])
-        md.append(table(["impl", "ns/op", "min–max", "throughput", "time vs fastest peer", "words/op",
-                         "instructions/op", "notes"], rows))
-        hz = next((r for r in rs if r["impl"] == SUBJECT and r.get("ns_per_op")), None)
-        if q == "medium" or (q == reqs[0] and "medium" not in reqs):
+        md.append(table(["impl", "ns/op", "min–max", "throughput", "time vs fastest peer",
+                         "words/op", "instructions/op", "notes"], rows))
+        hz = next((r for r in rs if r["impl"] == SUBJECT and (r.get("ns_per_op") or {}).get("median")), None)
+        if q == summary_key or (q == groups[0] and summary_key not in groups):
             summary_rows.append([
-                "Parse %s request head (%s B), ns/op" % (q, size),
+                "%s %s (%s B), ns/op" % (summary_label, q, size),
                 "%s (%s words)" % (f_ns(hz["ns_per_op"]["median"]), f_num(hz.get("words_per_op"), 1))
                 if hz else "not built",
                 "%s %s" % (best["impl"], f_ns(best["ns_per_op"]["median"])) if best else "–",
@@ -435,11 +454,42 @@ def parse_section(doc, plot, md, summary_rows):
                  + (" ≈" if _close_lower(hz["ns_per_op"], best["ns_per_op"]) else ""))
                 if hz and best else "–",
                 ""])
-    c1 = parse_chart(plot, res, reqs, impls, "ns", "ns per request head (median, min-max)", True)
-    c2 = parse_chart(plot, res, reqs, impls, "words", "minor words allocated per parse", False)
-    for c in (c1, c2):
+    return groups, impls
+
+
+def parse_section(doc, plot, md, summary_rows):
+    res = [r for r in doc.get("results", []) if r.get("impl") and r.get("request")]
+    md.append("## Request-head parser (`bench_parse.exe`, %s mode)\n" % doc.get("mode", "?"))
+    if not res:
+        md.append("parse.json holds no parser results.\n")
+    else:
+        merge_instructions(doc, res, "request")
+        m = doc.get("machine", {})
+        md.append(("Pinned to CPU %s. " % m["pinned_cpu"] if m.get("pinned_cpu") is not None else "")
+                  + "ns per parsed request head: median and min–max of the runs; ratios against "
+                  "the fastest peer (any implementation other than httpz) for the same request. "
+                  "Words/op are minor-heap words allocated per parse (n/a: C, off the OCaml "
+                  "heap).\n")
+        reqs, impls = micro_tables(res, "request", "request", md, summary_rows, "medium",
+                                   "Parse request head:")
+        c1 = parse_chart(plot, res, "request", reqs, impls, "ns", "parse",
+                         "ns per request head (median, min-max)", True)
+        c2 = parse_chart(plot, res, "request", reqs, impls, "words", "parse",
+                         "minor words allocated per parse", False)
+        for c in (c1, c2):
+            if c:
+                md.append("![parser](%s)\n" % c)
+    resp = [r for r in doc.get("response", []) if r.get("impl") and r.get("case")]
+    if resp:
+        merge_instructions(doc, resp, "case")
+        md.append("## Response-head writer (`bench_parse.exe`)\n")
+        md.append("ns per response head written: median and min–max of the runs.\n")
+        cases, impls = micro_tables(resp, "case", "response head", md, summary_rows, "full_head",
+                                    "Write response head:")
+        c = parse_chart(plot, resp, "case", cases, impls, "ns", "response",
+                        "ns per response head (median, min-max)", True)
         if c:
-            md.append("![parser](%s)\n" % c)
+            md.append("![response writer](%s)\n" % c)
 
 
 def _close_lower(a, b):
@@ -451,13 +501,14 @@ def _close_lower(a, b):
     return hi > 0 and abs(a["median"] - b["median"]) / hi < CLOSE
 
 
-def parse_chart(plot, res, reqs, impls, what, title, log):
+def parse_chart(plot, res, key, groups, impls, what, prefix, title, log):
+    name = "%s_%s" % (prefix, what)
     lines = []
     use = []
-    for q in reqs:
+    for q in groups:
         vals = []
         for i in impls:
-            r = next((x for x in res if x["request"] == q and x["impl"] == i), None)
+            r = next((x for x in res if x[key] == q and x["impl"] == i), None)
             if what == "ns":
                 ns = (r or {}).get("ns_per_op") or {}
                 vals.append("%.2f %.2f %.2f" % (ns["median"], ns["min"], ns["max"])
@@ -470,11 +521,11 @@ def parse_chart(plot, res, reqs, impls, what, title, log):
         return None
     for k, i in enumerate(impls):
         if what == "ns":
-            use.append("'parse_ns.dat' using %d:%d:%d%s title '%s'" % (
-                2 + 3 * k, 3 + 3 * k, 4 + 3 * k, ":xtic(1)" if k == 0 else "", gp_str(i)))
+            use.append("'%s.dat' using %d:%d:%d%s title '%s'" % (
+                name, 2 + 3 * k, 3 + 3 * k, 4 + 3 * k, ":xtic(1)" if k == 0 else "", gp_str(i)))
         else:
-            use.append("'parse_words.dat' using %d%s title '%s'" % (
-                2 + k, ":xtic(1)" if k == 0 else "", gp_str(i)))
+            use.append("'%s.dat' using %d%s title '%s'" % (
+                name, 2 + k, ":xtic(1)" if k == 0 else "", gp_str(i)))
     script = """set title "%s"
 set style data histogram
 set style histogram %s gap 2
@@ -486,7 +537,7 @@ set yrange [%s:*]
 plot %s
 """ % (title, "errorbars lw 1" if what == "ns" else "clustered",
        "1" if log else "0", "set logscale y" if log else "", ", ".join(use))
-    return plot.draw("parse_" + what, {"parse_%s.dat" % what: "\n".join(lines) + "\n"}, script)
+    return plot.draw(name, {name + ".dat": "\n".join(lines) + "\n"}, script)
 
 
 # ---------------------------------------------------------------- latency ---
@@ -494,6 +545,11 @@ plot %s
 def latency_section(doc, plot, md, summary_rows):
     res = doc.get("results", [])
     md.append("## Latency under GC pressure\n")
+    if doc.get("_path"):
+        import datetime
+        when = datetime.datetime.fromtimestamp(os.path.getmtime(doc["_path"]))
+        md.append("_From `%s`, written %s (not regenerated by bench/run.sh)._\n"
+                  % (os.path.basename(doc["_path"]), when.strftime("%Y-%m-%d %H:%M")))
     if doc.get("description"):
         md.append(doc["description"] + "\n")
     rows = []
@@ -590,6 +646,8 @@ def main():
             ignored.append("%s (unreadable: %s)" % (os.path.basename(path), e))
             continue
         kind = classify(path, doc)
+        if kind == "latency":
+            doc["_path"] = path
         if kind:
             found[kind].append((path, doc))
         else:

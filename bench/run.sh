@@ -2,22 +2,27 @@
 # Runs every benchmark, one at a time, then writes the report.
 # Usage: bench/run.sh quick|full      (make bench-quick / make bench build first)
 #
-#   1. parser microbenchmark, if built: _build/default/bench/parse/bench_parse.exe
-#      --json --quick|--full, pinned to CPU 1  -> bench/results/parse.json
+#   1. parser/response-writer microbenchmark, if built:
+#      _build/default/bench/parse/bench_parse.exe --json --quick|--full, pinned
+#      to CPU 1  -> bench/results/parse.json
+#   1b. full mode only: instruction counts under callgrind,
+#      bench/parse/instructions.sh --quick --merge bench/results/parse.json
 #   2. server load benchmarks: bench/server/bench_servers.py  -> bench/results/servers.json
 #   3. bench/report.py  -> bench/results/REPORT.md, summary.md, charts/
 #
-# Time budget on a 2-core machine (what the numbers below add up to):
+# Time budget on a 2-core machine (estimates are upper-ish: a quick run of the
+# four peers, estimated 56 s by these rules, took 50 s):
 #   full:  23 server×case pairs × (start ≈0.5 s + 1 s warm-up + 3 runs × 10 s)   ≈ 725 s
 #          h2load second opinion, 5 servers × (0.5 + 1 + 5 s)                  ≈  33 s
 #          GC under load, 2 cases × 2 servers × (0.5 + 1 + 5 s)                 ≈  26 s
-#          parser bench: budget 60 s, killed at 90 s                            ≤  90 s
+#          parser bench: ≈ 10 s, killed at 60 s                                 ≤  60 s
+#          callgrind instruction counts: ≈ 17 s, killed at 45 s                 ≤  45 s
 #          report                                                               ≈   3 s
-#          total ≈ 14 min, at most 14.6 min                                   (< 15 min)
+#          total ≈ 13.5 min typical, at most 14.9 min                         (< 15 min)
 #   quick: 15 pairs × (0.5 + 1 s warm-up + 1 run × 2 s)                         ≈  54 s
 #          h2load 5 × (0.5 + 1 + 2 s) ≈ 18 s; GC 2 × (0.5 + 1 + 2 s) ≈ 7 s
-#          parser bench: budget 20 s, killed at 30 s; report ≈ 2 s
-#          total ≈ 100 s, at most 110 s                                        (< 2 min)
+#          parser bench: ≈ 5 s, killed at 30 s; no callgrind; report ≈ 2 s
+#          total ≈ 85 s typical, at most 111 s                                 (< 2 min)
 # Benchmarks never overlap: each step waits for the previous one, and a lock
 # file refuses a second concurrent bench/run.sh. Every server started is
 # stopped on exit, error, Ctrl-C or SIGTERM.
@@ -27,7 +32,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-}
 case "$mode" in
   quick) parse_flag=--quick; parse_limit=30 ;;
-  full)  parse_flag=--full;  parse_limit=90 ;;
+  full)  parse_flag=--full;  parse_limit=60 ;;
   *) echo "usage: $0 quick|full" >&2; exit 2 ;;
 esac
 
@@ -61,7 +66,7 @@ cleanup() {
       [ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null
     done <"$pidfile"
   fi
-  rm -rf "$state"
+  rm -rf "$state" "$results/parse.json.tmp"
 }
 on_signal() {
   echo "bench/run.sh: interrupted, stopping everything it started" >&2
@@ -106,6 +111,22 @@ if [ -x "$parse_exe" ]; then
   fi
 else
   echo "== parser microbenchmark: not built ($parse_exe missing), skipped"
+fi
+
+# Instruction counts are stable where wall-clock time on a shared machine is
+# not; callgrind is slow, so full mode only. instructions.sh's --quick sizes
+# give the same counts within ~1% (its header).
+instr=bench/parse/instructions.sh
+if [ "$mode" = full ] && [ -f "$results/parse.json" ] && [ -x "$instr" ]; then
+  if command -v valgrind >/dev/null; then
+    echo "== instruction counts ($instr --quick --merge, limit 45s)"
+    if ! step timeout -k 5 45 "$instr" --quick --merge "$results/parse.json" >"$state/instructions.log"; then
+      echo "instruction counts failed or timed out: parse.json keeps its timings without them" >&2
+      status=1
+    fi
+  else
+    echo "== instruction counts: valgrind not installed (scripts/deps.sh bench), skipped"
+  fi
 fi
 
 echo "== server load benchmarks"

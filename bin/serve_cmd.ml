@@ -1,1 +1,159 @@
-let cmds : int Cmdliner.Cmd.t list = []
+(* `httpz serve`: the static file server. Options map one to one onto
+   [Httpz_server.Static.config] and [Httpz_server.Server.config]; this file
+   only parses and validates them. *)
+
+open Cmdliner
+module Server = Httpz_server.Server
+module Static = Httpz_server.Static
+
+(* Problems with option values (a missing directory, a port out of range)
+   exit 2 with one line on stderr, never a backtrace. Cmdliner itself
+   answers malformed syntax (a non-number for --port) with its own usage
+   message and status 124. *)
+let usage_error fmt =
+  Printf.ksprintf (fun msg -> Printf.eprintf "httpz serve: %s\nTry 'httpz serve --help'.\n%!" msg; 2) fmt
+
+let run pos_dir dir port host workers max_age list access_log stats max_connections dotfiles
+    no_symlinks no_gzip idle_timeout header_timeout =
+  let root =
+    match pos_dir, dir with
+    | Some a, Some b when a <> b -> Error ()
+    | Some d, _ | None, Some d -> Ok d
+    | None, None -> Ok "."
+  in
+  match root with
+  | Error () -> usage_error "the directory is given twice (DIR and --dir): give it once"
+  | Ok root ->
+    if port < 0 || port > 65535 then usage_error "port %d is out of range (0-65535)" port
+    else if host = "" then usage_error "--host must not be empty"
+    else if (match workers with Some n -> n < 1 | None -> false) then
+      usage_error "--workers must be at least 1"
+    else if (match max_age with Some n -> n < 0 | None -> false) then
+      usage_error "--max-age must not be negative"
+    else if max_connections < 1 then usage_error "--max-connections must be at least 1"
+    else if not (idle_timeout > 0.) then usage_error "--idle-timeout must be positive"
+    else if not (header_timeout > 0.) then usage_error "--header-timeout must be positive"
+    else
+      match
+        Static.create
+          { Static.default_config with
+            root; list_directories = list;
+            max_age = (match max_age with Some n -> n | None -> -1);
+            dotfiles; follow_symlinks = not no_symlinks; gzip_static = not no_gzip }
+      with
+      | Error msg -> usage_error "%s" msg
+      | Ok static ->
+        let access_log =
+          match access_log with
+          | None -> Ok None
+          | Some "-" -> Ok (Some stdout)
+          | Some file ->
+            (match open_out_gen [ Open_wronly; Open_append; Open_creat ] 0o644 file with
+             | oc -> Ok (Some oc)
+             | exception Sys_error msg -> Error msg)
+        in
+        match access_log with
+        | Error msg -> Static.close static; usage_error "--access-log: %s" msg
+        | Ok access_log ->
+          let config =
+            { Server.default_config with
+              host; port;
+              workers = (match workers with Some n -> n | None -> Server.cpu_count ());
+              stats; access_log; max_connections; idle_timeout; header_timeout;
+              root = Some root }
+          in
+          Server.run config (Static.handler static)
+
+let pos_dir =
+  Arg.(value & pos 0 (some string) None
+       & info [] ~docv:"DIR" ~doc:"Directory to serve (the same as $(b,--dir)).")
+
+let dir =
+  Arg.(value & opt (some string) None
+       & info [ "d"; "dir" ] ~docv:"DIR" ~doc:"Directory to serve. Default: the current directory.")
+
+let port =
+  Arg.(value & opt int 8080
+       & info [ "p"; "port" ] ~docv:"PORT" ~doc:"TCP port to listen on (0 picks a free one).")
+
+let host =
+  Arg.(value & opt string "127.0.0.1"
+       & info [ "host" ] ~docv:"ADDR"
+           ~doc:"Numeric IPv4 or IPv6 address to listen on ($(b,0.0.0.0) for every interface).")
+
+let workers =
+  Arg.(value & opt (some int) None
+       & info [ "workers" ] ~docv:"N"
+           ~doc:"Worker processes sharing the port (SO_REUSEPORT). Default: the number of CPUs.")
+
+let max_age =
+  Arg.(value & opt (some int) None
+       & info [ "max-age" ] ~docv:"SECONDS"
+           ~doc:"Send $(b,Cache-Control: max-age=)$(i,SECONDS) with files. Default: no Cache-Control.")
+
+let list =
+  Arg.(value & flag
+       & info [ "list" ] ~doc:"List directories that have no index.html (otherwise 403).")
+
+let access_log =
+  Arg.(value & opt (some string) None
+       & info [ "access-log" ] ~docv:"FILE"
+           ~doc:"Append an access log in Common Log Format to $(i,FILE) ($(b,-): standard output). \
+                 Default: no access log.")
+
+let stats =
+  Arg.(value & flag
+       & info [ "stats" ]
+           ~doc:"Answer $(b,GET /__httpz/stats) with the worker's request and allocation counters (JSON).")
+
+let max_connections =
+  Arg.(value & opt int Server.default_config.max_connections
+       & info [ "max-connections" ] ~docv:"N" ~doc:"Open connections per worker.")
+
+let dotfiles =
+  Arg.(value & flag
+       & info [ "dotfiles" ]
+           ~doc:"Serve files and directories whose name starts with a dot (by default they answer 404, \
+                 except $(b,.well-known)).")
+
+let no_symlinks =
+  Arg.(value & flag
+       & info [ "no-symlinks" ]
+           ~doc:"Refuse (404) any path through a symlink. Symlinks leading out of the directory are \
+                 always refused.")
+
+let no_gzip =
+  Arg.(value & flag
+       & info [ "no-gzip-static" ]
+           ~doc:"Never serve precompressed $(i,FILE).gz sidecars.")
+
+let idle_timeout =
+  Arg.(value & opt float Server.default_config.idle_timeout
+       & info [ "idle-timeout" ] ~docv:"SECONDS" ~doc:"How long a keep-alive connection may stay idle.")
+
+let header_timeout =
+  Arg.(value & opt float Server.default_config.header_timeout
+       & info [ "header-timeout" ] ~docv:"SECONDS"
+           ~doc:"How long a client may take to send a request head once it started.")
+
+let serve_cmd =
+  let doc = "serve a directory over HTTP/1.1" in
+  let man = [
+    `S Manpage.s_description;
+    `P "Serves the files under $(i,DIR) with GET and HEAD: ETag and Last-Modified validators, \
+        conditional requests (304/412), byte ranges (206, multipart/byteranges, 416), \
+        precompressed $(i,FILE).gz sidecars for clients that accept gzip, index.html for \
+        directories, and optionally directory listings. Paths are opened with openat2 \
+        RESOLVE_BENEATH, so the kernel refuses anything outside $(i,DIR).";
+    `S Manpage.s_exit_status;
+    `P "0 after a graceful shutdown (SIGTERM or SIGINT). 1 when the server could not start \
+        (address in use, ...). 2 for an invalid option value (missing directory, port out of \
+        range). 124 for a command line cmdliner cannot parse.";
+    `S Manpage.s_examples;
+    `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
+  ] in
+  Cmd.v (Cmd.info "serve" ~doc ~man ~exits:[])
+    Term.(const run $ pos_dir $ dir $ port $ host $ workers $ max_age $ list $ access_log $ stats
+          $ max_connections $ dotfiles $ no_symlinks $ no_gzip $ idle_timeout $ header_timeout)
+
+let cmds : int Cmd.t list = [ serve_cmd ]

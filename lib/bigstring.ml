@@ -64,6 +64,9 @@ let blit ~(src : t) ~src_off ~(dst : t) ~dst_off ~len =
     done
   end
 
+let check_range fn (b : t) ~off ~len =
+  if off < 0 || len < 0 || off > length b - len then invalid_arg fn
+
 let index_from (b : t) ~off ~stop c =
   let i = ref off in
   while !i < stop && unsafe_get b !i <> c do incr i done;

@@ -59,6 +59,12 @@ val blit : src:t -> src_off:int -> dst:t -> dst_off:int -> len:int -> unit
     overlap. Does not allocate.
     @raise Invalid_argument when either range is out of bounds. *)
 
+val check_range : string -> t -> off:int -> len:int -> unit
+(** [check_range fn b ~off ~len] returns when [off .. off + len) lies inside
+    [b] and raises [Invalid_argument fn] otherwise. Public entry points that
+    take a span of a caller's buffer call it once, so the unchecked loads
+    behind them can never leave the buffer. Allocates only when it raises. *)
+
 val index_from : t -> off:int -> stop:int -> char -> int
 (** [index_from b ~off ~stop c] is the first index [i] in [\[off, stop)] with
     [b.{i} = c], or [-1]. Does not allocate. *)

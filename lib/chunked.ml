@@ -78,8 +78,12 @@ type t = {
 let default_max_chunk_line = 4096
 let default_max_trailer_bytes = 8192
 
+(* The same bound as Request's default Content-Length limit: a chunked body
+   must not be a way around the limit a Content-Length body meets. *)
+let default_max_body = 1 lsl 30
+
 let create ?(max_chunk_line = default_max_chunk_line)
-    ?(max_trailer_bytes = default_max_trailer_bytes) ?(max_body = max_int) () =
+    ?(max_trailer_bytes = default_max_trailer_bytes) ?(max_body = default_max_body) () =
   if max_chunk_line < 0 || max_trailer_bytes < 0 || max_body < 0 then
     invalid_arg "Chunked.create";
   { state = Size; size = 0; digits = 0; line = 0; total = 0; trailer_bytes = 0;
@@ -285,6 +289,7 @@ let step t c =
   | Finished | Failed -> assert false
 
 let decode t buf ~off ~len =
+  Bigstring.check_range "Httpz.Chunked.decode" buf ~off ~len;
   t.consumed <- 0;
   t.data_off <- off;
   t.data_len <- 0;

@@ -102,9 +102,13 @@ val default_max_trailer_bytes : int
 (** [8192]: bytes of the trailer field lines, CRLFs included, the final
     empty line excluded; the same order as a typical header limit. *)
 
+val default_max_body : int
+
 val create : ?max_chunk_line:int -> ?max_trailer_bytes:int -> ?max_body:int -> unit -> t
 (** [create ()] is a decoder ready for a body. [max_body] (default
-    [max_int]: no limit) bounds the sum of the chunk sizes; it is checked
+    {!default_max_body}, 1 GiB: the same bound {!Request.default_limits}
+    puts on Content-Length, so chunking is no way around it) bounds the sum
+    of the chunk sizes; it is checked
     as soon as a chunk size is read, before any of its data is accepted.
     @raise Invalid_argument if a limit is negative. *)
 

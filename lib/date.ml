@@ -93,7 +93,9 @@ let finish y m d sod =
   if y < 0 || m < 1 || d < 1 || d > days_in_month y m || sod < 0 then -1
   else
     let t = (days_from_civil y m d * 86400) + sod in
-    if t < 0 then -1 else t
+    (* A leap second on 9999-12-31, or a two-digit year resolved past 9999,
+       would leave the documented range. *)
+    if t < 0 || t > max_time then -1 else t
 
 (* Sun, 06 Nov 1994 08:49:37 GMT
    0123456789012345678901234567 *)

@@ -19,6 +19,7 @@ let scan (buf : Bigstring.t) ~off ~stop =
   end
 
 let parse buf ~off ~len =
+  Bigstring.check_range "Httpz.Etag.parse" buf ~off ~len;
   if len > 0 && scan buf ~off ~stop:(off + len) = off + len then
     if Bigstring.unsafe_get buf off = 'W' then Weak else Strong
   else Not_entity_tag
@@ -101,10 +102,15 @@ let eval_list (buf : Bigstring.t) ~off ~len ~etag ~strong =
     if !invalid then Invalid else if !matched then Match else No_match
   end
 
-let if_none_match buf ~off ~len ~etag = eval_list buf ~off ~len ~etag ~strong:false
-let if_match buf ~off ~len ~etag = eval_list buf ~off ~len ~etag ~strong:true
+let if_none_match buf ~off ~len ~etag =
+  Bigstring.check_range "Httpz.Etag.if_none_match" buf ~off ~len;
+  eval_list buf ~off ~len ~etag ~strong:false
+let if_match buf ~off ~len ~etag =
+  Bigstring.check_range "Httpz.Etag.if_match" buf ~off ~len;
+  eval_list buf ~off ~len ~etag ~strong:true
 
 let if_range (buf : Bigstring.t) ~off ~len ~etag =
+  Bigstring.check_range "Httpz.Etag.if_range" buf ~off ~len;
   let stop = ref (off + len) and pos = ref off in
   while !pos < !stop && is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
   while !stop > !pos && is_ows (Bigstring.unsafe_get buf (!stop - 1)) do decr stop done;

@@ -380,7 +380,9 @@ let is_token b off len =
   while !i < len && Charset.is_tchar (Bigstring.unsafe_get b (off + !i)) do incr i done;
   !i = len
 
-let of_buffer b ~off ~len = if is_token b off len then of_token b ~off ~len else Other
+let of_buffer b ~off ~len =
+  Bigstring.check_range "Httpz.Header_name.of_buffer" b ~off ~len;
+  if is_token b off len then of_token b ~off ~len else Other
 
 let of_string s =
   let b = Bigstring.of_string s in

@@ -3,10 +3,10 @@
     Each rule of RFC 9110/9112 the parser enforces fails with its own
     constant constructor, so reporting one costs nothing, and each maps to
     the status a server answers with before closing the connection
-    ({!status}). After an error the request state is poisoned until
-    {!Request.reset}: a server writes the status and closes, because the
-    framing of anything that follows on the connection is unknowable
-    (RFC 9112 §11.2). *)
+    ({!status}). After an error the {e connection} is poisoned, not the
+    parse state (the next {!Request.parse} starts afresh): a server writes
+    the status and closes, because the framing of anything that follows on
+    the connection is unknowable (RFC 9112 §11.2). *)
 
 type t =
   | Bad_method            (** method is empty or not a token (RFC 9110 §9.1) — 400 *)

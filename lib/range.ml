@@ -71,6 +71,7 @@ let read_number t (buf : Bigstring.t) start stop =
 let[@inline] fail t r = t.specs <- 0; r
 
 let parse t (buf : Bigstring.t) ~off ~len =
+  Bigstring.check_range "Httpz.Range.parse" buf ~off ~len;
   t.specs <- 0;
   t.count <- 0;
   let stop = off + len in

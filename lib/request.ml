@@ -261,7 +261,15 @@ let field_line t b pos stop =
   let nlen = !pos - n_start in
   (match get b !pos with
    | ':' -> if nlen = 0 then fail t Parse_error.Bad_header_name
-   | ' ' | '\t' -> fail t Parse_error.Space_before_colon
+   | ' ' | '\t' ->
+     (* Whitespace then a colon is RFC 9112 §5.1's case; whitespace then
+        anything else ("Ho st: x", a line of words) is a name that is not a
+        token, or no colon at all. Error path only: a byte loop is fine. *)
+     let w = ref (!pos + 1) in
+     while !w < stop && is_ows (get b !w) do incr w done;
+     if !w >= stop then raise_notrace Need_more;
+     if get b !w = ':' then fail t Parse_error.Space_before_colon
+     else fail t Parse_error.Bad_header_name
    | _ -> fail t Parse_error.Bad_header_name);
   (* Known names are proved tokens by the match itself; only the others
      need the byte-by-byte tchar check. *)

@@ -26,5 +26,6 @@ val find_lf : Bigstring.t -> int -> int -> int
 
 val skip_tchars : Bigstring.t -> int -> int -> int
 (** [skip_tchars b pos stop] is the first index in [\[pos, stop)] whose byte
-    is not a tchar ({!Charset.is_tchar}), or [stop]. A byte loop, kept here
-    with the other scanners so it compiles as a leaf function. *)
+    is not a tchar ({!Charset.is_tchar}), or [stop]. Whole words of
+    letters, digits and ['-'] are passed eight bytes at a time; the table
+    decides the rest. *)

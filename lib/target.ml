@@ -51,6 +51,7 @@ let fail t e = t.error <- e; t.kind <- Error; Error
 let[@inline] is_ctl_or_space c = c <= ' ' || c = '\127'
 
 let split t buf span =
+  Bigstring.check_range "Httpz.Target.split" buf ~off:(Span.off span) ~len:(Span.len span);
   let off = Span.off span and len = Span.len span in
   let stop = off + len in
   t.path <- Span.empty; t.query <- Span.empty; t.has_query <- false;
@@ -203,7 +204,12 @@ let run buf span dst pct =
     else finish_segment dst !w !seg true cap
   end
 
-let decode_path buf span ~dst = run buf span dst true
-let normalize buf span ~dst = run buf span dst false
+let decode_path buf span ~dst =
+  Bigstring.check_range "Httpz.Target.decode_path" buf ~off:(Span.off span) ~len:(Span.len span);
+  run buf span dst true
+
+let normalize buf span ~dst =
+  Bigstring.check_range "Httpz.Target.normalize" buf ~off:(Span.off span) ~len:(Span.len span);
+  run buf span dst false
 
 let ends_in_slash dst n = n > 0 && Bigstring.unsafe_get dst (n - 1) = '/'

@@ -71,6 +71,12 @@ val body_bigstring : t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
     the call returns or later by the loop; the caller must leave them
     unchanged until the handler returns. *)
 
+val body_bigstring_stable : t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
+(** As {!body_bigstring}, but the caller promises the bytes stay unchanged
+    until the response has been sent, not just until the handler returns
+    (an immutable in-memory cache): they are then never copied, even when
+    the client reads slowly. *)
+
 val body_file : t -> fd:int -> off:int -> len:int -> close:bool -> unit
 (** [body_file c ~fd ~off ~len ~close] sends [len] bytes of the open file
     [fd] from [off] with sendfile(2), after the head. With [close] the server
@@ -89,3 +95,8 @@ val chunked_end : t -> unit
 
 val close_after : t -> unit
 (** Close the connection after this response (adds [Connection: close]). *)
+
+(**/**)
+
+external of_conn : Conn.t -> t = "%identity"
+(* For the event loop: a connection slot is the handler's context. *)

@@ -148,7 +148,7 @@ let machine ~loadavg_start =
   Obj
     [
       ("uname", opt (command_line "uname -a"));
-      ("nproc", match command_line "nproc" with
+      ("nproc", match command_line "nproc --all" with
                 | Some s -> (match int_of_string_opt s with Some n -> Int n | None -> Null)
                 | None -> Null);
       ("cpu", opt (proc_field "/proc/cpuinfo" "model name"));

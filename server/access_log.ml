@@ -1,0 +1,121 @@
+open Httpz
+
+let size = 65536
+let max_request_line = 8192
+
+type t = {
+  fd : int;
+  buf : Bigstring.t;
+  mutable len : int;
+  time : Bigstring.t; (* the formatted time of [time_s] *)
+  mutable time_s : int;
+}
+
+let create ~fd =
+  {
+    fd;
+    buf = Bigstring.create (if fd >= 0 then size else 0);
+    len = 0;
+    time = Bigstring.create 28;
+    time_s = -1;
+  }
+
+let enabled t = t.fd >= 0
+let pending t = t.len > 0
+
+let flush t =
+  let off = ref 0 in
+  while !off < t.len do
+    let n = Syscall.write t.fd t.buf !off (t.len - !off) in
+    if n > 0 then off := !off + n
+    else if n = - Syscall.eintr then ()
+    else off := t.len (* lost: never let the log stop the server *)
+  done;
+  t.len <- 0
+
+let months = "JanFebMarAprMayJunJulAugSepOctNovDec"
+
+let put2 b off n =
+  Bigstring.unsafe_set b off (Char.unsafe_chr (48 + (n / 10)));
+  Bigstring.unsafe_set b (off + 1) (Char.unsafe_chr (48 + (n mod 10)))
+
+(* Civil date from days since the epoch: H. Hinnant's "days_from_civil"
+   inverse, in integers (Unix.gmtime would allocate a record). *)
+let format_time b ~off t =
+  let days = t / 86400 and secs = t mod 86400 in
+  let z = days + 719468 in
+  let era = (if z >= 0 then z else z - 146096) / 146097 in
+  let doe = z - (era * 146097) in
+  let yoe = (doe - (doe / 1460) + (doe / 36524) - (doe / 146096)) / 365 in
+  let doy = doe - ((365 * yoe) + (yoe / 4) - (yoe / 100)) in
+  let mp = ((5 * doy) + 2) / 153 in
+  let d = doy - (((153 * mp) + 2) / 5) + 1 in
+  let m = if mp < 10 then mp + 3 else mp - 9 in
+  let y = yoe + (era * 400) + if m <= 2 then 1 else 0 in
+  Bigstring.unsafe_set b off '[';
+  put2 b (off + 1) d;
+  Bigstring.unsafe_set b (off + 3) '/';
+  for i = 0 to 2 do
+    Bigstring.unsafe_set b (off + 4 + i) (String.unsafe_get months ((3 * (m - 1)) + i))
+  done;
+  Bigstring.unsafe_set b (off + 7) '/';
+  put2 b (off + 8) (y / 100 mod 100);
+  put2 b (off + 10) (y mod 100);
+  Bigstring.unsafe_set b (off + 12) ':';
+  put2 b (off + 13) (secs / 3600);
+  Bigstring.unsafe_set b (off + 15) ':';
+  put2 b (off + 16) (secs / 60 mod 60);
+  Bigstring.unsafe_set b (off + 18) ':';
+  put2 b (off + 19) (secs mod 60);
+  ignore (Response.write_string b ~off:(off + 21) " +0000]" : int);
+  off + 28
+
+let hex = "0123456789ABCDEF"
+
+let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes =
+  if t.fd >= 0 then begin
+    let req_len = if req_len > max_request_line then max_request_line else req_len in
+    (* Worst case: every request byte escaped to 4. *)
+    let need = 64 + 46 + 28 + (4 * (if req_len > 0 then req_len else 0)) + 40 in
+    if t.len + need > size then flush t;
+    let b = t.buf in
+    let pos = ref t.len in
+    if peer_len > 0 then begin
+      Bigstring.blit ~src:peer ~src_off:0 ~dst:b ~dst_off:!pos ~len:peer_len;
+      pos := !pos + peer_len
+    end
+    else pos := Response.write_string b ~off:!pos "-";
+    pos := Response.write_string b ~off:!pos " - - ";
+    if now <> t.time_s then begin
+      ignore (format_time t.time ~off:0 (if now < 0 then 0 else now) : int);
+      t.time_s <- now
+    end;
+    Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:28;
+    pos := !pos + 28;
+    pos := Response.write_string b ~off:!pos " \"";
+    if req_len < 0 then pos := Response.write_string b ~off:!pos "-"
+    else
+      for i = req_off to req_off + req_len - 1 do
+        let ch = Bigstring.unsafe_get src i in
+        if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
+          let k = Char.code ch in
+          Bigstring.unsafe_set b !pos '\\';
+          Bigstring.unsafe_set b (!pos + 1) 'x';
+          Bigstring.unsafe_set b (!pos + 2) (String.unsafe_get hex (k lsr 4));
+          Bigstring.unsafe_set b (!pos + 3) (String.unsafe_get hex (k land 15));
+          pos := !pos + 4
+        end
+        else begin
+          Bigstring.unsafe_set b !pos ch;
+          incr pos
+        end
+      done;
+    pos := Response.write_string b ~off:!pos "\" ";
+    pos := Response.write_int b ~off:!pos status;
+    Bigstring.unsafe_set b !pos ' ';
+    incr pos;
+    if bytes > 0 then pos := Response.write_int b ~off:!pos bytes
+    else pos := Response.write_string b ~off:!pos "-";
+    Bigstring.unsafe_set b !pos '\n';
+    t.len <- !pos + 1
+  end

@@ -1,0 +1,238 @@
+(* The handler's view of a connection slot. Every function writes into the
+   slot's [out] buffer or records what the loop must send after it; nothing
+   here allocates, except [grow_out] when a chunked body outruns both the
+   buffer and the client. *)
+
+open Httpz
+open Conn
+
+type t = Conn.t
+
+let request c = c.req
+let buffer c = c.rbuf
+let body c = Span.make ~off:c.body_off ~len:c.body_len
+let body_buffer c = c.body_src
+let now c = c.sh.now
+
+(* {1 Head} *)
+
+let not_in_head () = invalid_arg "Ctx: no response head is open (call start first)"
+
+let start c status =
+  if c.resp <> Idle then invalid_arg "Ctx.start: the response was already started";
+  let out = c.out in
+  let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
+  let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
+  let pos = Response.write_string out ~off:pos c.sh.server_line in
+  c.out_len <- pos;
+  c.out_sent <- 0;
+  c.status <- status;
+  c.resp <- Head;
+  let code = Status.code status in
+  c.no_content <- code < 200 || code = 204;
+  c.suppress <- c.head_req || Status.forbids_content status
+
+(* Writers may run past [out_limit] into the reserve; such a line is
+   dropped (the position does not move) and the caller told No_space. *)
+let commit c pos =
+  if pos > c.out_limit then raise_notrace Response.No_space;
+  c.out_len <- pos
+
+let header c name v =
+  if c.resp <> Head then not_in_head ();
+  commit c (Response.header c.out ~off:c.out_len name v)
+
+let header_s c name v =
+  if c.resp <> Head then not_in_head ();
+  commit c (Response.header_s c.out ~off:c.out_len name v)
+
+let header_int c name v =
+  if c.resp <> Head then not_in_head ();
+  commit c (Response.header_int c.out ~off:c.out_len name v)
+
+let header_date c name v =
+  if c.resp <> Head then not_in_head ();
+  commit c (Response.header_date c.out ~off:c.out_len name v)
+
+let header_span c name src s =
+  if c.resp <> Head then not_in_head ();
+  commit c (Response.header_span c.out ~off:c.out_len name src s)
+
+let header_bytes c name src ~off ~len =
+  if c.resp <> Head then not_in_head ();
+  if off < 0 || len < 0 || off > Bigstring.length src - len then
+    invalid_arg "Ctx.header_bytes: range outside the buffer";
+  commit c (Response.header_span c.out ~off:c.out_len name src (Span.make ~off ~len))
+
+let head_buffer c = c.out
+let head_pos c = c.out_len
+
+let set_head_pos c pos =
+  if c.resp <> Head then not_in_head ();
+  if pos < 0 || pos > c.out_limit then invalid_arg "Ctx.set_head_pos: outside the head space";
+  c.out_len <- pos
+
+(* {1 Framing} *)
+
+let connection_close = "Connection: close\r\n"
+let connection_keep_alive = "Connection: keep-alive\r\n"
+let transfer_chunked = "Transfer-Encoding: chunked\r\n"
+
+(* The server's own headers and the end of the head, into the reserve. *)
+let end_head c ~content_length ~chunked =
+  if c.resp <> Head then not_in_head ();
+  let out = c.out in
+  let pos = ref c.out_len in
+  if not c.no_content then begin
+    if chunked then pos := Response.write_string out ~off:!pos transfer_chunked
+    else if content_length >= 0 then
+      pos := Response.header_int out ~off:!pos Header_name.Content_length content_length
+  end;
+  if c.close || c.sh.draining || not (Request.keep_alive c.req) then begin
+    c.close <- true;
+    pos := Response.write_string out ~off:!pos connection_close
+  end
+  else if Request.version c.req = Version.Http_1_0 then
+    pos := Response.write_string out ~off:!pos connection_keep_alive;
+  c.out_len <- Response.end_head out ~off:!pos
+
+(* {1 Bodies} *)
+
+let body_string c s =
+  let len = String.length s in
+  end_head c ~content_length:len ~chunked:false;
+  c.resp <- Done;
+  if not c.suppress && len > 0 then begin
+    c.resp_bytes <- len;
+    if c.out_len + len <= Bigstring.length c.out then begin
+      Bigstring.unsafe_blit_from_string s ~src_off:0 c.out ~dst_off:c.out_len ~len;
+      c.out_len <- c.out_len + len
+    end
+    else begin
+      c.ext <- Ext_string;
+      c.ext_str <- s;
+      c.ext_off <- 0;
+      c.ext_len <- len
+    end
+  end
+
+let check_range name b ~off ~len =
+  if off < 0 || len < 0 || off > Bigstring.length b - len then
+    invalid_arg name
+
+let body_bigstring_gen c b ~off ~len ~stable =
+  check_range "Ctx.body_bigstring: range outside the buffer" b ~off ~len;
+  end_head c ~content_length:len ~chunked:false;
+  c.resp <- Done;
+  if not c.suppress && len > 0 then begin
+    c.resp_bytes <- len;
+    if c.out_len + len <= Bigstring.length c.out then begin
+      Bigstring.blit ~src:b ~src_off:off ~dst:c.out ~dst_off:c.out_len ~len;
+      c.out_len <- c.out_len + len
+    end
+    else begin
+      c.ext <- Ext_bigstring;
+      c.ext_bs <- b;
+      c.ext_stable <- stable;
+      c.ext_off <- off;
+      c.ext_len <- len
+    end
+  end
+
+let body_bigstring c b ~off ~len = body_bigstring_gen c b ~off ~len ~stable:false
+let body_bigstring_stable c b ~off ~len = body_bigstring_gen c b ~off ~len ~stable:true
+
+let body_file c ~fd ~off ~len ~close =
+  (* Own the fd first, so it is closed even if the head cannot be ended. *)
+  c.file_fd <- fd;
+  c.file_close <- close;
+  if off < 0 || len < 0 then invalid_arg "Ctx.body_file: negative offset or length";
+  end_head c ~content_length:len ~chunked:false;
+  c.resp <- Done;
+  if c.suppress || len = 0 then release_file c
+  else begin
+    c.resp_bytes <- len;
+    c.ext <- Ext_file;
+    c.ext_off <- off;
+    c.ext_len <- len
+  end
+
+let no_body c ~content_length =
+  end_head c ~content_length ~chunked:false;
+  c.resp <- Done
+
+(* {1 Chunked bodies} *)
+
+let chunked_start c =
+  (* HTTP/1.0 has no chunked coding (RFC 9112 §7.1): the body is delimited
+     by closing the connection instead. *)
+  if Request.version c.req = Version.Http_1_0 && not c.suppress then begin
+    c.raw <- true;
+    c.close <- true
+  end;
+  end_head c ~content_length:(-1) ~chunked:(not c.raw);
+  c.resp <- Chunked_body
+
+(* Make room for [n] more bytes at [out_len]: first try to send what is
+   buffered (the socket is non-blocking, so this never waits), then grow. *)
+let room c n =
+  if c.out_len + n > Bigstring.length c.out then begin
+    if (not c.broken) && c.out_len > c.out_sent then begin
+      let r = Syscall.write c.fd c.out c.out_sent (c.out_len - c.out_sent) in
+      if r > 0 then begin
+        c.out_sent <- c.out_sent + r;
+        c.flushed <- true
+      end
+      else if r <> - Syscall.eagain && r <> - Syscall.eintr then c.broken <- true
+    end;
+    compact_out c;
+    if c.out_len + n > Bigstring.length c.out then grow_out c (c.out_len + n)
+  end
+
+(* The CRLF + "0" CRLF CRLF that [chunked_end] may need. *)
+let tail_room = 7
+
+let chunk_prefix c len =
+  if c.raw then room c len
+  else begin
+    room c (Response.max_chunk_header_length + len + tail_room);
+    c.out_len <-
+      (if c.chunks = 0 then Response.chunk_header c.out ~off:c.out_len len
+       else Response.chunk_header_after_data c.out ~off:c.out_len len)
+  end;
+  c.chunks <- c.chunks + 1;
+  c.resp_bytes <- c.resp_bytes + len
+
+let in_chunked c = if c.resp <> Chunked_body then invalid_arg "Ctx: no chunked body is open"
+
+let chunk c s =
+  in_chunked c;
+  let len = String.length s in
+  if len > 0 && not c.suppress && not c.broken then begin
+    chunk_prefix c len;
+    Bigstring.unsafe_blit_from_string s ~src_off:0 c.out ~dst_off:c.out_len ~len;
+    c.out_len <- c.out_len + len
+  end
+
+let chunk_bigstring c b ~off ~len =
+  in_chunked c;
+  check_range "Ctx.chunk_bigstring: range outside the buffer" b ~off ~len;
+  if len > 0 && not c.suppress && not c.broken then begin
+    chunk_prefix c len;
+    Bigstring.blit ~src:b ~src_off:off ~dst:c.out ~dst_off:c.out_len ~len;
+    c.out_len <- c.out_len + len
+  end
+
+let chunked_end c =
+  in_chunked c;
+  if (not c.suppress) && (not c.raw) && not c.broken then begin
+    room c tail_room;
+    c.out_len <-
+      (if c.chunks = 0 then Response.last_chunk c.out ~off:c.out_len
+       else Response.last_chunk_after_data c.out ~off:c.out_len)
+  end;
+  c.resp <- Done
+
+let close_after c = c.close <- true
+
+external of_conn : Conn.t -> t = "%identity"

@@ -1,0 +1,31 @@
+external cpu_count_raw : unit -> int = "httpz_extra_cpu_count"
+
+let cpu_count () =
+  let n = cpu_count_raw () in
+  if n >= 1 then n else 1
+
+external signalfd : int list -> int = "httpz_extra_signalfd"
+
+external signalfd_read : (int[@untagged]) -> (int[@untagged])
+  = "httpz_extra_signalfd_read_byte" "httpz_extra_signalfd_read"
+  [@@noalloc]
+
+external peer_address :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_extra_peer_address_byte" "httpz_extra_peer_address"
+  [@@noalloc]
+
+let peer_address_max = 46
+
+external writev_bs_string :
+  (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  string -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged])
+  = "httpz_extra_writev_bs_string_byte" "httpz_extra_writev_bs_string"
+  [@@noalloc]
+
+external send_more :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_extra_send_more_byte" "httpz_extra_send_more"
+  [@@noalloc]

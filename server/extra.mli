@@ -1,0 +1,55 @@
+(** Syscalls the event loop needs beyond {!Syscall}, with its conventions:
+    results are immediate ints, negative = [-errno]; the [[@@noalloc]]
+    externals neither allocate nor raise. Linux only. *)
+
+val cpu_count : unit -> int
+(** [cpu_count ()] is the number of CPUs this process may run on
+    (sched_getaffinity, as [nproc] counts: [taskset] is honoured), at least
+    [1]. *)
+
+val signalfd : int list -> int
+(** [signalfd sigs] is a non-blocking, close-on-exec signalfd receiving the
+    OCaml signals [sigs] (e.g. [Sys.sigterm]), or [-errno]. Block the same
+    signals first ([Unix.sigprocmask]) or they are delivered as usual.
+    Start-up only. *)
+
+external signalfd_read : (int[@untagged]) -> (int[@untagged])
+  = "httpz_extra_signalfd_read_byte" "httpz_extra_signalfd_read"
+  [@@noalloc]
+(** [signalfd_read fd] takes one pending signal from signalfd [fd]. A
+    positive result [r] is the signal [-r] in OCaml's numbering ([Sys]
+    signals are negative: [r = - Sys.sigterm] for SIGTERM); a negative result
+    is [-errno] ([-eagain] when none is pending). *)
+
+external peer_address :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_extra_peer_address_byte" "httpz_extra_peer_address"
+  [@@noalloc]
+(** [peer_address fd buf off] writes the peer's numeric address of socket
+    [fd] (getpeername, inet_ntop; an IPv4-mapped IPv6 address as IPv4) at
+    [off] and is its length (at most {!peer_address_max}), or [-errno]
+    ([-einval] when [buf] has less than {!peer_address_max} bytes from
+    [off]). *)
+
+val peer_address_max : int
+(** [46]: INET6_ADDRSTRLEN. *)
+
+external writev_bs_string :
+  (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  string -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged])
+  = "httpz_extra_writev_bs_string_byte" "httpz_extra_writev_bs_string"
+  [@@noalloc]
+(** [writev_bs_string fd b boff blen s soff slen] writes a bigstring span and
+    then a string span in one writev, as {!Syscall.writev2}: a response head
+    and a large string body leave without the body being copied. *)
+
+external send_more :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_extra_send_more_byte" "httpz_extra_send_more"
+  [@@noalloc]
+(** [send_more fd buf off len] is {!Syscall.write} on a socket with
+    [MSG_MORE]: the kernel may hold the bytes briefly for the data that
+    follows (a sendfile body), so head and body share a packet even with
+    [TCP_NODELAY]. Results as for {!Syscall.write}. *)

@@ -1,0 +1,133 @@
+/* Syscalls the event loop needs beyond syscall.ml: signalfd, CPU affinity,
+   the peer address for the access log, and writev of a bigstring followed by
+   an OCaml string. Same conventions as httpz_stubs.c: one syscall per stub,
+   results as integers, negative = -errno; the [@@noalloc] stubs neither
+   allocate, raise nor release the runtime lock. */
+
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define CAML_NAME_SPACE
+#include <caml/bigarray.h>
+#include <caml/memory.h>
+#include <caml/mlvalues.h>
+#include <caml/signals.h>
+
+/* Exported by the runtime (runtime/signals.c) but declared only under
+   CAML_INTERNALS: map OCaml's portable signal numbers to the system's. */
+extern int caml_convert_signal_number(int);
+extern int caml_rev_convert_signal_number(int);
+
+#define BA_DATA(v) ((unsigned char *)Caml_ba_data_val(v))
+#define BA_CAP(v) ((size_t)Caml_ba_array_val(v)->dim[0])
+
+static int span_ok(size_t cap, long off, long len) {
+  return off >= 0 && len >= 0 && (size_t)off <= cap && (size_t)len <= cap - (size_t)off;
+}
+
+/* sched_getaffinity: the CPUs this process may run on, as nproc(1) counts. */
+CAMLprim value httpz_extra_cpu_count(value unit) {
+  (void)unit;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) < 0) return Val_long(-errno);
+  return Val_long(CPU_COUNT(&set));
+}
+
+/* signalfd for a list of OCaml signal numbers, non-blocking and close-on-exec.
+   The caller blocks the same signals (Unix.sigprocmask) so they queue on the
+   fd instead of being delivered. Start-up only. */
+CAMLprim value httpz_extra_signalfd(value sigs) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (value l = sigs; l != Val_emptylist; l = Field(l, 1)) {
+    int s = caml_convert_signal_number(Int_val(Field(l, 0)));
+    if (sigaddset(&set, s) < 0) return Val_long(-EINVAL);
+  }
+  int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  return Val_long(fd < 0 ? -errno : fd);
+}
+
+/* read one signalfd_siginfo: minus its OCaml signal number (OCaml's are
+   negative, so this is positive), or -errno. */
+CAMLprim intnat httpz_extra_signalfd_read(intnat fd) {
+  struct signalfd_siginfo si;
+  ssize_t n = read((int)fd, &si, sizeof si);
+  if (n < 0) return -errno;
+  if (n != (ssize_t)sizeof si) return -EINVAL;
+  int s = caml_rev_convert_signal_number((int)si.ssi_signo);
+  return s < 0 ? -s : -EINVAL;
+}
+CAMLprim value httpz_extra_signalfd_read_byte(value fd) {
+  return Val_long(httpz_extra_signalfd_read(Long_val(fd)));
+}
+
+/* getpeername + inet_ntop into buf at off (at most INET6_ADDRSTRLEN bytes, no
+   NUL): the length written, or -errno. IPv4-mapped IPv6 addresses are shown
+   as IPv4. */
+CAMLprim intnat httpz_extra_peer_address(intnat fd, value buf, intnat off) {
+  struct sockaddr_storage ss;
+  socklen_t slen = sizeof ss;
+  char text[INET6_ADDRSTRLEN];
+  if (!span_ok(BA_CAP(buf), off, INET6_ADDRSTRLEN)) return -EINVAL;
+  if (getpeername((int)fd, (struct sockaddr *)&ss, &slen) < 0) return -errno;
+  if (ss.ss_family == AF_INET) {
+    if (!inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, text, sizeof text))
+      return -errno;
+  } else if (ss.ss_family == AF_INET6) {
+    struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(a)) {
+      if (!inet_ntop(AF_INET, &a->s6_addr[12], text, sizeof text)) return -errno;
+    } else if (!inet_ntop(AF_INET6, a, text, sizeof text))
+      return -errno;
+  } else
+    return -EINVAL;
+  size_t n = strlen(text);
+  memcpy(BA_DATA(buf) + off, text, n);
+  return (intnat)n;
+}
+CAMLprim value httpz_extra_peer_address_byte(value fd, value buf, value off) {
+  return Val_long(httpz_extra_peer_address(Long_val(fd), buf, Long_val(off)));
+}
+
+/* writev of a bigstring span then a string span. Safe without copying the
+   string: the runtime lock is held, so the GC cannot move it during the call. */
+CAMLprim intnat httpz_extra_writev_bs_string(intnat fd, value b, intnat boff, intnat blen,
+                                             value s, intnat soff, intnat slen) {
+  struct iovec iov[2];
+  if (!span_ok(BA_CAP(b), boff, blen) || !span_ok(caml_string_length(s), soff, slen))
+    return -EINVAL;
+  iov[0].iov_base = BA_DATA(b) + boff;
+  iov[0].iov_len = (size_t)blen;
+  iov[1].iov_base = (void *)(String_val(s) + soff);
+  iov[1].iov_len = (size_t)slen;
+  ssize_t n = writev((int)fd, iov, 2);
+  return n < 0 ? -errno : n;
+}
+CAMLprim value httpz_extra_writev_bs_string_byte(value *argv, int argn) {
+  (void)argn;
+  return Val_long(httpz_extra_writev_bs_string(Long_val(argv[0]), argv[1], Long_val(argv[2]),
+                                               Long_val(argv[3]), argv[4], Long_val(argv[5]),
+                                               Long_val(argv[6])));
+}
+
+/* send with MSG_MORE: the bytes may wait (as with TCP_CORK) for the data that
+   follows at once, so a response head and the first bytes of a sendfile body
+   share a packet despite TCP_NODELAY. */
+CAMLprim intnat httpz_extra_send_more(intnat fd, value b, intnat off, intnat len) {
+  if (!span_ok(BA_CAP(b), off, len)) return -EINVAL;
+  ssize_t n = send((int)fd, BA_DATA(b) + off, (size_t)len, MSG_MORE | MSG_NOSIGNAL);
+  return n < 0 ? -errno : n;
+}
+CAMLprim value httpz_extra_send_more_byte(value fd, value b, value off, value len) {
+  return Val_long(httpz_extra_send_more(Long_val(fd), b, Long_val(off), Long_val(len)));
+}

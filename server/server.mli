@@ -1,0 +1,129 @@
+(** The httpz HTTP/1.1 server: configuration and entry point.
+
+    {[
+      let handler c =
+        Httpz_server.Ctx.start c Httpz.Status.Ok;
+        Httpz_server.Ctx.header c Content_type "text/plain";
+        Httpz_server.Ctx.body_string c "hello\n"
+
+      let () = exit (Httpz_server.Server.run Httpz_server.Server.default_config handler)
+    ]}
+
+    {2 Processes}
+    With [workers = 1] the event loop runs in the calling process itself:
+    no fork, so a test or an embedding program sees one process. With
+    [workers = n > 1] the calling process becomes a {e supervisor} that forks
+    [n] workers. Each worker opens its own listening socket on the same
+    address with [SO_REUSEPORT], so the kernel spreads connections across
+    them with no shared accept lock, and runs one event loop. The supervisor
+    serves no requests: it restarts a worker that dies (logging why, and
+    waiting longer and longer — up to 10 s — when workers keep dying within
+    a second of their start), and it forwards [SIGTERM]/[SIGINT] to the
+    workers. Workers ask the kernel for [SIGTERM] when the supervisor dies
+    ([PR_SET_PDEATHSIG]), so they never outlive it.
+
+    {2 Signals and shutdown}
+    [SIGPIPE] is ignored. [SIGTERM] and [SIGINT] (and [SIGHUP]) start a
+    graceful shutdown: a worker closes its listening socket, closes idle
+    keep-alive connections, lets in-flight requests finish (their responses
+    carry [Connection: close]) for at most [grace_period], then closes what
+    is left and exits 0. The supervisor exits when all workers have exited.
+    The server receives these signals through a [signalfd] registered in
+    epoll, so they are handled between events and never interrupt a handler.
+    While {!run} runs they are blocked in the calling thread (and in the
+    processes the handler may fork, unless it unblocks them); {!run} restores
+    the signal mask before it returns.
+
+    {2 Logs}
+    On stderr, one line each: the start line (address, workers, the
+    document root when {!config.root} is given, and whether the kernel
+    provides openat2), worker restarts, errors that close the listening
+    socket, and at exit one line per worker:
+    [httpz: worker PID served N requests, minor words/request X].
+
+    {2 Statistics}
+    Each worker counts the requests it has answered and the words its loop
+    allocated on the minor heap ([Gc.minor_words]). The figure printed at
+    exit and served at [/__httpz/stats] is measured in steady state: from the
+    1000th request on (over all requests when there were fewer), so the
+    one-time allocation of connection slots, which happens on a slot's first
+    use, is not charged to requests. With [stats = true],
+    [GET /__httpz/stats] answers
+    [{"requests": N, "minor_words": W, "minor_collections": N,
+      "major_collections": N, "heap_words": N, "connections": N, "pid": P}]
+    where [requests] and [minor_words] are totals since the worker started
+    ([minor_words] excludes what building this very answer allocates, and the
+    stats requests are not counted), so two samples give words per request.
+    The request never reaches the handler. *)
+
+type config = {
+  host : string;
+      (** Numeric IPv4 or IPv6 address to listen on. Default ["127.0.0.1"]. *)
+  port : int;
+      (** TCP port. Default [8080]. [0] picks a free port: the supervisor (or
+          the single worker) binds it first and every worker then binds the
+          port it got; {!config.on_listen} tells it. *)
+  workers : int;
+      (** Worker processes. Default: the number of CPUs this process may run
+          on (sched_getaffinity, as [nproc] counts, so [taskset] is honoured).
+          [0] or less also means that number. *)
+  max_connections : int;
+      (** Open connections per worker. Default [10_000]. At the limit a
+          worker stops accepting (removes its listening socket from epoll)
+          until a connection closes; new clients wait in the kernel's accept
+          queue ([backlog]). *)
+  backlog : int;  (** [listen(2)] backlog. Default [4096]. *)
+  read_buffer : int;
+      (** Bytes of a connection's read buffer, which is also the largest
+          request head accepted ({!Httpz.Request.limits} [max_head]). Default
+          32 KiB. *)
+  write_buffer : int;
+      (** Bytes of a connection's response buffer: head plus a small body go
+          out from it in one write. Default 16 KiB; it grows (allocating)
+          only for a chunked body produced faster than the client reads. *)
+  max_body : int;
+      (** Largest request body accepted, Content-Length or chunked; above it
+          the answer is 413 and the connection is closed. Default 1 MiB. *)
+  header_timeout : float;
+      (** Seconds allowed to receive a whole request head once its first byte
+          has arrived (against slowloris). Default [10.]. *)
+  idle_timeout : float;
+      (** Seconds a keep-alive connection may wait for its next request
+          (also the wait for the first request). Default [60.]. *)
+  body_timeout : float;
+      (** Seconds allowed between two reads of a request body. Default [30.]. *)
+  write_timeout : float;
+      (** Seconds a response may make no progress because the client does
+          not read. Default [30.]. *)
+  grace_period : float;
+      (** Seconds in-flight requests get to finish after SIGTERM/SIGINT.
+          Default [10.]. *)
+  stats : bool;  (** Serve [GET /__httpz/stats]. Default [false]. *)
+  access_log : out_channel option;
+      (** Where to write the access log in Common Log Format, or [None]
+          (default). Lines are buffered per worker and written whole, once a
+          second and at exit, so lines of different workers never mix. *)
+  server_name : string;  (** The [Server] header value. Default ["httpz"]. *)
+  root : string option;
+      (** Shown in the start line only (the static file handler's document
+          root). Default [None]. *)
+  on_listen : int -> unit;
+      (** Called once, in the calling process, with the bound port, before
+          any request is served (and before workers are forked). Default:
+          does nothing. *)
+}
+
+val default_config : config
+(** [default_config] holds the defaults documented on each field. *)
+
+val cpu_count : unit -> int
+(** [cpu_count ()] is the number of CPUs this process may run on (at least
+    [1]). *)
+
+val run : config -> (Ctx.t -> unit) -> int
+(** [run config handler] serves HTTP/1.1 on [config.host]:[config.port],
+    calling [handler] once per request (see {!Ctx}), until SIGTERM or SIGINT,
+    and is the process exit code: [0] after a graceful shutdown, [1] when the
+    server could not start (address in use, bad host, …; the reason is
+    logged on stderr). In a forked worker it never returns: the worker
+    exits. *)

@@ -1,0 +1,462 @@
+"""Shared helpers for the end-to-end suites in test/e2e/.
+
+Every suite runs `httpz serve` as a real process on 127.0.0.1 and talks to it
+with real clients. This module gives them:
+
+- `Results`: a check collector. `check(name, cond, detail)` prints one
+  `ok <name>` or `FAIL <name>: <detail>` line; `finish()` prints the last line
+  `N passed, N failed` that scripts/test.sh counts and exits non-zero on any
+  failure.
+- `Server`: starts the binary on a free port with a docroot, waits until it
+  answers, stops it with SIGTERM and reports whether it exited 0 within the
+  grace period (it is killed on timeout).
+- `Reader` / `request`: a minimal HTTP/1.1 response reader over a raw socket,
+  enough for pipelining, error responses and keep-alive loops.
+- `suite_deadline`: a wall-clock bound for the whole suite; on expiry the
+  suite records a failure, kills its servers and still prints its summary.
+
+Every wait here is bounded, and all traffic goes to 127.0.0.1. A missing
+binary is a failure, never a skip.
+"""
+
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("HTTPZ_BIN") or os.path.join(ROOT, "_build", "install", "default", "bin", "httpz")
+HOST = "127.0.0.1"
+
+# Subprocess clients (curl, wrk, chromium) must never go through a proxy.
+CLIENT_ENV = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+CLIENT_ENV["NO_PROXY"] = "*"
+CLIENT_ENV["no_proxy"] = "*"
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+class Results:
+    def __init__(self, suite):
+        self.suite = suite
+        self.passed = 0
+        self.failed = 0
+        self.failures = []
+        self.finished = False
+        self.dirs = []
+
+    def cleanup(self, path):
+        """Remove [path] (a temp dir) when the suite finishes, however it ends."""
+        self.dirs.append(path)
+        return path
+
+    def check(self, name, cond, detail=""):
+        if cond:
+            self.passed += 1
+            log("ok   %s" % name)
+        else:
+            self.failed += 1
+            self.failures.append(name)
+            d = str(detail)
+            if len(d) > 1500:
+                d = d[:1500] + "...[%d chars]" % len(d)
+            log("FAIL %s: %s" % (name, d))
+        return bool(cond)
+
+    def finish(self):
+        if self.finished:
+            return
+        self.finished = True
+        _stop_all_servers()
+        import shutil
+        for d in self.dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        if self.failures:
+            log("failed checks: " + "; ".join(self.failures))
+        log("%d passed, %d failed" % (self.passed, self.failed))
+        sys.stdout.flush()
+        os._exit(0 if self.failed == 0 else 1)
+
+
+def suite_deadline(results, seconds):
+    """After [seconds], record a failure, stop servers and print the summary."""
+
+    def on_alarm(_sig, _frame):
+        results.check("suite finished within %ds" % seconds, False, "suite deadline exceeded")
+        results.finish()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+
+
+def require_binary(results):
+    """A missing binary fails the suite (it does not skip it)."""
+    if not (os.path.isfile(BIN) and os.access(BIN, os.X_OK)):
+        results.check("httpz binary present", False,
+                      "%s missing: run `dune build @install` (the suite cannot run)" % BIN)
+        results.finish()
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind((HOST, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def raise_nofile(n=None):
+    """Raise this process's soft RLIMIT_NOFILE (children inherit it)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if n is None else min(n, hard) if hard != resource.RLIM_INFINITY else n
+    if want > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
+_servers = []
+
+
+def _stop_all_servers():
+    for s in list(_servers):
+        try:
+            if s.proc and s.proc.poll() is None:
+                s.proc.kill()
+                s.proc.wait(timeout=5)
+        except Exception:
+            pass
+
+
+atexit.register(_stop_all_servers)
+
+
+class ServerError(Exception):
+    pass
+
+
+class Server:
+    """One `httpz serve` process. Its stderr goes to a file (`stderr_text()`)."""
+
+    def __init__(self, docroot, workers=1, args=(), prefix=(), ready_path="/"):
+        self.docroot = docroot
+        self.workers = workers
+        self.args = list(args)
+        self.prefix = list(prefix)
+        self.ready_path = ready_path
+        self.port = None
+        self.proc = None
+        self.returncode = None
+        self.stop_seconds = None
+        fd, self.stderr_path = tempfile.mkstemp(prefix="httpz-e2e-stderr-", suffix=".log")
+        os.close(fd)
+
+    @property
+    def argv(self):
+        return self.prefix + [BIN, "serve", "-d", self.docroot, "-p", str(self.port),
+                              "--host", HOST, "--workers", str(self.workers)] + self.args
+
+    def start(self, timeout=10.0):
+        """Start on a free port; return once a request gets any HTTP answer."""
+        last = None
+        for _attempt in range(3):  # the free port can be taken between probe and bind
+            self.port = free_port()
+            err = open(self.stderr_path, "wb")
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                         stdout=err, stderr=err, start_new_session=True)
+            err.close()
+            _servers.append(self)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    status, _h, _b = request(self.port, "GET", self.ready_path, timeout=1.0)
+                    if status:
+                        return self
+                except OSError as e:
+                    last = e
+                time.sleep(0.05)
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+                raise ServerError("server did not answer within %.0fs (%s); argv=%s; stderr:\n%s"
+                                  % (timeout, last, self.argv, self.stderr_text()))
+            text = self.stderr_text()
+            if "in use" not in text.lower():
+                raise ServerError("server exited with %s at start; argv=%s; stderr:\n%s"
+                                  % (self.proc.returncode, self.argv, text))
+        raise ServerError("could not bind a free port: " + self.stderr_text())
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, grace=5.0):
+        """SIGTERM, wait up to [grace] s, kill on timeout.
+
+        Returns the exit code (None when it had to be killed); the time taken
+        is in [stop_seconds]."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is not None:
+            self.returncode = self.proc.returncode
+            return self.returncode
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.returncode = self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+            self.returncode = None
+        self.stop_seconds = time.monotonic() - t0
+        # Reap workers that might outlive a killed master (same session).
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        return self.returncode
+
+    def stop_and_check(self, results, name="server exits 0 on SIGTERM", grace=5.0):
+        rc = self.stop(grace)
+        results.check(name, rc == 0,
+                      "exit code %s after %.2fs (None = killed after %.0fs grace); stderr tail:\n%s"
+                      % (rc, self.stop_seconds or 0, grace, self.stderr_text()[-1500:]))
+        return rc
+
+    def stderr_text(self):
+        try:
+            with open(self.stderr_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def children(self):
+        """Pids of the live direct children of the server process (its workers).
+
+        /proc/PID/task/*/children needs CONFIG_PROC_CHILDREN, which this
+        kernel lacks, so scan /proc/*/stat for the parent pid instead."""
+        if not self.alive():
+            return []
+        return [pid for pid, ppid, state in proc_table() if ppid == self.proc.pid and state not in "ZX"]
+
+    def stats(self, timeout=5.0):
+        status, headers, body = request(self.port, "GET", "/__httpz/stats", timeout=timeout)
+        if status != 200:
+            raise ServerError("stats answered %s: %r" % (status, body[:200]))
+        return json.loads(body.decode("utf-8"))
+
+
+def proc_state(pid):
+    """The state letter of [pid] (R, S, Z, ...) or None when it no longer exists."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def proc_table():
+    """(pid, ppid, state) of every process."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out.append((int(name), int(fields[1]), fields[0]))
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Minimal HTTP/1.1 response reader over a raw socket.
+
+
+class ProtocolError(Exception):
+    pass
+
+
+class Response:
+    def __init__(self, status, reason, headers, body, raw_head):
+        self.status = status
+        self.reason = reason
+        self.headers = headers  # list of (lowercased name, value)
+        self.body = body
+        self.raw_head = raw_head
+
+    def header(self, name, default=None):
+        name = name.lower()
+        for k, v in self.headers:
+            if k == name:
+                return v
+        return default
+
+    def header_all(self, name):
+        name = name.lower()
+        return [v for k, v in self.headers if k == name]
+
+    def __repr__(self):
+        return "<Response %s %r headers=%r body[%d]=%r>" % (
+            self.status, self.reason, self.headers, len(self.body), self.body[:120])
+
+
+class Reader:
+    """Reads successive responses from one connection, with a deadline per call."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+        self.eof = False
+
+    def _fill(self, deadline):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise socket.timeout("deadline reached")
+        self.sock.settimeout(remaining)
+        data = self.sock.recv(1 << 20)
+        if not data:
+            self.eof = True
+        self.buf += data
+        return data
+
+    def read_response(self, head_only=False, timeout=5.0):
+        """Parse one response. [head_only] for answers to HEAD (no body).
+
+        Returns None on a clean EOF before any byte of a response."""
+        deadline = time.monotonic() + timeout
+        while b"\r\n\r\n" not in self.buf:
+            if not self._fill(deadline):
+                if not self.buf:
+                    return None
+                raise ProtocolError("EOF inside a response head: %r" % self.buf[:300])
+        i = self.buf.index(b"\r\n\r\n")
+        raw_head = self.buf[:i + 4]
+        self.buf = self.buf[i + 4:]
+        lines = raw_head[:-4].split(b"\r\n")
+        parts = lines[0].split(b" ", 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+            raise ProtocolError("bad status line %r" % lines[0])
+        status = int(parts[1])
+        reason = parts[2].decode("latin-1") if len(parts) > 2 else ""
+        headers = []
+        for line in lines[1:]:
+            if b":" not in line:
+                raise ProtocolError("bad header line %r" % line)
+            k, v = line.split(b":", 1)
+            headers.append((k.decode("latin-1").lower(), v.strip(b" \t").decode("latin-1")))
+        r = Response(status, reason, headers, b"", raw_head)
+        if head_only or status in (204, 304) or 100 <= status < 200:
+            return r
+        te = r.header("transfer-encoding")
+        cl = r.header("content-length")
+        if te is not None and te.lower().endswith("chunked"):
+            r.body = self._read_chunked(deadline)
+        elif cl is not None:
+            n = int(cl)
+            while len(self.buf) < n:
+                if not self._fill(deadline):
+                    raise ProtocolError("EOF after %d of %d body bytes" % (len(self.buf), n))
+            r.body, self.buf = self.buf[:n], self.buf[n:]
+        else:  # delimited by close
+            while self._fill(deadline):
+                pass
+            r.body, self.buf = self.buf, b""
+        return r
+
+    def _read_chunked(self, deadline):
+        body = b""
+        while True:
+            while b"\r\n" not in self.buf:
+                if not self._fill(deadline):
+                    raise ProtocolError("EOF in chunk size")
+            line, self.buf = self.buf.split(b"\r\n", 1)
+            size = int(line.split(b";")[0], 16)
+            if size == 0:
+                while not self.buf.startswith(b"\r\n"):  # trailers, then the blank line
+                    while b"\r\n" not in self.buf:
+                        if not self._fill(deadline):
+                            raise ProtocolError("EOF in trailers")
+                    if self.buf.startswith(b"\r\n"):
+                        break
+                    self.buf = self.buf.split(b"\r\n", 1)[1]
+                self.buf = self.buf[2:]
+                return body
+            while len(self.buf) < size + 2:
+                if not self._fill(deadline):
+                    raise ProtocolError("EOF in chunk data")
+            body += self.buf[:size]
+            self.buf = self.buf[size + 2:]
+
+    def read_to_eof(self, timeout=3.0):
+        """Bytes until the peer closes; raises socket.timeout if it does not."""
+        deadline = time.monotonic() + timeout
+        while not self.eof:
+            self._fill(deadline)
+        data, self.buf = self.buf, b""
+        return data
+
+
+def connect(port, timeout=5.0):
+    return socket.create_connection((HOST, port), timeout=timeout)
+
+
+def request(port, method, path, headers=None, body=b"", timeout=5.0):
+    """One request on a fresh connection (Connection: close). Returns (status, headers, body)."""
+    h = {"Host": "127.0.0.1:%d" % port, "Connection": "close"}
+    h.update(headers or {})
+    if body:
+        h["Content-Length"] = str(len(body))
+    raw = "%s %s HTTP/1.1\r\n" % (method, path) + "".join("%s: %s\r\n" % kv for kv in h.items()) + "\r\n"
+    s = connect(port, timeout)
+    try:
+        s.sendall(raw.encode("latin-1") + body)
+        r = Reader(s).read_response(head_only=(method == "HEAD"), timeout=timeout)
+        if r is None:
+            return None, [], b""
+        return r.status, r.headers, r.body
+    finally:
+        s.close()
+
+
+def wait_until(pred, timeout, step=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+def curl(args, timeout=20):
+    """Runs curl; returns CompletedProcess (stdout bytes)."""
+    return subprocess.run(["curl", "-sS", "--noproxy", "*", "--max-time", str(timeout)] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=CLIENT_ENV,
+                          timeout=timeout + 5)
+
+
+def parse_curl_heads(out):
+    """Split `curl -D -` header output into a list of (status, {name: value}) (last one last)."""
+    heads = []
+    for block in out.replace(b"\r\n", b"\n").split(b"\n\n"):
+        lines = block.strip(b"\n").split(b"\n")
+        if not lines or not lines[0].startswith(b"HTTP/"):
+            continue
+        status = int(lines[0].split()[1])
+        h = {}
+        for l in lines[1:]:
+            if b":" in l:
+                k, v = l.split(b":", 1)
+                h[k.decode("latin-1").strip().lower()] = v.strip().decode("latin-1")
+        heads.append((status, h))
+    return heads
