@@ -47,6 +47,9 @@ let create ?(limits = default_limits) () =
   if limits.max_head <= 0 || limits.max_headers <= 0 || limits.max_target <= 0
      || limits.max_content_length < 0
   then invalid_arg "Httpz.Request.create: limits must be positive";
+  (* Spans hold offsets and lengths below 2^31. *)
+  if limits.max_head >= 1 lsl 31 || limits.max_target >= 1 lsl 31 then
+    invalid_arg "Httpz.Request.create: max_head and max_target must be below 2^31";
   { limits;
     names = Array.make limits.max_headers Header_name.Other;
     name_spans = Array.make limits.max_headers 0;
@@ -217,20 +220,33 @@ let request_line t b off stop =
   let first = get b t_start in
   (match t.meth with
    | Meth.Connect ->
-     (* authority-form only (RFC 9112 §3.2.3) *)
-     if first = '/' || first = '*' then fail t Parse_error.Bad_target
+     (* authority-form only: uri-host ":" port (RFC 9112 §3.2.3), so no
+        path, scheme or userinfo; the port is the digits after the last
+        colon (an IPv6 literal's colons sit inside its brackets). CONNECT
+        is rare: plain byte loops. *)
+     let colon = ref (-1) in
+     for i = t_start to t_stop - 1 do
+       let c = get b i in
+       if not (Charset.is_host_char c) then fail t Parse_error.Bad_target;
+       if c = ':' then colon := i
+     done;
+     if !colon <= t_start then fail t Parse_error.Bad_target;
+     for i = !colon + 1 to t_stop - 1 do
+       let c = get b i in
+       if c < '0' || c > '9' then fail t Parse_error.Bad_target
+     done
    | Meth.Options when first = '*' ->
      if tlen <> 1 then fail t Parse_error.Bad_target
    | _ ->
      if first <> '/' then begin
        (* absolute-form: scheme ":" ... (RFC 3986 §3.1) *)
        let i = ref t_start in
-       let ok c = match c with
-         | 'a' .. 'z' | 'A' .. 'Z' -> true
-         | '0' .. '9' | '+' | '-' | '.' -> !i > t_start
-         | _ -> false
-       in
-       while !i < t_stop && ok (get b !i) do incr i done;
+       while !i < t_stop
+             && (match get b !i with
+                 | 'a' .. 'z' | 'A' .. 'Z' -> true
+                 | '0' .. '9' | '+' | '-' | '.' -> !i > t_start
+                 | _ -> false)
+       do incr i done;
        if !i = t_start || !i >= t_stop || get b !i <> ':' then fail t Parse_error.Bad_target
      end);
   pos := t_stop + 1;
@@ -262,9 +278,11 @@ let field_line t b pos stop =
   (match get b !pos with
    | ':' -> if nlen = 0 then fail t Parse_error.Bad_header_name
    | ' ' | '\t' ->
-     (* Whitespace then a colon is RFC 9112 §5.1's case; whitespace then
-        anything else ("Ho st: x", a line of words) is a name that is not a
-        token, or no colon at all. Error path only: a byte loop is fine. *)
+     (* A token, whitespace, then a colon is RFC 9112 §5.1's case.
+        Whitespace followed by anything else ("Ho st: x", a line of words),
+        or a name that is no token anyway, is a bad name. Error path only:
+        byte loops are fine here. *)
+     if Swar.skip_tchars b n_start !pos < !pos then fail t Parse_error.Bad_header_name;
      let w = ref (!pos + 1) in
      while !w < stop && is_ows (get b !w) do incr w done;
      if !w >= stop then raise_notrace Need_more;
@@ -360,6 +378,8 @@ let head_may_end b ~base from stop =
 let parse t b ~off ~len =
   if off < 0 || len < 0 || off > Bigstring.length b - len then
     invalid_arg "Httpz.Request.parse: range outside the buffer";
+  if off + (if len < t.limits.max_head then len else t.limits.max_head) >= 1 lsl 31 then
+    invalid_arg "Httpz.Request.parse: offsets must stay below 2^31";
   let max_head = t.limits.max_head in
   let stop = off + (if len < max_head then len else max_head) in
   let resuming = t.last = Partial && t.start_off = off && len >= t.scanned in

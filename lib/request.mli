@@ -13,13 +13,21 @@
     calls {!parse} again. The state keeps no reference to the buffer.
 
     {2 Incremental input}
-    [Partial] means "the head is not all here yet". Call {!parse} again with
+    [Partial] means "the head is not all here yet" (and no error was seen
+    in the bytes examined so far). Call {!parse} again with
     the same [off] once more bytes have been appended ([len] larger): the
     state remembers how far it has looked, so a head that arrives one byte at
     a time costs time linear in its size (the end-of-head search restarts
     three bytes before where it stopped, as picohttpparser's [last_len]
     does). Any other call — after [Complete] or [Error], at a different
     [off], or with a smaller [len] — starts a new request.
+
+    The price of linear time: once a head has been [Partial], later calls
+    look only for its end, so an invalid byte in bytes that arrive later is
+    reported when the empty line ending the head arrives (with the same
+    error as for the whole input), or as {!Parse_error.Head_too_large} if
+    the head never ends within [max_head]. Either way it is an error, never
+    a different accepted request.
 
     {2 Errors}
     [Error] means the head breaks a rule of RFC 9110/9112 or a limit:
@@ -48,7 +56,10 @@ type t
 
 val create : ?limits:limits -> unit -> t
 (** [create ()] is a fresh state with [default_limits]. Allocates (once per
-    connection). @raise Invalid_argument if a limit is not positive. *)
+    connection).
+    @raise Invalid_argument if [max_head], [max_headers] or [max_target] is
+    not positive, [max_content_length] is negative, or [max_head] or
+    [max_target] is [2{^31}] or more (spans could not hold them). *)
 
 val limits : t -> limits
 
@@ -60,7 +71,8 @@ type status =
 val parse : t -> Bigstring.t -> off:int -> len:int -> status
 (** [parse t buf ~off ~len] parses the request head that starts at [off],
     reading only bytes in [off .. off + len). Does not allocate.
-    @raise Invalid_argument if the range is outside [buf]. *)
+    @raise Invalid_argument if the range is outside [buf], or reaches past
+    offset [2{^31}] within [max_head]. *)
 
 val reset : t -> unit
 (** [reset t] forgets any partial progress. {!parse} already starts afresh
@@ -82,8 +94,10 @@ val version : t -> Version.t
 val header_count : t -> int
 
 val header_name : t -> int -> Header_name.t
-(** [header_name t i] is the known name of field [i] (in arrival order,
-    [0 <= i < header_count t]) or {!Header_name.Other}. Unchecked index. *)
+(** [header_name t i] is the known name of field [i] (in arrival order),
+    or {!Header_name.Other}. {b Unchecked}: [i] must satisfy
+    [0 <= i < header_count t], as do the indices given to the two
+    accessors below; {!find} and friends only return such indices. *)
 
 val header_name_span : t -> int -> Span.t
 (** The field name exactly as sent. *)

@@ -195,10 +195,13 @@ let end_head buf ~off =
 
 (* {1 Chunks} *)
 
-let max_chunk_header_length = 20
+(* Chunk sizes stop below 2^60 (15 hex digits): the most httpz's own
+   decoder, like most, accepts. A size it would refuse must not be written. *)
+let max_chunk_size = (1 lsl 60) - 1
+let max_chunk_header_length = 19
 
 let chunk_header buf ~off n =
-  if n <= 0 then raise_notrace Invalid_field;
+  if n <= 0 || n > max_chunk_size then raise_notrace Invalid_field;
   let digits = hex_digits n in
   space buf off (digits + 2);
   put_hex buf off digits n;
@@ -206,7 +209,7 @@ let chunk_header buf ~off n =
   off + digits + 2
 
 let chunk_header_after_data buf ~off n =
-  if n <= 0 then raise_notrace Invalid_field;
+  if n <= 0 || n > max_chunk_size then raise_notrace Invalid_field;
   let digits = hex_digits n in
   space buf off (digits + 4);
   crlf buf off;

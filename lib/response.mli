@@ -141,9 +141,14 @@ val last_chunk_after_data : Bigstring.t -> off:int -> int
 (** [last_chunk_after_data buf ~off] writes ["\r\n0\r\n\r\n"]: it ends the
     previous chunk's data and the body. *)
 
+val max_chunk_size : int
+(** [max_chunk_size] is [2{^60} - 1], the largest size the chunk writers
+    accept (15 hex digits, the most {!Chunked} decodes); larger sizes raise
+    [Invalid_field]. *)
+
 val max_chunk_header_length : int
-(** [max_chunk_header_length] is [20], the most
-    {!chunk_header_after_data} writes (CRLF, 16 hex digits, CRLF): room to
+(** [max_chunk_header_length] is [19], the most
+    {!chunk_header_after_data} writes (CRLF, 15 hex digits, CRLF): room to
     reserve in front of chunk data. *)
 
 (** {1 Primitives} *)

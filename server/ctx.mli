@@ -20,7 +20,9 @@
     {!body_buffer}; both stay valid until the handler returns. The server
     adds [Date], [Server], [Content-Length] (or [Transfer-Encoding: chunked])
     and [Connection] itself, and suppresses the body of responses to HEAD
-    and of 1xx/204/304 while keeping their framing headers. *)
+    and of 1xx/204/304 while keeping their framing headers (except that 1xx
+    and 204 responses never carry [Content-Length] or [Transfer-Encoding],
+    RFC 9110 §8.6, §6.1). *)
 
 type t
 
@@ -91,10 +93,18 @@ val chunked_start : t -> unit
 val chunk : t -> string -> unit
 val chunk_bigstring : t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
 val chunked_end : t -> unit
-(** A chunked body produced during the handler call. *)
+(** A chunked body produced during the handler call. Chunks are copied into
+    the connection's write buffer; when it fills, what it holds is sent at
+    once if the socket takes it, and the buffer grows otherwise (this
+    allocates). An empty chunk is ignored (it would end the body). To an
+    HTTP/1.0 client, which has no chunked coding, the body is sent as is
+    and delimited by closing the connection. *)
 
 val close_after : t -> unit
-(** Close the connection after this response (adds [Connection: close]). *)
+(** Close the connection after this response (adds [Connection: close]).
+    The header is written when the body call ends the head, so call this
+    before the body call; called later, the connection is still closed,
+    without the header. *)
 
 (**/**)
 

@@ -29,3 +29,7 @@ external send_more :
   (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_extra_send_more_byte" "httpz_extra_send_more"
   [@@noalloc]
+
+external reserve_port_raw : string -> int -> int = "httpz_extra_reserve_port"
+
+let reserve_port ~host ~port = reserve_port_raw host port

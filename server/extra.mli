@@ -53,3 +53,11 @@ external send_more :
     [MSG_MORE]: the kernel may hold the bytes briefly for the data that
     follows (a sendfile body), so head and body share a packet even with
     [TCP_NODELAY]. Results as for {!Syscall.write}. *)
+
+val reserve_port : host:string -> port:int -> int
+(** [reserve_port ~host ~port] is a TCP socket bound to [host]:[port] with
+    [SO_REUSEADDR] and [SO_REUSEPORT] but {e not} listening, or [-errno]
+    ([-eaddrinuse], [-einval] for an unparsable host, …). It holds the port
+    (and, with [port = 0], picks one: read it with {!Syscall.local_port})
+    for a group of [SO_REUSEPORT] listeners without receiving connections
+    itself. Start-up only. *)

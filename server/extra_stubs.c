@@ -131,3 +131,40 @@ CAMLprim intnat httpz_extra_send_more(intnat fd, value b, intnat off, intnat len
 CAMLprim value httpz_extra_send_more_byte(value fd, value b, value off, value len) {
   return Val_long(httpz_extra_send_more(Long_val(fd), b, Long_val(off), Long_val(len)));
 }
+
+/* socket + SO_REUSEADDR + SO_REUSEPORT + bind, without listen: reserves a
+   port for a group of SO_REUSEPORT listeners (the workers) without joining
+   the group, since only listening sockets are handed connections. */
+CAMLprim value httpz_extra_reserve_port(value v_host, value v_port) {
+  struct sockaddr_storage ss;
+  socklen_t slen;
+  int family, one = 1, port = Int_val(v_port);
+  const char *host = String_val(v_host);
+  memset(&ss, 0, sizeof ss);
+  if (port < 0 || port > 65535 || strlen(host) != caml_string_length(v_host))
+    return Val_long(-EINVAL);
+  struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+  if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+    family = AF_INET;
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons((uint16_t)port);
+    slen = sizeof *sin;
+  } else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+    family = AF_INET6;
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons((uint16_t)port);
+    slen = sizeof *sin6;
+  } else
+    return Val_long(-EINVAL);
+  int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Val_long(-errno);
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+      setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+      bind(fd, (struct sockaddr *)&ss, slen) < 0) {
+    int e = errno;
+    close(fd);
+    return Val_long(-e);
+  }
+  return Val_long(fd);
+}

@@ -3,7 +3,7 @@
     {[
       let handler c =
         Httpz_server.Ctx.start c Httpz.Status.Ok;
-        Httpz_server.Ctx.header c Content_type "text/plain";
+        Httpz_server.Ctx.header c Httpz.Header_name.Content_type "text/plain";
         Httpz_server.Ctx.body_string c "hello\n"
 
       let () = exit (Httpz_server.Server.run Httpz_server.Server.default_config handler)
@@ -17,8 +17,8 @@
     address with [SO_REUSEPORT], so the kernel spreads connections across
     them with no shared accept lock, and runs one event loop. The supervisor
     serves no requests: it restarts a worker that dies (logging why, and
-    waiting longer and longer — up to 10 s — when workers keep dying within
-    a second of their start), and it forwards [SIGTERM]/[SIGINT] to the
+    waiting longer and longer — from 0.2 s up to 10 s — when workers keep
+    dying within a second of their start), and it forwards [SIGTERM]/[SIGINT] to the
     workers. Workers ask the kernel for [SIGTERM] when the supervisor dies
     ([PR_SET_PDEATHSIG]), so they never outlive it.
 
@@ -60,9 +60,10 @@ type config = {
   host : string;
       (** Numeric IPv4 or IPv6 address to listen on. Default ["127.0.0.1"]. *)
   port : int;
-      (** TCP port. Default [8080]. [0] picks a free port: the supervisor (or
-          the single worker) binds it first and every worker then binds the
-          port it got; {!config.on_listen} tells it. *)
+      (** TCP port. Default [8080]. [0] picks a free port ({!config.on_listen}
+          tells which). With several workers the supervisor first binds the
+          port without listening (holding it, and fixing the port number when
+          [0] was asked) and each worker then binds and listens on it. *)
   workers : int;
       (** Worker processes. Default: the number of CPUs this process may run
           on (sched_getaffinity, as [nproc] counts, so [taskset] is honoured).
@@ -79,17 +80,23 @@ type config = {
           32 KiB. *)
   write_buffer : int;
       (** Bytes of a connection's response buffer: head plus a small body go
-          out from it in one write. Default 16 KiB; it grows (allocating)
-          only for a chunked body produced faster than the client reads. *)
+          out from it in one write. Default 16 KiB. It grows (allocating) only
+          for a chunked body produced faster than the client reads, or to
+          keep the rest of a {!Ctx.body_bigstring} body the client did not
+          take at once; it shrinks back after a response that grew it past
+          1 MiB. *)
   max_body : int;
       (** Largest request body accepted, Content-Length or chunked; above it
           the answer is 413 and the connection is closed. Default 1 MiB. *)
+  (* Timeouts are checked on a 100 ms tick: one fires between its value and
+     200 ms later. *)
   header_timeout : float;
       (** Seconds allowed to receive a whole request head once its first byte
           has arrived (against slowloris). Default [10.]. *)
   idle_timeout : float;
-      (** Seconds a keep-alive connection may wait for its next request
-          (also the wait for the first request). Default [60.]. *)
+      (** Seconds a keep-alive connection may wait for its next request.
+          Default [60.]. (The wait for a new connection's first request is
+          [header_timeout].) *)
   body_timeout : float;
       (** Seconds allowed between two reads of a request body. Default [30.]. *)
   write_timeout : float;
@@ -108,9 +115,10 @@ type config = {
       (** Shown in the start line only (the static file handler's document
           root). Default [None]. *)
   on_listen : int -> unit;
-      (** Called once, in the calling process, with the bound port, before
-          any request is served (and before workers are forked). Default:
-          does nothing. *)
+      (** Called once, in the calling process, with the bound port, once the
+          server accepts connections (with several workers: once every
+          worker listens), before the start line is logged. Default: does
+          nothing. *)
 }
 
 val default_config : config

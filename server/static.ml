@@ -651,7 +651,11 @@ let serve_file t c req (buf : B.t) fd n ~is_get =
   let gz = gzfd >= 0 in
   let fd = if gz then (ignore (Syscall.close fd); gzfd) else fd in
   let st = if gz then t.st2 else t.st in
-  let size = Syscall.stat_size st and mtime = Syscall.stat_mtime_s st in
+  let size = Syscall.stat_size st in
+  (* RFC 9110 §8.8.2.1: a modification time in the future (clock skew,
+     touch -d) is replaced by the time of the answer, in Last-Modified and
+     in every comparison made against it. The ETag keeps the real mtime. *)
+  let mtime = let m = Syscall.stat_mtime_s st and now = Ctx.now c in if m > now then now else m in
   match
     let etag = make_etag t st ~gz in
     match preconditions c req buf etag mtime with

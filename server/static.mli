@@ -67,7 +67,9 @@
     size), [Last-Modified], [Accept-Ranges: bytes], [Cache-Control:
     max-age=N] when {!config.max_age} [>= 0], and [Vary: Accept-Encoding]
     (see below). The server adds [Date], [Content-Length] and
-    [Connection].
+    [Connection]. A modification time later than the server's clock is
+    replaced by the current time (RFC 9110 §8.8.2.1), in [Last-Modified]
+    and in the date comparisons below.
 
     {b Preconditions}, in the order of RFC 9110 §13.2.2: [If-Match] (strong
     comparison; false: [412]); else [If-Unmodified-Since] (modified after

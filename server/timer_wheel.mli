@@ -22,8 +22,10 @@ val create : ids:int -> size:int -> now:int -> t
 
 val set : t -> int -> int -> unit
 (** [set t id d] schedules [id] to expire at tick [d], replacing its
-    previous deadline if any. A deadline at or before the wheel's clock
-    expires at the next {!pop_expired}. Does not allocate. *)
+    previous deadline if any. A deadline already behind the wheel's clock
+    (the first tick not yet swept) is moved up to that tick, so it expires
+    at the first {!pop_expired} whose [now] reaches it. Does not
+    allocate. *)
 
 val cancel : t -> int -> unit
 (** [cancel t id] removes [id]'s deadline; no effect if it has none. *)

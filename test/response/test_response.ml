@@ -343,11 +343,20 @@ let test_chunks () =
   writes "chunk_header 1" "1\r\n" (fun b off -> Response.chunk_header b ~off 1);
   writes "chunk_header 255" "ff\r\n" (fun b off -> Response.chunk_header b ~off 255);
   writes "chunk_header 4096" "1000\r\n" (fun b off -> Response.chunk_header b ~off 4096);
-  writes "chunk_header max_int" "3fffffffffffffff\r\n" (fun b off -> Response.chunk_header b ~off max_int);
+  writes "chunk_header max" "fffffffffffffff\r\n" (fun b off ->
+      Response.chunk_header b ~off Response.max_chunk_size);
+  refuses "chunk 2^60" (fun b off -> Response.chunk_header b ~off (1 lsl 60));
   writes "after data" "\r\nabc\r\n" (fun b off -> Response.chunk_header_after_data b ~off 0xabc);
-  writes "after data max" "\r\n3fffffffffffffff\r\n" (fun b off ->
-      Response.chunk_header_after_data b ~off max_int);
-  Alcotest.(check int) "max_chunk_header_length" 20 Response.max_chunk_header_length;
+  writes "after data max" "\r\nfffffffffffffff\r\n" (fun b off ->
+      Response.chunk_header_after_data b ~off Response.max_chunk_size);
+  refuses "after data 2^60" (fun b off -> Response.chunk_header_after_data b ~off (1 lsl 60));
+  Alcotest.(check int) "max_chunk_header_length" 19 Response.max_chunk_header_length;
+  (* What the writer writes, our decoder reads. *)
+  let b = Httpz.Bigstring.create 64 in
+  let n = Response.chunk_header b ~off:0 Response.max_chunk_size in
+  let d = Httpz.Chunked.create ~max_body:max_int () in
+  Alcotest.(check bool) "decoder accepts the largest chunk header" true
+    (Httpz.Chunked.decode d b ~off:0 ~len:n = Httpz.Chunked.Need_more);
   writes "end_chunk" "\r\n" (fun b off -> Response.end_chunk b ~off);
   writes "last_chunk" "0\r\n\r\n" (fun b off -> Response.last_chunk b ~off);
   writes "last_chunk_after_data" "\r\n0\r\n\r\n" (fun b off -> Response.last_chunk_after_data b ~off);
@@ -419,7 +428,7 @@ let prop_int =
 
 let prop_hex =
   QCheck2.Test.make ~count:2000 ~name:"chunk sizes are lower-case %x" ~print:string_of_int
-    QCheck2.Gen.(oneof [ int_range 1 100_000; int_range 1 max_int ])
+    QCheck2.Gen.(oneof [ int_range 1 100_000; int_range 1 Response.max_chunk_size ])
     (fun n ->
       let b = fresh 32 in
       let o = Response.chunk_header b ~off:1 n in

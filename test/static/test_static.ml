@@ -61,7 +61,9 @@ let () =
   Unix.symlink "../outside" (p "dirlink_out");
   Unix.symlink "hello.txt" (p "link_in");
   Unix.symlink "../outside/secret.txt" (p "list/escape.txt");
-  Unix.mkfifo (p "fifo") 0o644
+  Unix.mkfifo (p "fifo") 0o644;
+  write_file (p "future.txt") "from the future\n";
+  Unix.utimes (p "future.txt") 4102444800. 4102444800. (* 2100-01-01 *)
 
 (* {1 Servers} *)
 
@@ -73,18 +75,22 @@ let start ?(stats = false) ?(fallback = false) cfg =
   | 0 ->
     Unix.close rd;
     if fallback then Syscall.set_openat2_fallback_for_testing true;
+    (* The child must never return into the test runner (it would run
+       the tests and the parent's at_exit a second time). *)
     let code =
-      match Static.create cfg with
-      | Error msg -> prerr_endline msg; 3
-      | Ok st ->
-        let on_listen port =
-          let s = string_of_int port ^ "\n" in
-          ignore (Unix.write_substring wr s 0 (String.length s));
-          Unix.close wr
-        in
-        Server.run
-          { Server.default_config with port = 0; workers = 1; stats; on_listen }
-          (Static.handler st)
+      try
+        match Static.create cfg with
+        | Error msg -> prerr_endline msg; 3
+        | Ok st ->
+          let on_listen port =
+            let s = string_of_int port ^ "\n" in
+            ignore (Unix.write_substring wr s 0 (String.length s));
+            Unix.close wr
+          in
+          Server.run
+            { Server.default_config with port = 0; workers = 1; stats; on_listen }
+            (Static.handler st)
+      with e -> prerr_endline (Printexc.to_string e); 4
     in
     Unix._exit code
   | pid ->
@@ -105,7 +111,11 @@ let () =
 
 let cfg = { Static.default_config with root; list_directories = true }
 let port = lazy (start cfg)
-let port_nolist = lazy (start { cfg with list_directories = false; max_age = 60; gzip_static = false })
+(* The other settings: no listing, max-age, no sidecars, no symlinks,
+   dotfiles served. *)
+let port_nolist =
+  lazy (start { cfg with list_directories = false; max_age = 60; gzip_static = false;
+                         follow_symlinks = false; dotfiles = true })
 let port_fallback = lazy (start ~fallback:true cfg)
 let port_stats = lazy (start ~stats:true cfg)
 
@@ -204,6 +214,16 @@ let test_get () =
   check_status "empty" 200 r;
   check_body "empty" "" r;
   Alcotest.(check (option string)) "empty length" (Some "0") (header r "content-length")
+
+let test_future_mtime () =
+  let r = req "/future.txt" in
+  check_status "future" 200 r;
+  Alcotest.(check (option string)) "Last-Modified is clamped to Date" (header r "date")
+    (header r "last-modified");
+  let r = req ~headers:[ "If-Modified-Since", "Fri, 01 Jan 2100 00:00:00 GMT" ] "/future.txt" in
+  check_status "compared clamped" 304 r;
+  let r = req ~headers:[ "If-Modified-Since", "Thu, 31 Dec 2099 23:59:59 GMT" ] "/future.txt" in
+  check_status "the clamped time is before 2100" 304 r
 
 let test_head () =
   let g = req "/hello.txt" and r = req ~meth:"HEAD" "/hello.txt" in
@@ -435,6 +455,32 @@ let test_fallback () =
   check_status "fallback serves" 200 r;
   check_body "fallback serves" hello r
 
+let test_options_off () =
+  let r = req ~port:port_nolist "/link_in" in
+  check_status "no symlinks: even inside" 404 r;
+  let r = req ~port:port_nolist "/.secret" in
+  check_status "dotfiles served" 200 r;
+  check_body "dotfiles served" "dotfile\n" r;
+  let r = req ~port:port_nolist "/list/" in
+  check_status "no listing" 403 r
+
+(* Property: whatever path a client builds from traversal-prone pieces,
+   the answer is one of the expected statuses, never a 5xx, and never the
+   bytes of the file outside the root. *)
+let prop_no_escape =
+  let pieces =
+    [| ".."; "."; "%2e%2e"; "%2E%2e"; "%2f"; "%2F"; "/"; "//"; "%00"; "%252e"; "link_out";
+       "dirlink_out"; "outside"; "secret.txt"; "hello.txt"; "dir"; "list"; "escape.txt";
+       "%5c"; "\\"; ".%2e"; "%c0%ae"; "abs_link_out"; "fifo"; "?"; "%3f"; ".well-known" |]
+  in
+  let gen = QCheck2.Gen.(list_size (int_range 1 8) (oneofa pieces)) in
+  QCheck2.Test.make ~count:300 ~name:"no path reaches outside the root"
+    ~print:(fun l -> "/" ^ String.concat "/" l) gen
+    (fun parts ->
+      let target = "/" ^ String.concat "/" parts in
+      let r = req target in
+      List.mem r.status [ 200; 301; 400; 403; 404 ] && not (contains r.body "TOPSECRET"))
+
 let test_fifo () =
   let t0 = Unix.gettimeofday () in
   let r = req "/fifo" in
@@ -663,6 +709,10 @@ let test_zero_alloc_server () =
       let w = words_per_request s raw ~head ~status 200 in
       Alcotest.(check (float 0.)) (name ^ ": minor words per request") 0. w)
     cases;
+  (* Control: a listing allocates, so the measurement does see the
+     handler's allocations (a broken counter would pass everything). *)
+  let w = words_per_request s (get "/list/" "") ~head:false ~status:200 20 in
+  Alcotest.(check bool) (Printf.sprintf "a listing allocates (%.0f words)" w) true (w > 100.);
   Unix.close s
 
 (* {1 The CLI} *)
@@ -696,7 +746,7 @@ let test_cli () =
   expect (Filename.quote (Filename.concat base "missing")) "no such directory";
   expect ("-d " ^ Filename.quote (Filename.concat root "hello.txt")) "not a directory";
   expect ("--port 70000 " ^ Filename.quote root) "out of range";
-  expect ("--port -1 " ^ Filename.quote root) "out of range";
+  expect ("--port=-1 " ^ Filename.quote root) "out of range";
   expect ("--workers 0 " ^ Filename.quote root) "--workers"
 
 let () =
@@ -713,6 +763,7 @@ let () =
       "files", [
         Alcotest.test_case "GET" `Quick test_get;
         Alcotest.test_case "HEAD" `Quick test_head;
+        Alcotest.test_case "mtime in the future" `Quick test_future_mtime;
         Alcotest.test_case "absolute-form" `Quick test_absolute_form;
         Alcotest.test_case "Cache-Control max-age" `Quick test_max_age;
         Alcotest.test_case "methods" `Quick test_methods;
@@ -739,6 +790,8 @@ let () =
         Alcotest.test_case "openat2 fallback" `Quick test_fallback;
         Alcotest.test_case "FIFO" `Quick test_fifo;
         Alcotest.test_case "dotfiles" `Quick test_dotfiles;
+        Alcotest.test_case "symlinks off, dotfiles on, no listing" `Quick test_options_off;
+        Httpz_test_support.qcheck prop_no_escape;
       ];
       "gzip", [ Alcotest.test_case "sidecars" `Quick test_gzip ];
       "alloc", [ Alcotest.test_case "0 words per request in the server" `Quick test_zero_alloc_server ];

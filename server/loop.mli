@@ -1,0 +1,70 @@
+(** One worker's event loop: epoll, connection slots, timers.
+
+    {2 Readiness}
+    Level-triggered epoll. Each connection is registered for exactly one of
+    [EPOLLIN] (reading a head or a body, or draining before a close) or
+    [EPOLLOUT] (a response the socket could not take at once), so a ready
+    fd always means work for its current state. Level-triggered lets the
+    loop do {e one} read per readiness and come back later (fair to other
+    connections, and the read buffer is bounded anyway) where edge-triggered
+    would have to read until [EAGAIN] or risk never being woken again; the
+    price, an extra [epoll_ctl] when a write blocks, is paid only under
+    backpressure.
+
+    {2 A connection's life}
+    accept → [Reading_head] → ([Reading_body]) → handler → [Writing] →
+    next request (parsed from bytes already buffered when pipelined) or
+    close. Responses are written with one [write]/[writev] (head and body
+    together), or the head with [MSG_MORE] then [sendfile] for files. A
+    write that would block registers [EPOLLOUT]; no further request is read
+    until the response is out, so pipelined answers stay in order.
+
+    {2 Closing}
+    A response to a request that cannot be parsed, a timeout or an
+    oversized body carries [Connection: close] and is followed by a
+    lingering close: shutdown of the write side, then reading and
+    discarding for up to 2 s until the client closes, so unread input does
+    not make the kernel answer with RST and destroy the response. An
+    orderly close after a [Connection: close] response lingers only when
+    unread bytes are buffered.
+
+    {2 Timeouts}
+    One timer per connection in a {!Timer_wheel} with 100 ms ticks:
+    - first request on a new connection, and a request head once its first
+      byte arrived: [header_timeout], counted from the start (slowloris);
+    - between requests on a keep-alive connection: [idle_timeout];
+    - between two reads of a body: [body_timeout];
+    - between two writes of a response the client does not read:
+      [write_timeout].
+    A timed-out head or body is answered [408] (when bytes of it arrived),
+    an idle connection or a stalled write is just closed.
+
+    {2 Allocation}
+    The steady state — read, parse, handler, write, next request — allocates
+    nothing (tested). Allocation happens on a slot's first use (its buffers,
+    once per slot for the worker's life), when a body needs more room than
+    the slot's body store has so far, when a chunked response outgrows the
+    write buffer, when a non-stable bigstring body must be copied because
+    the client reads slowly, and on error paths that log. *)
+
+type params = {
+  max_connections : int;
+  read_buffer : int;
+  write_buffer : int;
+  max_body : int;
+  header_timeout_ms : int;
+  idle_timeout_ms : int;
+  body_timeout_ms : int;
+  write_timeout_ms : int;
+  grace_ms : int;
+  stats : bool;
+  log_fd : int;  (** access log fd, [-1] for none *)
+  server_name : string;
+}
+
+val run : params -> listen_fd:int -> signal_fd:int -> (Ctx.t -> unit) -> int
+(** [run p ~listen_fd ~signal_fd handler] serves connections accepted on
+    [listen_fd] until a [SIGTERM], [SIGINT] or [SIGHUP] arrives on the
+    signalfd [signal_fd], then shuts down gracefully (see {!Server}), prints
+    the worker's exit line on stderr and is the exit code ([0]). Closes
+    [listen_fd]; leaves [signal_fd] open. *)
