@@ -39,17 +39,30 @@ parse.json    -- written by _build/default/bench/parse/bench_parse.exe --json.
   }
   "httpz" is the subject; every other impl is a peer. Unknown extra fields are ignored.
 
-latency.json  -- latency under GC pressure, schema "httpz-bench-latency/1":
-  {"schema": "httpz-bench-latency/1", "machine": {...}, "description": str,
-   "results": [{"impl": str, "p50": ns, "p99": ns, "p99.9": ns, "p99.99": ns,
-                "max": ns, "histogram": [[ns, count], ...]}]}
-  All latencies in nanoseconds; histogram buckets are [upper bound, count].
+latency.json  -- written by _build/default/bench/latency/bench_latency.exe --json,
+                 schema "httpz-bench-latency/1" (all latencies in nanoseconds):
+  {"schema": "httpz-bench-latency/1", "mode": str, "machine": {...}, "description": str,
+   "results": [{"impl": str, "p50", "p99", "p99.9", "p99.99", "max", "mean": ns,
+                "samples": int, "histogram": [[upper_ns, count], ...],
+                "minor_gcs", "major_cycles", "live_heap_words": int,
+                "words_per_iteration", "promoted_words_per_iteration": float,
+                "with_churn": {"p50", ..., "max", "mean", "histogram"}}]}
+  The top-level percentiles time the parse alone; with_churn times parse +
+  the application's cache update. Histogram buckets are [upper bound, count],
+  log-spaced, 4 per octave.
 
-Usage: report.py [RESULTS_DIR]   (default: bench/results next to this script)
+Outputs: RESULTS_DIR/REPORT.md, RESULTS_DIR/summary.md (the key tables, the
+machine line, the mode, problems) and RESULTS_DIR/charts/. With --readme FILE,
+the part of FILE between "<!-- bench:begin -->" and "<!-- bench:end -->" is
+replaced by summary.md (bench/run.sh passes README.md).
+
+Usage: report.py [RESULTS_DIR] [--readme README.md]   (default: bench/results next to this script)
 """
 
+import argparse
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -194,7 +207,31 @@ def best_peer(case):
     return max(peers, key=lambda r: r["summary"]["rps"]["median"])
 
 
-def server_section(doc, plot, md, summary_rows):
+def rank_notes(doc, r, ranked):
+    """≈ against the neighbours in the req/s ranking, load generator
+    saturation, failed requests."""
+    rps = r["summary"]["rps"]
+    notes = []
+    i = ranked.index(r)
+    if i > 0 and too_close(rps, ranked[i - 1]["summary"]["rps"]):
+        notes.append("≈ %s" % ranked[i - 1]["server"])
+    if i + 1 < len(ranked) and too_close(rps, ranked[i + 1]["summary"]["rps"]):
+        notes.append("≈ %s" % ranked[i + 1]["server"])
+    lg = med(r["summary"].get("loadgen_cpu"))
+    if lg is not None and lg >= doc.get("config", {}).get("saturation_threshold", 0.9):
+        notes.append("load generator saturated")
+    if r.get("errors"):
+        notes.append("**%d failed requests**" % r["errors"])
+    return notes
+
+
+def unavailable(doc, name):
+    """Why a server has no numbers ("not built", "not installed", ...), or None."""
+    s = doc.get("servers", {}).get(name, {})
+    return None if s.get("available", True) else str(s.get("reason", "not available")).split(" (")[0]
+
+
+def server_section(doc, plot, md, summ):
     m = doc.get("machine", {})
     cfg = doc.get("config", {})
     md.append("## Static file serving under load (`%s` mode)\n" % doc.get("mode", "?"))
@@ -231,17 +268,8 @@ def server_section(doc, plot, md, summary_rows):
             rps = s["rps"]
             lat = s.get("latency_us", {})
             ratio = rps["median"] / best["summary"]["rps"]["median"] if best else None
-            notes = []
-            i = ranked.index(r)
-            if i > 0 and too_close(rps, ranked[i - 1]["summary"]["rps"]):
-                notes.append("≈ %s" % ranked[i - 1]["server"])
-            if i + 1 < len(ranked) and too_close(rps, ranked[i + 1]["summary"]["rps"]):
-                notes.append("≈ %s" % ranked[i + 1]["server"])
+            notes = rank_notes(doc, r, ranked)
             lg = med(s.get("loadgen_cpu"))
-            if lg is not None and lg >= doc.get("config", {}).get("saturation_threshold", 0.9):
-                notes.append("load generator saturated")
-            if r.get("errors"):
-                notes.append("**%d failed requests**" % r["errors"])
             bpr = [x.get("bytes_per_response") for x in r.get("runs", []) if x.get("bytes_per_response")]
             rows.append([
                 "**%s**" % r["server"] if r["server"] == SUBJECT else r["server"],
@@ -271,24 +299,13 @@ def server_section(doc, plot, md, summary_rows):
         chart = latency_chart(plot, case)
         if chart:
             md.append("![latency %s](%s)\n" % (case["id"], chart))
-        # summary: httpz vs the best peer, per case
-        hz = next((r for r in results if r["server"] == SUBJECT), None)
-        summary_rows.append([
-            "%s (%s)" % (case["description"], case["loadgen"]),
-            f_int(hz["summary"]["rps"]["median"]) if hz else "not built" if not doc["servers"].get(SUBJECT, {}).get("available") else "–",
-            "%s %s" % (best["server"], f_int(best["summary"]["rps"]["median"])) if best else "–",
-            (f_ratio(hz["summary"]["rps"]["median"] / best["summary"]["rps"]["median"])
-             + (" ≈" if too_close(hz["summary"]["rps"], best["summary"]["rps"]) else ""))
-            if hz and best else "–",
-            "%s / %s" % (f_us(med(hz["summary"]["latency_us"].get("p99"))),
-                         f_us(med(best["summary"]["latency_us"].get("p99"))))
-            if hz and best else "–"])
     chart = rps_chart(plot, doc.get("cases", []), ratio_rows)
     if chart:
         md.insert(chart_pos,
                   "Throughput relative to the best peer of each case (1.0 = best peer; bars "
                   "show min–max of the runs):\n\n![throughput](%s)\n" % chart)
-    gc_section(doc, md, summary_rows)
+    gc_section(doc, md, summ)
+    server_summary(doc, summ)
     if doc.get("problems"):
         md.append("### Problems during the run\n")
         for p in doc["problems"]:
@@ -349,7 +366,7 @@ plot %s
     return plot.draw(fn, {fn + ".dat": "\n".join(lines) + "\n"}, script)
 
 
-def gc_section(doc, md, summary_rows):
+def gc_section(doc, md, summ):
     gc = doc.get("gc", [])
     if not gc:
         return
@@ -359,35 +376,123 @@ def gc_section(doc, md, summary_rows):
               "after warm-up, divided by the requests the server counted (wrk's own count misses "
               "the up to one-per-connection requests in flight when it stops). The stats "
               "requests themselves are included (negligible against the run). Major words "
-              "include buffers allocated directly in the major heap (over 256 words).\n")
+              "include buffers allocated directly in the major heap (over 256 words); "
+              "– where the server does not report a counter.\n")
     rows = []
     for g in gc:
         if g.get("skipped"):
-            rows.append([g["server"], g["case"], g["skipped"].split(" (")[0]] + [""] * 6)
+            rows.append([g["server"], g["case"], g["skipped"].split(" (")[0]] + [""] * 8)
             continue
         p = g.get("per_100k_requests", {})
         per_req = lambda k: (p[k] / 100000) if p.get(k) is not None else None
         rows.append([("**%s**" % g["server"]) if g["server"] == SUBJECT else g["server"],
                      g["case"], f_int(g.get("requests", g.get("requests_wrk"))),
-                     f_num(g.get("words_per_request"), 2), f_num(per_req("promoted_words"), 2),
-                     f_num(per_req("major_words"), 2),
+                     f_num(g.get("words_per_request"), 2), f_int(p.get("minor_words")),
+                     f_num(per_req("promoted_words"), 2), f_num(per_req("major_words"), 2),
                      f_num(p.get("minor_collections"), 1), f_num(p.get("major_collections"), 2),
-                     f_int(g.get("top_heap_words_after"))])
-    md.append(table(["server", "case", "requests", "minor words/req", "promoted words/req",
-                     "major words/req", "minor GCs /100k req", "major GCs /100k req",
-                     "top heap words"], rows))
-    for cid in sorted({g["case"] for g in gc}):
-        got = {g["server"]: g for g in gc if g["case"] == cid and not g.get("skipped")}
-        if not got:
+                     f_int(g.get("top_heap_words_after") or g.get("heap_words_after")),
+                     "**%d failed requests**" % g["errors"] if g.get("errors") else ""])
+    md.append(table(["server", "case", "requests", "minor words/req", "minor words /100k req",
+                     "promoted words/req", "major words/req", "minor GCs /100k req",
+                     "major GCs /100k req", "heap words after", "notes"], rows))
+    # README: the headline case only.
+    cid = "612b_c64" if any(g["case"] == "612b_c64" for g in gc) else gc[0]["case"]
+    srows = []
+    for g in sorted((g for g in gc if g["case"] == cid), key=lambda g: g["server"] != SUBJECT):
+        name = ("**%s**" % g["server"]) if g["server"] == SUBJECT else g["server"]
+        if g.get("skipped"):
+            srows.append([name, g["skipped"].split(" (")[0], "", "", ""])
             continue
-        hz = got.get(SUBJECT)
-        peers = ", ".join("%s %s" % (n, f_num(g.get("words_per_request"), 1))
-                          for n, g in got.items() if n != SUBJECT)
-        summary_rows.append(["GC: minor words allocated per request (%s)" % cid,
-                             f_num(hz.get("words_per_request"), 2) if hz else
-                             ("not built" if not doc["servers"].get(SUBJECT, {}).get("available")
-                              else "–"),
-                             peers or "–", "", ""])
+        p = g.get("per_100k_requests", {})
+        srows.append([name, f_num(g.get("words_per_request"), 2), f_int(p.get("minor_words")),
+                      f_num(p.get("minor_collections"), 1), f_num(p.get("major_collections"), 2)])
+    summ["gc"] = ["GC while serving (%s, one wrk run, the server's own `Gc` counters):\n" % cid,
+                  table(["server", "minor words / request", "minor words / 100k req",
+                         "minor GCs / 100k req", "major GCs / 100k req"], srows)]
+
+
+def server_summary(doc, summ):
+    """README block: the headline case (612 B, 64 connections), every server,
+    ratios against the best peer; h2load's second opinion and the 2-worker
+    case in one line each."""
+    cases = {c["id"]: c for c in doc.get("cases", [])}
+    head = cases.get("612b_c64")
+    out = []
+    if head:
+        results = server_results(head)
+        best = best_peer(head)
+        ranked = sorted(results, key=lambda r: -r["summary"]["rps"]["median"])
+        h2 = cases.get("612b_c64_h2load")
+        h2res = {r["server"]: r for r in server_results(h2)} if h2 else {}
+        h2best = best_peer(h2) if h2 else None
+        cfg = doc.get("config", {})
+        out.append("### Serving a 612 B file, 64 keep-alive connections\n")
+        runs = cfg.get("runs") or 1
+        out.append("Server pinned to one core, `wrk` (1 thread) on the other; %s of %s s "
+                   "after a %s s warm-up%s. Ratio = req/s ÷ the best peer's (the "
+                   "fastest server other than httpz). p99 is latency at the throughput "
+                   "reached (closed loop).\n"
+                   % ("%d runs" % runs if runs > 1 else "one run", cfg.get("duration_s", "?"),
+                      cfg.get("warmup_s", "?"), ", median and min–max of the runs" if runs > 1 else ""))
+        rows = []
+        for r in ranked:
+            s = r["summary"]
+            rps = s["rps"]
+            bm = best["summary"]["rps"]["median"] if best else None
+            notes = rank_notes(doc, r, ranked)
+            if best and r is not best and r["server"] == SUBJECT:
+                if too_close(rps, best["summary"]["rps"]) and "≈ %s" % best["server"] not in notes:
+                    notes.append("≈ %s" % best["server"])
+                p99, bp99 = s["latency_us"].get("p99"), best["summary"]["latency_us"].get("p99")
+                if p99 and bp99 and too_close(p99, bp99):
+                    notes.append("p99 ≈ %s" % best["server"])
+            row = ["**%s**" % r["server"] if r["server"] == SUBJECT else r["server"],
+                   f_int(rps["median"])]
+            if (cfg.get("runs") or 1) > 1:
+                row.append("%s–%s" % (f_int(rps["min"]), f_int(rps["max"])))
+            row += ["1.00 (best peer)" if r is best else f_ratio(rps["median"] / bm) if bm else "–",
+                    f_us(med(s["latency_us"].get("p99")))]
+            if h2:
+                hr = h2res.get(r["server"])
+                hm = h2best["summary"]["rps"]["median"] if h2best else None
+                row += [f_int(hr["summary"]["rps"]["median"]) if hr else "–",
+                        ("1.00 (best peer)" if hr is h2best else
+                         f_ratio(hr["summary"]["rps"]["median"] / hm)
+                         + (" ≈" if too_close(hr["summary"]["rps"], h2best["summary"]["rps"]) else ""))
+                        if hr and hm else "–"]
+            row.append("; ".join(notes))
+            rows.append(row)
+        header = ["server", "req/s"] + (["min–max"] if (cfg.get("runs") or 1) > 1 else []) + [
+            "vs best peer", "p99"]
+        if h2:
+            header += ["req/s (h2load)", "vs best peer (h2load)"]
+        out.append(table(header + ["notes"], rows))
+        for r in head["results"]:
+            if not r.get("summary"):
+                out.append("- %s: %s — no numbers." % (
+                    r["server"], unavailable(doc, r["server"]) or r.get("skipped", "no successful run")))
+        if head.get("loadgen_saturated"):
+            out.append("\nwrk used ≥ %d%% of its core against %s, so those req/s are bounded by the "
+                       "load generator%s.\n" % (
+                           100 * cfg.get("saturation_threshold", 0.9),
+                           ", ".join(head["loadgen_saturated"]),
+                           "; the h2load columns are a second load generator's opinion" if h2 else ""))
+    w2 = cases.get("612b_c64_w2")
+    if w2:
+        rs = {r["server"]: r for r in server_results(w2)}
+        hz, peers = rs.get(SUBJECT), [r for n, r in rs.items() if n != SUBJECT]
+        if peers:
+            b = max(peers, key=lambda r: r["summary"]["rps"]["median"])
+            if hz:
+                out.append("\n2 server workers (not pinned: they share the cores with wrk): httpz "
+                           "%s req/s, %s %s req/s, ratio %s%s.\n" % (
+                               f_int(hz["summary"]["rps"]["median"]), b["server"],
+                               f_int(b["summary"]["rps"]["median"]),
+                               f_ratio(hz["summary"]["rps"]["median"] / b["summary"]["rps"]["median"]),
+                               " (≈, too close to call)" if too_close(hz["summary"]["rps"], b["summary"]["rps"]) else ""))
+    if not head:
+        out.append("### Serving static files\n\nThe 612 B / 64-connection case was not run.\n")
+    summ["server"] = out
 
 
 # ----------------------------------------------------------------- parser ---
@@ -408,7 +513,7 @@ def merge_instructions(doc, entries, key):
                         break
 
 
-def micro_tables(res, key, label, md, summary_rows, summary_key, summary_label):
+def micro_tables(res, key, label, md):
     """One table per request (or response case): httpz against the fastest peer.
     Returns (groups, impls) for the charts."""
     groups = sorted({r[key] for r in res},
@@ -443,21 +548,10 @@ def micro_tables(res, key, label, md, summary_rows, summary_key, summary_label):
                          note])
         md.append(table(["impl", "ns/op", "min–max", "throughput", "time vs fastest peer",
                          "words/op", "instructions/op", "notes"], rows))
-        hz = next((r for r in rs if r["impl"] == SUBJECT and (r.get("ns_per_op") or {}).get("median")), None)
-        if q == summary_key or (q == groups[0] and summary_key not in groups):
-            summary_rows.append([
-                "%s %s (%s B), ns/op" % (summary_label, q, size),
-                "%s (%s words)" % (f_ns(hz["ns_per_op"]["median"]), f_num(hz.get("words_per_op"), 1))
-                if hz else "not built",
-                "%s %s" % (best["impl"], f_ns(best["ns_per_op"]["median"])) if best else "–",
-                ("%.2f× faster" % (best["ns_per_op"]["median"] / hz["ns_per_op"]["median"])
-                 + (" ≈" if _close_lower(hz["ns_per_op"], best["ns_per_op"]) else ""))
-                if hz and best else "–",
-                ""])
     return groups, impls
 
 
-def parse_section(doc, plot, md, summary_rows):
+def parse_section(doc, plot, md, summ):
     res = [r for r in doc.get("results", []) if r.get("impl") and r.get("request")]
     md.append("## Request-head parser (`bench_parse.exe`, %s mode)\n" % doc.get("mode", "?"))
     if not res:
@@ -470,8 +564,7 @@ def parse_section(doc, plot, md, summary_rows):
                   "the fastest peer (any implementation other than httpz) for the same request. "
                   "Words/op are minor-heap words allocated per parse (n/a: C, off the OCaml "
                   "heap).\n")
-        reqs, impls = micro_tables(res, "request", "request", md, summary_rows, "medium",
-                                   "Parse request head:")
+        reqs, impls = micro_tables(res, "request", "request", md)
         c1 = parse_chart(plot, res, "request", reqs, impls, "ns", "parse",
                          "ns per request head (median, min-max)", True)
         c2 = parse_chart(plot, res, "request", reqs, impls, "words", "parse",
@@ -484,12 +577,75 @@ def parse_section(doc, plot, md, summary_rows):
         merge_instructions(doc, resp, "case")
         md.append("## Response-head writer (`bench_parse.exe`)\n")
         md.append("ns per response head written: median and min–max of the runs.\n")
-        cases, impls = micro_tables(resp, "case", "response head", md, summary_rows, "full_head",
-                                    "Write response head:")
+        cases, impls = micro_tables(resp, "case", "response head", md)
         c = parse_chart(plot, resp, "case", cases, impls, "ns", "response",
                         "ns per response head (median, min-max)", True)
         if c:
             md.append("![response writer](%s)\n" % c)
+    parser_summary(doc, res, resp, summ)
+
+
+def speedup(hz, peer):
+    """"N× faster" / "N× slower" for httpz against one peer, ≈ when too close."""
+    a, b = (hz or {}).get("ns_per_op") or {}, (peer or {}).get("ns_per_op") or {}
+    if not a.get("median") or not b.get("median"):
+        return "–"
+    x = b["median"] / a["median"]
+    txt = "%.2f× faster" % x if x >= 1 else "%.2f× slower" % (1 / x)
+    return txt + (" ≈" if _close_lower(a, b) else "")
+
+
+def parser_summary(doc, res, resp, summ):
+    """README block: per request, httpz against every peer (ns/op, words/op,
+    speed ratio), then the response-head writer's headline case."""
+    impls = []
+    for r in res + resp:
+        if r["impl"] not in impls and r["impl"] != SUBJECT:
+            impls.append(r["impl"])
+    has_instr = any(r.get("instructions") is not None for r in res + resp)
+    groups = sorted({r["request"] for r in res},
+                    key=lambda q: (REQUEST_ORDER.index(q) if q in REQUEST_ORDER else 99, q))
+    rows = []
+
+    def row(label, rs):
+        by = {r["impl"]: r for r in rs}
+        hz = by.get(SUBJECT)
+        cells = [label]
+        for i in [SUBJECT] + impls:
+            r = by.get(i)
+            ns = (r or {}).get("ns_per_op") or {}
+            w = (r or {}).get("words_per_op")
+            cells.append("–" if not ns.get("median") else
+                         "%s · %s w" % (f_ns(ns["median"]), f_num(w, 0)) if w is not None else
+                         f_ns(ns["median"]))
+        cells += [speedup(hz, by.get(i)) if by.get(i) else "–" for i in impls]
+        if has_instr:
+            cells.append(" / ".join(f_int(by[i].get("instructions")) if by.get(i) else "–"
+                                    for i in [SUBJECT] + impls))
+        rows.append(cells)
+
+    for q in groups:
+        rs = [r for r in res if r["request"] == q]
+        size = next((r.get("bytes") for r in rs if r.get("bytes")), None)
+        row("parse %s (%s B)" % (q, size if size is not None else "?"), rs)
+    rcases = [c for c in ("full_head",) if any(r["case"] == c for r in resp)]
+    for c in rcases:
+        rs = [r for r in resp if r["case"] == c]
+        size = next((r.get("bytes") for r in rs if r.get("bytes")), None)
+        row("write response head (%s B)" % (size if size is not None else "?"), rs)
+    header = ["operation", "httpz"] + impls + ["httpz vs %s" % i for i in impls]
+    if has_instr:
+        header.append("instructions/op (%s)" % " / ".join([SUBJECT] + impls))
+    m = doc.get("machine", {})
+    runs = (doc.get("config") or {}).get("runs")
+    summ["parser"] = [
+        "### Request-head parser and response writer\n",
+        "ns per operation (median of %s runs%s) · minor words allocated per operation "
+        "(C's http_parser allocates off the OCaml heap: no word count). \"faster\" = "
+        "peer's time ÷ httpz's time.\n"
+        % (runs if runs is not None else "the", ", pinned to CPU %s" % m["pinned_cpu"]
+           if m.get("pinned_cpu") is not None else ""),
+        table(header, rows)]
 
 
 def _close_lower(a, b):
@@ -542,58 +698,274 @@ plot %s
 
 # ---------------------------------------------------------------- latency ---
 
-def latency_section(doc, plot, md, summary_rows):
-    res = doc.get("results", [])
-    md.append("## Latency under GC pressure\n")
-    if doc.get("_path"):
-        import datetime
-        when = datetime.datetime.fromtimestamp(os.path.getmtime(doc["_path"]))
-        md.append("_From `%s`, written %s (not regenerated by bench/run.sh)._\n"
-                  % (os.path.basename(doc["_path"]), when.strftime("%Y-%m-%d %H:%M")))
+LAT_PCTS = [("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9), ("p99.99", 99.99), ("max", None)]
+TIMED = [("parse", "parse only"), ("churn", "parse + churn")]
+# bench_latency.exe's histogram: log-spaced, 4 buckets per octave.
+BUCKET_RATIO = 2 ** 0.25
+
+
+def lat_stats(r, timed):
+    """The percentile dict of one result: the parse alone, or parse + churn."""
+    return r if timed == "parse" else r.get("with_churn")
+
+
+def hist_buckets(hist):
+    """[(lower, upper, count)] from [[upper_ns, count], ...] (contiguous
+    buckets: only empty ends are trimmed)."""
+    out, prev = [], None
+    for ub, c in sorted(hist or []):
+        out.append((prev if prev is not None else ub / BUCKET_RATIO, ub, c))
+        prev = ub
+    return out
+
+
+def pct_interval(hist, q):
+    """95% confidence interval of the q-th percentile, in ns: the ranks
+    n·p ± 1.96·sqrt(n·p·(1-p)) of the order statistics, read from the
+    histogram (so at least one bucket, ≈19% wide). None without a histogram."""
+    b = hist_buckets(hist)
+    n = sum(c for _, _, c in b)
+    if not n or q is None:
+        return None
+    p = q / 100.0
+    sd = math.sqrt(n * p * (1 - p))
+    lo_rank = max(1, int(math.floor(n * p - 1.96 * sd)))
+    hi_rank = min(n, int(math.ceil(n * p + 1.96 * sd)) + 1)
+
+    def bucket(rank):
+        acc = 0
+        for lo, hi, c in b:
+            acc += c
+            if acc >= rank:
+                return lo, hi
+        return b[-1][0], b[-1][1]
+    return bucket(lo_rank)[0], bucket(hi_rank)[1]
+
+
+def lat_close(a, b, key, q):
+    """Too close to call: the percentiles' 95% intervals overlap, or the
+    values differ by less than CLOSE (the only test for max, one sample)."""
+    va, vb = a.get(key), b.get(key)
+    if va is None or vb is None:
+        return False
+    hi = max(va, vb)
+    if hi > 0 and abs(va - vb) / hi < CLOSE:
+        return True
+    ia, ib = pct_interval(a.get("histogram"), q), pct_interval(b.get("histogram"), q)
+    return bool(ia and ib and ia[0] < ib[1] and ib[0] < ia[1])
+
+
+def lat_compare(hz, peer, timed):
+    """[(key, ratio, verdict)] with verdict "lower" | "higher" | "≈"."""
+    a, b = lat_stats(hz, timed), lat_stats(peer, timed)
+    out = []
+    if not a or not b:
+        return out
+    for key, q in LAT_PCTS:
+        if a.get(key) is None or not b.get(key):
+            continue
+        ratio = a[key] / b[key]
+        v = "≈" if lat_close(a, b, key, q) else "lower" if ratio < 1 else "higher"
+        out.append((key, ratio, v))
+    return out
+
+
+def lat_verdict(hz, peer, timed, label):
+    """One sentence: where httpz's latency is lower, too close to call, higher."""
+    cmp = lat_compare(hz, peer, timed)
+    if not cmp:
+        return ""
+    lower = [k for k, _, v in cmp if v == "lower"]
+    close = [k for k, _, v in cmp if v == "≈"]
+    higher = ["%s (%.2f× %s's)" % (k, x, peer["impl"]) for k, x, v in cmp if v == "higher"]
+    parts = []
+    if lower:
+        parts.append("lower than %s's at %s" % (peer["impl"], ", ".join(lower)))
+    if close:
+        parts.append("too close to call at %s" % ", ".join(close))
+    if higher:
+        parts.append("**higher (worse)** at %s" % ", ".join(higher))
+    return "%s: httpz is %s." % (label, "; ".join(parts))
+
+
+def promoted_per_minor(r):
+    """Words promoted per minor collection during the phase, or None."""
+    n, it, pr = r.get("minor_gcs"), r.get("samples"), r.get("promoted_words_per_iteration")
+    if not n or it is None or pr is None:
+        return None
+    return pr * it / n
+
+
+def tail_explanation(hz, peer):
+    """Why the with-churn tail is not better, from the run's own GC counters;
+    only when those counters say so."""
+    cmp = dict((k, v) for k, _, v in lat_compare(hz, peer, "churn"))
+    if not cmp or (cmp.get("p99.99") == "lower" and cmp.get("max") == "lower"):
+        return ""
+    ph, pp = promoted_per_minor(hz), promoted_per_minor(peer)
+    notbetter = [k for k in ("p99.99", "max") if cmp.get(k) != "lower"]
+    txt = ("With the application's allocation inside the timed region, httpz's extreme tail "
+           "(%s) is **not** better than %s's: the GC pauses that the churn triggers "
+           "land in both timings." % (", ".join(notbetter), peer["impl"]))
+    if ph and pp and ph > 1.5 * pp:
+        txt += (" A parser that allocates nothing makes collections rarer, not shorter: in the "
+                "httpz run the minor heap holds only cache values, which all survive, so each of "
+                "its %s minor collections promoted ≈%s words, against ≈%s for each of %s's %s."
+                % (f_int(hz.get("minor_gcs")), f_int(ph), f_int(pp), peer["impl"],
+                   f_int(peer.get("minor_gcs"))))
+    return txt
+
+
+def latency_section(doc, plot, md, summ, others):
+    res = [r for r in doc.get("results", []) if r.get("impl")]
+    md.append("## Latency under GC pressure (`bench_latency.exe`, %s mode)\n" % doc.get("mode", "?"))
+    lm = doc.get("machine", {})
+    stale = [o for o in others if o.get("machine", {}).get("commit")
+             and lm.get("commit") and o["machine"]["commit"] != lm["commit"]]
+    if stale or (doc.get("mode") and any(o.get("mode") not in (None, doc["mode"]) for o in others)):
+        md.append("_**Not from the same run as the rest of this report**: latency.json says "
+                  "commit `%s`, %s, %s mode._\n" % (short_commit(lm.get("commit")),
+                                                     lm.get("date", "?"), doc.get("mode", "?")))
     if doc.get("description"):
         md.append(doc["description"] + "\n")
+    md.append("Two timings of the same loop: **parse only** (the parser under test) and "
+              "**parse + churn** (the parse plus the application's cache update, which "
+              "allocates identically for both parsers). Latencies of single operations; "
+              "**≈** marks a percentile too close to call: the 95%% confidence intervals of the "
+              "two percentiles (order statistics, read from the histograms, whose buckets are "
+              "≈19%% wide) overlap, or the values differ by less than %d%%. max is a single "
+              "sample and gets only the %d%% test.\n" % (100 * CLOSE, 100 * CLOSE))
     rows = []
-    for r in res:
-        rows.append([("**%s**" % r["impl"]) if r.get("impl") == SUBJECT else r.get("impl"),
-                     f_ns(r.get("p50")), f_ns(r.get("p99")), f_ns(r.get("p99.9")),
-                     f_ns(r.get("p99.99")), f_ns(r.get("max"))])
-    md.append(table(["impl", "p50", "p99", "p99.9", "p99.99", "max"], rows))
-    hz = next((r for r in res if r.get("impl") == SUBJECT), None)
-    others = [r for r in res if r.get("impl") != SUBJECT and r.get("p99.9") is not None]
-    if hz and others:
-        b = min(others, key=lambda r: r["p99.9"])
-        summary_rows.append(["Latency p99.9 under GC pressure", f_ns(hz.get("p99.9")),
-                             "%s %s" % (b["impl"], f_ns(b["p99.9"])), "", ""])
-    # Tail chart: fraction of requests slower than x, from the histograms.
-    data, plots = [], []
-    for k, r in enumerate(r for r in res if r.get("histogram")):
-        h = sorted(r["histogram"])
-        total = float(sum(c for _, c in h))
+    for timed, label in TIMED:
+        for r in res:
+            st = lat_stats(r, timed)
+            if not st:
+                continue
+            rows.append([("**%s**" % r["impl"]) if r["impl"] == SUBJECT else r["impl"], label]
+                        + [f_ns(st.get(k)) for k, _ in LAT_PCTS] + [f_ns(st.get("mean"))])
+    hz = next((r for r in res if r["impl"] == SUBJECT), None)
+    peers = [r for r in res if r["impl"] != SUBJECT]
+    ratio_rows = []
+    for peer in peers if hz else []:
+        for timed, label in TIMED:
+            cmp = lat_compare(hz, peer, timed)
+            if not cmp:
+                continue
+            d = {k: "%.2f×%s" % (x, " ≈" if v == "≈" else "") for k, x, v in cmp}
+            ratio_rows.append(["httpz ÷ %s" % peer["impl"], label]
+                              + [d.get(k, "–") for k, _ in LAT_PCTS])
+    md.append(table(["impl", "timed", "p50", "p99", "p99.9", "p99.99", "max", "mean"],
+                    rows + [r + [""] for r in ratio_rows]))
+    if ratio_rows:
+        md.append("Ratio rows: httpz's latency ÷ the peer's (below 1.00× httpz is faster).\n")
+    md.append("GC work during each implementation's loop (parse + churn, counted over all "
+              "iterations):\n")
+    md.append(table(["impl", "iterations", "live heap", "minor GCs", "major cycles",
+                     "minor words/iteration", "promoted words/iteration",
+                     "promoted words per minor GC"],
+                    [[("**%s**" % r["impl"]) if r["impl"] == SUBJECT else r["impl"],
+                      f_int(r.get("samples")),
+                      "%.0f MB" % (r["live_heap_words"] * 8 / 1e6) if r.get("live_heap_words") else "–",
+                      f_int(r.get("minor_gcs")), f_int(r.get("major_cycles")),
+                      f_num(r.get("words_per_iteration"), 1),
+                      f_num(r.get("promoted_words_per_iteration"), 1),
+                      f_int(promoted_per_minor(r))] for r in res]))
+    verdicts = []
+    for peer in peers if hz else []:
+        for timed, label in TIMED:
+            v = lat_verdict(hz, peer, timed, label.capitalize())
+            if v:
+                verdicts.append(v)
+        e = tail_explanation(hz, peer)
+        if e:
+            verdicts.append(e)
+    for v in verdicts:
+        md.append(v + "\n")
+    charts = latency_charts(plot, res)
+    for c, alt in charts:
+        md.append("![%s](%s)\n" % (alt, c))
+    # README block: the percentiles and the ratio rows, and the verdicts.
+    srows = [r[:7] for r in rows]
+    summ["latency"] = [
+        "### Parse latency under GC pressure (%s mode)\n" % doc.get("mode", "?"),
+        "One request head parsed per iteration while the program keeps a %s cache live and "
+        "replaces one entry per iteration (identical churn for both). **parse only** times the "
+        "parser; **parse + churn** also times the cache update, and with it the GC pauses the "
+        "application triggers.\n"
+        % ("%d MB" % (hz["live_heap_words"] * 8 / 1e6) if hz and hz.get("live_heap_words")
+           else "large"),
+        table(["impl", "timed", "p50", "p99", "p99.9", "p99.99", "max"],
+              srows + ratio_rows)]
+    if verdicts:
+        summ["latency"].append("\n".join("- " + v for v in verdicts) + "\n")
+
+
+def latency_charts(plot, res):
+    """Histogram (fraction of samples per bucket) and tail (fraction slower
+    than x) of each impl × timing, log-log. [(path, alt)]."""
+    series = []
+    for timed, label in TIMED:
+        for r in res:
+            st = lat_stats(r, timed)
+            if st and st.get("histogram"):
+                series.append(("%s, %s" % (r["impl"], label), timed, r["impl"], st["histogram"]))
+    if not series:
+        return []
+    colours = {SUBJECT: "#1f5fbf"}
+    others = ["#c8402a", "#2a9d4a", "#8a4fbf"]
+    hist_data, tail_data, hist_plots, tail_plots = [], [], [], []
+    for k, (title, timed, impl, h) in enumerate(series):
+        if impl not in colours:
+            colours[impl] = others[(len(colours) - 1) % len(others)]
+        style = "lw 2 lc rgb '%s' dt %d" % (colours[impl], 1 if timed == "parse" else 2)
+        b = hist_buckets(h)
+        total = float(sum(c for _, _, c in b))
         if total <= 0:
             continue
-        above = total
-        block = []
-        for ns, c in h:
+        # steps: horizontal from each bucket's lower bound, closed at the last upper bound
+        pts = ["%g %g" % (lo / 1e3, c / total if c else 1e-12) for lo, _, c in b]
+        pts.append("%g %g" % (b[-1][1] / 1e3, (b[-1][2] or 1e-12) / total))
+        hist_data.append("# %s\n%s\n\n" % (title, "\n".join(pts)))
+        hist_plots.append("'latency_gc_hist.dat' index %d using 1:2 with steps %s title '%s'"
+                          % (len(hist_plots), style, gp_str(title)))
+        above, pts = total, []
+        for _, ub, c in b:
             above -= c
             if above > 0:
-                block.append("%g %g" % (ns / 1e3, above / total))
-        if not block:
-            continue
-        data.append("# %s\n%s\n\n" % (r["impl"], "\n".join(block)))
-        plots.append("'latency_gc.dat' index %d using 1:2 with steps lw 2 title '%s'" % (
-            len(plots), gp_str(r["impl"])))
-    if plots:
-        script = """set title "Latency tail: fraction of requests slower than x"
+                pts.append("%g %g" % (ub / 1e3, above / total))
+        if pts:
+            tail_data.append("# %s\n%s\n\n" % (title, "\n".join(pts)))
+            tail_plots.append("'latency_gc_tail.dat' index %d using 1:2 with steps %s title '%s'"
+                              % (len(tail_plots), style, gp_str(title)))
+    out = []
+    if hist_plots:
+        c = plot.draw("latency_gc_hist", {"latency_gc_hist.dat": "\n".join(hist_data)},
+                      """set title "Parse latency under GC pressure: share of samples per bucket (4 per octave)"
 set logscale xy
+set format y "%%g"
+set yrange [1e-7:1]
 set grid
 set xlabel "latency (µs)"
-set ylabel "fraction slower"
+set ylabel "share of samples"
 set key outside right
 plot %s
-""" % ", ".join(plots)
-        c = plot.draw("latency_gc", {"latency_gc.dat": "\n".join(data)}, script)
+""" % ", ".join(hist_plots))
         if c:
-            md.append("![latency under GC pressure](%s)\n" % c)
+            out.append((c, "latency histogram under GC pressure"))
+    if tail_plots:
+        c = plot.draw("latency_gc_tail", {"latency_gc_tail.dat": "\n".join(tail_data)},
+                      """set title "Latency tail under GC pressure: share of samples slower than x"
+set logscale xy
+set format y "%%g"
+set grid
+set xlabel "latency (µs)"
+set ylabel "share slower"
+set key outside right
+plot %s
+""" % ", ".join(tail_plots))
+        if c:
+            out.append((c, "latency tail under GC pressure"))
+    return out
 
 
 # ------------------------------------------------------------------- main ---
@@ -631,8 +1003,117 @@ def classify(path, doc):
     return None
 
 
+def machine_doc(found):
+    """The machine description to show: servers.json's (its nproc is not
+    narrowed by taskset), else the parser's, else the latency bench's."""
+    for kind in ("servers", "parse", "latency"):
+        for _, d in found[kind]:
+            if d.get("machine"):
+                return d["machine"]
+    return {}
+
+
+def kernel(uname):
+    """"Linux 6.1.0-18-amd64 x86_64" from `uname -a`."""
+    p = str(uname or "").split()
+    if len(p) >= 3:
+        return " ".join([p[0], p[2]] + ([p[-2]] if len(p) > 4 else []))
+    return uname or "?"
+
+
+def problem_list(found, resdir):
+    out = []
+    for _, d in found["servers"]:
+        out += [p.splitlines()[0] for p in d.get("problems") or []]
+    if os.path.exists(os.path.join(resdir, "parse.json.invalid")):
+        out.append("the parser benchmark failed or printed invalid JSON (parse.json.invalid)")
+    if os.path.exists(os.path.join(resdir, "latency.json.invalid")):
+        out.append("the latency benchmark failed or printed invalid JSON (latency.json.invalid)")
+    return out
+
+
+def summary_block(found, summ, problems):
+    """summary.md, which is also the README's generated section: key tables,
+    the machine line, the mode, every problem."""
+    m = machine_doc(found)
+    docs = [d for v in found.values() for _, d in v]
+    modes = sorted({d.get("mode") for d in docs if d.get("mode")})
+    date = str(m.get("date") or "?")[:10]
+    out = ["<!-- generated by bench/report.py from bench/results/*.json: edits here are "
+           "overwritten by the next bench/run.sh -->", ""]
+    out.append("**Machine:** %s, %s cores, %s; measured %s at commit `%s`%s." % (
+        m.get("cpu", "?"), m.get("nproc", "?"), kernel(m.get("uname")), date,
+        short_commit(m.get("commit")), " (with uncommitted changes)" if m.get("dirty") else ""))
+    # Each step records the load average when it starts; the earlier steps'
+    # own work raises it for the later ones, so the lowest is the machine's.
+    loads = [d["machine"]["loadavg_start"] for d in docs
+             if isinstance(d.get("machine", {}).get("loadavg_start"), (int, float))]
+    if loads and min(loads) > 0.5:
+        out[-1] += (" Load average %.2f before the first benchmark: other work was running, so "
+                    "the numbers are noisier than usual." % min(loads))
+    out.append("")
+    if "quick" in modes:
+        out.append("**These are quick-mode numbers** (%s): one short run per measurement, a smoke "
+                   "test of the pipeline. Ratios are rough; `make bench` runs the full set.\n"
+                   % ("every benchmark" if modes == ["quick"] else
+                      "quick for %s" % ", ".join(k for k, v in found.items()
+                                                 for _, d in v if d.get("mode") == "quick")))
+    out.append("**≈** marks a comparison too close to call: the min–max ranges of the runs "
+               "overlap (for latency percentiles: their 95%% confidence intervals), or the "
+               "medians differ by less than %d%%.\n" % (100 * CLOSE))
+    for key in ("parser", "server", "gc", "latency"):
+        if summ.get(key):
+            out += summ[key]
+            out.append("")
+    if not any(summ.get(k) for k in ("parser", "server", "latency")):
+        out.append("No results yet.\n")
+    missing = [n for n, k in (("parser", "parse"), ("server", "servers"), ("latency", "latency"))
+               if not found[k]]
+    if missing:
+        out.append("_Not in this run: %s benchmark(s)._\n" % ", ".join(missing))
+    if problems:
+        out.append("**This run reported %d problem(s):**\n" % len(problems))
+        out += ["- %s" % p.replace("|", "/") for p in problems] + [""]
+    out.append("Charts and the full tables (every case, min–max, CPU use, instruction counts): "
+               "run `make bench`, then see bench/results/REPORT.md.")
+    text = "\n".join(out).rstrip() + "\n"
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text
+
+
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def update_readme(path, block):
+    """Replace what lies between the markers; everything else is kept byte
+    for byte. Refuses (False) when the markers are missing or out of order."""
+    with open(path) as f:
+        text = f.read()
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        print("report.py: %s needs exactly one %s followed by one %s; not updated"
+              % (path, BEGIN, END), file=sys.stderr)
+        return False
+    head, rest = text.split(BEGIN)
+    _, tail = rest.split(END)
+    new = head + BEGIN + "\n" + block + END + tail
+    if new != text:
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(new)
+        os.replace(tmp, path)
+    return True
+
+
 def main():
-    resdir = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "results"))
+    ap = argparse.ArgumentParser(description="Write REPORT.md, summary.md and charts from the "
+                                             "benchmark JSON.")
+    ap.add_argument("resdir", nargs="?", default=os.path.join(HERE, "results"))
+    ap.add_argument("--readme", metavar="README.md",
+                    help="also rewrite the part of this file between %s and %s with summary.md"
+                    % (BEGIN, END))
+    args = ap.parse_args()
+    resdir = os.path.abspath(args.resdir)
     if not os.path.isdir(resdir):
         sys.exit("no results directory %s: run bench/run.sh first" % resdir)
     plot = Plot(os.path.join(resdir, "charts"))
@@ -646,8 +1127,6 @@ def main():
             ignored.append("%s (unreadable: %s)" % (os.path.basename(path), e))
             continue
         kind = classify(path, doc)
-        if kind == "latency":
-            doc["_path"] = path
         if kind:
             found[kind].append((path, doc))
         else:
@@ -657,39 +1136,41 @@ def main():
           "Generated by `bench/report.py` from the JSON in `bench/results/`. "
           "Same machine, same run for every implementation; only ratios measured together "
           "are meaningful.\n"]
-    md += machine_lines(docs) + [""]
-    summary_rows = []
+    md += machine_lines([machine_doc(found)]) + [""]
+    summ = {}
     for path, doc in found["servers"]:
-        server_section(doc, plot, md, summary_rows)
+        server_section(doc, plot, md, summ)
     if not found["servers"]:
         md.append("## Static file serving under load\n\nNo server results (servers.json missing).\n")
     for path, doc in found["parse"]:
-        parse_section(doc, plot, md, summary_rows)
+        parse_section(doc, plot, md, summ)
     if not found["parse"]:
         md.append("## Request-head parser\n\nNo parse.json: `bench_parse.exe` was not built or not run.\n")
     for path, doc in found["latency"]:
-        latency_section(doc, plot, md, summary_rows)
+        latency_section(doc, plot, md, summ,
+                        [d for k in ("servers", "parse") for _, d in found[k]])
+    if not found["latency"]:
+        md.append("## Latency under GC pressure\n\nNo latency.json: `bench_latency.exe` was not "
+                  "built or not run.\n")
+    problems = problem_list(found, resdir)
+    if problems:
+        md.append("## Problems reported by this run\n")
+        md += ["- `%s`" % p for p in problems] + [""]
     if plot.note:
         md.append("_%s_\n" % plot.note)
     if ignored:
         md.append("_Ignored: %s_\n" % ", ".join(ignored))
     with open(os.path.join(resdir, "REPORT.md"), "w") as f:
         f.write("\n".join(md).rstrip() + "\n")
-
-    m = next((d.get("machine") for d in docs if d.get("machine")), None) or {}
-    modes = sorted({d.get("mode") for d in docs if d.get("mode")})
-    sm = ["<!-- generated by bench/report.py; full tables in bench/results/REPORT.md -->",
-          "Measured on %s, %s cores, commit `%s`, %s (%s mode). Servers pinned to one core, "
-          "load generator on another; ratio = speed of httpz ÷ speed of the best peer "
-          "(≈: within run-to-run noise)."
-          % (m.get("cpu", "?"), m.get("nproc", "?"), short_commit(m.get("commit")),
-             str(m.get("date", "?"))[:10], "/".join(modes) or "?"), ""]
-    sm.append(table(["benchmark", "httpz", "best peer", "ratio", "p99 httpz / peer"],
-                    summary_rows) if summary_rows else "No results yet.\n")
+    block = summary_block(found, summ, problems)
     with open(os.path.join(resdir, "summary.md"), "w") as f:
-        f.write("\n".join(sm))
+        f.write(block)
     print("report: %s" % os.path.join(resdir, "REPORT.md"))
-    print("summary for the README: %s" % os.path.join(resdir, "summary.md"))
+    print("summary (the README's generated section): %s" % os.path.join(resdir, "summary.md"))
+    if args.readme:
+        if not update_readme(args.readme, block):
+            sys.exit(1)
+        print("README section updated: %s" % args.readme)
 
 
 if __name__ == "__main__":

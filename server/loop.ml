@@ -68,7 +68,11 @@ type t = {
   (* statistics *)
   mutable requests : int;
   mutable start_words : int;
-  mutable excluded_words : int; (* allocated by the stats endpoint *)
+  mutable excluded_words : int;
+      (* allocated by the stats endpoint and by slot set-up, which are not
+         per-request work *)
+  mutable setup_words : int; (* allocated setting up connection slots *)
+  mutable slots_created : int;
   mutable base_words : int; (* at the warm-up request, net of excluded *)
   mutable base_requests : int;
   mutable final_words : int; (* at the start of the shutdown *)
@@ -321,11 +325,12 @@ let serve_stats w c =
   let json =
     Printf.sprintf
       "{\"requests\": %d, \"minor_words\": %d, \"minor_collections\": %d, \
-       \"major_collections\": %d, \"heap_words\": %d, \"connections\": %d, \"pid\": %d}\n"
+       \"major_collections\": %d, \"heap_words\": %d, \"connections\": %d, \
+       \"slots_created\": %d, \"setup_words\": %d, \"pid\": %d}\n"
       w.requests
       (before - w.excluded_words - w.start_words)
       g.Gc.minor_collections g.Gc.major_collections g.Gc.heap_words w.active
-      (Syscall.getpid ())
+      w.slots_created w.setup_words (Syscall.getpid ())
   in
   let ctx = Ctx.of_conn c in
   Ctx.start ctx Status.Ok;
@@ -632,10 +637,18 @@ let conn w slot =
   let c = w.conns.(slot) in
   if c != w.dummy then c
   else begin
+    (* A slot's buffers are allocated on its first use and kept: memory
+       follows peak concurrency. That is per-connection growth, not
+       per-request work, so it is counted apart (stats: setup_words). *)
+    let before = words () in
     let c =
       Conn.create w.sh ~slot ~read_buffer:w.p.read_buffer ~peer:(Access_log.enabled w.log)
     in
     w.conns.(slot) <- c;
+    let spent = words () - before in
+    w.setup_words <- w.setup_words + spent;
+    w.excluded_words <- w.excluded_words + spent;
+    w.slots_created <- w.slots_created + 1;
     c
   end
 
@@ -821,6 +834,8 @@ let create p ~listen_fd ~signal_fd handler =
       requests = 0;
       start_words = 0;
       excluded_words = 0;
+      setup_words = 0;
+      slots_created = 0;
       base_words = 0;
       base_requests = 0;
       final_words = 0;

@@ -45,15 +45,18 @@
     Each worker counts the requests it has answered and the words its loop
     allocated on the minor heap ([Gc.minor_words]). The figure printed at
     exit and served at [/__httpz/stats] is measured in steady state: from the
-    1000th request on (over all requests when there were fewer), so the
-    one-time allocation of connection slots, which happens on a slot's first
-    use, is not charged to requests. With [stats = true],
-    [GET /__httpz/stats] answers
+    1000th request on (over all requests when there were fewer). The
+    one-time allocation of a connection slot's buffers on its first use is
+    memory growing to the peak number of concurrent connections, not work
+    per request: it is counted apart, as [setup_words] over
+    [slots_created] slots. With [stats = true], [GET /__httpz/stats] answers
     [{"requests": N, "minor_words": W, "minor_collections": N,
-      "major_collections": N, "heap_words": N, "connections": N, "pid": P}]
+      "major_collections": N, "heap_words": N, "connections": N,
+      "slots_created": N, "setup_words": W, "pid": P}]
     where [requests] and [minor_words] are totals since the worker started
-    ([minor_words] excludes what building this very answer allocates, and the
-    stats requests are not counted), so two samples give words per request.
+    ([minor_words] excludes slot set-up and what building this very answer
+    allocates, and the stats requests are not counted), so two samples give
+    words per request.
     The request never reaches the handler. *)
 
 type config = {

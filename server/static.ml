@@ -10,6 +10,9 @@ type config = {
   follow_symlinks : bool;
   gzip_static : bool;
   multipart_max : int;
+  cache_max_file : int;
+  cache_bytes : int;
+  cache_ttl_ms : int;
 }
 
 let default_config = {
@@ -21,6 +24,9 @@ let default_config = {
   follow_symlinks = true;
   gzip_static = true;
   multipart_max = 256 * 1024;
+  cache_max_file = 64 * 1024;
+  cache_bytes = 64 * 1024 * 1024;
+  cache_ttl_ms = 1000;
 }
 
 let[@inline] lower c = if c >= 'A' && c <= 'Z' then Char.unsafe_chr (Char.code c + 32) else c
@@ -320,6 +326,12 @@ type t = {
   etag_pool : Bytes.t array;  (** [etag_pool.(n)] has length [n] *)
   scratch : B.t;  (** Location, Content-Range *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
+  cache : File_cache.t;
+  mutable mem : B.t;
+      (** The bytes being answered when the answer functions get [fd = -1]:
+          a {!File_cache} entry's contents. *)
+  mutable now_ms : int;  (** monotonic ms of this request *)
+  mutable gz_slot : int;  (** cache slot of the sidecar being answered *)
 }
 
 let root_fd t = t.root_fd
@@ -361,6 +373,12 @@ let create cfg =
           etag_pool = Array.init 64 Bytes.create;
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
           multipart = B.create 0;
+          cache =
+            File_cache.create ~max_file:cfg.cache_max_file ~max_bytes:cfg.cache_bytes
+              ~ttl_ms:cfg.cache_ttl_ms ();
+          mem = B.create 0;
+          now_ms = 0;
+          gz_slot = -1;
         }
       end
 
@@ -441,11 +459,8 @@ let append_string (b : B.t) n s =
    into [etag_buf] and copies it into the pooled bytes of exactly its
    length, so it can be handed to [Etag] and [Ctx.header] as a string
    without allocating. The string is valid until the next request. *)
-let make_etag t st ~gz =
-  let n =
-    Etag.write t.etag_buf ~off:0 ~mtime:(Syscall.stat_mtime_s st)
-      ~nsec:(Syscall.stat_mtime_ns st) ~size:(Syscall.stat_size st)
-  in
+let make_etag t ~mtime_s ~mtime_ns ~size ~gz =
+  let n = Etag.write t.etag_buf ~off:0 ~mtime:mtime_s ~nsec:mtime_ns ~size in
   let n =
     if gz then begin
       (* replace the closing quote *)
@@ -461,6 +476,10 @@ let make_etag t st ~gz =
   let b = Array.unsafe_get t.etag_pool n in
   for i = 0 to n - 1 do Bytes.unsafe_set b i (B.unsafe_get t.etag_buf i) done;
   Bytes.unsafe_to_string b
+
+(* The answer functions below take [fd]: an open file to send with
+   sendfile, or [-1] when the bytes are [t.mem] (from the file cache). *)
+let release fd = if fd >= 0 then ignore (Syscall.close fd)
 
 (* {1 Preconditions (RFC 9110 §13.2.2)} *)
 
@@ -555,6 +574,10 @@ let multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size =
       o := Range.write_content_range b ~off:!o ~first ~last ~length:size;
       o := append_string b !o "\r\n\r\n";
       let want = last - first + 1 in
+      if fd < 0 then begin
+        B.blit ~src:t.mem ~src_off:first ~dst:b ~dst_off:!o ~len:want;
+        o := !o + want
+      end else
       (match Unix.lseek (Syscall.unix_of_fd fd) first Unix.SEEK_SET with
        | exception Unix.Unix_error _ -> ok := false
        | _ ->
@@ -568,7 +591,7 @@ let multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size =
          o := !o + want)
     end
   done;
-  ignore (Syscall.close fd);
+  release fd;
   if not !ok then error_page c Internal_server_error
   else begin
     o := append_string b !o "\r\n--";
@@ -589,9 +612,12 @@ let send_full t c fd ~is_get ~ctype ~etag ~mtime ~vary ~gz ~size =
   Ctx.start c Ok;
   common_headers t c ~ctype ~etag ~mtime ~vary ~gz;
   Ctx.header c Accept_ranges "bytes";
-  if is_get && size > 0 then Ctx.body_file c ~fd ~off:0 ~len:size ~close:true
+  if is_get && size > 0 then begin
+    if fd >= 0 then Ctx.body_file c ~fd ~off:0 ~len:size ~close:true
+    else Ctx.body_bigstring_stable c t.mem ~off:0 ~len:size
+  end
   else begin
-    ignore (Syscall.close fd);
+    release fd;
     Ctx.no_body c ~content_length:size
   end
 
@@ -605,7 +631,7 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     match Range.resolve r ~length:size with
     | Empty -> send_full t c fd ~is_get:true ~ctype ~etag ~mtime ~vary ~gz ~size
     | Unsatisfiable ->
-      ignore (Syscall.close fd);
+      release fd;
       let o = Range.write_unsatisfied t.scratch ~off:0 ~length:size in
       Ctx.start c Range_not_satisfiable;
       Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:o;
@@ -619,7 +645,8 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
         common_headers t c ~ctype ~etag ~mtime ~vary ~gz;
         Ctx.header c Accept_ranges "bytes";
         Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:o;
-        Ctx.body_file c ~fd ~off:first ~len:(last - first + 1) ~close:true
+        if fd >= 0 then Ctx.body_file c ~fd ~off:first ~len:(last - first + 1) ~close:true
+        else Ctx.body_bigstring_stable c t.mem ~off:first ~len:(last - first + 1)
       end
       else begin
         let total = ref 0 in
@@ -629,41 +656,76 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
         else multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size
       end
 
-(* Opens [FILE.gz] beside the file at [t.path.{0 .. n-1}]; its fd when it
-   is a regular file no older than the original (whose stat is in [t.st]),
-   with its stat in [t.st2], else [-1]. *)
-let open_sidecar t n =
-  let m = append_string t.path n ".gz" in
-  let fd = Syscall.openat2_beneath t.root_fd t.path 1 (m - 1) ~no_symlinks:(not t.cfg.follow_symlinks) in
-  if fd < 0 then -1
-  else if Syscall.fstat fd t.st2 = 0 && Syscall.stat_is_regular t.st2
-          && Syscall.stat_mtime_s t.st2 >= Syscall.stat_mtime_s t.st
-  then fd
-  else (ignore (Syscall.close fd); -1)
+(* {1 Files} *)
 
-(* [fd] is open on a regular file whose stat is in [t.st] and whose name
-   ends [t.path.{0 .. n-1}]. From here on [fd] is closed on every path. *)
-let serve_file t c req (buf : B.t) fd n ~is_get =
+(* Where the sidecar's bytes are, after {!find_sidecar}. *)
+type sidecar = No_sidecar | Sidecar_fd of int | Sidecar_mem
+
+(* [FILE.gz] beside the file at [t.path.{0 .. n-1}] (whose mtime is
+   [orig_mtime]): used when it is a regular file no older than the
+   original. From the cache when possible ([Sidecar_mem]: bytes in [t.mem],
+   metadata in cache slot [t.gz_slot]), else opened ([Sidecar_fd], stat in
+   [t.st2]). Absence is cached too, so a file without a sidecar costs no
+   failed open per request. *)
+let find_sidecar t n ~orig_mtime =
+  let m = append_string t.path n ".gz" in
+  let cache = t.cache in
+  let slot = File_cache.find cache t.path ~len:m in
+  t.gz_slot <- -1;
+  if slot >= 0 && File_cache.fresh cache slot ~now_ms:t.now_ms then begin
+    if File_cache.is_absent cache slot || File_cache.mtime_s cache slot < orig_mtime then No_sidecar
+    else (t.gz_slot <- slot; t.mem <- File_cache.content cache slot; Sidecar_mem)
+  end
+  else begin
+    let fd = Syscall.openat2_beneath t.root_fd t.path 1 (m - 1) ~no_symlinks:(not t.cfg.follow_symlinks) in
+    if fd < 0 then (File_cache.insert_absent cache t.path ~len:m ~now_ms:t.now_ms; No_sidecar)
+    else if Syscall.fstat fd t.st2 = 0 && Syscall.stat_is_regular t.st2 then begin
+      if Syscall.stat_mtime_s t.st2 < orig_mtime then (release fd; No_sidecar)
+      else begin
+        let cached =
+          if slot >= 0 && File_cache.revalidate cache slot t.st2 ~now_ms:t.now_ms then slot
+          else File_cache.insert cache t.path ~len:m ~fd t.st2 ~now_ms:t.now_ms
+        in
+        if cached >= 0 then begin
+          release fd; t.gz_slot <- cached; t.mem <- File_cache.content cache cached; Sidecar_mem
+        end
+        else Sidecar_fd fd
+      end
+    end
+    else (release fd; File_cache.insert_absent cache t.path ~len:m ~now_ms:t.now_ms; No_sidecar)
+  end
+
+(* Answers with the regular file at [t.path.{0 .. n-1}]: its bytes are on
+   [fd] ([>= 0]) or in [t.mem] ([fd = -1]), with the given metadata. From
+   here on [fd] is closed on every path. *)
+let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
   let slot = Mime_cache.slot_of_path t.mime t.path n in
   let ctype = Mime_cache.type_of t.mime slot in
   let vary = t.cfg.gzip_static && Mime_cache.compressible t.mime slot in
-  let gzfd = if vary && accepts_gzip_w t.weights buf req then open_sidecar t n else -1 in
-  let gz = gzfd >= 0 in
-  let fd = if gz then (ignore (Syscall.close fd); gzfd) else fd in
-  let st = if gz then t.st2 else t.st in
-  let size = Syscall.stat_size st in
+  let side = if vary && accepts_gzip_w t.weights buf req then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
+  let gz, fd, size, e_mtime, e_ns =
+    match side with
+    | No_sidecar -> false, fd, size, mtime_s, mtime_ns
+    | Sidecar_fd gzfd ->
+      release fd;
+      true, gzfd, Syscall.stat_size t.st2, Syscall.stat_mtime_s t.st2, Syscall.stat_mtime_ns t.st2
+    | Sidecar_mem ->
+      release fd;
+      let s = t.gz_slot in
+      true, -1, File_cache.size t.cache s, File_cache.mtime_s t.cache s, File_cache.mtime_ns t.cache s
+  in
   (* RFC 9110 §8.8.2.1: a modification time in the future (clock skew,
      touch -d) is replaced by the time of the answer, in Last-Modified and
      in every comparison made against it. The ETag keeps the real mtime. *)
-  let mtime = let m = Syscall.stat_mtime_s st and now = Ctx.now c in if m > now then now else m in
+  let mtime = let now = Ctx.now c in if e_mtime > now then now else e_mtime in
   match
-    let etag = make_etag t st ~gz in
+    let etag = make_etag t ~mtime_s:e_mtime ~mtime_ns:e_ns ~size ~gz in
     match preconditions c req buf etag mtime with
     | Send_412 ->
-      ignore (Syscall.close fd);
+      release fd;
       error_page c Precondition_failed
     | Send_304 ->
-      ignore (Syscall.close fd);
+      release fd;
       Ctx.start c Not_modified;
       Ctx.header c Etag etag;
       last_modified c mtime;
@@ -680,8 +742,32 @@ let serve_file t c req (buf : B.t) fd n ~is_get =
     (* Only header writers can raise here, before the fd is handed over;
        closing twice is harmless ([-ebadf]) but would be a bug if the
        number were reused, so this path is only for writer errors. *)
-    ignore (Syscall.close fd);
+    release fd;
     raise e
+
+(* [fd] is open on a regular file whose stat is in [t.st], at
+   [t.path.{0 .. n-1}]: serve it, through the cache when it is small. *)
+let serve_opened t c req buf fd n ~is_get =
+  let st = t.st in
+  let size = Syscall.stat_size st in
+  let cache = t.cache in
+  let cached =
+    if File_cache.enabled cache && size <= File_cache.max_file cache then begin
+      let slot = File_cache.find cache t.path ~len:n in
+      if slot >= 0 && File_cache.revalidate cache slot st ~now_ms:t.now_ms then slot
+      else File_cache.insert cache t.path ~len:n ~fd st ~now_ms:t.now_ms
+    end
+    else -1
+  in
+  if cached >= 0 then begin
+    release fd;
+    t.mem <- File_cache.content cache cached;
+    serve_file t c req buf (-1) n ~is_get ~size:(File_cache.size cache cached)
+      ~mtime_s:(File_cache.mtime_s cache cached) ~mtime_ns:(File_cache.mtime_ns cache cached)
+  end
+  else
+    serve_file t c req buf fd n ~is_get ~size ~mtime_s:(Syscall.stat_mtime_s st)
+      ~mtime_ns:(Syscall.stat_mtime_ns st)
 
 (* {1 Directories} *)
 
@@ -783,7 +869,7 @@ let serve_directory t c req buf dfd n ~is_get =
     let fd = Syscall.openat2_beneath t.root_fd t.path 1 (m - 1) ~no_symlinks:(not t.cfg.follow_symlinks) in
     if fd >= 0 && Syscall.fstat fd t.st = 0 && Syscall.stat_is_regular t.st then begin
       ignore (Syscall.close dfd);
-      serve_file t c req buf fd m ~is_get
+      serve_opened t c req buf fd m ~is_get
     end
     else begin
       if fd >= 0 then ignore (Syscall.close fd);
@@ -810,6 +896,19 @@ let serve t c req ~is_get =
     if n < 0 || n > path_capacity then error_page c Bad_request
     else if (not t.cfg.dotfiles) && has_hidden_segment t.path n then error_page c Not_found
     else begin
+      t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
+      (* The cache is keyed by file path; a path ending in '/' names its
+         index file. A fresh entry answers without a single syscall. *)
+      let key = if Target.ends_in_slash t.path n then append_string t.path n t.cfg.index else n in
+      let slot = File_cache.find t.cache t.path ~len:key in
+      if slot >= 0 && (not (File_cache.is_absent t.cache slot))
+         && File_cache.fresh t.cache slot ~now_ms:t.now_ms
+      then begin
+        t.mem <- File_cache.content t.cache slot;
+        serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
+          ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
+      end
+      else
       let fd = open_path t n in
       if fd < 0 then error_page c (status_of_errno fd)
       else if Syscall.fstat fd t.st <> 0 then begin
@@ -818,7 +917,7 @@ let serve t c req ~is_get =
       end
       else
         match Syscall.stat_kind t.st with
-        | Regular -> serve_file t c req buf fd n ~is_get
+        | Regular -> serve_opened t c req buf fd n ~is_get
         | Directory -> serve_directory t c req buf fd n ~is_get
         | Fifo | Socket | Char_device | Block_device | Symlink | Other ->
           ignore (Syscall.close fd);

@@ -148,6 +148,15 @@ type config = {
       (** Largest total of selected bytes answered as
           [multipart/byteranges]; above it the whole file is sent. Default
           256 KiB (the per-worker buffer is allocated on first use). *)
+  cache_max_file : int;
+      (** Files of at most this many bytes are kept in memory
+          ({!File_cache}) and answered with one [writev] and no syscall on
+          the file; larger ones go out with sendfile. Default 64 KiB; [0]
+          disables the cache. *)
+  cache_bytes : int;  (** Memory for cached contents, per worker. Default 64 MiB. *)
+  cache_ttl_ms : int;
+      (** How long a cached file is trusted before it is re-checked with
+          openat2 + fstat (a change shows at most this late). Default 1000. *)
 }
 
 val default_config : config

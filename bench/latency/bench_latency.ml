@@ -154,7 +154,10 @@ let result p =
         ("major_cycles", B.Int p.major_cycles);
         ("words_per_iteration", B.Float p.words_per_iter);
         ("promoted_words_per_iteration", B.Float p.promoted_per_iter);
-        ("with_churn", B.Obj (percentiles p.iter @ [ ("mean", B.Float (mean p.iter)) ]));
+        (* The churn's own histogram too: the report draws both and
+           bounds each percentile's uncertainty from them. *)
+        ( "with_churn",
+          B.Obj (percentiles p.iter @ [ ("mean", B.Float (mean p.iter)); ("histogram", histogram p.iter) ]) );
       ])
 
 let timer_overhead () =
