@@ -14,7 +14,7 @@ let usage_error fmt =
   Printf.ksprintf (fun msg -> Printf.eprintf "httpz serve: %s\nTry 'httpz serve --help'.\n%!" msg; 2) fmt
 
 let run pos_dir dir port host workers max_age list access_log stats max_connections dotfiles
-    no_symlinks no_gzip idle_timeout header_timeout =
+    no_symlinks no_gzip idle_timeout header_timeout cache_max_file cache_size =
   let root =
     match pos_dir, dir with
     | Some a, Some b when a <> b -> Error ()
@@ -33,13 +33,16 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
     else if max_connections < 1 then usage_error "--max-connections must be at least 1"
     else if not (idle_timeout > 0.) then usage_error "--idle-timeout must be positive"
     else if not (header_timeout > 0.) then usage_error "--header-timeout must be positive"
+    else if cache_max_file < 0 then usage_error "--cache-max-file must not be negative"
+    else if cache_size < 0 then usage_error "--cache-size must not be negative"
     else
       match
         Static.create
           { Static.default_config with
             root; list_directories = list;
             max_age = (match max_age with Some n -> n | None -> -1);
-            dotfiles; follow_symlinks = not no_symlinks; gzip_static = not no_gzip }
+            dotfiles; follow_symlinks = not no_symlinks; gzip_static = not no_gzip;
+            cache_max_file; cache_bytes = cache_size }
       with
       | Error msg -> usage_error "%s" msg
       | Ok static ->
@@ -136,6 +139,17 @@ let header_timeout =
        & info [ "header-timeout" ] ~docv:"SECONDS"
            ~doc:"How long a client may take to send a request head once it started.")
 
+let cache_max_file =
+  Arg.(value & opt int Static.default_config.cache_max_file
+       & info [ "cache-max-file" ] ~docv:"BYTES"
+           ~doc:"Files up to this size are kept in memory and answered without touching the \
+                 file system (re-checked every second, so a change shows within a second); \
+                 larger ones are sent with sendfile. 0 disables the cache.")
+
+let cache_size =
+  Arg.(value & opt int Static.default_config.cache_bytes
+       & info [ "cache-size" ] ~docv:"BYTES" ~doc:"Memory for cached files, per worker.")
+
 let serve_cmd =
   let doc = "serve a directory over HTTP/1.1" in
   let man = [
@@ -154,6 +168,7 @@ let serve_cmd =
   ] in
   Cmd.v (Cmd.info "serve" ~doc ~man ~exits:[])
     Term.(const run $ pos_dir $ dir $ port $ host $ workers $ max_age $ list $ access_log $ stats
-          $ max_connections $ dotfiles $ no_symlinks $ no_gzip $ idle_timeout $ header_timeout)
+          $ max_connections $ dotfiles $ no_symlinks $ no_gzip $ idle_timeout $ header_timeout
+          $ cache_max_file $ cache_size)
 
 let cmds : int Cmd.t list = [ serve_cmd ]

@@ -29,16 +29,14 @@ let oracles_available () =
    differences fail. A broken oracle or an over-eager category would
    otherwise pass the differential run silently. *)
 
+(* Per-category examples live in DIFFERENCES.md ("Example:" lines); these
+   are the cases that are no single category. *)
 let vectors =
   [ ("plain GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", [], []);
-    ("bare LF", "GET / HTTP/1.1\nHost: a\n\n", [ "bare_lf" ], [ "bare_lf" ]);
-    ("obs-fold", "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n", [ "obs_fold" ], [ "obs_fold" ]);
-    ("no Host", "GET / HTTP/1.1\r\n\r\n", [], [ "host_required" ]);
-    ("CL and TE", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
-     [ "length_and_chunked" ], []);
-    ("unknown method", "FOO / HTTP/1.1\r\nHost: a\r\n\r\n", [], [ "method_not_in_http_parser" ]);
-    ("HTTP/1.0 keep-alive", "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", [ "http10_keep_alive" ], []);
-    ("fragment", "GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n", [ "fragment_in_target" ], [ "fragment_in_target" ]);
+    ("plain POST", "POST /x?y HTTP/1.1\r\nHost: a:80\r\nContent-Length: 2\r\n\r\nhi", [], []);
+    ("all refuse", "GET / HTTP/1.1\r\nHost: a\r\nX\x00: y\r\n\r\n", [], []);
+    (* h11 waits for the empty line, httpz refuses at once: agreement. *)
+    ("early refusal", "GET / HTTP/1.1\r\nHo\x00", [], []);
     (* Two categories in a row: the fold is repaired, then the bare LF. *)
     ("fold then bare LF", "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\nY: c\r\n\r\n",
      [ "obs_fold"; "bare_lf" ], [ "obs_fold"; "bare_lf" ]) ]
@@ -111,10 +109,57 @@ let documented_ids () =
      with End_of_file -> close_in ic);
     List.sort_uniq compare !ids
 
+(* "{N*c}" in an example stands for N copies of c. *)
+let expand s =
+  let b = Buffer.create (String.length s) in
+  let n = String.length s in
+  let i = ref 0 in
+  while !i < n do
+    (match String.index_from_opt s !i '{' with
+     | Some j when j = !i && String.contains_from s j '}' ->
+       let k = String.index_from s j '}' in
+       (match String.split_on_char '*' (String.sub s (j + 1) (k - j - 1)) with
+        | [ count; c ] -> Buffer.add_string b (String.concat "" (List.init (int_of_string count) (fun _ -> c)))
+        | _ -> Alcotest.failf "bad repetition in example %S" s);
+       i := k
+     | _ -> Buffer.add_char b s.[!i]);
+    incr i
+  done;
+  Buffer.contents b
+
+(* Each category's "Example: `...`" line, after its "### `id`" heading. *)
+let documented_examples () =
+  match differences_file () with
+  | None -> Alcotest.fail "DIFFERENCES.md not found"
+  | Some f ->
+    let ic = open_in_bin f in
+    let current = ref "" and acc = ref [] in
+    (try
+       while true do
+         let l = input_line ic in
+         if String.length l > 6 && String.sub l 0 5 = "### `" then
+           current := String.sub l 5 (String.index_from l 5 '`' - 5)
+         else if String.length l > 11 && String.sub l 0 10 = "Example: `" then
+           acc := (!current, expand (Impl.unescape (String.sub l 10 (String.rindex l '`' - 10)))) :: !acc
+       done
+     with End_of_file -> close_in ic);
+    List.rev !acc
+
+let example (id, input) =
+  Alcotest.test_case id `Quick (fun () ->
+      let hp, h1 = compare_both input in
+      let findings = List.map (fun (f : Diff.finding) -> f.detail) (hp.findings @ h1.findings) in
+      Alcotest.(check (list string)) "no undocumented difference" [] findings;
+      let hits = List.map (strip_prefix "h11:") h1.hits @ List.map (strip_prefix "http_parser:") hp.hits in
+      if not (List.mem id hits) then
+        Alcotest.failf "example of %s classified as [%s]" id (String.concat "; " hits))
+
 let categories_documented () =
   let code = List.sort_uniq compare (List.map (fun (c : Categories.category) -> c.id) Categories.all) in
   Alcotest.(check (list string)) "category ids in categories.ml = ### headings in DIFFERENCES.md" code
-    (documented_ids ())
+    (documented_ids ());
+  Alcotest.(check (list string)) "one example per category" code
+    (List.sort_uniq compare (List.map fst (documented_examples ())))
 
 (* --- The run. --- *)
 
@@ -145,4 +190,5 @@ let () =
          Alcotest.test_case "generator reproducible" `Quick generator_reproducible;
          Alcotest.test_case "DIFFERENCES.md lists every category" `Quick categories_documented ]);
       ("vectors", List.map vector vectors);
+      ("DIFFERENCES.md examples", List.map example (documented_examples ()));
       ("differential", [ Alcotest.test_case (Printf.sprintf "seed %#x, %d inputs" seed count) `Slow differential ]) ]

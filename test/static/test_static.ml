@@ -191,6 +191,91 @@ let req ?(meth = "GET") ?(headers = []) ?(port = port) target =
 let check_status name want r = Alcotest.(check int) (name ^ ": status") want r.status
 let check_body name want r = Alcotest.(check string) (name ^ ": body") want r.body
 
+(* {1 The small-file cache}
+   A cached file is trusted for [cache_ttl_ms]; these servers use 200 ms so
+   the tests can wait past it. Files written here get fresh mtimes (not the
+   fixed [mtime] above), as a deploy would. *)
+
+let cache_dir = Filename.concat base "cache_root"
+let () = Unix.mkdir cache_dir 0o755
+let port_cache = lazy (start { cfg with root = cache_dir; cache_ttl_ms = 200 })
+let port_nocache = lazy (start { cfg with root = cache_dir; cache_max_file = 0 })
+
+let write_now path contents =
+  let tmp = path ^ ".tmp" in
+  let oc = open_out_bin tmp in
+  output_string oc contents;
+  close_out oc;
+  Unix.rename tmp path
+
+let overwrite_in_place path contents =
+  let oc = open_out_gen [ Open_wronly; Open_trunc; Open_binary ] 0o644 path in
+  output_string oc contents;
+  close_out oc;
+  (* mtime must move even within the same second on coarse filesystems *)
+  let t = Unix.gettimeofday () +. 5. in
+  Unix.utimes path t t
+
+let after_ttl () = Unix.sleepf 0.35
+
+let test_cache_change () =
+  let f = Filename.concat cache_dir "change.txt" in
+  write_now f "version one\n";
+  let port = port_cache in
+  let r1 = req ~port "/change.txt" in
+  check_body "first" "version one\n" r1;
+  let r2 = req ~port "/change.txt" in
+  check_body "cached" "version one\n" r2;
+  Alcotest.(check (option string)) "same ETag while cached" (header r1 "etag") (header r2 "etag");
+  overwrite_in_place f "version two\n";
+  after_ttl ();
+  let r3 = req ~port "/change.txt" in
+  check_body "same size, new mtime: re-read after the ttl" "version two\n" r3;
+  Alcotest.(check bool) "ETag changed" true (header r1 "etag" <> header r3 "etag");
+  overwrite_in_place f "version three, longer\n";
+  after_ttl ();
+  check_body "grown file" "version three, longer\n" (req ~port "/change.txt");
+  (* Ranges and HEAD are answered from the cached bytes too. *)
+  let r = req ~port ~headers:[ "Range", "bytes=8-12" ] "/change.txt" in
+  check_status "range from cache" 206 r;
+  check_body "range bytes" "three" r;
+  let h = req ~port ~meth:"HEAD" "/change.txt" in
+  Alcotest.(check (option string)) "HEAD length" (Some "22") (header h "content-length");
+  Alcotest.(check string) "HEAD body" "" h.body
+
+let test_cache_replace () =
+  let f = Filename.concat cache_dir "replace.css" in
+  write_now f "a { color: red }\n";
+  let port = port_cache in
+  check_body "first" "a { color: red }\n" (req ~port "/replace.css");
+  write_now f "a { color: blue }\n";  (* rename over it: a new inode *)
+  after_ttl ();
+  check_body "replaced by rename" "a { color: blue }\n" (req ~port "/replace.css");
+  (* A sidecar that appears later is found once the cached "absent" expires. *)
+  let gz = [ "Accept-Encoding", "gzip" ] in
+  check_body "no sidecar yet" "a { color: blue }\n" (req ~port ~headers:gz "/replace.css");
+  write_now (f ^ ".gz") "\x1f\x8b-gz-bytes";
+  after_ttl ();
+  let r = req ~port ~headers:gz "/replace.css" in
+  check_body "sidecar now served" "\x1f\x8b-gz-bytes" r;
+  Alcotest.(check (option string)) "Content-Encoding" (Some "gzip") (header r "content-encoding");
+  Sys.remove (f ^ ".gz");
+  Sys.remove f;
+  after_ttl ();
+  check_status "deleted: 404 after the ttl" 404 (req ~port "/replace.css");
+  check_status "deleted: sidecar not served either" 404 (req ~port ~headers:gz "/replace.css")
+
+let test_cache_bypass () =
+  let big = String.init (200 * 1024) (fun i -> Char.chr (97 + (i mod 26))) in
+  write_now (Filename.concat cache_dir "big.bin") big;
+  let r = req ~port:port_cache "/big.bin" in
+  check_status "large file" 200 r;
+  Alcotest.(check bool) "large file (sendfile) byte-equal" true (r.body = big);
+  write_now (Filename.concat cache_dir "small.txt") "small\n";
+  check_body "cache disabled: served" "small\n" (req ~port:port_nocache "/small.txt");
+  overwrite_in_place (Filename.concat cache_dir "small.txt") "SMALL\n";
+  check_body "cache disabled: a change shows at once" "SMALL\n" (req ~port:port_nocache "/small.txt")
+
 (* {1 Plain GET and HEAD} *)
 
 let test_get () =
@@ -795,5 +880,9 @@ let () =
       ];
       "gzip", [ Alcotest.test_case "sidecars" `Quick test_gzip ];
       "alloc", [ Alcotest.test_case "0 words per request in the server" `Quick test_zero_alloc_server ];
+      "cache",
+      [ Alcotest.test_case "a change shows within the ttl" `Quick test_cache_change;
+        Alcotest.test_case "replace, delete, sidecar appears" `Quick test_cache_replace;
+        Alcotest.test_case "large files bypass it; disabled cache" `Quick test_cache_bypass ];
       "cli", [ Alcotest.test_case "validation errors exit 2" `Quick test_cli ];
     ]

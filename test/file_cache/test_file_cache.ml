@@ -1,0 +1,125 @@
+(* File_cache on its own: hits, limits, eviction, revalidation, and that a
+   lookup allocates nothing. Real files, real fstat. *)
+open Httpz_server
+module B = Httpz.Bigstring
+
+let dir =
+  let f = Filename.temp_file "httpz_fc" "" in
+  Sys.remove f; Unix.mkdir f 0o755; f
+
+let () = at_exit (fun () -> ignore (Sys.command ("rm -rf " ^ Filename.quote dir)))
+
+let file name contents =
+  let p = Filename.concat dir name in
+  let oc = open_out_bin p in
+  output_string oc contents; close_out oc; p
+
+let st = Syscall.stat_create ()
+
+(* Opens [path] and stats it; the caller closes the fd. *)
+let opened path =
+  let fd = Syscall.fd_of_unix (Unix.openfile path [ Unix.O_RDONLY ] 0) in
+  Alcotest.(check int) "fstat" 0 (Syscall.fstat fd st);
+  fd
+
+let key s = B.of_string s
+
+let insert t name ~now_ms =
+  let fd = opened (Filename.concat dir name) in
+  let k = key ("/" ^ name) in
+  let slot = File_cache.insert t k ~len:(B.length k) ~fd st ~now_ms in
+  ignore (Syscall.close fd);
+  slot
+
+let find t name = let k = key ("/" ^ name) in File_cache.find t k ~len:(B.length k)
+
+let test_hit_and_limits () =
+  ignore (file "a.txt" "alpha");
+  ignore (file "big.txt" (String.make 100 'x'));
+  let t = File_cache.create ~max_file:64 ~max_bytes:1000 ~ttl_ms:1000 () in
+  let s = insert t "a.txt" ~now_ms:0 in
+  Alcotest.(check bool) "inserted" true (s >= 0);
+  Alcotest.(check int) "found at its slot" s (find t "a.txt");
+  Alcotest.(check string) "contents" "alpha" (B.sub_string (File_cache.content t s) ~off:0 ~len:5);
+  Alcotest.(check int) "size" 5 (File_cache.size t s);
+  Alcotest.(check bool) "fresh within ttl" true (File_cache.fresh t s ~now_ms:999);
+  Alcotest.(check bool) "stale after ttl" false (File_cache.fresh t s ~now_ms:1000);
+  Alcotest.(check int) "over max_file: not cached" (-1) (insert t "big.txt" ~now_ms:0);
+  Alcotest.(check int) "unknown path" (-1) (find t "nope.txt");
+  Alcotest.(check int) "bytes counted" 5 (File_cache.bytes t)
+
+let test_budget () =
+  List.iter (fun n -> ignore (file n (String.make 40 'y'))) [ "b1"; "b2"; "b3" ];
+  let t = File_cache.create ~max_file:64 ~max_bytes:100 ~ttl_ms:1000 () in
+  Alcotest.(check bool) "first fits" true (insert t "b1" ~now_ms:0 >= 0);
+  Alcotest.(check bool) "second fits" true (insert t "b2" ~now_ms:0 >= 0);
+  Alcotest.(check int) "third exceeds the byte budget" (-1) (insert t "b3" ~now_ms:0);
+  Alcotest.(check int) "budget respected" 80 (File_cache.bytes t);
+  (* Re-inserting an existing entry replaces it, not adds to it. *)
+  Alcotest.(check bool) "re-insert" true (insert t "b1" ~now_ms:5 >= 0);
+  Alcotest.(check int) "no double count" 80 (File_cache.bytes t)
+
+let test_eviction () =
+  (* Capacity 16 (one probe window): the 17th file evicts the least
+     recently used one, and the cache keeps working. *)
+  let t = File_cache.create ~capacity:16 ~max_file:64 ~max_bytes:100_000 ~ttl_ms:1000 () in
+  for i = 0 to 16 do
+    let n = Printf.sprintf "e%02d" i in
+    ignore (file n n);
+    Alcotest.(check bool) ("insert " ^ n) true (insert t n ~now_ms:i >= 0)
+  done;
+  Alcotest.(check int) "oldest evicted" (-1) (find t "e00");
+  Alcotest.(check bool) "newest present" true (find t "e16" >= 0);
+  Alcotest.(check int) "bytes track evictions" (16 * 3) (File_cache.bytes t)
+
+let test_revalidate () =
+  let p = file "r.txt" "one" in
+  let t = File_cache.create ~max_file:64 ~max_bytes:1000 ~ttl_ms:10 () in
+  let s = insert t "r.txt" ~now_ms:0 in
+  let fd = opened p in
+  ignore (Syscall.close fd);
+  Alcotest.(check bool) "unchanged file revalidates" true (File_cache.revalidate t s st ~now_ms:50);
+  Alcotest.(check bool) "and is fresh again" true (File_cache.fresh t s ~now_ms:55);
+  ignore (file "r.txt" "two!");
+  let fd = opened p in
+  ignore (Syscall.close fd);
+  Alcotest.(check bool) "changed size: not revalidated" false (File_cache.revalidate t s st ~now_ms:60);
+  let k = key "/gone.gz" in
+  File_cache.insert_absent t k ~len:(B.length k) ~now_ms:0;
+  let a = File_cache.find t k ~len:(B.length k) in
+  Alcotest.(check bool) "absent recorded" true (a >= 0 && File_cache.is_absent t a)
+
+let test_disabled () =
+  ignore (file "d.txt" "d");
+  let t = File_cache.create ~max_file:0 ~max_bytes:1000 ~ttl_ms:1000 () in
+  Alcotest.(check bool) "disabled" false (File_cache.enabled t);
+  Alcotest.(check int) "insert does nothing" (-1) (insert t "d.txt" ~now_ms:0);
+  Alcotest.(check int) "find never hits" (-1) (find t "d.txt")
+
+let alloc_tests =
+  ignore (file "z.txt" "zzz");
+  let t = File_cache.create ~max_file:64 ~max_bytes:1000 ~ttl_ms:1000 () in
+  ignore (insert t "z.txt" ~now_ms:0);
+  let k = key "/z.txt" and miss = key "/missing/path" in
+  let s = File_cache.find t k ~len:(B.length k) in
+  let fd = opened (Filename.concat dir "z.txt") in
+  ignore (Syscall.close fd);
+  [ Httpz_test_support.zero_alloc "find (hit) + fresh + accessors" (fun () ->
+        let s = File_cache.find t k ~len:(B.length k) in
+        ignore (Sys.opaque_identity (File_cache.fresh t s ~now_ms:1));
+        ignore (Sys.opaque_identity (File_cache.content t s));
+        ignore (Sys.opaque_identity (File_cache.size t s + File_cache.mtime_s t s)));
+    Httpz_test_support.zero_alloc "find (miss)" (fun () ->
+        ignore (Sys.opaque_identity (File_cache.find t miss ~len:(B.length miss))));
+    Httpz_test_support.zero_alloc "revalidate (unchanged)" (fun () ->
+        ignore (Sys.opaque_identity (File_cache.revalidate t s st ~now_ms:2))) ]
+
+let () =
+  Alcotest.run "file_cache"
+    [ "cache",
+      [ Alcotest.test_case "hit, ttl, limits" `Quick test_hit_and_limits;
+        Alcotest.test_case "byte budget" `Quick test_budget;
+        Alcotest.test_case "eviction" `Quick test_eviction;
+        Alcotest.test_case "revalidate and absent" `Quick test_revalidate;
+        Alcotest.test_case "disabled" `Quick test_disabled ];
+      "alloc", alloc_tests ]
