@@ -30,6 +30,16 @@ bench-quick: deps-bench
 	$(DUNE) build --profile release @install @default
 	bench/run.sh quick
 
+# Differential fuzzing of the request parser against Node's http_parser and
+# Python's h11 (test/fuzz/DIFFERENCES.md). A fresh random seed each run,
+# printed first (FUZZ_SEED=N to replay one); FUZZ_COUNT=N bounds the number
+# of inputs instead of the time.
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= -1
+fuzz: deps
+	$(DUNE) build ./test/fuzz/fuzz.exe
+	./_build/default/test/fuzz/fuzz.exe --seed $(FUZZ_SEED) $(if $(FUZZ_COUNT),--count $(FUZZ_COUNT),--seconds $(FUZZ_SECONDS))
+
 serve: build
 	./_build/install/default/bin/httpz serve -d $(DIR) -p $(PORT)
 

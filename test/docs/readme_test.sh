@@ -11,6 +11,25 @@ example=$(awk '/^```ocaml$/{f=1; next} /^```$/{if (f) exit} f' README.md)
 if [ "$example" = "$(cat examples/quickstart/quickstart.ml)" ]; then ok "README example = examples/quickstart/quickstart.ml"
 else ko "README example differs from examples/quickstart/quickstart.ml"; fi
 
+# Every other OCaml block must be a verbatim excerpt of the example file the
+# README names just before it.
+python3 - <<'PY' || fail=$((fail + 1))
+import re, sys
+readme = open("README.md").read()
+blocks = list(re.finditer(r"```ocaml\n(.*?)```", readme, re.S))
+bad = 0
+for m in blocks[1:]:
+    before = readme[:m.start()]
+    names = re.findall(r"`(examples/[A-Za-z0-9_/.-]+\.ml)`", before)
+    if not names:
+        print("FAIL an OCaml block names no example file before it"); bad += 1; continue
+    src = open(names[-1]).read()
+    if m.group(1) in src: print("ok   README block is an excerpt of " + names[-1])
+    else: print("FAIL README block is not an excerpt of " + names[-1]); bad += 1
+sys.exit(1 if bad else 0)
+PY
+[ $? -eq 0 ] && pass=$((pass + 1))
+
 for target in $(grep -oE 'make [a-z-]+' README.md | awk '{print $2}' | sort -u); do
   if grep -qE "^$target:" Makefile; then ok "make $target exists"; else ko "README names 'make $target', Makefile lacks it"; fi
 done
