@@ -517,20 +517,24 @@ let all : category list =
                  || oracle_rejects_with p "HPE_INVALID_TRANSFER_ENCODING"
                  || List.exists (fun f -> List.mem f [ "chunked"; "content_length"; "keep_alive" ]) p.fields))
             (Repair (map_lines p.input (fun n l -> if lookalike n then None else Some l)))) };
-    { id = "connection_token_prefix"; oracles = [ Http_parser ];
+    { id = "connection_matcher"; oracles = [ Http_parser ];
       check = (fun p ->
+          (* http_parser's Connection matcher loses its place after an
+             element that is a proper prefix of an option it knows, or that
+             is not a token, and misses the option that follows. *)
           let options = [ "close"; "keep-alive"; "upgrade" ] in
-          let proper_prefix e =
+          let confusing e =
             let e = lower e in
-            List.exists (fun o -> String.length e < String.length o && String.sub o 0 (String.length e) = e) options
+            (not (String.for_all tchar e))
+            || List.exists (fun o -> String.length e < String.length o && String.sub o 0 (String.length e) = e) options
           in
           let elements = List.concat_map list_elements (values p.input "connection") in
           when_
-            (List.mem "keep_alive" p.fields && List.exists proper_prefix elements)
+            (List.mem "keep_alive" p.fields && List.exists confusing elements)
             (Repair (map_lines p.input (fun n l ->
                  match field l with
                  | Some (_, v) when n = "connection" ->
-                   Some (set_value l (String.concat ", " (List.filter (fun e -> not (proper_prefix e)) (list_elements v))))
+                   Some (set_value l (String.concat ", " (List.filter (fun e -> not (confusing e)) (list_elements v))))
                  | _ -> Some l)))) };
     { id = "proxy_connection"; oracles = [ Http_parser ];
       check = (fun p ->

@@ -21,8 +21,8 @@ let spans_inside t ~off =
 
 exception Self of string * string
 
-let parse_at ?(len = -1) t s ~off ~garbage =
-  let len = if len < 0 then String.length s else len in
+let parse_at t s ~off ~garbage =
+  let len = String.length s in
   let buf = Impl.embed ~off ~garbage s in
   let st =
     try R.parse t buf ~off ~len
@@ -114,12 +114,9 @@ let httpz_checked ~split s =
    with Self (k, m) -> add k m);
   (reference, List.rev !findings)
 
-(* --- Categories of deliberate difference -------------------------------- *)
+(* --- Comparison with an oracle ------------------------------------------ *)
 
 open Categories
-
-
-(* --- Comparison ------------------------------------------------------------ *)
 
 let close_head s = s ^ "\r\n\r\n"
 
@@ -136,36 +133,44 @@ let undocumented oracle ~via p =
   in
   { hits = []; findings = [ { kind = "undocumented:" ^ name; input = p.input; detail } ] }
 
-(* [compare oracle ~hz_run input hz o] compares httpz's result [hz] on
-   [input] with the oracle's [o]; [hz_run] re-runs httpz on a derived
-   input. Every difference must be explained by a category (recorded in
-   [hits]) or becomes a finding. *)
+let nothing = { hits = []; findings = [] }
+
+(* Every difference must be explained by a category (recorded in [hits])
+   or becomes a finding; [via] says which repairs led to the input at
+   hand, for the report. *)
 let rec compare ?(depth = 0) ?(via = []) (oracle : oracle) ~hz_run input hz o =
-  let again ~why s' =
-    if depth >= max_depth then { hits = []; findings = [] }
-    else compare ~depth:(depth + 1) ~via:(via @ [ why ]) oracle ~hz_run s' (hz_run s') (oracle.run s')
+  let again ~why s' hz' o' =
+    if depth >= max_depth then
+      { hits = [];
+        findings = [ { kind = "harness:repair loop"; input = s'; detail = String.concat ", then " (via @ [ why ]) } ] }
+    else compare ~depth:(depth + 1) ~via:(via @ [ why ]) oracle ~hz_run s' hz' o'
+  in
+  let differ fields =
+    let p = { oracle = oracle.name; input; hz; o; fields } in
+    explain ~via oracle ~used:[] p (fun ~why s' -> again ~why s' (hz_run s') (oracle.run s'))
   in
   match hz, o with
-  | Impl.Reject _, Impl.Reject _ | Impl.Partial, Impl.Partial -> { hits = []; findings = [] }
+  | Impl.Reject _, Impl.Reject _ | Impl.Partial, Impl.Partial -> nothing
   | Impl.Reject _, Impl.Partial ->
     (* The oracle has not looked yet (h11 waits for the empty line): show
        it the end of a head and ask again. *)
     let s' = close_head input in
     (match oracle.run s' with
-     | Impl.Reject _ | Impl.Partial -> { hits = []; findings = [] }
-     | _ -> again ~why:"closed with CRLFCRLF" s')
+     | Impl.Reject _ | Impl.Partial -> nothing
+     | o' -> again ~why:"closed with CRLFCRLF" s' (hz_run s') o')
   | Impl.Partial, Impl.Reject _ ->
     let s' = close_head input in
     (match hz_run s' with
-     | Impl.Reject _ | Impl.Partial -> { hits = []; findings = [] }
-     | _ -> again ~why:"closed with CRLFCRLF" s')
+     | Impl.Reject _ | Impl.Partial -> nothing
+     | hz' -> again ~why:"closed with CRLFCRLF" s' hz' (oracle.run s'))
   | Impl.Accept a, Impl.Accept b ->
-    (match Impl.facts_diff a b with
-     | [] -> { hits = []; findings = [] }
-     | fields -> explain ~depth ~via oracle ~hz_run ~used:[] { oracle = oracle.name; input; hz; o; fields } again)
-  | _ -> explain ~depth ~via oracle ~hz_run ~used:[] { oracle = oracle.name; input; hz; o; fields = [ "verdict" ] } again
+    (match Impl.facts_diff a b with [] -> nothing | fields -> differ fields)
+  | _ -> differ [ "verdict" ]
 
-and explain ~depth ~via oracle ~hz_run ~used p again =
+(* The first category that explains [p]: explained outright, or after a
+   repair (compared again from scratch), or after normalizing the facts
+   (the remaining differences must be explained by other categories). *)
+and explain ~via oracle ~used p again =
   let name = Impl.name_to_string oracle.name in
   let found =
     List.find_map
@@ -178,16 +183,13 @@ and explain ~depth ~via oracle ~hz_run ~used p again =
   match found with
   | None -> undocumented oracle ~via p
   | Some (c, a) ->
-    let hit = name ^ ":" ^ c.id in
-    let add r = { r with hits = hit :: r.hits } in
+    let add r = { r with hits = (name ^ ":" ^ c.id) :: r.hits } in
     (match a with
-     | Explained -> add { hits = []; findings = [] }
-     | Repair s' when s' = p.input -> add { hits = []; findings = [] }
+     | Explained -> add nothing
+     | Repair s' when s' = p.input -> add nothing
      | Repair s' -> add (again ~why:("repaired for " ^ c.id) s')
      | Normalize (a', b') ->
        (match Impl.facts_diff a' b' with
-        | [] -> add { hits = []; findings = [] }
+        | [] -> add nothing
         | fields ->
-          add
-            (explain ~depth ~via oracle ~hz_run ~used:(c.id :: used)
-               { p with hz = Impl.Accept a'; o = Impl.Accept b'; fields } again)))
+          add (explain ~via oracle ~used:(c.id :: used) { p with hz = Impl.Accept a'; o = Impl.Accept b'; fields } again)))

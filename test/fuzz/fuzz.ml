@@ -1,4 +1,4 @@
-(* The long run of `make fuzz`; see README.md in this directory. *)
+(* The long run of `make fuzz` and the replay of findings; see DIFFERENCES.md. *)
 open Httpz_fuzz
 let () =
   let seed = ref 0 and count = ref max_int and seconds = ref infinity and index = ref (-1) in

@@ -64,7 +64,7 @@ let run cfg h11 =
   in
   let t0 = Unix.gettimeofday () in
   let next = ref cfg.first_index in
-  let stop_at = cfg.first_index + cfg.count in
+  let stop_at = if cfg.count > max_int - cfg.first_index then max_int else cfg.first_index + cfg.count in
   let last_progress = ref t0 in
   while !next < stop_at && Unix.gettimeofday () -. t0 < cfg.seconds do
     let n = min batch_size (stop_at - !next) in

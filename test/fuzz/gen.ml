@@ -276,7 +276,7 @@ let connection_weird rs =
     [| "close"; "CLOSE"; "keep-alive"; "Keep-Alive"; "keep-alive, close"; "close, keep-alive";
        "upgrade"; "keepalive"; "close;"; " , close"; "clos"; "closed"; "keep-alive,"; "x, close, y";
        ""; "close close"; "close,close"; "cl, close"; "keep, keep-alive"; "c, close"; "up, close";
-       "k, Keep-Alive"; "closer, close" |]
+       "k, Keep-Alive"; "closer, close"; "T E, close"; "a b, keep-alive"; "x;y, close" |]
 
 let host_weird rs =
   pick rs

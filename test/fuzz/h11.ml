@@ -147,23 +147,6 @@ let interpreters () =
   (match Sys.getenv_opt "HTTPZ_PYTHON" with Some p -> [ p ] | None -> [])
   @ [ "/usr/bin/python3"; "python3" ]
 
-let start () =
-  match List.find_opt can_import (interpreters ()) with
-  | None ->
-    Error
-      "no python3 can import h11: install Debian's python3-h11 (scripts/deps.sh test), \
-       or point HTTPZ_PYTHON at an interpreter that has h11"
-  | Some py ->
-    let child_in, to_child = Unix.pipe ~cloexec:true () in
-    let from_child, child_out = Unix.pipe ~cloexec:true () in
-    let pid =
-      Unix.create_process py [| py; "-c"; H11_script.source |] child_in child_out Unix.stderr
-    in
-    Unix.close child_in;
-    Unix.close child_out;
-    Ok { pid; to_child = Unix.out_channel_of_descr to_child;
-         from_child = Unix.in_channel_of_descr from_child }
-
 let send t s =
   let n = String.length s in
   let hdr = Bytes.create 4 in
@@ -209,6 +192,36 @@ let batch t inputs =
   out
 
 let check t s = (batch t [| s |]).(0)
+
+let start () =
+  match List.find_opt can_import (interpreters ()) with
+  | None ->
+    Error
+      "no python3 can import h11: install Debian's python3-h11 (scripts/deps.sh test), \
+       or point HTTPZ_PYTHON at an interpreter that has h11"
+  | Some py ->
+    (* A file rather than [-c]: tracebacks then name lines, and ps stays short. *)
+    let script = Filename.temp_file "httpz_h11_oracle" ".py" in
+    let oc = open_out_bin script in
+    output_string oc H11_script.source;
+    close_out oc;
+    let child_in, to_child = Unix.pipe ~cloexec:true () in
+    let from_child, child_out = Unix.pipe ~cloexec:true () in
+    let pid = Unix.create_process py [| py; script |] child_in child_out Unix.stderr in
+    Unix.close child_in;
+    Unix.close child_out;
+    let t = { pid; to_child = Unix.out_channel_of_descr to_child;
+              from_child = Unix.in_channel_of_descr from_child } in
+    (* Once it has answered, Python has read the script: remove it now, so
+       an interrupted run leaves nothing behind. *)
+    let ready = match check t "GET" with Impl.Partial -> true | _ | (exception Failure _) -> false in
+    (try Sys.remove script with Sys_error _ -> ());
+    if ready then Ok t
+    else begin
+      (try Unix.kill pid Sys.sigterm with Unix.Unix_error _ -> ());
+      ignore (Unix.waitpid [] pid : int * Unix.process_status);
+      Error ("the h11 oracle started with " ^ py ^ " does not answer")
+    end
 
 let stop t =
   (try

@@ -1,7 +1,7 @@
 # Python's h11 as a differential oracle for Httpz.Request.parse.
 #
 # A long-lived subprocess of the fuzz harness (h11.ml embeds this file and
-# runs it with `python3 -c`). Protocol, one exchange per input:
+# runs a temporary copy of it). Protocol, one exchange per input:
 #   stdin:  4-byte big-endian length, then that many bytes of request
 #   stdout: one JSON line, {"v": "accept", ...facts} | {"v": "partial"} |
 #           {"v": "reject", "why": "..."}
@@ -26,6 +26,9 @@ def text(b):
 
 
 def verdict(data):
+    if not data:
+        # h11 reads b"" as end of stream; here it is only an empty input.
+        return {"v": "partial"}
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
     try:
         conn.receive_data(data)
