@@ -149,12 +149,47 @@ let content_length_field t b voff vlen =
     fail t Parse_error.Conflicting_content_length;
   t.content_length <- n
 
+let[@inline] is_hex c = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+
+(* Host = uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986 §3.2.2-3.2.3):
+   uri-host is an IP-literal in brackets, or a reg-name / IPv4address made
+   of unreserved, sub-delims and pct-encoded bytes; port is *DIGIT. An
+   invalid value MUST be answered 400 (RFC 9112 §3.2). *)
 let host_field t b voff vlen =
   t.host_count <- t.host_count + 1;
   if t.host_count > 1 then fail t Parse_error.Duplicate_host;
-  for i = voff to voff + vlen - 1 do
-    if not (Charset.is_host_char (get b i)) then fail t Parse_error.Bad_host
-  done;
+  let stop = voff + vlen in
+  let i = ref voff in
+  if vlen > 0 && get b voff = '[' then begin
+    incr i;
+    while !i < stop && get b !i <> ']' do
+      let c = get b !i in
+      if c = '[' || not (Charset.is_host_char c) then fail t Parse_error.Bad_host;
+      incr i
+    done;
+    if !i >= stop || !i = voff + 1 then fail t Parse_error.Bad_host;
+    incr i (* past ']' *)
+  end
+  else
+    while !i < stop && get b !i <> ':' do
+      let c = get b !i in
+      if c = '%' then begin
+        if !i + 2 >= stop || not (is_hex (get b (!i + 1)) && is_hex (get b (!i + 2))) then
+          fail t Parse_error.Bad_host;
+        i := !i + 3
+      end
+      else if c = '[' || c = ']' || not (Charset.is_host_char c) then fail t Parse_error.Bad_host
+      else incr i
+    done;
+  if !i < stop then begin
+    if get b !i <> ':' then fail t Parse_error.Bad_host;
+    incr i;
+    while !i < stop do
+      let c = get b !i in
+      if c < '0' || c > '9' then fail t Parse_error.Bad_host;
+      incr i
+    done
+  end;
   t.host <- Span.make ~off:voff ~len:vlen
 
 let field_semantics t b id voff vlen =

@@ -827,7 +827,17 @@ let gen_target =
     (G.string_size ~gen:(G.frequency [ (12, gen_of_string target_chars); (1, G.char_range '\x80' '\xff') ])
        (G.int_range 0 80))
 
-let gen_host = G.string_size ~gen:(gen_of_string "abcdefghijklmnopqrstuvwxyz0123456789-._~:[]") (G.int_range 0 20)
+(* Valid Host values: uri-host [":" port] (RFC 9110 §7.2): a reg-name or an
+   IP-literal, then maybe a port (possibly empty). *)
+let gen_host =
+  let open G in
+  let reg_name = string_size ~gen:(gen_of_string "abcdefghijklmnopqrstuvwxyz0123456789-._~") (int_range 0 20) in
+  let ip_literal =
+    map (fun s -> "[" ^ s ^ "]")
+      (string_size ~gen:(gen_of_string "0123456789abcdef:") (int_range 1 16))
+  in
+  let port = oneof [ pure ""; map (fun p -> ":" ^ p) (string_size ~gen:(char_range '0' '9') (int_range 0 5)) ] in
+  map2 (fun h p -> if h = "" then "" else h ^ p) (frequency [ (4, reg_name); (1, ip_literal) ]) port
 
 let insert_at l i x =
   let rec go j = function [] -> [ x ] | y :: rest -> if j = i then x :: y :: rest else y :: go (j + 1) rest in
