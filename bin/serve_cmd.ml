@@ -14,7 +14,7 @@ let usage_error fmt =
   Printf.ksprintf (fun msg -> Printf.eprintf "httpz serve: %s\nTry 'httpz serve --help'.\n%!" msg; 2) fmt
 
 let run pos_dir dir port host workers max_age list access_log stats max_connections dotfiles
-    no_symlinks no_gzip idle_timeout header_timeout cache_max_file cache_size =
+    no_symlinks no_gzip idle_timeout header_timeout write_timeout cache_max_file cache_size =
   let root =
     match pos_dir, dir with
     | Some a, Some b when a <> b -> Error ()
@@ -33,6 +33,7 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
     else if max_connections < 1 then usage_error "--max-connections must be at least 1"
     else if not (idle_timeout > 0.) then usage_error "--idle-timeout must be positive"
     else if not (header_timeout > 0.) then usage_error "--header-timeout must be positive"
+    else if not (write_timeout > 0.) then usage_error "--write-timeout must be positive"
     else if cache_max_file < 0 then usage_error "--cache-max-file must not be negative"
     else if cache_size < 0 then usage_error "--cache-size must not be negative"
     else
@@ -62,7 +63,7 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
             { Server.default_config with
               host; port;
               workers = (match workers with Some n -> n | None -> Server.cpu_count ());
-              stats; access_log; max_connections; idle_timeout; header_timeout;
+              stats; access_log; max_connections; idle_timeout; header_timeout; write_timeout;
               root = Some root }
           in
           Server.run config (Static.handler static)
@@ -139,6 +140,12 @@ let header_timeout =
        & info [ "header-timeout" ] ~docv:"SECONDS"
            ~doc:"How long a client may take to send a request head once it started.")
 
+let write_timeout =
+  Arg.(value & opt float Server.default_config.write_timeout
+       & info [ "write-timeout" ] ~docv:"SECONDS"
+           ~doc:"How long a response may make no progress because the client does not read \
+                 before the connection is closed.")
+
 let cache_max_file =
   Arg.(value & opt int Static.default_config.cache_max_file
        & info [ "cache-max-file" ] ~docv:"BYTES"
@@ -169,6 +176,6 @@ let serve_cmd =
   Cmd.v (Cmd.info "serve" ~doc ~man ~exits:[])
     Term.(const run $ pos_dir $ dir $ port $ host $ workers $ max_age $ list $ access_log $ stats
           $ max_connections $ dotfiles $ no_symlinks $ no_gzip $ idle_timeout $ header_timeout
-          $ cache_max_file $ cache_size)
+          $ write_timeout $ cache_max_file $ cache_size)
 
 let cmds : int Cmd.t list = [ serve_cmd ]

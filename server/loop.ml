@@ -687,7 +687,11 @@ let accept_ready w =
     if w.active >= w.p.max_connections then stop_listening w
     else begin
       let fd = Syscall.accept4 w.lfd in
-      if fd >= 0 then new_conn w fd
+      if fd >= 0 then begin
+        (* Log a shortage once per episode, not at every 100 ms retry. *)
+        w.accept_error_logged <- false;
+        new_conn w fd
+      end
       else if fd = - Syscall.eagain then budget := 0
       else if fd = - Syscall.eintr || fd = - Syscall.econnaborted || fd = - Syscall.eproto then ()
       else begin
@@ -777,7 +781,6 @@ let turn w =
   done;
   if w.accept_resume_ns > 0 && w.now_ns >= w.accept_resume_ns then begin
     w.accept_resume_ns <- 0;
-    w.accept_error_logged <- false;
     maybe_resume_accept w
   end;
   if Access_log.pending w.log && w.sh.now <> w.log_flushed_s then begin

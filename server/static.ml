@@ -910,7 +910,16 @@ let serve t c req ~is_get =
       end
       else
       let fd = open_path t n in
-      if fd < 0 then error_page c (status_of_errno fd)
+      if fd < 0 && slot >= 0 && (not (File_cache.is_absent t.cache slot))
+         && (fd = - Syscall.emfile || fd = - Syscall.enfile)
+      then begin
+        (* Out of descriptors, the re-check cannot open the file: the copy
+           we hold is better than a 503; it is checked again next time. *)
+        t.mem <- File_cache.content t.cache slot;
+        serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
+          ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
+      end
+      else if fd < 0 then error_page c (status_of_errno fd)
       else if Syscall.fstat fd t.st <> 0 then begin
         ignore (Syscall.close fd);
         error_page c Internal_server_error

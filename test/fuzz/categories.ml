@@ -119,6 +119,29 @@ let host_char c =
   | '(' | ')' | '*' | '+' | ',' | ';' | '=' | '%' | ':' | '[' | ']' -> true
   | _ -> false
 
+(* Host = uri-host [":" port] (RFC 3986 §3.2.2-3.2.3), written on strings,
+   independently of the parser: an IP-literal in brackets (host chars but
+   brackets inside), or a reg-name of unreserved / sub-delims / %HH; then
+   optionally ':' and digits. *)
+let valid_uri_host v =
+  let n = String.length v in
+  let is_hex c = match c with '0' .. '9' | 'a' .. 'f' | 'A' .. 'F' -> true | _ -> false in
+  let port_ok i = i = n || (v.[i] = ':' && String.for_all (fun c -> c >= '0' && c <= '9') (String.sub v (i + 1) (n - i - 1))) in
+  if n > 0 && v.[0] = '[' then
+    match String.index_opt v ']' with
+    | None -> false
+    | Some j ->
+      j > 1 && String.for_all (fun c -> host_char c && c <> '[' && c <> ']') (String.sub v 1 (j - 1))
+      && port_ok (j + 1)
+  else begin
+    let rec reg i =
+      if i = n || v.[i] = ':' then port_ok i
+      else if v.[i] = '%' then i + 2 < n && is_hex v.[i + 1] && is_hex v.[i + 2] && reg (i + 3)
+      else host_char v.[i] && v.[i] <> '[' && v.[i] <> ']' && reg (i + 1)
+    in
+    reg 0
+  end
+
 let tchar c =
   match c with
   | 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' | '!' | '#' | '$' | '%' | '&' | '\'' | '*' | '+' | '-'
@@ -247,7 +270,7 @@ let all : category list =
       check = (fun p ->
           when_
             (rejects_with p [ "bad_host" ]
-             && List.exists (fun v -> not (String.for_all host_char v)) (values p.input "host"))
+             && List.exists (fun v -> not (valid_uri_host v)) (values p.input "host"))
             (Repair (map_lines p.input (fun n l -> Some (if n = "host" then set_value l "h" else l))))) };
     { id = "limits"; oracles = [ H11; Http_parser ];
       check = (fun p ->
