@@ -40,6 +40,15 @@ fuzz: deps
 	$(DUNE) build ./test/fuzz/fuzz.exe
 	./_build/default/test/fuzz/fuzz.exe --seed $(FUZZ_SEED) $(if $(FUZZ_COUNT),--count $(FUZZ_COUNT),--seconds $(FUZZ_SECONDS))
 
+# Soak test (bench/README.md, "Soak"): one `httpz serve --workers 1` under wrk
+# keep-alive + Connection: close traffic, ~200 slowloris connections and a
+# stream of malformed requests at once, for SOAK_SECONDS; RSS, fds and heap are
+# sampled every 10 s. Non-zero exit on any error or growth.
+SOAK_SECONDS ?= 600
+soak: deps-bench
+	$(DUNE) build @install @default
+	bench/soak/soak.py --seconds $(SOAK_SECONDS)
+
 serve: build
 	./_build/install/default/bin/httpz serve -d $(DIR) -p $(PORT)
 
