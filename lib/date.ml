@@ -179,12 +179,10 @@ let[@inline] put2 b i n =
   B.unsafe_set b i (Char.unsafe_chr (48 + (n / 10)));
   B.unsafe_set b (i + 1) (Char.unsafe_chr (48 + (n mod 10)))
 
-(* Unchecked: [t] in [min_time, max_time], 29 bytes available at [o]. The
-   whole of civil_from_days is inlined here rather than returning
-   (y, m, d), which would be a heap-allocated tuple. *)
-let unsafe_write b o t =
-  let days = floor_div t 86400 in
-  let sod = t - (days * 86400) in
+(* Civil date of a day count since the epoch (H. Hinnant's civil_from_days),
+   packed as [y * 10000 + m * 100 + d] in one immediate int: returning
+   (y, m, d) would be a heap-allocated tuple. *)
+let[@inline] civil_of_days days =
   let z = days + 719468 in
   let era = (if z >= 0 then z else z - 146096) / 146097 in
   let doe = z - (era * 146097) in
@@ -194,6 +192,14 @@ let unsafe_write b o t =
   let d = doy - (((153 * mp) + 2) / 5) + 1 in
   let m = if mp < 10 then mp + 3 else mp - 9 in
   let y = yoe + (era * 400) + (if m <= 2 then 1 else 0) in
+  (y * 10000) + (m * 100) + d
+
+(* Unchecked: [t] in [min_time, max_time], 29 bytes available at [o]. *)
+let unsafe_write b o t =
+  let days = floor_div t 86400 in
+  let sod = t - (days * 86400) in
+  let ymd = civil_of_days days in
+  let y = ymd / 10000 and m = ymd / 100 mod 100 and d = ymd mod 100 in
   (* 1970-01-01 was a Thursday (4); [days mod 7] may be negative. *)
   let wd = ((days mod 7) + 11) mod 7 in
   put3 b o day_names wd;
@@ -247,3 +253,27 @@ module Cache = struct
     B.unsafe_set64 b (off + 21) (B.unsafe_get64 src 21);
     off + 29
 end
+
+let common_log_length = 28
+
+let write_common_log b ~off t =
+  if t < 0 || t > max_time || off < 0 || off > B.length b - common_log_length then
+    invalid_arg "Httpz.Date.write_common_log";
+  let days = t / 86400 and sod = t mod 86400 in
+  let ymd = civil_of_days days in
+  let y = ymd / 10000 and m = ymd / 100 mod 100 and d = ymd mod 100 in
+  B.unsafe_set b off '[';
+  put2 b (off + 1) d;
+  B.unsafe_set b (off + 3) '/';
+  put3 b (off + 4) month_names (m - 1);
+  B.unsafe_set b (off + 7) '/';
+  put2 b (off + 8) (y / 100);
+  put2 b (off + 10) (y mod 100);
+  B.unsafe_set b (off + 12) ':';
+  put2 b (off + 13) (sod / 3600);
+  B.unsafe_set b (off + 15) ':';
+  put2 b (off + 16) (sod / 60 mod 60);
+  B.unsafe_set b (off + 18) ':';
+  put2 b (off + 19) (sod mod 60);
+  B.blit_from_string " +0000]" ~src_off:0 b ~dst_off:(off + 21) ~len:7;
+  off + common_log_length

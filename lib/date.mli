@@ -106,3 +106,13 @@ module Cache : sig
       call. Does not allocate.
       @raise Invalid_argument as {!write_imf_fixdate}. *)
 end
+
+val common_log_length : int
+(** [28], the length {!write_common_log} writes. *)
+
+val write_common_log : Bigstring.t -> off:int -> int -> int
+(** [write_common_log buf ~off t] writes Unix time [t] as the Common Log
+    Format timestamp ["[10/Oct/2000:13:55:36 +0000]"] (28 bytes) and is
+    [off + 28]. Does not allocate.
+    @raise Invalid_argument if [t] is outside [\[0, max_time\]] or the 28
+    bytes do not fit. *)

@@ -33,43 +33,6 @@ let flush t =
   done;
   t.len <- 0
 
-let months = "JanFebMarAprMayJunJulAugSepOctNovDec"
-
-let put2 b off n =
-  Bigstring.unsafe_set b off (Char.unsafe_chr (48 + (n / 10)));
-  Bigstring.unsafe_set b (off + 1) (Char.unsafe_chr (48 + (n mod 10)))
-
-(* Civil date from days since the epoch: H. Hinnant's "days_from_civil"
-   inverse, in integers (Unix.gmtime would allocate a record). *)
-let format_time b ~off t =
-  let days = t / 86400 and secs = t mod 86400 in
-  let z = days + 719468 in
-  let era = (if z >= 0 then z else z - 146096) / 146097 in
-  let doe = z - (era * 146097) in
-  let yoe = (doe - (doe / 1460) + (doe / 36524) - (doe / 146096)) / 365 in
-  let doy = doe - ((365 * yoe) + (yoe / 4) - (yoe / 100)) in
-  let mp = ((5 * doy) + 2) / 153 in
-  let d = doy - (((153 * mp) + 2) / 5) + 1 in
-  let m = if mp < 10 then mp + 3 else mp - 9 in
-  let y = yoe + (era * 400) + if m <= 2 then 1 else 0 in
-  Bigstring.unsafe_set b off '[';
-  put2 b (off + 1) d;
-  Bigstring.unsafe_set b (off + 3) '/';
-  for i = 0 to 2 do
-    Bigstring.unsafe_set b (off + 4 + i) (String.unsafe_get months ((3 * (m - 1)) + i))
-  done;
-  Bigstring.unsafe_set b (off + 7) '/';
-  put2 b (off + 8) (y / 100 mod 100);
-  put2 b (off + 10) (y mod 100);
-  Bigstring.unsafe_set b (off + 12) ':';
-  put2 b (off + 13) (secs / 3600);
-  Bigstring.unsafe_set b (off + 15) ':';
-  put2 b (off + 16) (secs / 60 mod 60);
-  Bigstring.unsafe_set b (off + 18) ':';
-  put2 b (off + 19) (secs mod 60);
-  ignore (Response.write_string b ~off:(off + 21) " +0000]" : int);
-  off + 28
-
 let hex = "0123456789ABCDEF"
 
 let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes =
@@ -87,7 +50,7 @@ let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes =
     else pos := Response.write_string b ~off:!pos "-";
     pos := Response.write_string b ~off:!pos " - - ";
     if now <> t.time_s then begin
-      ignore (format_time t.time ~off:0 (if now < 0 then 0 else now) : int);
+      ignore (Httpz.Date.write_common_log t.time ~off:0 (if now < 0 then 0 else now) : int);
       t.time_s <- now
     end;
     Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:28;

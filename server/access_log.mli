@@ -48,9 +48,3 @@ val pending : t -> bool
 val flush : t -> unit
 (** [flush t] writes the buffered lines. Errors are ignored (the log must
     not stop the server). *)
-
-(**/**)
-
-val format_time : Httpz.Bigstring.t -> off:int -> int -> int
-(* [format_time buf ~off t] writes "[dd/Mon/yyyy:HH:MM:SS +0000]" (28 bytes)
-   for Unix time [t] >= 0 and is [off + 28]. Exposed for tests. *)

@@ -381,7 +381,20 @@ let alloc_tests =
     S.zero_alloc "Cache.write (new second each call)" (fun () ->
         incr tick;
         sink := Date.Cache.write c out ~off:5 ~now:(784111777 + !tick));
+    S.zero_alloc "write_common_log" (fun () ->
+        incr tick;
+        sink := Date.write_common_log out ~off:2 (971211336 + (!tick * 86399)));
   ]
+
+let test_common_log () =
+  let b = Bigstring.create 28 in
+  List.iter (fun (t, want) ->
+      ignore (Date.write_common_log b ~off:0 t : int);
+      Alcotest.(check string) (string_of_int t) want (Bigstring.to_string b))
+    [ (0, "[01/Jan/1970:00:00:00 +0000]"); (971211336, "[10/Oct/2000:20:55:36 +0000]");
+      (951782400, "[29/Feb/2000:00:00:00 +0000]"); (Date.max_time, "[31/Dec/9999:23:59:59 +0000]") ];
+  Alcotest.check_raises "negative time" (Invalid_argument "Httpz.Date.write_common_log")
+    (fun () -> ignore (Date.write_common_log b ~off:0 (-1) : int))
 
 let () =
   Alcotest.run "date"
@@ -393,6 +406,7 @@ let () =
       ( "write",
         [ Alcotest.test_case "vectors vs gmtime" `Quick test_write_vectors;
           Alcotest.test_case "sweep vs gmtime" `Quick test_write_sweep;
+          Alcotest.test_case "common log format" `Quick test_common_log;
           Alcotest.test_case "at an offset" `Quick test_write_offset;
           Alcotest.test_case "errors write nothing" `Quick test_write_errors;
         ] );

@@ -982,7 +982,7 @@ let log_time () =
   let b = Bigstring.create 28 in
   List.iter
     (fun (t, expected) ->
-      ignore (Access_log.format_time b ~off:0 t : int);
+      ignore (Httpz.Date.write_common_log b ~off:0 t : int);
       check_str (string_of_int t) expected (Bigstring.to_string b))
     [
       (0, "[01/Jan/1970:00:00:00 +0000]");
@@ -999,7 +999,7 @@ let log_time () =
       Printf.sprintf "[%02d/%s/%04d:%02d:%02d:%02d +0000]" g.Unix.tm_mday months.(g.Unix.tm_mon)
         (g.Unix.tm_year + 1900) g.Unix.tm_hour g.Unix.tm_min g.Unix.tm_sec
     in
-    ignore (Access_log.format_time b ~off:0 t : int);
+    ignore (Httpz.Date.write_common_log b ~off:0 t : int);
     check_str "gmtime" expected (Bigstring.to_string b)
   done
 
