@@ -16,6 +16,9 @@ count_alcotest() { # $1 = log file; prints "passed failed"
   if grep -q 'Test Successful' "$1"; then fail=0
   else fail=$(grep -Eo '[0-9]+ failures?!' "$1" | tail -1 | grep -Eo '^[0-9]+')
   fi
+  # A [FAIL] line with a "successful" summary means a forked child of the
+  # test ran test code and failed: count it, never hide it.
+  if [ "${fail:-0}" = 0 ] && grep -q '\[FAIL\]' "$1"; then fail=1; fi
   if [ -z "$run" ] || [ -z "$fail" ]; then echo "0 1"; else echo "$((run - fail)) $fail"; fi
 }
 count_plain() {

@@ -21,6 +21,7 @@
 #include <caml/memory.h>
 #include <caml/mlvalues.h>
 #include <caml/signals.h>
+#include "hz_sockaddr.h"
 
 /* Exported by the runtime (runtime/signals.c) but declared only under
    CAML_INTERNALS: map OCaml's portable signal numbers to the system's. */
@@ -138,25 +139,11 @@ CAMLprim value httpz_extra_send_more_byte(value fd, value b, value off, value le
 CAMLprim value httpz_extra_reserve_port(value v_host, value v_port) {
   struct sockaddr_storage ss;
   socklen_t slen;
-  int family, one = 1, port = Int_val(v_port);
+  int one = 1;
   const char *host = String_val(v_host);
-  memset(&ss, 0, sizeof ss);
-  if (port < 0 || port > 65535 || strlen(host) != caml_string_length(v_host))
-    return Val_long(-EINVAL);
-  struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-  struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-  if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
-    family = AF_INET;
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons((uint16_t)port);
-    slen = sizeof *sin;
-  } else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
-    family = AF_INET6;
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_port = htons((uint16_t)port);
-    slen = sizeof *sin6;
-  } else
-    return Val_long(-EINVAL);
+  if (strlen(host) != caml_string_length(v_host)) return Val_long(-EINVAL);
+  int family = hz_sockaddr(host, Int_val(v_port), &ss, &slen);
+  if (family < 0) return Val_long(family);
   int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Val_long(-errno);
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||

@@ -35,6 +35,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include "hz_sockaddr.h"
 
 #if defined(__has_include)
 #if __has_include(<linux/openat2.h>)
@@ -131,25 +132,8 @@ static long hz_neg_errno(long r) { return r < 0 ? -(long)errno : r; }
 static long hz_socket_listen(const char *host, int port, int backlog, int reuseport) {
   struct sockaddr_storage ss;
   socklen_t slen;
-  int family;
-  memset(&ss, 0, sizeof ss);
-  if (port < 0 || port > 65535) return -EINVAL;
-  {
-    struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
-      family = AF_INET;
-      sin->sin_family = AF_INET;
-      sin->sin_port = htons((uint16_t)port);
-      slen = sizeof *sin;
-    } else if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
-      family = AF_INET6;
-      sin6->sin6_family = AF_INET6;
-      sin6->sin6_port = htons((uint16_t)port);
-      slen = sizeof *sin6;
-    } else
-      return -EINVAL;
-  }
+  int family = hz_sockaddr(host, port, &ss, &slen);
+  if (family < 0) return family;
   int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -errno;
   int one = 1;

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("HTTPZ_BIN") or os.path.join(ROOT, "_build", "install", "default", "bin", "httpz")
@@ -460,3 +461,22 @@ def parse_curl_heads(out):
                 h[k.decode("latin-1").strip().lower()] = v.strip().decode("latin-1")
         heads.append((status, h))
     return heads
+
+
+def part(results, name, fn, stop_servers=False):
+    """Runs one named part of a suite: an exception or a server that fails to
+    start becomes a failed check instead of ending the script; the part's
+    duration is logged. With stop_servers, every server started is stopped
+    afterwards."""
+    t0 = time.monotonic()
+    log("# --- %s" % name)
+    try:
+        fn()
+    except ServerError as e:
+        results.check("%s: server starts" % name, False, e)
+    except Exception:
+        results.check("%s: ran without an exception" % name, False, traceback.format_exc())
+    finally:
+        if stop_servers:
+            _stop_all_servers()
+    log("# %s took %.1f s" % (name, time.monotonic() - t0))

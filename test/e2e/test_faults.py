@@ -34,7 +34,6 @@ import struct
 import sys
 import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as H  # noqa: E402
@@ -73,15 +72,7 @@ def make_big(name, size=BIG):
 
 
 def part(name, fn):
-    t0 = time.monotonic()
-    H.log("# --- %s" % name)
-    try:
-        fn()
-    except H.ServerError as e:
-        R.check("%s: server starts" % name, False, e)
-    except Exception:
-        R.check("%s: ran without an exception" % name, False, traceback.format_exc())
-    H.log("# %s took %.1f s" % (name, time.monotonic() - t0))
+    H.part(R, name, fn)
 
 
 def fd_count(srv):

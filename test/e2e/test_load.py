@@ -62,17 +62,7 @@ H.log("# RLIMIT_NOFILE for the test and the server it starts: soft %d, hard %d" 
 
 
 def part(name, fn):
-    t0 = time.monotonic()
-    H.log("# --- %s" % name)
-    try:
-        fn()
-    except H.ServerError as e:
-        R.check("%s: server starts" % name, False, e)
-    except Exception:
-        R.check("%s: ran without an exception" % name, False, traceback.format_exc())
-    finally:
-        H._stop_all_servers()
-    H.log("# %s took %.1f s" % (name, time.monotonic() - t0))
+    H.part(R, name, fn, stop_servers=True)
 
 
 def response_complete(buf):

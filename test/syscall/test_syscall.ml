@@ -583,35 +583,44 @@ let test_process () =
 let test_pdeathsig () =
   let r, w = Unix.pipe ~cloexec:false () in
   let ready_r, ready_w = Unix.pipe ~cloexec:false () in
+  (* The middle process waits on [go_r] until the parent has the
+     grandchild's report, then exits; a forked body must never return into
+     the test runner, whatever happens in it. *)
+  let go_r, go_w = Unix.pipe ~cloexec:false () in
+  let in_child f = (try f () with _ -> Unix._exit 2); Unix._exit 0 in
   match Unix.fork () with
-  | 0 -> (
-      Unix.close r;
-      Unix.close ready_r;
-      match Unix.fork () with
-      | 0 ->
-          let rc = S.set_pdeathsig Sys.sigkill in
-          ignore (Unix.write_substring ready_w (if rc = 0 then "y" else "n") 0 1);
-          Unix.sleepf 10.;
-          Unix._exit 0
-      | _ ->
+  | 0 ->
+    in_child (fun () ->
+        Unix.close r;
+        Unix.close ready_r;
+        Unix.close go_w;
+        match Unix.fork () with
+        | 0 ->
+          in_child (fun () ->
+              Unix.close go_r;
+              let rc = S.set_pdeathsig Sys.sigkill in
+              ignore (Unix.write_substring ready_w (if rc = 0 then "y" else "n") 0 1);
+              Unix.sleepf 10.)
+        | _ ->
+          Unix.close ready_w;
           let b = Bytes.create 1 in
-          let n = Unix.read ready_r b 0 1 in
-          ignore n;
-          Unix._exit 0)
+          ignore (Unix.read go_r b 0 1 : int))
   | child ->
-      Unix.close w;
-      Unix.close ready_w;
-      let b = Bytes.create 1 in
-      let n = Unix.read ready_r b 0 1 in
-      Unix.close ready_r;
-      check_string "grandchild set PDEATHSIG" "y" (Bytes.sub_string b 0 n);
-      ignore (Unix.waitpid [] child);
-      let t0 = S.clock_monotonic_ns () in
-      let readable, _, _ = Unix.select [ r ] [] [] 5.0 in
-      let eof = readable <> [] && Unix.read r b 0 1 = 0 in
-      Unix.close r;
-      check_bool "grandchild killed when its parent died" true eof;
-      check_bool "promptly" true (S.clock_monotonic_ns () - t0 < 5_000_000_000)
+    Unix.close w;
+    Unix.close ready_w;
+    Unix.close go_r;
+    let b = Bytes.create 1 in
+    let n = Unix.read ready_r b 0 1 in
+    Unix.close ready_r;
+    check_string "grandchild set PDEATHSIG" "y" (Bytes.sub_string b 0 n);
+    Unix.close go_w;  (* the middle process exits now *)
+    ignore (Unix.waitpid [] child);
+    let t0 = S.clock_monotonic_ns () in
+    let readable, _, _ = Unix.select [ r ] [] [] 5.0 in
+    let eof = readable <> [] && Unix.read r b 0 1 = 0 in
+    Unix.close r;
+    check_bool "grandchild killed when its parent died" true eof;
+    check_bool "promptly" true (S.clock_monotonic_ns () - t0 < 5_000_000_000)
 
 (* ------------------------------------------------------------------ *)
 (* Zero allocation: each closure calls the stub(s) the way the event loop
