@@ -11,7 +11,7 @@ build_pkgs=(
 # `dune build` compiles the benchmarks too (so CI keeps them building), hence
 # cohttp and http_parser are test dependencies, not only bench ones.
 test_pkgs=(
-  libalcotest-ocaml-dev libqcheck-ocaml-dev libcrowbar-ocaml-dev
+  libalcotest-ocaml-dev libqcheck-ocaml-dev
   libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
   python3 python3-h11 curl wrk chromium procps util-linux
 )
