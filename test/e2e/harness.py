@@ -79,6 +79,11 @@ class Results:
         import shutil
         for d in self.dirs:
             shutil.rmtree(d, ignore_errors=True)
+        for srv in _servers:
+            try:
+                os.unlink(srv.stderr_path)
+            except OSError:
+                pass
         if self.failures:
             log("failed checks: " + "; ".join(self.failures))
         log("%d passed, %d failed" % (self.passed, self.failed))

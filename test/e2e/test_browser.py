@@ -11,7 +11,6 @@ and /usr/bin/chromium). The last line is `N passed, N failed`.
 import html.parser
 import os
 import re
-import shutil
 import signal
 import struct
 import subprocess

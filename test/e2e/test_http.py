@@ -9,7 +9,6 @@ import gzip
 import html.parser
 import http.client
 import os
-import shutil
 import struct
 import sys
 import tempfile

@@ -6,7 +6,6 @@ The last line is `N passed, N failed`.
 """
 
 import os
-import shutil
 import socket
 import sys
 import tempfile
