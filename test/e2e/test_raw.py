@@ -208,7 +208,10 @@ def main():
         "/..\\secret.txt", "/..\\..\\etc\\passwd", "/..%5csecret.txt",
         "http://x/../secret.txt", "http://x/../../etc/passwd",
         "//etc/passwd", "/./../secret.txt", "/sub/../../secret.txt",
-        "/%c0%ae%c0%ae/secret.txt",
+        # Overlong UTF-8 ("." "/" "\\" in 2- and 3-byte forms) and IIS %u: bytes, never separators.
+        "/%c0%ae%c0%ae/secret.txt", "/%c0%ae%c0%ae%c0%afsecret.txt", "/..%c0%afsecret.txt",
+        "/%e0%80%ae%e0%80%ae/secret.txt", "/..%c1%9csecret.txt", "/sub/..%c0%af..%c0%afsecret.txt",
+        "/%u002e%u002e/secret.txt",
         "/link-secret.txt", "/rel-link-secret.txt", "/linkdir/secret.txt", "/linkdir/", "/passwd",
     ]
     for target in attempts:
