@@ -192,37 +192,183 @@ def gp_str(s):
 
 
 # ---------------------------------------------------------------- servers ---
+#
+# Each result of a case holds wrk's runs and summary at the top level and,
+# for pinned cases, h2load's under "h2load" (the same server instance, right
+# after wrk). GEN names a load generator: None for wrk, "h2load" for h2load.
 
-def server_results(case):
-    """[(name, result)] for results that have numbers, in SERVER_ORDER."""
-    res = [r for r in case["results"] if r.get("summary")]
+GENS = ((None, "wrk"), ("h2load", "h2load"))
+
+
+def normalise_servers(doc):
+    """Older servers.json ran h2load as a case of its own ("612b_c64_h2load",
+    "loadgen": "h2load", fresh server starts, only when wrk saturated). Fold
+    such a case into its base case's results, the current shape, so one code
+    path renders both."""
+    cases = doc.get("cases", [])
+    by_id = {c["id"]: c for c in cases}
+    keep = []
+    for c in cases:
+        base = by_id.get(c["id"][:-len("_h2load")]) if (
+            c.get("loadgen") == "h2load" and c["id"].endswith("_h2load")) else None
+        if base is None:
+            keep.append(c)
+            continue
+        base["h2load"] = {"threads": c.get("threads", 1), "runs_wanted": c.get("runs_wanted"),
+                          "duration_s": c.get("duration_s"), "warmup_s": 1,
+                          "separate_start": True}
+        for r in c.get("results", []):
+            t = next((x for x in base["results"] if x["server"] == r["server"]), None)
+            if t is not None and r.get("summary"):
+                t["h2load"] = {k: r.get(k) for k in ("runs", "summary", "errors", "ok")}
+    doc["cases"] = keep
+    return doc
+
+
+def gsum(r, gen):
+    """The summary of result r under load generator gen, or None."""
+    return (r if gen is None else (r.get(gen) or {})).get("summary")
+
+
+def grps(r, gen):
+    s = gsum(r, gen)
+    return s["rps"] if s else None
+
+
+def server_results(case, gen=None):
+    """Results with numbers from gen, in SERVER_ORDER."""
+    res = [r for r in case["results"] if gsum(r, gen)]
     return sorted(res, key=lambda r: SERVER_ORDER.index(r["server"])
                   if r["server"] in SERVER_ORDER else 99)
 
 
-def best_peer(case):
-    peers = [r for r in server_results(case) if r["server"] != SUBJECT]
+def best_peer(case, gen=None):
+    peers = [r for r in server_results(case, gen) if r["server"] != SUBJECT]
     if not peers:
         return None
-    return max(peers, key=lambda r: r["summary"]["rps"]["median"])
+    return max(peers, key=lambda r: grps(r, gen)["median"])
+
+
+def threshold(doc):
+    return doc.get("config", {}).get("saturation_threshold", 0.9)
+
+
+def saturated(doc, case, gen):
+    """Servers against which gen used >= the threshold of its core in any run."""
+    return [r["server"] for r in server_results(case, gen)
+            if max([x.get("loadgen_cpu") or 0
+                    for x in (r if gen is None else r[gen]).get("runs", [])] or [0])
+            >= threshold(doc)]
+
+
+def has_h2load(case):
+    return bool(server_results(case, "h2load"))
 
 
 def rank_notes(doc, r, ranked):
-    """≈ against the neighbours in the req/s ranking, load generator
+    """≈ against the neighbours in wrk's req/s ranking, load generator
     saturation, failed requests."""
-    rps = r["summary"]["rps"]
     notes = []
-    i = ranked.index(r)
-    if i > 0 and too_close(rps, ranked[i - 1]["summary"]["rps"]):
-        notes.append("≈ %s" % ranked[i - 1]["server"])
-    if i + 1 < len(ranked) and too_close(rps, ranked[i + 1]["summary"]["rps"]):
-        notes.append("≈ %s" % ranked[i + 1]["server"])
-    lg = med(r["summary"].get("loadgen_cpu"))
-    if lg is not None and lg >= doc.get("config", {}).get("saturation_threshold", 0.9):
-        notes.append("load generator saturated")
-    if r.get("errors"):
-        notes.append("**%d failed requests**" % r["errors"])
+    if r in ranked:
+        rps = r["summary"]["rps"]
+        i = ranked.index(r)
+        if i > 0 and too_close(rps, ranked[i - 1]["summary"]["rps"]):
+            notes.append("≈ %s" % ranked[i - 1]["server"])
+        if i + 1 < len(ranked) and too_close(rps, ranked[i + 1]["summary"]["rps"]):
+            notes.append("≈ %s" % ranked[i + 1]["server"])
+    for gen, label in GENS:
+        s = gsum(r, gen)
+        lg = med(s.get("loadgen_cpu")) if s else None
+        if lg is not None and lg >= threshold(doc):
+            notes.append("%s saturated" % label)
+        errors = (r if gen is None else r.get(gen) or {}).get("errors")
+        if errors:
+            notes.append("**%d failed requests (%s)**" % (errors, label))
     return notes
+
+
+def vs_best(r, best, gen, fmt=f_ratio, best_label="1.00× (best peer)"):
+    """httpz-style ratio cell: r's median ÷ the best peer's, ≈ when too close."""
+    a, b = grps(r, gen), grps(best, gen) if best else None
+    if not a or not b:
+        return "–"
+    if r is best:
+        return best_label
+    return fmt(a["median"] / b["median"]) + (" ≈" if too_close(a, b) else "")
+
+
+def gen_verdict(doc, case, gen):
+    """httpz against the best peer under one generator: {"status": "ahead" |
+    "≈" | "behind", "ratio", "best", "bound"}, or None without both numbers.
+    "bound": the generator saturated against httpz or the best peer."""
+    hz = next((r for r in server_results(case, gen) if r["server"] == SUBJECT), None)
+    best = best_peer(case, gen)
+    if not hz or not best:
+        return None
+    a, b = grps(hz, gen), grps(best, gen)
+    ratio = a["median"] / b["median"]
+    status = "≈" if too_close(a, b) else ("ahead" if ratio > 1 else "behind")
+    sat = saturated(doc, case, gen)
+    return {"gen": dict(GENS)[gen], "status": status, "ratio": ratio, "best": best["server"],
+            "bound": SUBJECT in sat or best["server"] in sat}
+
+
+def case_verdict(doc, case):
+    """(word, [per-generator verdicts]). httpz wins a case only if it is ahead
+    of the best peer under both generators; it is ≈ if too close to call under
+    either; "behind" if behind under both; otherwise the generators disagree."""
+    vs = [v for v in (gen_verdict(doc, case, g) for g, _ in GENS) if v]
+    if not vs:
+        return None, vs
+    sts = {v["status"] for v in vs}
+    if "≈" in sts:
+        word = "≈ best peer"
+    elif sts == {"ahead"}:
+        word = "httpz ahead"
+    elif sts == {"behind"}:
+        word = "httpz behind"
+    else:
+        word = "wrk and h2load disagree"
+    if len(vs) == 1:
+        word += " (%s only)" % vs[0]["gen"]
+    return word, vs
+
+
+def verdict_detail(vs):
+    return "; ".join("%s %s %s%s%s" % (
+        v["gen"], f_ratio(v["ratio"]), v["best"], " ≈" if v["status"] == "≈" else "",
+        " (%s saturated)" % v["gen"] if v["bound"] else "") for v in vs)
+
+
+def h2load_opinion(doc, case):
+    """One sentence: what h2load showed for httpz against its best peer."""
+    hz = next((r for r in server_results(case, "h2load") if r["server"] == SUBJECT), None)
+    best = best_peer(case, "h2load")
+    parts = []
+    if hz and best:
+        parts.append("h2load on the same server instances: httpz %s req/s, %s the best peer "
+                     "(%s, %s req/s)%s" % (
+                         f_int(grps(hz, "h2load")["median"]),
+                         f_ratio(grps(hz, "h2load")["median"] / grps(best, "h2load")["median"]),
+                         best["server"], f_int(grps(best, "h2load")["median"]),
+                         ", too close to call" if too_close(grps(hz, "h2load"), grps(best, "h2load"))
+                         else ""))
+    elif has_h2load(case):
+        parts.append("h2load on the same server instances: %s" % ", ".join(
+            "%s %s req/s" % (r["server"], f_int(grps(r, "h2load")["median"]))
+            for r in server_results(case, "h2load")))
+    else:
+        return ("No second load generator in this case%s." %
+                (" (server not pinned)" if not case.get("server_pinned", True) else ""))
+    sat = saturated(doc, case, "h2load")
+    if sat:
+        parts.append("h2load itself used ≥ %d%% of its core against %s, so %s bounded too" % (
+            100 * threshold(doc), ", ".join(sat),
+            "those numbers are" if len(sat) < len(server_results(case, "h2load")) else "all are"))
+    else:
+        parts.append("h2load stayed below %d%% of its core, so its numbers are the servers' "
+                     "own limit" % (100 * threshold(doc)))
+    return "; ".join(parts) + "."
 
 
 def unavailable(doc, name):
@@ -231,19 +377,41 @@ def unavailable(doc, name):
     return None if s.get("available", True) else str(s.get("reason", "not available")).split(" (")[0]
 
 
+def h2load_setup(doc, case=None):
+    h = (case or {}).get("h2load") or {}
+    cfg = doc.get("config", {})
+    d = h.get("duration_s", cfg.get("h2load_duration_s"))
+    w = h.get("warmup_s", cfg.get("h2load_warmup_s"))
+    if h.get("separate_start"):
+        return "`h2load --h1 -t1`, %s s after a %s s warm-up, on a fresh server start" % (d, w)
+    return ("`h2load --h1 -t1`, one run of %s s after a %s s warm-up, on the same server "
+            "instance right after wrk" % (d, cfg.get("h2load_warmup_s", w)))
+
+
 def server_section(doc, plot, md, summ):
-    m = doc.get("machine", {})
+    normalise_servers(doc)
     cfg = doc.get("config", {})
     md.append("## Static file serving under load (`%s` mode)\n" % doc.get("mode", "?"))
+    h2case = next((c for c in doc.get("cases", []) if has_h2load(c)), None)
     md.append("Server pinned to CPU %s, load generator (`%s`, 1 thread) pinned to CPU %s; "
               "%s run(s) of %s s per server and case after a %s s warm-up; medians shown with "
-              "the min–max of the runs. Ratios are against the best peer (the fastest server "
-              "other than httpz) of the same case. **≈** marks results too close to call: "
-              "their run ranges overlap or their medians differ by less than %d%%. "
+              "the min–max of the runs. %s"
+              "Ratios are against the best peer (the fastest server "
+              "other than httpz) of the same case and load generator. **≈** marks results too "
+              "close to call: their run ranges overlap or their medians differ by less than %d%%. "
+              "A case is a win for httpz only if it is ahead of the best peer under both load "
+              "generators, and ≈ if too close to call under either. "
               "Latency is measured by a closed-loop generator (wrk), so it is the latency *at "
-              "the throughput reached*, not at a fixed rate.\n"
+              "the throughput reached*, not at a fixed rate. CPU columns are shares of one core "
+              "(the server's: its whole process tree).\n"
               % (cfg.get("server_cpu"), cfg.get("wrk", "wrk"), cfg.get("client_cpu"),
-                 cfg.get("runs"), cfg.get("duration_s"), cfg.get("warmup_s"), 100 * CLOSE))
+                 cfg.get("runs"), cfg.get("duration_s"), cfg.get("warmup_s"),
+                 ("Second load generator: %s (%s), in the cases whose tables have h2load "
+                  "columns%s; its CPU shares cover the whole h2load process, warm-up "
+                  "included. " % (h2load_setup(doc, h2case), cfg.get("h2load") or "h2load",
+                                  "" if h2case["h2load"].get("separate_start")
+                                  else " (every case with a pinned server)")) if h2case else "",
+                 100 * CLOSE))
     for name, s in doc.get("servers", {}).items():
         if not s.get("available"):
             md.append("- **%s: %s** — no numbers for it in this report.\n" % (name, s.get("reason")))
@@ -255,55 +423,85 @@ def server_section(doc, plot, md, summ):
         extra = []
         if case.get("headers"):
             extra.append("request headers: `%s`" % "`, `".join(case["headers"]))
-        extra.append("%d connection(s), load generator %s" % (case["connections"], case["loadgen"]))
+        h2 = has_h2load(case)
+        extra.append("%d connection(s), load generator %s%s" % (
+            case["connections"], case["loadgen"], " and h2load" if h2 else ""))
         if not case.get("server_pinned", True):
             extra.append("server not pinned (may share the load generator's core)")
+        if (case.get("h2load") or {}).get("mode") == "requests":
+            extra.append("h2load in request-count mode: `-n` = wrk's median req/s on the same "
+                         "instance × %s s, no warm-up (every request opens a connection; h2load "
+                         "1.52's timed mode never exits when the server closes them)"
+                         % case["h2load"].get("duration_s"))
         md.append("_" + "; ".join(extra) + "_\n")
         best = best_peer(case)
-        results = server_results(case)
-        ranked = sorted(results, key=lambda r: -r["summary"]["rps"]["median"])
+        hbest = best_peer(case, "h2load")
+        results = [r for r in case["results"] if gsum(r, None) or gsum(r, "h2load")]
+        results.sort(key=lambda r: SERVER_ORDER.index(r["server"]) if r["server"] in SERVER_ORDER else 99)
+        ranked = sorted(server_results(case), key=lambda r: -r["summary"]["rps"]["median"])
         rows = []
         for r in results:
-            s = r["summary"]
-            rps = s["rps"]
+            s = r.get("summary") or {}
+            rps = s.get("rps") or {}
+            hs = gsum(r, "h2load") or {}
             lat = s.get("latency_us", {})
-            ratio = rps["median"] / best["summary"]["rps"]["median"] if best else None
-            notes = rank_notes(doc, r, ranked)
-            lg = med(s.get("loadgen_cpu"))
             bpr = [x.get("bytes_per_response") for x in r.get("runs", []) if x.get("bytes_per_response")]
-            rows.append([
-                "**%s**" % r["server"] if r["server"] == SUBJECT else r["server"],
-                f_int(rps["median"]),
-                "%s–%s" % (f_int(rps["min"]), f_int(rps["max"])),
-                f_ratio(ratio) if r is not best else "1.00× (best peer)",
-                f_us(med(lat.get("p50"))), f_us(med(lat.get("p90"))), f_us(med(lat.get("p99"))),
-                f_us(med(lat.get("p99.9"))),
-                f_pct(lg), f_pct(med(s.get("server_cpu"))),
-                f_int(bpr[0]) if bpr else "–",
-                "; ".join(notes)])
-            ratio_rows.append((case["id"], r["server"], ratio,
-                               rps["min"] / best["summary"]["rps"]["median"] if best else None,
-                               rps["max"] / best["summary"]["rps"]["median"] if best else None))
-        skipped = [r for r in case["results"] if not r.get("summary")]
+            row = ["**%s**" % r["server"] if r["server"] == SUBJECT else r["server"],
+                   f_int(rps.get("median")),
+                   "%s–%s" % (f_int(rps["min"]), f_int(rps["max"])) if rps else "–",
+                   vs_best(r, best, None)]
+            if h2:
+                row += [f_int(med(hs.get("rps"))), vs_best(r, hbest, "h2load")]
+            row += [f_us(med(lat.get("p50"))), f_us(med(lat.get("p90"))), f_us(med(lat.get("p99"))),
+                    f_us(med(lat.get("p99.9"))), f_pct(med(s.get("loadgen_cpu")))]
+            if h2:
+                row.append(f_pct(med(hs.get("loadgen_cpu"))))
+            row.append(f_pct(med(s.get("server_cpu"))))
+            if h2:
+                row.append(f_pct(med(hs.get("server_cpu"))))
+            row += [f_int(bpr[0]) if bpr else "–", "; ".join(rank_notes(doc, r, ranked))]
+            rows.append(row)
+        for gen, label in GENS:
+            b = best_peer(case, gen)
+            if not b:
+                continue
+            bm = grps(b, gen)["median"]
+            for r in server_results(case, gen):
+                x = grps(r, gen)
+                ratio_rows.append((case["id"] + ("" if gen is None else " " + label), r["server"],
+                                   x["median"] / bm, x["min"] / bm, x["max"] / bm))
         if rows:
-            md.append(table(["server", "req/s", "min–max", "vs best peer", "p50", "p90", "p99",
-                             "p99.9", "loadgen CPU", "server CPU", "bytes/resp", "notes"], rows))
-        for r in skipped:
-            if doc.get("servers", {}).get(r["server"], {}).get("available", True):
-                md.append("- %s: %s\n" % (r["server"], r.get("skipped", "no successful run")))
-        if case.get("loadgen_saturated"):
-            md.append("wrk used ≥ %d%% of its core against %s: throughput there is bounded by the "
-                      "load generator; see the h2load case below for a second opinion.\n"
-                      % (100 * doc["config"].get("saturation_threshold", 0.9),
-                         ", ".join(case["loadgen_saturated"])))
+            if h2:
+                header = ["server", "req/s", "min–max", "vs best peer", "req/s (h2load)",
+                          "vs best peer (h2load)", "p50", "p90", "p99", "p99.9", "wrk CPU",
+                          "h2load CPU", "server CPU (wrk)", "server CPU (h2load)", "bytes/resp",
+                          "notes"]
+            else:
+                header = ["server", "req/s", "min–max", "vs best peer", "p50", "p90", "p99",
+                          "p99.9", "wrk CPU", "server CPU", "bytes/resp", "notes"]
+            md.append(table(header, rows))
+        for r in case["results"]:
+            if not gsum(r, None) and doc.get("servers", {}).get(r["server"], {}).get("available", True):
+                md.append("- %s: %s\n" % (r["server"], r.get("skipped", "no successful wrk run")))
+        wsat = saturated(doc, case, None)
+        if wsat:
+            md.append("wrk used ≥ %d%% of its core against %s: wrk's req/s there are bounded by "
+                      "the load generator. %s\n"
+                      % (100 * threshold(doc), ", ".join(wsat), h2load_opinion(doc, case)))
+        elif h2:
+            md.append("wrk stayed below %d%% of its core. %s\n"
+                      % (100 * threshold(doc), h2load_opinion(doc, case)))
+        word, vs = case_verdict(doc, case)
+        if word:
+            md.append("**Verdict: %s** (%s).\n" % (word, verdict_detail(vs)))
         chart = latency_chart(plot, case)
         if chart:
             md.append("![latency %s](%s)\n" % (case["id"], chart))
-    chart = rps_chart(plot, doc.get("cases", []), ratio_rows)
+    chart = rps_chart(plot, ratio_rows)
     if chart:
         md.insert(chart_pos,
-                  "Throughput relative to the best peer of each case (1.0 = best peer; bars "
-                  "show min–max of the runs):\n\n![throughput](%s)\n" % chart)
+                  "Throughput relative to the best peer of each case and load generator (1.0 = "
+                  "best peer; bars show min–max of the runs):\n\n![throughput](%s)\n" % chart)
     gc_section(doc, md, summ)
     server_summary(doc, summ)
     if doc.get("problems"):
@@ -313,17 +511,23 @@ def server_section(doc, plot, md, summ):
         md.append("")
 
 
-def rps_chart(plot, cases, ratio_rows):
+def rps_chart(plot, ratio_rows):
+    """ratio_rows: [(group label, server, ratio, min, max)], one group per
+    case and load generator, in order."""
     if not ratio_rows:
         return None
     servers = [s for s in SERVER_ORDER if any(r[1] == s for r in ratio_rows)]
+    groups = []
+    for r in ratio_rows:
+        if r[0] not in groups:
+            groups.append(r[0])
     lines = ["# case " + " ".join("%s %s_min %s_max" % (s, s, s) for s in servers)]
-    for c in cases:
+    for g in groups:
         vals = []
         for s in servers:
-            r = next((x for x in ratio_rows if x[0] == c["id"] and x[1] == s), None)
-            vals += ["%.4f %.4f %.4f" % (r[2], r[3], r[4]) if r and r[2] is not None else "? ? ?"]
-        lines.append('"%s" %s' % (gp_str(c["id"]), " ".join(vals)))
+            r = next((x for x in ratio_rows if x[0] == g and x[1] == s), None)
+            vals += ["%.4f %.4f %.4f" % (r[2], r[3], r[4]) if r else "? ? ?"]
+        lines.append('"%s" %s' % (gp_str(g), " ".join(vals)))
     plots = ", ".join("'rps.dat' using %d:%d:%d%s title '%s'" % (
         2 + 3 * i, 3 + 3 * i, 4 + 3 * i, ":xtic(1)" if i == 0 else "", s)
         for i, s in enumerate(servers))
@@ -335,7 +539,7 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set yrange [0:%.3f]
 set grid ytics
-set xtics rotate by -20
+set xtics rotate by -30
 set key outside right
 set ylabel "relative throughput"
 plot %s, 1 with lines dashtype 2 lc rgb "gray" notitle
@@ -372,16 +576,18 @@ def gc_section(doc, md, summ):
         return
     md.append("### GC behaviour under load\n")
     md.append("Servers that report OCaml GC statistics over HTTP (httpz `--stats` at "
-              "`/__httpz/stats`, the cohttp peer at `/__stats`), read before and after one wrk run "
-              "after warm-up, divided by the requests the server counted (wrk's own count misses "
-              "the up to one-per-connection requests in flight when it stops). The stats "
-              "requests themselves are included (negligible against the run). Major words "
-              "include buffers allocated directly in the major heap (over 256 words); "
-              "– where the server does not report a counter.\n")
+              "`/__httpz/stats`, the cohttp peer at `/__stats`), read after the warm-up and "
+              "after the wrk runs of the same server instance as the tables above (\"measured "
+              "over\"; a server the case does not otherwise run gets one wrk run of its own), "
+              "divided by the requests the server counted (wrk's own count misses "
+              "the up to one-per-connection requests in flight when it stops). httpz's "
+              "`--stats` only adds a comparison of each request target with the stats path. "
+              "Major words include buffers allocated directly in the major heap (over 256 "
+              "words); – where the server does not report a counter.\n")
     rows = []
     for g in gc:
         if g.get("skipped"):
-            rows.append([g["server"], g["case"], g["skipped"].split(" (")[0]] + [""] * 8)
+            rows.append([g["server"], g["case"], g["skipped"].split(" (")[0]] + [""] * 9)
             continue
         p = g.get("per_100k_requests", {})
         per_req = lambda k: (p[k] / 100000) if p.get(k) is not None else None
@@ -391,10 +597,11 @@ def gc_section(doc, md, summ):
                      f_num(per_req("promoted_words"), 2), f_num(per_req("major_words"), 2),
                      f_num(p.get("minor_collections"), 1), f_num(p.get("major_collections"), 2),
                      f_int(g.get("top_heap_words_after") or g.get("heap_words_after")),
+                     g.get("window", "one wrk run"),
                      "**%d failed requests**" % g["errors"] if g.get("errors") else ""])
     md.append(table(["server", "case", "requests", "minor words/req", "minor words /100k req",
                      "promoted words/req", "major words/req", "minor GCs /100k req",
-                     "major GCs /100k req", "heap words after", "notes"], rows))
+                     "major GCs /100k req", "heap words after", "measured over", "notes"], rows))
     # README: the headline case only.
     cid = "612b_c64" if any(g["case"] == "612b_c64" for g in gc) else gc[0]["case"]
     srows = []
@@ -406,64 +613,58 @@ def gc_section(doc, md, summ):
         p = g.get("per_100k_requests", {})
         srows.append([name, f_num(g.get("words_per_request"), 2), f_int(p.get("minor_words")),
                       f_num(p.get("minor_collections"), 1), f_num(p.get("major_collections"), 2)])
-    summ["gc"] = ["GC while serving (%s, one wrk run, the server's own `Gc` counters):\n" % cid,
+    windows = sorted({g.get("window", "one wrk run") for g in gc
+                      if g["case"] == cid and not g.get("skipped")})
+    summ["gc"] = ["GC while serving (%s, over %s, the server's own `Gc` counters):\n"
+                  % (cid, " / ".join(windows) or "one wrk run"),
                   table(["server", "minor words / request", "minor words / 100k req",
                          "minor GCs / 100k req", "major GCs / 100k req"], srows)]
 
 
 def server_summary(doc, summ):
-    """README block: the headline case (612 B, 64 connections), every server,
-    ratios against the best peer; h2load's second opinion and the 2-worker
-    case in one line each."""
+    """README block: the headline case (612 B, 64 keep-alive connections),
+    every server, ratios against the best peer under wrk and h2load; then one
+    line per case with httpz against its best peer under both generators and
+    the verdict."""
     cases = {c["id"]: c for c in doc.get("cases", [])}
     head = cases.get("612b_c64")
+    cfg = doc.get("config", {})
+    runs = cfg.get("runs") or 1
     out = []
     if head:
-        results = server_results(head)
-        best = best_peer(head)
-        ranked = sorted(results, key=lambda r: -r["summary"]["rps"]["median"])
-        h2 = cases.get("612b_c64_h2load")
-        h2res = {r["server"]: r for r in server_results(h2)} if h2 else {}
-        h2best = best_peer(h2) if h2 else None
-        cfg = doc.get("config", {})
+        ranked = sorted(server_results(head), key=lambda r: -r["summary"]["rps"]["median"])
+        best, hbest = best_peer(head), best_peer(head, "h2load")
+        h2 = has_h2load(head)
         out.append("### Serving a 612 B file, 64 keep-alive connections\n")
-        runs = cfg.get("runs") or 1
         out.append("Server pinned to one core, `wrk` (1 thread) on the other; %s of %s s "
-                   "after a %s s warm-up%s. Ratio = req/s ÷ the best peer's (the "
-                   "fastest server other than httpz). p99 is latency at the throughput "
-                   "reached (closed loop).\n"
+                   "after a %s s warm-up%s.%s Ratio = req/s ÷ the best peer's (the "
+                   "fastest server other than httpz) under the same load generator. p99 is "
+                   "wrk's latency at the throughput reached (closed loop).\n"
                    % ("%d runs" % runs if runs > 1 else "one run", cfg.get("duration_s", "?"),
-                      cfg.get("warmup_s", "?"), ", median and min–max of the runs" if runs > 1 else ""))
+                      cfg.get("warmup_s", "?"), ", median and min–max of the runs" if runs > 1 else "",
+                      (" Then %s." % h2load_setup(doc, head)) if h2 else ""))
         rows = []
         for r in ranked:
             s = r["summary"]
-            rps = s["rps"]
-            bm = best["summary"]["rps"]["median"] if best else None
             notes = rank_notes(doc, r, ranked)
             if best and r is not best and r["server"] == SUBJECT:
-                if too_close(rps, best["summary"]["rps"]) and "≈ %s" % best["server"] not in notes:
+                if too_close(s["rps"], best["summary"]["rps"]) and "≈ %s" % best["server"] not in notes:
                     notes.append("≈ %s" % best["server"])
                 p99, bp99 = s["latency_us"].get("p99"), best["summary"]["latency_us"].get("p99")
                 if p99 and bp99 and too_close(p99, bp99):
                     notes.append("p99 ≈ %s" % best["server"])
             row = ["**%s**" % r["server"] if r["server"] == SUBJECT else r["server"],
-                   f_int(rps["median"])]
-            if (cfg.get("runs") or 1) > 1:
-                row.append("%s–%s" % (f_int(rps["min"]), f_int(rps["max"])))
-            row += ["1.00 (best peer)" if r is best else f_ratio(rps["median"] / bm) if bm else "–",
+                   f_int(s["rps"]["median"])]
+            if runs > 1:
+                row.append("%s–%s" % (f_int(s["rps"]["min"]), f_int(s["rps"]["max"])))
+            row += [vs_best(r, best, None, lambda x: "%.2f" % x, "1.00 (best peer)"),
                     f_us(med(s["latency_us"].get("p99")))]
             if h2:
-                hr = h2res.get(r["server"])
-                hm = h2best["summary"]["rps"]["median"] if h2best else None
-                row += [f_int(hr["summary"]["rps"]["median"]) if hr else "–",
-                        ("1.00 (best peer)" if hr is h2best else
-                         f_ratio(hr["summary"]["rps"]["median"] / hm)
-                         + (" ≈" if too_close(hr["summary"]["rps"], h2best["summary"]["rps"]) else ""))
-                        if hr and hm else "–"]
+                row += [f_int(med(grps(r, "h2load"))),
+                        vs_best(r, hbest, "h2load", lambda x: "%.2f" % x, "1.00 (best peer)")]
             row.append("; ".join(notes))
             rows.append(row)
-        header = ["server", "req/s"] + (["min–max"] if (cfg.get("runs") or 1) > 1 else []) + [
-            "vs best peer", "p99"]
+        header = ["server", "req/s"] + (["min–max"] if runs > 1 else []) + ["vs best peer", "p99"]
         if h2:
             header += ["req/s (h2load)", "vs best peer (h2load)"]
         out.append(table(header + ["notes"], rows))
@@ -471,25 +672,45 @@ def server_summary(doc, summ):
             if not r.get("summary"):
                 out.append("- %s: %s — no numbers." % (
                     r["server"], unavailable(doc, r["server"]) or r.get("skipped", "no successful run")))
-        if head.get("loadgen_saturated"):
-            out.append("\nwrk used ≥ %d%% of its core against %s, so those req/s are bounded by the "
-                       "load generator%s.\n" % (
-                           100 * cfg.get("saturation_threshold", 0.9),
-                           ", ".join(head["loadgen_saturated"]),
-                           "; the h2load columns are a second load generator's opinion" if h2 else ""))
+        wsat = saturated(doc, head, None)
+        if wsat:
+            out.append("\nwrk used ≥ %d%% of its core against %s, so those req/s are bounded by "
+                       "the load generator. %s\n" % (
+                           100 * threshold(doc), ", ".join(wsat), h2load_opinion(doc, head)))
+    # Every case in one table: httpz against its best peer under each
+    # generator, and the verdict that needs both.
+    rows = []
+    for c in doc.get("cases", []):
+        word, vs = case_verdict(doc, c)
+        if not word:
+            continue
+        by = {v["gen"]: v for v in vs}
+        row = ["%s%s" % (c["id"], "" if c.get("server_pinned", True) else " (server not pinned)")]
+        for gen, label in GENS:
+            v = by.get(label)
+            hz = next((r for r in server_results(c, gen) if r["server"] == SUBJECT), None)
+            row += [f_int(grps(hz, gen)["median"]) if hz else "–",
+                    ("%s %s%s" % (f_ratio(v["ratio"]), v["best"], " ≈" if v["status"] == "≈" else ""))
+                    if v else "–"]
+        row.append(", ".join(v["gen"] for v in vs if v["bound"]) or "–")
+        row.append("**%s**" % word)
+        rows.append(row)
+    if rows:
+        out.append("### Every case: httpz against the best peer\n")
+        out.append("Per case, httpz's req/s and its ratio to the fastest other server under each "
+                   "load generator (wrk: %s; h2load: %s). httpz wins a case only if it "
+                   "is ahead under both, ≈ if too close to call under either. \"saturated\" "
+                   "names the generator that used ≥ %d%% of its core against httpz or that "
+                   "peer: its ratio is bounded by the client, not the servers.\n"
+                   % ("median of %d runs" % runs if runs > 1 else "one run",
+                      "one run on the same server instance" if any(has_h2load(c) for c in cases.values())
+                      else "not run", 100 * threshold(doc)))
+        out.append(table(["case", "httpz req/s (wrk)", "vs best peer (wrk)", "httpz req/s (h2load)",
+                          "vs best peer (h2load)", "saturated", "verdict"], rows))
     w2 = cases.get("612b_c64_w2")
-    if w2:
-        rs = {r["server"]: r for r in server_results(w2)}
-        hz, peers = rs.get(SUBJECT), [r for n, r in rs.items() if n != SUBJECT]
-        if peers:
-            b = max(peers, key=lambda r: r["summary"]["rps"]["median"])
-            if hz:
-                out.append("\n2 server workers (not pinned: they share the cores with wrk): httpz "
-                           "%s req/s, %s %s req/s, ratio %s%s.\n" % (
-                               f_int(hz["summary"]["rps"]["median"]), b["server"],
-                               f_int(b["summary"]["rps"]["median"]),
-                               f_ratio(hz["summary"]["rps"]["median"] / b["summary"]["rps"]["median"]),
-                               " (≈, too close to call)" if too_close(hz["summary"]["rps"], b["summary"]["rps"]) else ""))
+    if w2 and any(r["server"] == SUBJECT for r in server_results(w2)):
+        out.append("\n612b_c64_w2: 2 server workers, not pinned, so they share the cores with wrk; "
+                   "it shows that the multi-worker path works, not a clean throughput comparison.\n")
     if not head:
         out.append("### Serving static files\n\nThe 612 B / 64-connection case was not run.\n")
     summ["server"] = out

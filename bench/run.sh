@@ -7,33 +7,50 @@
 #      to CPU 1  -> bench/results/parse.json
 #   1b. full mode only: instruction counts under callgrind,
 #      bench/parse/instructions.sh --quick --merge bench/results/parse.json
+#      (not pinned: it counts instructions, not time, and uses both cores)
 #   1c. parse latency under GC pressure, if built:
 #      _build/default/bench/latency/bench_latency.exe --json --quick|--full,
 #      pinned to CPU 1  -> bench/results/latency.json
 #   2. server load benchmarks: bench/server/bench_servers.py  -> bench/results/servers.json
+#      (wrk, then h2load on the same server instance, for every server and case)
 #   3. bench/report.py --readme README.md  -> bench/results/REPORT.md, summary.md,
 #      charts/, and README.md's section between <!-- bench:begin --> and
 #      <!-- bench:end --> rewritten with summary.md
 #
-# Time budget on a 2-core machine. Measured: a quick run with httpz and the
-# four peers took 80 s (parser 4 s, latency 7 s, servers 69 s against 79 s by
-# the rules below); earlier, bench_latency --quick ≈ 8 s and
-# instructions.sh --quick ≈ 23 s.
-#   full:  23 server×case pairs × (start ≈0.5 s + 1 s warm-up + 3 runs × 10 s)   ≈ 725 s
-#          h2load second opinion, 5 servers × (0.5 + 1 + 5 s)                  ≈  33 s
-#          GC under load, 2 cases × 2 servers × (0.5 + 1 + 5 s)                 ≈  26 s
-#          parser bench: ≈ 10 s, killed at 60 s                                 ≤  60 s
-#          callgrind instruction counts: ≈ 23 s, killed at 45 s                 ≤  45 s
-#          latency bench: 7.5× quick's iterations, ≈ 30-50 s (not yet
-#            measured), killed at 90 s                                          ≤  90 s
-#          report                                                               ≈   3 s
-#          total ≈ 14.3 min typical; only if every step ran to its time
-#          limit 16.4 min
-#   quick: 15 pairs × (0.5 + 1 s warm-up + 1 run × 2 s)                         ≈  54 s
-#          h2load 5 × (0.5 + 1 + 2 s) ≈ 18 s; GC 2 × (0.5 + 1 + 2 s) ≈ 7 s
-#          parser bench: ≈ 5 s, killed at 30 s; latency bench ≈ 8 s, killed
-#          at 20 s; no callgrind; report ≈ 2 s
-#          total ≈ 95 s estimated, 80 s measured; at most 131 s (2.2 min)
+# Time budget on a 2-core machine: `make bench` must finish in 15 minutes;
+# aim for 14 so that noise cannot push it over. Measured step by step
+# (2 cores, AMD EPYC): parser bench --full 15 s (60 ms batches; 30 s with the
+# earlier 120 ms), callgrind instruction counts 11 s (the two runs of each
+# pair in parallel; 18 s one at a time), latency bench --full 33 s, report
+# ≈ 3 s, `scripts/deps.sh bench` 0.3 s, `dune build --profile release`
+# 1-2 s when up to date and 17 s after edits to server/*.ml. Server
+# cases per pair: start 0.05 s, warm-up 1.02 s, a 10 s wrk run 10.04 s,
+# h2load warm-up + duration + 0.02 s, stop ≈ 0.1 s (MODES in
+# bench/server/bench_servers.py has the arithmetic).
+#   full:  23 server×case pairs × (0.05 + 1 s warm-up + 3 wrk runs × 10.04
+#            + 0.1)                                                    ≈ 718 s
+#          h2load on the same instance, the 21 pinned pairs: 17 ×
+#            (0.5 s warm-up + 1.5 s + 0.02) + 4 Connection: close
+#            pairs × 1.52 (count mode, no warm-up)                     ≈  41 s
+#          GC under load: measured during the main runs, except
+#            cohttp on 1m_c64 (not in that case): 0.05 + 1 + 5 + 0.1   ≈   6 s
+#          parser bench: 15 s, killed at 40 s                          ≤  40 s
+#          callgrind instruction counts: 11 s, killed at 30 s          ≤  30 s
+#          latency bench: 33 s, killed at 60 s                         ≤  60 s
+#          report                                                      ≈   3 s
+#          deps + build                                                ≈ 2-17 s
+#          total ≈ 829 s + build = 13.8-14.1 min; only if the three
+#          benches above all ran to their time limits 15.0-15.3 min. (h2load for 2 s instead of 1.5 s
+#          would add 11 s; the separate h2load case and GC runs of before
+#          took 35 s + 27 s and are gone.)
+#   quick: 15 pairs × (0.05 + 1 s warm-up + 1 run × 2.04 + 0.1)        ≈  48 s
+#          h2load on the 13 pinned pairs: 9 × (0.5 + 1 + 0.02)
+#            + 4 × 1.02                                                ≈  18 s
+#          GC during the main runs                                     ≈   0 s
+#          parser bench: ≈ 5 s, killed at 30 s; latency bench ≈ 8 s,
+#          killed at 20 s; no callgrind; report ≈ 2 s
+#          total ≈ 81 s + build; at most 126 s + build if the parser and
+#          latency benches ran to their limits
 # Benchmarks never overlap: each step waits for the previous one, and a lock
 # file refuses a second concurrent bench/run.sh. Every server started is
 # stopped on exit, error, Ctrl-C or SIGTERM.
@@ -43,7 +60,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-}
 case "$mode" in
   quick) parse_flag=--quick; parse_limit=30; latency_limit=20 ;;
-  full)  parse_flag=--full;  parse_limit=60; latency_limit=90 ;;
+  full)  parse_flag=--full;  parse_limit=40; latency_limit=60 ;;
   *) echo "usage: $0 quick|full" >&2; exit 2 ;;
 esac
 
@@ -141,9 +158,9 @@ fi
 instr=bench/parse/instructions.sh
 if [ "$mode" = full ] && [ -f "$results/parse.json" ] && [ -x "$instr" ]; then
   if command -v valgrind >/dev/null; then
-    echo "== instruction counts ($instr --quick --merge, limit 45s)"
+    echo "== instruction counts ($instr --quick --merge, limit 30s)"
     t0=$SECONDS
-    if step timeout -k 5 45 "$instr" --quick --merge "$results/parse.json" >"$state/instructions.log"; then
+    if step timeout -k 5 30 "$instr" --quick --merge "$results/parse.json" >"$state/instructions.log"; then
       echo "   instruction counts: $((SECONDS - t0)) s"
     else
       echo "instruction counts failed or timed out: parse.json keeps its timings without them" >&2
@@ -174,7 +191,9 @@ echo "   server benchmarks: $((SECONDS - t0)) s"
 # The report also rewrites README.md between <!-- bench:begin --> and
 # <!-- bench:end --> with summary.md (the machine, the mode, the key tables).
 echo "== report"
+t0=$SECONDS
 step python3 bench/report.py "$results" --readme README.md || status=1
+echo "   report: $((SECONDS - t0)) s"
 
 echo "bench/run.sh $mode: done in $(( $(date +%s) - start )) s"
 echo "report: $results/REPORT.md (README.md's generated section: $results/summary.md)"

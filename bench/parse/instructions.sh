@@ -7,11 +7,13 @@
 # out, and the GC work an allocating parser causes is included, amortised.
 #
 # Usage: bench/parse/instructions.sh [--quick] [--merge PARSE_JSON]
-#   default  N1 = 1000, N2 = 11000 (about 70 s: cohttp runs up to ~220k
-#            instructions per parse, and callgrind is ~50x slower than native)
-#   --quick  N1 = 100,  N2 = 1100  (about 20 s, mostly valgrind start-up for
-#            the 30 runs). Same counts as the default for httpz and
-#            http_parser (they do the same work every time); within ~1.5% for
+#   default  N1 = 1000, N2 = 11000 (about 35 s on 2 cores: cohttp runs up to
+#            ~220k instructions per parse, and callgrind is ~50x slower than
+#            native)
+#   --quick  N1 = 100,  N2 = 1100  (about 10 s on 2 cores, mostly valgrind
+#            start-up for the 30 runs; the N1 and N2 runs go in parallel).
+#            Same counts as the default for httpz and http_parser (they do
+#            the same work every time); within ~1.5% for
 #            cohttp, whose minor GCs amortise differently over fewer parses
 #            (medium: 41,156 quick vs 40,556 default).
 #   --merge  also write the counts into PARSE_JSON (bench_parse --json output):
@@ -43,17 +45,24 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Total instructions of one run, from callgrind's "Collected : N" line;
 # empty when the run fails (an implementation that is not installed).
+# $4 names the run's own output files, so two runs can go at once.
 ir() {
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/out" "$exe" --callgrind-one "$1" "$2" "$3" \
-    >/dev/null 2>"$tmp/err" || return 0
-  sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$tmp/err"
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/$4.out" "$exe" --callgrind-one "$1" "$2" "$3" \
+    >/dev/null 2>"$tmp/$4.err" || return 0
+  sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' "$tmp/$4.err"
 }
 
 lines="$tmp/lines"
 : >"$lines"
 one() { # impl what key per-key
   local a b
-  a=$(ir "$1" "$2" "$n1"); b=$(ir "$1" "$2" "$n2")
+  # The N1 and N2 runs go in parallel, one per core: callgrind counts
+  # instructions, not time, so they cannot disturb each other's numbers, and
+  # this step runs alone (bench/run.sh), which halves its ~18 s.
+  ir "$1" "$2" "$n1" a >"$tmp/a" &
+  ir "$1" "$2" "$n2" b >"$tmp/b"
+  wait
+  a=$(cat "$tmp/a"); b=$(cat "$tmp/b")
   if [ -z "$a" ] || [ -z "$b" ]; then
     echo "instructions.sh: $1 $2 did not run (not installed?), skipped" >&2
     return 0

@@ -6,13 +6,16 @@ temporary directory (1 worker, sendfile on where the server has it, access log
 off, keep-alive on with timeouts and per-connection request limits far above
 what a run needs), starts the server pinned to one core on a loopback port,
 checks that it serves the test file byte for byte, warms it up, runs `wrk`
-pinned to another core, and stops it. Results (every run, median, min, max,
-errors, CPU use of the load generator and of the server) go to
-bench/results/servers.json; bench/report.py turns them into tables and charts.
+pinned to another core, then (pinned cases only) one `h2load --h1` run on the
+same server instance as a second load generator, and stops it. Results (every
+run, median, min, max, errors, CPU use of the load generator and of the
+server) go to bench/results/servers.json; bench/report.py turns them into
+tables and charts.
 
 It also measures GC behaviour under load for the servers that report
 Gc statistics over HTTP (httpz with --stats at /__httpz/stats, the cohttp peer
-at /__stats): collections and words allocated per 100,000 requests.
+at /__stats): collections and words allocated per 100,000 requests, read
+around the wrk runs of the same instance.
 
 Standard library only. Usage:
   bench_servers.py --mode quick|full [--out FILE] [--servers a,b] [--cases a,b]
@@ -35,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -96,13 +100,38 @@ CASES = {
 ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_w2"]
 
 # Time budget (bench/run.sh states the totals): durations in seconds.
+#
+# Per server and case: one start, `warmup` s of untimed wrk, `runs` x
+# `duration` s of wrk, then, for pinned cases only, one h2load run on the
+# same server instance: `h2load_warmup` s untimed (connection set-up), then
+# `h2load_duration` s timed. The GC cases read the stats endpoint of the
+# same instance around its wrk runs (no extra start); only a GC pair that is
+# not in the main matrix (cohttp on 1m_c64) gets a start of its own and one
+# wrk run of `gc_duration` s.
+#
+# Measured per pair (bench_servers.py logs and servers.json's "timing_s"):
+# start ≈ 0.05 s, warm-up ≈ 1.02 s, a wrk run ≈ duration + 0.04 s, h2load ≈
+# h2load_warmup + h2load_duration + 0.02 s, stop ≈ 0.1 s.
+#   full:  23 server×case pairs × (0.05 + 1.02 + 3 × 10.04 + 0.1)       ≈ 718 s
+#          h2load on the 21 pinned pairs: 17 × (0.5 + 1.5 + 0.02)
+#            + 4 Connection: close pairs × (1.5 + 0.02, no warm-up)      ≈  41 s
+#          GC: httpz and cohttp on 612b_c64, httpz on 1m_c64 during
+#            their main runs (0 s); cohttp on 1m_c64 on its own:
+#            0.05 + 1 + 5 + 0.1                                          ≈   6 s
+#          total                                                        ≈ 765 s
+#          h2load_duration 2 s would add 17 × 0.5 + 4 × 0.5 ≈ 11 s: make
+#          bench would come to ≈ 14.0 min, no margin left under the aim
+#          of 14 (bench/run.sh).
+#   quick: 15 pairs × (0.05 + 1.02 + 2.04 + 0.1)                        ≈  48 s
+#          h2load on 13 pinned pairs: 9 × (0.5 + 1 + 0.02) + 4 × 1.02    ≈  18 s
+#          GC: both pairs during their main runs                         ≈   0 s
+#          total                                                        ≈  66 s
 MODES = {
     "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2"],
-                  runs=1, duration=2, warmup=1, gc_cases=["612b_c64"], gc_duration=2,
-                  h2load_runs=1, h2load_duration=2),
-    "full": dict(cases=ORDER, runs=3, duration=10, warmup=1,
-                 gc_cases=["612b_c64", "1m_c64"], gc_duration=5,
-                 h2load_runs=1, h2load_duration=5),
+                  runs=1, duration=2, warmup=1, h2load_warmup=0.5, h2load_duration=1,
+                  gc_cases=["612b_c64"], gc_duration=2),
+    "full": dict(cases=ORDER, runs=3, duration=10, warmup=1, h2load_warmup=0.5,
+                 h2load_duration=1.5, gc_cases=["612b_c64", "1m_c64"], gc_duration=5),
 }
 
 # Servers that report GC statistics over HTTP, and where.
@@ -462,7 +491,6 @@ def keepalive_check(port, path, n, timeout=60.0):
     arrived before the server closed it (n when it kept the connection open)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     req = ("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode()
-    import threading
 
     def writer():
         try:
@@ -560,16 +588,26 @@ def stop_server(procs, run):
 
 # ------------------------------------------------------- load generators ---
 
-def run_wrk(procs, port, path, conns, duration, headers, lua, timeout_s=5):
-    argv = ["wrk", "-t1", "-c%d" % conns, "-d%ds" % duration, "--timeout", "%ds" % timeout_s,
-            "--latency", "-s", lua]
-    for h in headers:
-        argv += ["-H", h]
-    argv.append("http://127.0.0.1:%d%s" % (port, path))
+def run_loadgen(procs, argv, limit):
+    """Runs one load generator pinned to CLIENT_CPU. Returns its output, exit
+    status, CPU seconds (wait4 rusage: exactly this process) and wall time.
+    It is killed after `limit` s, so a hung generator costs seconds, not the
+    whole run (h2load 1.52 never exits in -D mode with Connection: close)."""
+    name = argv[0]
     argv = pinned(CLIENT_CPU, argv)
     t0 = time.monotonic()
     p = procs.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                     errors="replace")
+    killed = []
+
+    def kill():
+        killed.append(True)
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    timer = threading.Timer(limit, kill)
+    timer.start()
     try:
         out = p.stdout.read()
         p.stdout.close()
@@ -577,11 +615,23 @@ def run_wrk(procs, port, path, conns, duration, headers, lua, timeout_s=5):
     except BaseException:
         procs.stop(p, grace=1.0)
         raise
+    finally:
+        timer.cancel()
     wall = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
     procs.forget(p)
-    cpu = ru.ru_utime + ru.ru_stime
-    return out, p.returncode, cpu, wall
+    if killed:
+        out += "\n[bench_servers.py: %s killed after %.0f s]\n" % (name, limit)
+    return out, p.returncode, ru.ru_utime + ru.ru_stime, wall
+
+
+def run_wrk(procs, port, path, conns, duration, headers, lua, timeout_s=5):
+    argv = ["wrk", "-t1", "-c%d" % conns, "-d%ds" % duration, "--timeout", "%ds" % timeout_s,
+            "--latency", "-s", lua]
+    for h in headers:
+        argv += ["-H", h]
+    argv.append("http://127.0.0.1:%d%s" % (port, path))
+    return run_loadgen(procs, argv, duration + timeout_s + 15)
 
 
 def parse_wrk(out):
@@ -609,25 +659,32 @@ def parse_wrk(out):
     }
 
 
-def run_h2load(procs, port, path, conns, duration, headers):
-    argv = ["h2load", "--h1", "-t1", "-c%d" % conns, "-D", str(duration), "--warm-up-time", "1"]
+def closes_connections(case):
+    return any(h.lower().replace(" ", "") == "connection:close" for h in case["headers"])
+
+
+def ms(seconds):
+    # h2load's <DURATION> is an integer with an optional unit (h, m, s, ms):
+    # "0.5" is refused, "500ms" is not.
+    return "%dms" % round(seconds * 1000)
+
+
+def run_h2load(procs, port, path, conns, duration, warmup, headers, requests=None):
+    """h2load over HTTP/1.1, one thread. Timed mode (requests=None): the
+    connections are set up during the untimed warm-up, so the timed part is
+    steady-state load only. Count mode (-n requests, no warm-up): for
+    Connection: close, where h2load 1.52's timed mode never exits, and where
+    connection set-up is the workload anyway."""
+    argv = ["h2load", "--h1", "-t1", "-c%d" % conns]
+    if requests:
+        argv += ["-n", str(requests)]
+    else:
+        argv += ["-D", ms(duration), "--warm-up-time", ms(warmup)]
     for h in headers:
         argv += ["-H", h]
     argv.append("http://127.0.0.1:%d%s" % (port, path))
-    argv = pinned(CLIENT_CPU, argv)
-    p = procs.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                    errors="replace")
-    try:
-        out = p.stdout.read()
-        p.stdout.close()
-        _, status, ru = os.wait4(p.pid, 0)
-    except BaseException:
-        procs.stop(p, grace=1.0)
-        raise
-    p.returncode = os.waitstatus_to_exitcode(status)
-    procs.forget(p)
-    cpu = ru.ru_utime + ru.ru_stime
-    return out, p.returncode, cpu
+    # Count mode's length depends on the server's rate: allow it 4x.
+    return run_loadgen(procs, argv, (4 * duration if requests else duration + warmup) + 15)
 
 
 def parse_h2load(out, duration):
@@ -635,7 +692,8 @@ def parse_h2load(out, duration):
     r = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
                   r"(\d+) failed, (\d+) errored, (\d+) timeout", out)
     s = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
-    t = re.search(r"time for request:\s+([0-9.]+)(us|ms|s)\s+([0-9.]+)(us|ms|s)\s+([0-9.]+)(us|ms|s)", out)
+    t = re.search(r"time for request:\s+([0-9.]+)(us|ms|s)\s+([0-9.]+)(us|ms|s)\s+([0-9.]+)(us|ms|s)"
+                  r"\s+([0-9.]+)(us|ms|s)", out)
     if not (m and r):
         return None
 
@@ -644,9 +702,12 @@ def parse_h2load(out, duration):
     return {
         "requests": int(r.group(4)),  # succeeded
         "rps": float(m.group(3)),
-        "duration_s": duration,
+        # Timed mode: the measured part only (h2load's req/s is over it);
+        # count mode: the whole run.
+        "duration_s": duration if duration else float(m.group(1)) / (1e3 if m.group(2) == "ms" else 1),
         "latency_us": ({"min": us(t.group(1), t.group(2)), "max": us(t.group(3), t.group(4)),
-                        "mean": us(t.group(5), t.group(6))} if t else {}),
+                        "mean": us(t.group(5), t.group(6)), "sd": us(t.group(7), t.group(8))}
+                       if t else {}),
         "errors": {"failed": int(r.group(5)), "errored": int(r.group(6)),
                    "timeout": int(r.group(7)),
                    "non_2xx": (int(s.group(2)) + int(s.group(3)) + int(s.group(4))) if s else None},
@@ -706,6 +767,12 @@ class Bench:
         os.chmod(self.lua, 0o644)
         self.rawdir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "raw")
         self.problems = []
+        self.have_h2load = shutil.which("h2load") is not None
+        # (server, case) -> GC result measured during that pair's main runs.
+        self.gc_done = {}
+        # Wall time per phase (start, warmup, wrk, h2load, stop, gc_extra),
+        # summed over the run: what the time budget in MODES is checked against.
+        self.phase_s = {}
 
     def cleanup(self):
         self.procs.stop_all()
@@ -760,18 +827,48 @@ class Bench:
         results = []
         for cid in cases:
             case = CASES[cid]
+            h2 = self.h2load_for(case)
             entry = {"id": cid, "description": case["desc"], "file": FILES[case["file"]][0],
                      "file_bytes": FILES[case["file"]][1], "connections": case["conns"],
                      "headers": case["headers"], "workers": case["workers"],
                      "server_pinned": case["pin"], "loadgen": "wrk", "threads": 1,
                      "duration_s": self.mode["duration"], "runs_wanted": self.mode["runs"],
+                     "h2load": ({"threads": 1, "runs_wanted": 1,
+                                 "duration_s": self.mode["h2load_duration"],
+                                 "warmup_s": 0 if closes_connections(case) else self.mode["h2load_warmup"],
+                                 "mode": "requests" if closes_connections(case) else "duration"}
+                                if h2 else None),
                      "results": []}
-            log("== %s: %s (%d x %ds)" % (cid, case["desc"], self.mode["runs"], self.mode["duration"]))
+            log("== %s: %s (wrk %d x %ds%s)" % (
+                cid, case["desc"], self.mode["runs"], self.mode["duration"],
+                ", then h2load %gs on the same instance" % self.mode["h2load_duration"] if h2 else ""))
             for name in self.servers_for(case):
                 r = self.bench_server(name, case, cid)
                 entry["results"].append(r)
+            # A load generator at >= SATURATED of its core is the bottleneck, not
+            # the server: the report says so next to that case's numbers.
+            for key, gen in (("loadgen_saturated", None), ("h2load_saturated", "h2load")):
+                entry[key] = [r["server"] for r in entry["results"]
+                              if max([x.get("loadgen_cpu") or 0
+                                      for x in ((r.get(gen) or {}) if gen else r).get("runs", [])]
+                                     or [0]) >= SATURATED]
+            if entry["loadgen_saturated"]:
+                log("  wrk used >= %d%% of its core against %s" % (
+                    100 * SATURATED, ", ".join(entry["loadgen_saturated"])))
+            if entry["h2load_saturated"]:
+                log("  h2load used >= %d%% of its core against %s" % (
+                    100 * SATURATED, ", ".join(entry["h2load_saturated"])))
             results.append(entry)
         return results
+
+    def h2load_for(self, case):
+        """h2load runs on every pinned case: unpinned servers share the load
+        generator's core, where a second generator's number means no more
+        than wrk's."""
+        return case["pin"] and self.have_h2load
+
+    def gc_wanted(self, name, cid):
+        return name in STATS_PATH and cid in self.mode["gc_cases"]
 
     def bench_server(self, name, case, cid):
         server = SERVERS[name]
@@ -783,22 +880,49 @@ class Bench:
             why = "no multi-worker mode"
             log("  %-9s %s: skipped" % (name, why))
             return {"server": name, "skipped": why}
-        run, err = self.start(name, case)
+        gc = self.gc_wanted(name, cid)
+        timing = {}
+        t = time.monotonic()
+        # --stats only adds a check of the request target against the stats
+        # path to httpz's request handling (server/loop.ml, dispatch); the
+        # cohttp peer always answers /__stats. The served workload is the same.
+        run, err = self.start(name, case, stats=gc)
+        timing["start"] = time.monotonic() - t
         if err:
             self.problem("%s %s %s" % (cid, name, err))
             return {"server": name, "skipped": err}
         runs = []
+        h2 = None
         try:
+            t = time.monotonic()
             self.warmup(run, case)
+            timing["warmup"] = time.monotonic() - t
+            before = self.read_stats(run, name) if gc else None
+            t = time.monotonic()
             for i in range(self.mode["runs"]):
                 res = self.one_wrk(run, case, self.mode["duration"], "%s.%s.run%d" % (cid, name, i + 1))
                 if res:
                     runs.append(res)
+            timing["wrk"] = time.monotonic() - t
+            if gc:
+                after = self.read_stats(run, name)
+                self.gc_done[(name, cid)] = self.gc_result(name, cid, before, after, runs,
+                                                           "its %d main wrk run%s" % (
+                                                               len(runs), "s" if len(runs) != 1 else ""))
+            if self.h2load_for(case) and run.proc.poll() is None:
+                t = time.monotonic()
+                h2 = self.one_h2load(run, case, "%s.%s.h2load" % (cid, name), runs)
+                timing["h2load"] = time.monotonic() - t
             if run.proc.poll() is not None:
                 self.problem("%s %s: server exited during the run (status %s)\n%s" % (
                     cid, name, run.proc.returncode, server_logs(run)))
         finally:
+            t = time.monotonic()
             stop_server(self.procs, run)
+            timing["stop"] = time.monotonic() - t
+        timing = {k: round(v, 2) for k, v in timing.items()}
+        for k, v in timing.items():
+            self.phase_s[k] = self.phase_s.get(k, 0.0) + v
         summary = summarise_runs(runs)
         errors = sum(error_count(r) for r in runs)
         if summary:
@@ -809,95 +933,70 @@ class Bench:
                 100 * (summary["loadgen_cpu"] or {"median": 0})["median"],
                 100 * (summary["server_cpu"] or {"median": 0})["median"],
                 ("  ERRORS: %d" % errors) if errors else ""))
-        return {"server": name, "version": server.version(), "runs": runs, "summary": summary,
-                "errors": errors, "ok": bool(runs) and errors == 0}
+        if h2 and h2["summary"]:
+            hs = h2["summary"]
+            log("  %-9s %10.0f req/s (h2load)  h2load cpu %3.0f%%  server cpu %3.0f%%%s" % (
+                "", hs["rps"]["median"], 100 * (hs["loadgen_cpu"] or {"median": 0})["median"],
+                100 * (hs["server_cpu"] or {"median": 0})["median"],
+                ("  ERRORS: %d" % h2["errors"]) if h2["errors"] else ""))
+        out = {"server": name, "version": server.version(), "runs": runs, "summary": summary,
+               "errors": errors, "ok": bool(runs) and errors == 0, "timing_s": timing}
+        if h2 is not None:
+            out["h2load"] = h2
+        return out
 
-    def run_h2load_case(self, base):
-        case = CASES[base]
-        cid = base + "_h2load"
-        d = self.mode["h2load_duration"]
-        entry = {"id": cid, "description": case["desc"] + ", load generator h2load --h1",
-                 "file": FILES[case["file"]][0], "file_bytes": FILES[case["file"]][1],
-                 "connections": case["conns"], "headers": case["headers"],
-                 "workers": case["workers"], "server_pinned": case["pin"], "loadgen": "h2load",
-                 "threads": 1, "duration_s": d, "runs_wanted": self.mode["h2load_runs"],
-                 "results": []}
-        log("== %s: second load generator, because wrk saturated its core (%d x %ds)" % (
-            cid, self.mode["h2load_runs"], d))
-        for name in self.servers_for(case):
-            server = SERVERS[name]
-            ok, why = server.available()
-            if not ok:
-                entry["results"].append({"server": name, "skipped": why})
-                continue
-            run, err = self.start(name, case)
-            if err:
-                self.problem("%s %s %s" % (cid, name, err))
-                entry["results"].append({"server": name, "skipped": err})
-                continue
-            runs = []
-            try:
-                for i in range(self.mode["h2load_runs"]):
-                    tag = "%s.%s.run%d" % (cid, name, i + 1)
-                    cpu0 = tree_cpu_seconds(run.proc.pid)
-                    out, rc, cpu = run_h2load(self.procs, run.port, "/" + FILES[case["file"]][0],
-                                              case["conns"], d, case["headers"])
-                    scpu = tree_cpu_seconds(run.proc.pid) - cpu0
-                    self.raw(tag, out)
-                    res = parse_h2load(out, d)
-                    if rc != 0 or res is None:
-                        self.problem("%s: h2load failed (exit %s): %s" % (tag, rc, out.strip()[-300:]))
-                        continue
-                    # h2load's CPU time includes its 1 s warm-up.
-                    res["loadgen_cpu"] = round(cpu / (d + 1), 3)
-                    res["server_cpu"] = round(scpu / (d + 1), 3)
-                    n = error_count(res)
-                    if n:
-                        self.problem("%s: %d failed requests %s" % (tag, n, res["errors"]))
-                    runs.append(res)
-            finally:
-                stop_server(self.procs, run)
-            summary = summarise_runs(runs)
-            errors = sum(error_count(r) for r in runs)
-            if summary:
-                log("  %-9s %10.0f req/s (h2load)  h2load cpu %3.0f%%%s" % (
-                    name, summary["rps"]["median"], 100 * summary["loadgen_cpu"]["median"],
-                    ("  ERRORS: %d" % errors) if errors else ""))
-            entry["results"].append({"server": name, "version": server.version(), "runs": runs,
-                                     "summary": summary, "errors": errors,
-                                     "ok": bool(runs) and errors == 0})
-        return entry
+    def one_h2load(self, run, case, tag, wrk_runs):
+        """One h2load run on an already warm server. Returns {"runs", "summary",
+        "errors", "ok"}, the shape of a wrk result without its server fields."""
+        d, w = self.mode["h2load_duration"], self.mode["h2load_warmup"]
+        count = None
+        if closes_connections(case):
+            # h2load 1.52 in -D mode never exits when the server closes every
+            # connection (it spins after "Stopped all clients"). Ask for as many
+            # requests as wrk served in d s on this same instance instead.
+            rate = statistics.median(r["rps"] for r in wrk_runs) if wrk_runs else 5000
+            count = max(case["conns"], int(rate * d))
+        cpu0 = tree_cpu_seconds(run.proc.pid)
+        out, rc, cpu, wall = run_h2load(self.procs, run.port, "/" + FILES[case["file"]][0],
+                                        case["conns"], d, w, case["headers"], count)
+        scpu = tree_cpu_seconds(run.proc.pid) - cpu0
+        self.raw(tag, out)
+        res = parse_h2load(out, None if count else d)
+        runs = []
+        if rc != 0 or res is None:
+            self.problem("%s: h2load failed (exit %s): %s" % (tag, rc, out.strip()[-300:]))
+        else:
+            # Both CPU shares cover h2load's whole life (connection set-up,
+            # warm-up and the timed part): h2load reports no CPU split.
+            res["loadgen_cpu"] = round(cpu / wall, 3) if wall else None
+            res["server_cpu"] = round(scpu / wall, 3) if wall else None
+            res["mode"] = "requests" if count else "duration"
+            res["warmup_s"] = 0 if count else w
+            res["wall_s"] = round(wall, 2)
+            n = error_count(res)
+            if n:
+                self.problem("%s: %d failed requests %s" % (tag, n, res["errors"]))
+            runs.append(res)
+        errors = sum(error_count(r) for r in runs)
+        return {"runs": runs, "summary": summarise_runs(runs), "errors": errors,
+                "ok": bool(runs) and errors == 0}
 
-    def gc_case(self, name, cid):
-        case = CASES[cid]
-        server = SERVERS[name]
-        ok, why = server.available()
-        base = {"server": name, "case": cid}
-        if not ok:
-            log("  %-9s skipped: %s" % (name, why.split(" (")[0]))
-            return dict(base, skipped=why)
-        run, err = self.start(name, case, stats=True)
-        if err:
-            self.problem("gc %s %s %s" % (cid, name, err))
-            return dict(base, skipped=err)
-        path = STATS_PATH[name]
+    def read_stats(self, run, name):
         try:
-            self.warmup(run, case)
-            try:
-                st, b0 = http_get(run.port, path)
-                before = json.loads(b0) if st == 200 else None
-            except (OSError, ValueError):
-                before = None
-            if before is None:
-                why = "no GC statistics at %s" % path
-                log("  %-9s %s: skipped" % (name, why))
-                return dict(base, skipped=why)
-            res = self.one_wrk(run, case, self.mode["gc_duration"], "gc.%s.%s" % (cid, name))
-            st, b1 = http_get(run.port, path)
-            after = json.loads(b1)
-        finally:
-            stop_server(self.procs, run)
-        if not res:
+            st, body = http_get(run.port, STATS_PATH[name])
+            return json.loads(body) if st == 200 else None
+        except (OSError, ValueError):
+            return None
+
+    def gc_result(self, name, cid, before, after, runs, window):
+        """GC counters over `runs` (wrk results on one server instance),
+        from the stats read before and after them."""
+        base = {"server": name, "case": cid, "window": window}
+        if before is None or after is None:
+            why = "no GC statistics at %s" % STATS_PATH[name]
+            log("  %-9s %s: GC not measured" % (name, why))
+            return dict(base, skipped=why)
+        if not runs:
             return dict(base, skipped="wrk failed")
         delta = {}
         for k in ("requests", "minor_words", "promoted_words", "major_words",
@@ -905,25 +1004,55 @@ class Bench:
             if isinstance(before.get(k), (int, float)) and isinstance(after.get(k), (int, float)):
                 delta[k] = after[k] - before[k]
         # Divide by what the server served: wrk's count misses the requests
-        # still in flight when it stops (up to one per connection), which the
-        # server did serve. The server's counter includes the second stats
-        # request itself, hence - 1. Fall back to wrk's count without a counter.
-        n = res["requests"]
-        counted = "wrk"
+        # still in flight when it stops (up to one per connection per run),
+        # which the server did serve. The server's counter may include the
+        # second stats request itself, hence - 1. Fall back to wrk's count
+        # without a counter.
+        n_wrk = sum(r["requests"] for r in runs)
+        n, counted = n_wrk, "wrk"
         if delta.get("requests", 0) - 1 >= n:
             n, counted = delta["requests"] - 1, "server"
         per = {k: round(v * 100000 / n, 3) for k, v in delta.items() if k != "requests"} if n else {}
-        out = dict(base, requests=n, requests_counted_by=counted, requests_wrk=res["requests"],
-                   rps=res["rps"], errors=error_count(res), delta=delta,
+        out = dict(base, requests=n, requests_counted_by=counted, requests_wrk=n_wrk,
+                   runs=len(runs), rps=statistics.median(r["rps"] for r in runs),
+                   errors=sum(error_count(r) for r in runs), delta=delta,
                    per_100k_requests=per,
                    words_per_request=round(delta["minor_words"] / n, 3)
                    if n and "minor_words" in delta else None,
                    heap_words_after=after.get("heap_words"),
                    top_heap_words_after=after.get("top_heap_words"))
-        log("  %-9s %s: %d requests, %.1f minor words/request, %s minor GCs and %s major GCs per 100k requests" % (
-            name, cid, n, out["words_per_request"] if out["words_per_request"] is not None else float("nan"),
+        log("  %-9s GC over %s: %d requests, %.1f minor words/request, %s minor GCs and %s major GCs per 100k requests" % (
+            name, window, n, out["words_per_request"] if out["words_per_request"] is not None else float("nan"),
             per.get("minor_collections"), per.get("major_collections")))
         return out
+
+    def gc_case(self, name, cid):
+        """A GC measurement of its own, for a server the case's main matrix
+        does not run (cohttp on 1m_c64): start with stats, warm up, one wrk
+        run of gc_duration s between two stats reads."""
+        case = CASES[cid]
+        server = SERVERS[name]
+        ok, why = server.available()
+        base = {"server": name, "case": cid}
+        if not ok:
+            log("  %-9s skipped: %s" % (name, why.split(" (")[0]))
+            return dict(base, skipped=why)
+        t = time.monotonic()
+        run, err = self.start(name, case, stats=True)
+        if err:
+            self.problem("gc %s %s %s" % (cid, name, err))
+            return dict(base, skipped=err)
+        try:
+            self.warmup(run, case)
+            before = self.read_stats(run, name)
+            res = (self.one_wrk(run, case, self.mode["gc_duration"], "gc.%s.%s" % (cid, name))
+                   if before is not None else None)
+            after = self.read_stats(run, name)
+        finally:
+            stop_server(self.procs, run)
+            self.phase_s["gc_extra"] = self.phase_s.get("gc_extra", 0.0) + time.monotonic() - t
+        return self.gc_result(name, cid, before, after, [res] if res else [],
+                              "one %d s wrk run on a start of its own" % self.mode["gc_duration"])
 
     def main(self):
         a = self.args
@@ -941,7 +1070,10 @@ class Bench:
             "schema": SCHEMA, "mode": a.mode, "machine": info,
             "config": {"server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU,
                        "runs": self.mode["runs"], "duration_s": self.mode["duration"],
-                       "warmup_s": self.mode["warmup"], "saturation_threshold": SATURATED,
+                       "warmup_s": self.mode["warmup"],
+                       "h2load_duration_s": self.mode["h2load_duration"],
+                       "h2load_warmup_s": self.mode["h2load_warmup"],
+                       "saturation_threshold": SATURATED,
                        "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0],
                        "wrk": run_text(["wrk", "-v"]).splitlines()[0].split(" [")[0] if shutil.which("wrk") else None,
                        "h2load": run_text(["h2load", "--version"]) if shutil.which("h2load") else None},
@@ -955,29 +1087,28 @@ class Bench:
                 log("%s: %s" % (name, why))
         if not shutil.which("wrk"):
             sys.exit("wrk is not installed (scripts/deps.sh bench)")
+        if not self.have_h2load:
+            log("h2load not installed (scripts/deps.sh bench): wrk only, no second load generator")
         t0 = time.monotonic()
         doc["cases"] = self.run_cases(wanted_cases)
-        # h2load as a second opinion when wrk itself was the bottleneck.
-        for entry in list(doc["cases"]):
-            if entry["id"] != "612b_c64":
-                continue
-            sat = [r["server"] for r in entry["results"] if r.get("runs")
-                   and max(x.get("loadgen_cpu") or 0 for x in r["runs"]) >= SATURATED]
-            entry["loadgen_saturated"] = sat
-            if sat:
-                log("wrk used >= %d%% of its core against %s" % (100 * SATURATED, ", ".join(sat)))
-                if shutil.which("h2load"):
-                    doc["cases"].append(self.run_h2load_case("612b_c64"))
-                else:
-                    log("h2load not installed: no second load generator")
         log("== GC under load (servers with a stats endpoint)")
+        wanted_servers = a.servers.split(",") if a.servers else ALL_SERVERS
         for cid in self.mode["gc_cases"]:
-            if a.cases and cid not in wanted_cases:
+            if cid not in wanted_cases:
                 continue
             for name in STATS_PATH:
-                if a.servers and name not in a.servers.split(","):
+                if name not in wanted_servers:
                     continue
-                doc["gc"].append(self.gc_case(name, cid))
+                if (name, cid) in self.gc_done:
+                    g = self.gc_done[(name, cid)]
+                    if not g.get("skipped"):
+                        log("  %-9s %s: measured during its main runs (above)" % (name, cid))
+                    doc["gc"].append(g)
+                else:
+                    doc["gc"].append(self.gc_case(name, cid))
+        doc["timing_s"] = {k: round(v, 1) for k, v in self.phase_s.items()}
+        log("time per phase, summed: " + ", ".join(
+            "%s %.0f s" % (k, v) for k, v in doc["timing_s"].items()))
         info["loadavg_end"] = os.getloadavg()[0]
         doc["elapsed_s"] = round(time.monotonic() - t0, 1)
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
