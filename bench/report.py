@@ -65,6 +65,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -287,13 +288,44 @@ def rank_notes(doc, r, ranked):
     return notes
 
 
+def paired(r, best, gen, metric=lambda run: run["rps"]):
+    """Per-round ratios of r to best: the servers of a case run interleaved
+    (bench_servers.py, bench_case), so the runs of one round met the same
+    state of the machine and their ratio cancels most of its drift. None
+    unless both have wrk runs from at least 2 common rounds (h2load runs
+    once, and files from before interleaving have no rounds)."""
+    if gen is not None or not best or r is best:
+        return None
+    mine = {x["round"]: x for x in r.get("runs", []) if x.get("round")}
+    theirs = {x["round"]: x for x in best.get("runs", []) if x.get("round")}
+    ratios = []
+    for k in sorted(set(mine) & set(theirs)):
+        a, b = metric(mine[k]), metric(theirs[k])
+        if a is not None and b:
+            ratios.append(a / b)
+    if len(ratios) < 2:
+        return None
+    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios),
+            "n": len(ratios)}
+
+
+def paired_close(p):
+    """A paired ratio too close to call: the rounds disagree on the sign,
+    or the median is within CLOSE of 1."""
+    return p["min"] <= 1 <= p["max"] or abs(p["median"] - 1) < CLOSE
+
+
 def vs_best(r, best, gen, fmt=f_ratio, best_label="1.00× (best peer)"):
-    """httpz-style ratio cell: r's median ÷ the best peer's, ≈ when too close."""
+    """httpz-style ratio cell: r's median ÷ the best peer's, ≈ when too
+    close; the median of the per-round ratios when the runs were paired."""
     a, b = grps(r, gen), grps(best, gen) if best else None
     if not a or not b:
         return "–"
     if r is best:
         return best_label
+    p = paired(r, best, gen)
+    if p:
+        return fmt(p["median"]) + (" ≈" if paired_close(p) else "")
     return fmt(a["median"] / b["median"]) + (" ≈" if too_close(a, b) else "")
 
 
@@ -306,11 +338,27 @@ def gen_verdict(doc, case, gen):
     if not hz or not best:
         return None
     a, b = grps(hz, gen), grps(best, gen)
-    ratio = a["median"] / b["median"]
-    status = "≈" if too_close(a, b) else ("ahead" if ratio > 1 else "behind")
+    p = paired(hz, best, gen)
+    if p:
+        ratio, close = p["median"], paired_close(p)
+    else:
+        ratio, close = a["median"] / b["median"], too_close(a, b)
+    status = "≈" if close else ("ahead" if ratio > 1 else "behind")
     sat = saturated(doc, case, gen)
-    return {"gen": dict(GENS)[gen], "status": status, "ratio": ratio, "best": best["server"],
-            "bound": SUBJECT in sat or best["server"] in sat}
+    out = {"gen": dict(GENS)[gen], "status": status, "ratio": ratio, "best": best["server"],
+           "bound": SUBJECT in sat or best["server"] in sat, "paired": bool(p)}
+    if gen is None:
+        # Tail latency against the same peer: per-round p99 ratios (lower is
+        # better, so "ahead" means httpz's p99 is the lower one).
+        lp = paired(hz, best, gen, lambda run: run["latency_us"].get("p99"))
+        la, lb = hz["summary"]["latency_us"].get("p99"), best["summary"]["latency_us"].get("p99")
+        if lp:
+            out["p99"] = {"ratio": lp["median"], "status": "≈" if paired_close(lp)
+                          else ("ahead" if lp["median"] < 1 else "behind")}
+        elif la and lb and lb["median"]:
+            out["p99"] = {"ratio": la["median"] / lb["median"], "status": "≈" if too_close(la, lb)
+                          else ("ahead" if la["median"] < lb["median"] else "behind")}
+    return out
 
 
 def case_verdict(doc, case):
@@ -399,6 +447,7 @@ def server_section(doc, plot, md, summ):
               "Ratios are against the best peer (the fastest server "
               "other than httpz) of the same case and load generator. **≈** marks results too "
               "close to call: their run ranges overlap or their medians differ by less than %d%%. "
+              "%s"
               "A case is a win for httpz only if it is ahead of the best peer under both load "
               "generators, and ≈ if too close to call under either. "
               "Latency is measured by a closed-loop generator (wrk), so it is the latency *at "
@@ -411,7 +460,12 @@ def server_section(doc, plot, md, summ):
                   "included. " % (h2load_setup(doc, h2case), cfg.get("h2load") or "h2load",
                                   "" if h2case["h2load"].get("separate_start")
                                   else " (every case with a pinned server)")) if h2case else "",
-                 100 * CLOSE))
+                 100 * CLOSE,
+                 "The servers of a case run interleaved (all started, then one wrk run against "
+                 "each per round, the order rotating), so a slow spell of the shared machine hits "
+                 "them alike; wrk ratios are then the median of the per-round ratios, ≈ when the "
+                 "rounds disagree on which server is ahead or that median is within %d%% of 1. "
+                 % (100 * CLOSE) if any(c.get("interleaved") for c in doc.get("cases", [])) else ""))
     for name, s in doc.get("servers", {}).items():
         if not s.get("available"):
             md.append("- **%s: %s** — no numbers for it in this report.\n" % (name, s.get("reason")))
@@ -692,21 +746,33 @@ def server_summary(doc, summ):
             row += [f_int(grps(hz, gen)["median"]) if hz else "–",
                     ("%s %s%s" % (f_ratio(v["ratio"]), v["best"], " ≈" if v["status"] == "≈" else ""))
                     if v else "–"]
+        w = by.get("wrk") or {}
+        lp = w.get("p99")
+        row.append("%s%s" % (f_ratio(lp["ratio"]), " ≈" if lp["status"] == "≈" else "") if lp else "–")
         row.append(", ".join(v["gen"] for v in vs if v["bound"]) or "–")
         row.append("**%s**" % word)
         rows.append(row)
     if rows:
         out.append("### Every case: httpz against the best peer\n")
+        interleaved = any(c.get("interleaved") for c in cases.values())
         out.append("Per case, httpz's req/s and its ratio to the fastest other server under each "
-                   "load generator (wrk: %s; h2load: %s). httpz wins a case only if it "
-                   "is ahead under both, ≈ if too close to call under either. \"saturated\" "
+                   "load generator (wrk: %s; h2load: %s). %s"
+                   "httpz wins a case only if it "
+                   "is ahead under both, ≈ if too close to call under either. p99 is httpz's wrk "
+                   "p99 latency ÷ that peer's (below 1: httpz's tail is shorter). \"saturated\" "
                    "names the generator that used ≥ %d%% of its core against httpz or that "
                    "peer: its ratio is bounded by the client, not the servers.\n"
                    % ("median of %d runs" % runs if runs > 1 else "one run",
                       "one run on the same server instance" if any(has_h2load(c) for c in cases.values())
-                      else "not run", 100 * threshold(doc)))
+                      else "not run",
+                      ("The servers of a case ran interleaved, one wrk run each per round, so wrk "
+                       "ratios are the median of the per-round ratios, and ≈ means the rounds "
+                       "disagree on which is ahead or the median is within %d%% of 1. "
+                       % (100 * CLOSE)) if interleaved and runs > 1 else "",
+                      100 * threshold(doc)))
         out.append(table(["case", "httpz req/s (wrk)", "vs best peer (wrk)", "httpz req/s (h2load)",
-                          "vs best peer (h2load)", "saturated", "verdict"], rows))
+                          "vs best peer (h2load)", "p99 vs that peer (wrk)", "saturated", "verdict"],
+                         rows))
     w2 = cases.get("612b_c64_w2")
     if w2 and any(r["server"] == SUBJECT for r in server_results(w2)):
         out.append("\n612b_c64_w2: 2 server workers, not pinned, so they share the cores with wrk; "

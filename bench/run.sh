@@ -24,11 +24,11 @@
 # pair in parallel; 18 s one at a time), latency bench --full 33 s, report
 # ≈ 3 s, `scripts/deps.sh bench` 0.3 s, `dune build --profile release`
 # 1-2 s when up to date and 17 s after edits to server/*.ml. Server
-# cases per pair: start 0.05 s, warm-up 1.02 s, a 10 s wrk run 10.04 s,
+# cases per pair: start 0.05 s, warm-up 1.02 s, a 6 s wrk run 6.04 s,
 # h2load warm-up + duration + 0.02 s, stop ≈ 0.1 s (MODES in
 # bench/server/bench_servers.py has the arithmetic).
-#   full:  23 server×case pairs × (0.05 + 1 s warm-up + 3 wrk runs × 10.04
-#            + 0.1)                                                    ≈ 718 s
+#   full:  23 server×case pairs × (0.05 + 1 s warm-up + 5 wrk runs × 6.04
+#            + 0.1)                                                    ≈ 722 s
 #          h2load on the same instance, the 21 pinned pairs: 17 ×
 #            (0.5 s warm-up + 1.5 s + 0.02) + 4 Connection: close
 #            pairs × 1.52 (count mode, no warm-up)                     ≈  41 s

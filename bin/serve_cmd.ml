@@ -14,7 +14,8 @@ let usage_error fmt =
   Printf.ksprintf (fun msg -> Printf.eprintf "httpz serve: %s\nTry 'httpz serve --help'.\n%!" msg; 2) fmt
 
 let run pos_dir dir port host workers max_age list access_log stats max_connections dotfiles
-    no_symlinks no_gzip idle_timeout header_timeout write_timeout cache_max_file cache_size =
+    no_symlinks no_gzip idle_timeout header_timeout write_timeout cache_max_file cache_size
+    send_lowat no_defer_accept =
   let root =
     match pos_dir, dir with
     | Some a, Some b when a <> b -> Error ()
@@ -36,6 +37,8 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
     else if not (write_timeout > 0.) then usage_error "--write-timeout must be positive"
     else if cache_max_file < 0 then usage_error "--cache-max-file must not be negative"
     else if cache_size < 0 then usage_error "--cache-size must not be negative"
+    else if send_lowat < 0 || send_lowat > 0x3fff_ffff then
+      usage_error "--send-lowat must be between 0 and 1073741823"
     else
       match
         Static.create
@@ -64,7 +67,7 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
               host; port;
               workers = (match workers with Some n -> n | None -> Server.cpu_count ());
               stats; access_log; max_connections; idle_timeout; header_timeout; write_timeout;
-              root = Some root }
+              send_lowat; defer_accept = not no_defer_accept; root = Some root }
           in
           Server.run config (Static.handler static)
 
@@ -157,6 +160,19 @@ let cache_size =
   Arg.(value & opt int Static.default_config.cache_bytes
        & info [ "cache-size" ] ~docv:"BYTES" ~doc:"Memory for cached files, per worker.")
 
+let send_lowat =
+  Arg.(value & opt int Server.default_config.send_lowat
+       & info [ "send-lowat" ] ~docv:"BYTES"
+           ~doc:"Unsent bytes a connection may hold in the kernel (TCP_NOTSENT_LOWAT) before \
+                 the worker waits for the client to take them: large files go out in slices \
+                 as the client reads. 0 leaves the kernel's default.")
+
+let no_defer_accept =
+  Arg.(value & flag
+       & info [ "no-defer-accept" ]
+           ~doc:"Accept connections as soon as they are established, not when their first \
+                 bytes arrive (TCP_DEFER_ACCEPT, on by default).")
+
 let serve_cmd =
   let doc = "serve a directory over HTTP/1.1" in
   let man = [
@@ -176,6 +192,6 @@ let serve_cmd =
   Cmd.v (Cmd.info "serve" ~doc ~man ~exits:[])
     Term.(const run $ pos_dir $ dir $ port $ host $ workers $ max_age $ list $ access_log $ stats
           $ max_connections $ dotfiles $ no_symlinks $ no_gzip $ idle_timeout $ header_timeout
-          $ write_timeout $ cache_max_file $ cache_size)
+          $ write_timeout $ cache_max_file $ cache_size $ send_lowat $ no_defer_accept)
 
 let cmds : int Cmd.t list = [ serve_cmd ]

@@ -60,6 +60,7 @@ type t = {
   mutable resp_bytes : int;
   mutable flushed : bool;
   mutable broken : bool;
+  mutable held : bool;
   mutable after : after;
   peer : Bigstring.t;
   mutable peer_len : int;
@@ -131,6 +132,7 @@ let create sh ~slot ~read_buffer ~peer =
     resp_bytes = 0;
     flushed = false;
     broken = false;
+    held = false;
     after = Then_next;
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;

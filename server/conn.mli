@@ -92,6 +92,9 @@ type t = {
   mutable resp_bytes : int;  (** body bytes of the response, for the log *)
   mutable flushed : bool;  (** part of this response already left *)
   mutable broken : bool;  (** a write failed: drop output, close after *)
+  mutable held : bool;
+      (** the last bytes went out with [MSG_MORE] and may be waiting in the
+          kernel for the shutdown that must follow before the close *)
   mutable after : after;
   peer : Httpz.Bigstring.t;
   mutable peer_len : int;

@@ -98,13 +98,20 @@ let end_head c ~content_length ~chunked =
 
 (* {1 Bodies} *)
 
+(* Bodies up to this size are copied behind the head in [out], so the
+   response leaves in one contiguous write; larger ones go out from where
+   they are, as the second part of a writev. Copying a 16 KiB cached file
+   into [out] first cost the 16 KiB benchmark measurably more server time
+   than the second iovec does. *)
+let copy_max = 1024
+
 let body_string c s =
   let len = String.length s in
   end_head c ~content_length:len ~chunked:false;
   c.resp <- Done;
   if not c.suppress && len > 0 then begin
     c.resp_bytes <- len;
-    if c.out_len + len <= Bigstring.length c.out then begin
+    if len <= copy_max && c.out_len + len <= Bigstring.length c.out then begin
       Bigstring.unsafe_blit_from_string s ~src_off:0 c.out ~dst_off:c.out_len ~len;
       c.out_len <- c.out_len + len
     end
@@ -126,7 +133,7 @@ let body_bigstring_gen c b ~off ~len ~stable =
   c.resp <- Done;
   if not c.suppress && len > 0 then begin
     c.resp_bytes <- len;
-    if c.out_len + len <= Bigstring.length c.out then begin
+    if len <= copy_max && c.out_len + len <= Bigstring.length c.out then begin
       Bigstring.blit ~src:b ~src_off:off ~dst:c.out ~dst_off:c.out_len ~len;
       c.out_len <- c.out_len + len
     end

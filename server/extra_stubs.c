@@ -100,10 +100,56 @@ CAMLprim value httpz_extra_peer_address_byte(value fd, value buf, value off) {
   return Val_long(httpz_extra_peer_address(Long_val(fd), buf, Long_val(off)));
 }
 
-/* writev of a bigstring span then a string span. Safe without copying the
+/* The flags of every send below: no SIGPIPE (the server ignores it anyway,
+   but a library user's program may not), and MSG_MORE when [more]: the
+   bytes may wait, as under TCP_CORK, for what follows at once. The server
+   passes [more] for a response head followed by a sendfile body (head and
+   body share a packet despite TCP_NODELAY), and for the last bytes before
+   it closes the connection (they leave with the FIN, in one packet). */
+static int send_flags(intnat more) { return MSG_NOSIGNAL | (more ? MSG_MORE : 0); }
+
+static intnat sendv(intnat fd, struct iovec *iov, int n, intnat more) {
+  struct msghdr m;
+  memset(&m, 0, sizeof m);
+  m.msg_iov = iov;
+  m.msg_iovlen = (size_t)n;
+  ssize_t r = sendmsg((int)fd, &m, send_flags(more));
+  return r < 0 ? -errno : r;
+}
+
+/* send of a bigstring span. */
+CAMLprim intnat httpz_extra_send(intnat fd, value b, intnat off, intnat len, intnat more) {
+  if (!span_ok(BA_CAP(b), off, len)) return -EINVAL;
+  ssize_t n = send((int)fd, BA_DATA(b) + off, (size_t)len, send_flags(more));
+  return n < 0 ? -errno : n;
+}
+CAMLprim value httpz_extra_send_byte(value fd, value b, value off, value len, value more) {
+  return Val_long(
+      httpz_extra_send(Long_val(fd), b, Long_val(off), Long_val(len), Long_val(more)));
+}
+
+/* sendmsg of two bigstring spans. */
+CAMLprim intnat httpz_extra_sendv2(intnat fd, value b1, intnat off1, intnat len1, value b2,
+                                   intnat off2, intnat len2, intnat more) {
+  struct iovec iov[2];
+  if (!span_ok(BA_CAP(b1), off1, len1) || !span_ok(BA_CAP(b2), off2, len2)) return -EINVAL;
+  iov[0].iov_base = BA_DATA(b1) + off1;
+  iov[0].iov_len = (size_t)len1;
+  iov[1].iov_base = BA_DATA(b2) + off2;
+  iov[1].iov_len = (size_t)len2;
+  return sendv(fd, iov, 2, more);
+}
+CAMLprim value httpz_extra_sendv2_byte(value *argv, int argn) {
+  (void)argn;
+  return Val_long(httpz_extra_sendv2(Long_val(argv[0]), argv[1], Long_val(argv[2]),
+                                     Long_val(argv[3]), argv[4], Long_val(argv[5]),
+                                     Long_val(argv[6]), Long_val(argv[7])));
+}
+
+/* sendmsg of a bigstring span then a string span. Safe without copying the
    string: the runtime lock is held, so the GC cannot move it during the call. */
-CAMLprim intnat httpz_extra_writev_bs_string(intnat fd, value b, intnat boff, intnat blen,
-                                             value s, intnat soff, intnat slen) {
+CAMLprim intnat httpz_extra_sendv_bs_string(intnat fd, value b, intnat boff, intnat blen,
+                                            value s, intnat soff, intnat slen, intnat more) {
   struct iovec iov[2];
   if (!span_ok(BA_CAP(b), boff, blen) || !span_ok(caml_string_length(s), soff, slen))
     return -EINVAL;
@@ -111,26 +157,13 @@ CAMLprim intnat httpz_extra_writev_bs_string(intnat fd, value b, intnat boff, in
   iov[0].iov_len = (size_t)blen;
   iov[1].iov_base = (void *)(String_val(s) + soff);
   iov[1].iov_len = (size_t)slen;
-  ssize_t n = writev((int)fd, iov, 2);
-  return n < 0 ? -errno : n;
+  return sendv(fd, iov, 2, more);
 }
-CAMLprim value httpz_extra_writev_bs_string_byte(value *argv, int argn) {
+CAMLprim value httpz_extra_sendv_bs_string_byte(value *argv, int argn) {
   (void)argn;
-  return Val_long(httpz_extra_writev_bs_string(Long_val(argv[0]), argv[1], Long_val(argv[2]),
-                                               Long_val(argv[3]), argv[4], Long_val(argv[5]),
-                                               Long_val(argv[6])));
-}
-
-/* send with MSG_MORE: the bytes may wait (as with TCP_CORK) for the data that
-   follows at once, so a response head and the first bytes of a sendfile body
-   share a packet despite TCP_NODELAY. */
-CAMLprim intnat httpz_extra_send_more(intnat fd, value b, intnat off, intnat len) {
-  if (!span_ok(BA_CAP(b), off, len)) return -EINVAL;
-  ssize_t n = send((int)fd, BA_DATA(b) + off, (size_t)len, MSG_MORE | MSG_NOSIGNAL);
-  return n < 0 ? -errno : n;
-}
-CAMLprim value httpz_extra_send_more_byte(value fd, value b, value off, value len) {
-  return Val_long(httpz_extra_send_more(Long_val(fd), b, Long_val(off), Long_val(len)));
+  return Val_long(httpz_extra_sendv_bs_string(Long_val(argv[0]), argv[1], Long_val(argv[2]),
+                                              Long_val(argv[3]), argv[4], Long_val(argv[5]),
+                                              Long_val(argv[6]), Long_val(argv[7])));
 }
 
 /* socket + SO_REUSEADDR + SO_REUSEPORT + bind, without listen: reserves a

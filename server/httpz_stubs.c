@@ -162,9 +162,33 @@ static long hz_accept4(int lfd) {
   return hz_neg_errno(accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC));
 }
 
-static long hz_set_nodelay(int fd) {
-  int one = 1;
-  return hz_neg_errno(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one));
+/* The socket options httpz sets, in the order of Syscall.sockopt's
+   constructors (an OCaml constant constructor is its index). */
+static const struct {
+  int level, name;
+} hz_sockopts[] = {
+    {IPPROTO_TCP, TCP_NODELAY},
+    {IPPROTO_TCP, TCP_NOTSENT_LOWAT},
+    {IPPROTO_TCP, TCP_DEFER_ACCEPT},
+    {SOL_SOCKET, SO_SNDBUF},
+    {SOL_SOCKET, SO_RCVBUF},
+};
+#define HZ_NSOCKOPTS ((long)(sizeof hz_sockopts / sizeof hz_sockopts[0]))
+
+static long hz_setsockopt(int fd, long opt, long v) {
+  if (opt < 0 || opt >= HZ_NSOCKOPTS || v < INT_MIN || v > INT_MAX) return -EINVAL;
+  int iv = (int)v;
+  return hz_neg_errno(
+      setsockopt(fd, hz_sockopts[opt].level, hz_sockopts[opt].name, &iv, sizeof iv));
+}
+
+/* The option's value (never negative for these options), or -errno. */
+static long hz_getsockopt(int fd, long opt) {
+  if (opt < 0 || opt >= HZ_NSOCKOPTS) return -EINVAL;
+  int iv = 0;
+  socklen_t len = sizeof iv;
+  if (getsockopt(fd, hz_sockopts[opt].level, hz_sockopts[opt].name, &iv, &len) < 0) return -errno;
+  return iv;
 }
 
 static long hz_shutdown_write(int fd) { return hz_neg_errno(shutdown(fd, SHUT_WR)); }
@@ -502,8 +526,16 @@ CAMLprim intnat httpz_local_port(intnat fd) { return hz_local_port((int)fd); }
 HZ_BYTE1(httpz_local_port)
 CAMLprim intnat httpz_accept4(intnat fd) { return hz_accept4((int)fd); }
 HZ_BYTE1(httpz_accept4)
-CAMLprim intnat httpz_set_nodelay(intnat fd) { return hz_set_nodelay((int)fd); }
-HZ_BYTE1(httpz_set_nodelay)
+CAMLprim intnat httpz_setsockopt(intnat fd, value opt, intnat v) {
+  return hz_setsockopt((int)fd, Long_val(opt), v);
+}
+CAMLprim value httpz_setsockopt_byte(value fd, value opt, value v) {
+  return Val_long(httpz_setsockopt(Long_val(fd), opt, Long_val(v)));
+}
+CAMLprim intnat httpz_getsockopt(intnat fd, value opt) { return hz_getsockopt((int)fd, Long_val(opt)); }
+CAMLprim value httpz_getsockopt_byte(value fd, value opt) {
+  return Val_long(httpz_getsockopt(Long_val(fd), opt));
+}
 CAMLprim intnat httpz_shutdown_write(intnat fd) { return hz_shutdown_write((int)fd); }
 HZ_BYTE1(httpz_shutdown_write)
 CAMLprim intnat httpz_close(intnat fd) { return hz_close((int)fd); }

@@ -98,11 +98,6 @@ let set_timer w c kind ms =
   let d = w.tick + ((ms + tick_ms - 1) / tick_ms) + 1 in
   if Timer_wheel.deadline w.wheel c.slot <> d then Timer_wheel.set w.wheel c.slot d
 
-let want w c ev =
-  if c.events <> ev then begin
-    ignore (Syscall.epoll_ctl_mod w.epfd c.fd ev c.slot : int);
-    c.events <- ev
-  end
 
 (* {1 Accepting} *)
 
@@ -125,6 +120,10 @@ let maybe_resume_accept w =
 let close_conn w c =
   if c.fd >= 0 then begin
     Conn.release_file c;
+    (* Bytes held by MSG_MORE leave now, with the FIN, in one packet: a
+       close(2) that finds unread input would send a reset and drop them. *)
+    if c.held then ignore (Syscall.shutdown_write c.fd : int);
+    c.held <- false;
     (* close(2) also removes the fd from the epoll set. Its result is
        deliberately ignored: on Linux the fd is gone even on EINTR/EIO. *)
     ignore (Syscall.close c.fd : int);
@@ -150,14 +149,36 @@ let close_conn w c =
     maybe_resume_accept w
   end
 
+(* Sets the epoll interest of [c] to [ev]. A connection is registered on
+   its first wait, not when accepted: one answered straight away and
+   closed (Connection: close) never touches epoll. If registering fails
+   (ENOMEM, ENOSPC: the per-user watch limit) the connection could never
+   be woken, so it is closed. *)
+let want w c ev =
+  if c.events <> ev then begin
+    if c.events = 0 then begin
+      let r = Syscall.epoll_ctl_add w.epfd c.fd ev c.slot in
+      if r < 0 then begin
+        log_msg "epoll_ctl: %s (closing the connection)" (Syscall.error_message r);
+        close_conn w c
+      end
+      else c.events <- ev
+    end
+    else begin
+      ignore (Syscall.epoll_ctl_mod w.epfd c.fd ev c.slot : int);
+      c.events <- ev
+    end
+  end
+
 let linger_close w c =
   if c.fd >= 0 then begin
     Conn.release_file c;
+    c.held <- false;
     if Syscall.shutdown_write c.fd < 0 then close_conn w c
     else begin
       c.state <- Lingering;
       want w c Syscall.epollin;
-      set_timer w c Linger_timer linger_ms
+      if c.fd >= 0 then set_timer w c Linger_timer linger_ms
     end
   end
 
@@ -181,6 +202,15 @@ let detach_bigstring c =
 
 let flush_out w c =
   let result = ref (-1) in
+  (* The connection closes after this response: its last bytes go out with
+     MSG_MORE and wait for the FIN (close_conn, linger_close), so the client
+     gets response and FIN in one packet and acknowledges both at once. *)
+  let last =
+    match c.after with
+    | Then_close -> 1
+    | Then_next -> if c.close || w.draining then 1 else 0
+    | Then_body -> 0
+  in
   (* No budget for a non-stable bigstring: yielding would mean copying it
      (see [detach_bigstring]); only a full socket makes that necessary. *)
   let budget = ref (if c.ext = Ext_bigstring && not c.ext_stable then max_int else write_budget) in
@@ -193,15 +223,19 @@ let flush_out w c =
         match c.ext with
         | Ext_string when c.ext_len > 0 ->
             let len = if c.ext_len < !budget then c.ext_len else !budget in
-            Extra.writev_bs_string c.fd c.out c.out_sent out_rem c.ext_str c.ext_off len
+            c.held <- last = 1;
+            Extra.sendv_bs_string c.fd c.out c.out_sent out_rem c.ext_str c.ext_off len last
         | Ext_bigstring when c.ext_len > 0 ->
             let len = if c.ext_len < !budget then c.ext_len else !budget in
-            Syscall.writev2 c.fd c.out c.out_sent out_rem c.ext_bs c.ext_off len
-        | Ext_file when out_rem > 0 -> Extra.send_more c.fd c.out c.out_sent out_rem
+            c.held <- last = 1;
+            Extra.sendv2 c.fd c.out c.out_sent out_rem c.ext_bs c.ext_off len last
+        | Ext_file when out_rem > 0 -> Extra.send c.fd c.out c.out_sent out_rem 1
         | Ext_file ->
             let len = if c.ext_len < !budget then c.ext_len else !budget in
             Syscall.sendfile c.fd c.file_fd c.ext_off len
-        | _ -> Syscall.write c.fd c.out c.out_sent out_rem
+        | _ ->
+            c.held <- last = 1;
+            Extra.send c.fd c.out c.out_sent out_rem last
       in
       if n > 0 then begin
         budget := !budget - n;
@@ -273,7 +307,7 @@ and start_write w c =
   else begin
     if r = w_blocked then begin
       want w c Syscall.epollout;
-      set_timer w c Write_timer w.p.write_timeout_ms
+      if c.fd >= 0 then set_timer w c Write_timer w.p.write_timeout_ms
     end;
     false
   end
@@ -286,7 +320,7 @@ and complete_write w c =
       c.after <- Then_next;
       c.state <- Reading_body;
       want w c Syscall.epollin;
-      set_timer w c Body_timer w.p.body_timeout_ms;
+      if c.fd >= 0 then set_timer w c Body_timer w.p.body_timeout_ms;
       false
   | Then_close ->
       linger_close w c;
@@ -306,7 +340,7 @@ and complete_write w c =
         c.body_src <- c.rbuf;
         c.state <- Reading_head;
         want w c Syscall.epollin;
-        true
+        c.fd >= 0
       end
 
 let status_of_code n = Status.of_code_or ~default:Status.Bad_request n
@@ -656,29 +690,27 @@ let new_conn w fd =
   w.nfree <- w.nfree - 1;
   let slot = w.free.(w.nfree) in
   let c = conn w slot in
-  (* Small responses must leave at once, not wait for the client's ACK. *)
-  ignore (Syscall.set_nodelay fd : int);
-  if Syscall.epoll_ctl_add w.epfd fd Syscall.epollin slot < 0 then begin
-    ignore (Syscall.close fd : int);
-    w.free.(w.nfree) <- slot;
-    w.nfree <- w.nfree + 1
-  end
-  else begin
-    c.fd <- fd;
-    c.events <- Syscall.epollin;
-    c.state <- Reading_head;
-    c.rpos <- 0;
-    c.rlen <- 0;
-    c.served <- 0;
-    c.close <- false;
-    c.broken <- false;
-    if Access_log.enabled w.log then begin
-      let n = Extra.peer_address fd c.peer 0 in
-      c.peer_len <- (if n > 0 then n else 0)
-    end;
-    w.active <- w.active + 1;
-    set_timer w c Header_timer w.p.header_timeout_ms
-  end
+  (* TCP_NODELAY and TCP_NOTSENT_LOWAT come from the listening socket
+     (Server.tune_listener). *)
+  c.fd <- fd;
+  c.events <- 0;
+  c.state <- Reading_head;
+  c.rpos <- 0;
+  c.rlen <- 0;
+  c.served <- 0;
+  c.close <- false;
+  c.broken <- false;
+  if Access_log.enabled w.log then begin
+    let n = Extra.peer_address fd c.peer 0 in
+    c.peer_len <- (if n > 0 then n else 0)
+  end;
+  w.active <- w.active + 1;
+  set_timer w c Header_timer w.p.header_timeout_ms;
+  (* With TCP_DEFER_ACCEPT the request is usually here already: answer it
+     now. Otherwise this read finds nothing (EAGAIN) and costs one call. *)
+  read_head w c;
+  (* A blocked write has registered for EPOLLOUT already. *)
+  if c.fd >= 0 && c.events = 0 then want w c Syscall.epollin
 
 let accept_ready w =
   let budget = ref accept_batch in

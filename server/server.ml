@@ -15,6 +15,8 @@ type config = {
   body_timeout : float;
   write_timeout : float;
   grace_period : float;
+  send_lowat : int;
+  defer_accept : bool;
   stats : bool;
   access_log : out_channel option;
   server_name : string;
@@ -39,6 +41,8 @@ let default_config =
     body_timeout = 30.;
     write_timeout = 30.;
     grace_period = 10.;
+    send_lowat = 16 * 1024;
+    defer_accept = true;
     stats = false;
     access_log = None;
     server_name = "httpz";
@@ -75,6 +79,8 @@ let check c =
   else if c.read_buffer < 1024 then bad "read_buffer must be at least 1024 bytes"
   else if c.write_buffer < 1024 then bad "write_buffer must be at least 1024 bytes"
   else if c.max_body < 0 then bad "max_body must not be negative"
+  else if c.send_lowat < 0 || c.send_lowat > 0x3fff_ffff then
+    bad "send_lowat must be between 0 and 1 GiB"
   else if c.port < 0 || c.port > 65535 then bad "port %d is outside 0-65535" c.port
   else if not (Httpz.Response.is_field_value c.server_name) then
     bad "server_name %S is not a valid header value" c.server_name
@@ -96,6 +102,21 @@ let flush_outputs c =
   match c.access_log with Some oc -> flush oc | None -> ()
 
 (* {1 One process} *)
+
+(* Options set once on the listening socket, right after listen(2) and
+   before the port is announced (on_listen, the worker's ready byte), so
+   no client the caller told about the port meets a socket without them.
+   Accepted sockets inherit TCP_NODELAY and TCP_NOTSENT_LOWAT from it
+   (Linux), which saves a setsockopt per connection. A failure only costs
+   speed, so it is logged, not fatal. *)
+let tune_listener c lfd =
+  let set what opt v =
+    let r = Syscall.setsockopt lfd opt v in
+    if r < 0 then log "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
+  in
+  set "TCP_NODELAY" Syscall.Tcp_nodelay 1;
+  if c.send_lowat > 0 then set "TCP_NOTSENT_LOWAT" Syscall.Tcp_notsent_lowat c.send_lowat;
+  if c.defer_accept then set "TCP_DEFER_ACCEPT" Syscall.Tcp_defer_accept 1
 
 let serve_here c handler lfd =
   let sfd = Extra.signalfd stop_signals in
@@ -140,6 +161,7 @@ let worker_main c handler supervisor ready =
         1
       end
       else begin
+        tune_listener c lfd;
         (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
         Unix.close ready;
         serve_here c handler lfd
@@ -316,6 +338,7 @@ let run c handler =
               1
             end
             else begin
+              tune_listener c lfd;
               let port = Syscall.local_port lfd in
               c.on_listen port;
               start_line c port 1;

@@ -65,8 +65,14 @@ external accept4 : (int[@untagged]) -> (int[@untagged])
   = "httpz_accept4_byte" "httpz_accept4"
   [@@noalloc]
 
-external set_nodelay : (int[@untagged]) -> (int[@untagged])
-  = "httpz_set_nodelay_byte" "httpz_set_nodelay"
+type sockopt = Tcp_nodelay | Tcp_notsent_lowat | Tcp_defer_accept | So_sndbuf | So_rcvbuf
+
+external setsockopt : (int[@untagged]) -> sockopt -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_setsockopt_byte" "httpz_setsockopt"
+  [@@noalloc]
+
+external getsockopt : (int[@untagged]) -> sockopt -> (int[@untagged])
+  = "httpz_getsockopt_byte" "httpz_getsockopt"
   [@@noalloc]
 
 external shutdown_write : (int[@untagged]) -> (int[@untagged])

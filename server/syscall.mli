@@ -188,13 +188,36 @@ external accept4 : (int[@untagged]) -> (int[@untagged])
     resources: stop accepting for a while, or the listening socket stays
     ready and the loop spins), [-eintr]. *)
 
-external set_nodelay : (int[@untagged]) -> (int[@untagged])
-  = "httpz_set_nodelay_byte" "httpz_set_nodelay"
+type sockopt =
+  | Tcp_nodelay
+      (** [TCP_NODELAY], [0]/[1]: a response written in one call leaves at
+          once instead of waiting for the peer's ACK (Nagle). *)
+  | Tcp_notsent_lowat
+      (** [TCP_NOTSENT_LOWAT], bytes: the socket counts as writable (epoll,
+          and for how much one write or sendfile takes) only while less than
+          this much written data is still unsent. *)
+  | Tcp_defer_accept
+      (** [TCP_DEFER_ACCEPT], seconds, on a listening socket: {!accept4}
+          returns a connection only once its first data has arrived (or the
+          time has passed). *)
+  | So_sndbuf  (** [SO_SNDBUF], bytes (the kernel doubles what is set). *)
+  | So_rcvbuf  (** [SO_RCVBUF], bytes (likewise). *)
+(** The socket options httpz sets. On Linux a connection returned by
+    {!accept4} inherits [Tcp_nodelay] and [Tcp_notsent_lowat] from its
+    listening socket, so setting them there once covers every connection. *)
+
+external setsockopt : (int[@untagged]) -> sockopt -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_setsockopt_byte" "httpz_setsockopt"
   [@@noalloc]
-(** [set_nodelay fd] sets [TCP_NODELAY] (setsockopt): a response written in
-    one call goes out at once instead of waiting for the peer's ACK (Nagle).
-    [0] or [-errno]: [-ebadf], [-enotsock], or [ENOPROTOOPT]/[EOPNOTSUPP]
-    on a socket that is not TCP. *)
+(** [setsockopt fd opt v] sets the integer option [opt] to [v]: [0] or
+    [-errno] ([-ebadf], [-enotsock], [-einval] for a value outside C's
+    [int], [ENOPROTOOPT] for a TCP option on a socket that is not TCP). *)
+
+external getsockopt : (int[@untagged]) -> sockopt -> (int[@untagged])
+  = "httpz_getsockopt_byte" "httpz_getsockopt"
+  [@@noalloc]
+(** [getsockopt fd opt] is the option's current value (never negative), or
+    [-errno] as for {!setsockopt}. *)
 
 external shutdown_write : (int[@untagged]) -> (int[@untagged])
   = "httpz_shutdown_write_byte" "httpz_shutdown_write"

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Server load benchmarks: httpz serve against nginx, lighttpd, h2o and cohttp-lwt-unix.
 
-For every case and server this script writes an equivalent configuration into a
-temporary directory (1 worker, sendfile on where the server has it, access log
-off, keep-alive on with timeouts and per-connection request limits far above
-what a run needs), starts the server pinned to one core on a loopback port,
-checks that it serves the test file byte for byte, warms it up, runs `wrk`
-pinned to another core, then (pinned cases only) one `h2load --h1` run on the
-same server instance as a second load generator, and stops it. Results (every
-run, median, min, max, errors, CPU use of the load generator and of the
-server) go to bench/results/servers.json; bench/report.py turns them into
-tables and charts.
+For every case this script writes an equivalent configuration of each server
+into a temporary directory (1 worker, sendfile on where the server has it,
+access log off, keep-alive on with timeouts and per-connection request limits
+far above what a run needs), starts them all pinned to one core on loopback
+ports, checks that each serves the test file byte for byte, warms each up,
+then runs `wrk` pinned to another core in rounds, once against every server
+per round with the order rotating (interleaved, so the machine's drift lands
+on all servers alike and runs of one round compare pairwise), then (pinned
+cases only) one `h2load --h1` run on each server instance as a second load
+generator, and stops them. Results (every run with its round, median, min,
+max, errors, CPU use of the load generator and of the server) go to
+bench/results/servers.json; bench/report.py turns them into tables and
+charts.
 
 It also measures GC behaviour under load for the servers that report
 Gc statistics over HTTP (httpz with --stats at /__httpz/stats, the cohttp peer
@@ -112,7 +115,7 @@ ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_
 # Measured per pair (bench_servers.py logs and servers.json's "timing_s"):
 # start ≈ 0.05 s, warm-up ≈ 1.02 s, a wrk run ≈ duration + 0.04 s, h2load ≈
 # h2load_warmup + h2load_duration + 0.02 s, stop ≈ 0.1 s.
-#   full:  23 server×case pairs × (0.05 + 1.02 + 3 × 10.04 + 0.1)       ≈ 718 s
+#   full:  23 server×case pairs × (0.05 + 1.02 + 5 × 6.04 + 0.1)        ≈ 722 s
 #          h2load on the 21 pinned pairs: 17 × (0.5 + 1.5 + 0.02)
 #            + 4 Connection: close pairs × (1.5 + 0.02, no warm-up)      ≈  41 s
 #          GC: httpz and cohttp on 612b_c64, httpz on 1m_c64 during
@@ -130,7 +133,7 @@ MODES = {
     "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2"],
                   runs=1, duration=2, warmup=1, h2load_warmup=0.5, h2load_duration=1,
                   gc_cases=["612b_c64"], gc_duration=2),
-    "full": dict(cases=ORDER, runs=3, duration=10, warmup=1, h2load_warmup=0.5,
+    "full": dict(cases=ORDER, runs=5, duration=6, warmup=1, h2load_warmup=0.5,
                  h2load_duration=1.5, gc_cases=["612b_c64", "1m_c64"], gc_duration=5),
 }
 
@@ -833,18 +836,17 @@ class Bench:
                      "headers": case["headers"], "workers": case["workers"],
                      "server_pinned": case["pin"], "loadgen": "wrk", "threads": 1,
                      "duration_s": self.mode["duration"], "runs_wanted": self.mode["runs"],
+                     "interleaved": True,
                      "h2load": ({"threads": 1, "runs_wanted": 1,
                                  "duration_s": self.mode["h2load_duration"],
                                  "warmup_s": 0 if closes_connections(case) else self.mode["h2load_warmup"],
                                  "mode": "requests" if closes_connections(case) else "duration"}
                                 if h2 else None),
                      "results": []}
-            log("== %s: %s (wrk %d x %ds%s)" % (
+            log("== %s: %s (wrk %d x %ds, servers interleaved%s)" % (
                 cid, case["desc"], self.mode["runs"], self.mode["duration"],
-                ", then h2load %gs on the same instance" % self.mode["h2load_duration"] if h2 else ""))
-            for name in self.servers_for(case):
-                r = self.bench_server(name, case, cid)
-                entry["results"].append(r)
+                ", then h2load %gs on the same instances" % self.mode["h2load_duration"] if h2 else ""))
+            entry["results"] = self.bench_case(case, cid)
             # A load generator at >= SATURATED of its core is the bottleneck, not
             # the server: the report says so next to that case's numbers.
             for key, gen in (("loadgen_saturated", None), ("h2load_saturated", "h2load")):
@@ -870,57 +872,95 @@ class Bench:
     def gc_wanted(self, name, cid):
         return name in STATS_PATH and cid in self.mode["gc_cases"]
 
-    def bench_server(self, name, case, cid):
-        server = SERVERS[name]
-        ok, why = server.available()
-        if not ok:
-            log("  %-9s skipped: %s" % (name, why.split(" (")[0]))
-            return {"server": name, "skipped": why}
-        if case["workers"] > server.max_workers():
-            why = "no multi-worker mode"
-            log("  %-9s %s: skipped" % (name, why))
-            return {"server": name, "skipped": why}
-        gc = self.gc_wanted(name, cid)
-        timing = {}
-        t = time.monotonic()
-        # --stats only adds a check of the request target against the stats
-        # path to httpz's request handling (server/loop.ml, dispatch); the
-        # cohttp peer always answers /__stats. The served workload is the same.
-        run, err = self.start(name, case, stats=gc)
-        timing["start"] = time.monotonic() - t
-        if err:
-            self.problem("%s %s %s" % (cid, name, err))
-            return {"server": name, "skipped": err}
-        runs = []
-        h2 = None
+    def bench_case(self, case, cid):
+        """Every server of one case, interleaved: all are started (pinned
+        servers all on SERVER_CPU; the ones not under load sit idle in
+        epoll_wait) and warmed up, then each round runs wrk once against
+        each server, the order rotating by one server per round. A slow
+        spell of the shared machine then lands on every server alike
+        instead of on whichever ran during it, and the runs of one round
+        can be compared pairwise (the report's paired ratios). After the
+        rounds, h2load runs once against each, on the same instances."""
+        names = self.servers_for(case)
+        out = {}
+        live = []          # names started, in case order
+        state = {}         # name -> dict(run, timing, gc, before, runs)
+        for name in names:
+            server = SERVERS[name]
+            ok, why = server.available()
+            if not ok:
+                log("  %-9s skipped: %s" % (name, why.split(" (")[0]))
+                out[name] = {"server": name, "skipped": why}
+                continue
+            if case["workers"] > server.max_workers():
+                why = "no multi-worker mode"
+                log("  %-9s %s: skipped" % (name, why))
+                out[name] = {"server": name, "skipped": why}
+                continue
+            gc = self.gc_wanted(name, cid)
+            t = time.monotonic()
+            # --stats only adds a check of the request target against the stats
+            # path to httpz's request handling (server/loop.ml, dispatch); the
+            # cohttp peer always answers /__stats. The served workload is the same.
+            run, err = self.start(name, case, stats=gc)
+            timing = {"start": time.monotonic() - t}
+            if err:
+                self.problem("%s %s %s" % (cid, name, err))
+                out[name] = {"server": name, "skipped": err}
+                continue
+            live.append(name)
+            state[name] = dict(run=run, timing=timing, gc=gc, before=None, runs=[], h2=None)
         try:
-            t = time.monotonic()
-            self.warmup(run, case)
-            timing["warmup"] = time.monotonic() - t
-            before = self.read_stats(run, name) if gc else None
-            t = time.monotonic()
-            for i in range(self.mode["runs"]):
-                res = self.one_wrk(run, case, self.mode["duration"], "%s.%s.run%d" % (cid, name, i + 1))
-                if res:
-                    runs.append(res)
-            timing["wrk"] = time.monotonic() - t
-            if gc:
-                after = self.read_stats(run, name)
-                self.gc_done[(name, cid)] = self.gc_result(name, cid, before, after, runs,
-                                                           "its %d main wrk run%s" % (
-                                                               len(runs), "s" if len(runs) != 1 else ""))
-            if self.h2load_for(case) and run.proc.poll() is None:
+            for name in live:
+                st = state[name]
                 t = time.monotonic()
-                h2 = self.one_h2load(run, case, "%s.%s.h2load" % (cid, name), runs)
-                timing["h2load"] = time.monotonic() - t
-            if run.proc.poll() is not None:
-                self.problem("%s %s: server exited during the run (status %s)\n%s" % (
-                    cid, name, run.proc.returncode, server_logs(run)))
+                self.warmup(st["run"], case)
+                st["timing"]["warmup"] = time.monotonic() - t
+                if st["gc"]:
+                    st["before"] = self.read_stats(st["run"], name)
+            for i in range(self.mode["runs"]):
+                k = i % len(live) if live else 0
+                for name in live[k:] + live[:k]:
+                    st = state[name]
+                    if st["run"].proc.poll() is not None:
+                        continue
+                    t = time.monotonic()
+                    res = self.one_wrk(st["run"], case, self.mode["duration"],
+                                       "%s.%s.run%d" % (cid, name, i + 1))
+                    st["timing"]["wrk"] = st["timing"].get("wrk", 0.0) + time.monotonic() - t
+                    if res:
+                        res["round"] = i + 1
+                        st["runs"].append(res)
+            for name in live:
+                st = state[name]
+                run = st["run"]
+                if st["gc"]:
+                    after = self.read_stats(run, name)
+                    n = len(st["runs"])
+                    self.gc_done[(name, cid)] = self.gc_result(
+                        name, cid, st["before"], after, st["runs"],
+                        "its %d main wrk run%s" % (n, "s" if n != 1 else ""))
+                if self.h2load_for(case) and run.proc.poll() is None:
+                    t = time.monotonic()
+                    st["h2"] = self.one_h2load(run, case, "%s.%s.h2load" % (cid, name), st["runs"])
+                    st["timing"]["h2load"] = time.monotonic() - t
+                if run.proc.poll() is not None:
+                    self.problem("%s %s: server exited during the run (status %s)\n%s" % (
+                        cid, name, run.proc.returncode, server_logs(run)))
         finally:
-            t = time.monotonic()
-            stop_server(self.procs, run)
-            timing["stop"] = time.monotonic() - t
-        timing = {k: round(v, 2) for k, v in timing.items()}
+            for name in live:
+                st = state[name]
+                t = time.monotonic()
+                stop_server(self.procs, st["run"])
+                st["timing"]["stop"] = time.monotonic() - t
+        for name in live:
+            out[name] = self.server_result(name, state[name])
+        return [out[n] for n in names if n in out]
+
+    def server_result(self, name, st):
+        server = SERVERS[name]
+        runs, h2 = st["runs"], st["h2"]
+        timing = {k: round(v, 2) for k, v in st["timing"].items()}
         for k, v in timing.items():
             self.phase_s[k] = self.phase_s.get(k, 0.0) + v
         summary = summarise_runs(runs)

@@ -151,8 +151,9 @@ class ServerError(Exception):
 class Server:
     """One `httpz serve` process. Its stderr goes to a file (`stderr_text()`)."""
 
-    def __init__(self, docroot, workers=1, args=(), prefix=(), ready_path="/"):
+    def __init__(self, docroot, workers=1, args=(), prefix=(), ready_path="/", binary=None):
         self.docroot = docroot
+        self.binary = binary or BIN
         self.workers = workers
         self.args = list(args)
         self.prefix = list(prefix)
@@ -166,7 +167,7 @@ class Server:
 
     @property
     def argv(self):
-        return self.prefix + [BIN, "serve", "-d", self.docroot, "-p", str(self.port),
+        return self.prefix + [self.binary, "serve", "-d", self.docroot, "-p", str(self.port),
                               "--host", HOST, "--workers", str(self.workers)] + self.args
 
     def start(self, timeout=10.0):

@@ -12,8 +12,10 @@ the baseline taken before the faults (no leaked socket or file descriptor).
    File deleted while being sent: the open descriptor keeps the data, the
    response ends (whole) with no hang.
 4. A FIFO, a character device (mknod, skipped when not permitted), a symlink
-   to /dev/null (outside the root), an unreadable file (skipped as root):
-   403/404 without blocking.
+   to /dev/null (outside the root), an unreadable file: 403/404 without
+   blocking. As root (which reads a chmod 000 file anyway), 4b starts a
+   second server as nobody (setpriv) on chmod 000 files, big and small, and
+   a chmod 000 directory: 403, no byte of them, listings leave them out.
 5. A directory of 100,000 entries with --list: answered in < 10 s.
 6. A 0-byte file: 200, Content-Length: 0, empty body; HEAD too.
 7. A sparse 5 GiB file: suffix ranges near the end are exact; HEAD shows
@@ -287,10 +289,74 @@ def special_files():
         f.write(b"secret\n" * 20000)  # > 64 KiB: goes to open(2), not only the cache
     os.chmod(locked, 0)
     if os.geteuid() == 0:
-        H.log("# SKIP unreadable file: running as root, chmod 000 does not stop the server from reading it")
+        H.log("# unreadable file: root reads it anyway, so the next part runs a server as nobody")
     else:
         probe("unreadable file (chmod 000)", "/locked.txt")
     healthy("special files")
+
+
+NOBODY = 65534
+
+
+def unreadable_unprivileged():
+    """chmod 000 files and a chmod 000 directory, served by a server that
+    runs as nobody (setpriv from util-linux): root would read them anyway.
+    The binary is copied next to the docroot, so nobody can run it
+    wherever the checkout lives."""
+    if os.geteuid() != 0:
+        H.log("# not root: the unreadable file was probed on the main server")
+        return
+    base = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-nobody-"))
+    os.chmod(base, 0o755)
+    exe = os.path.join(base, "httpz")
+    shutil.copy(H.BIN, exe)
+    os.chmod(exe, 0o755)
+    doc = os.path.join(base, "root")
+    os.mkdir(doc)
+    os.chmod(doc, 0o755)
+    files = {"open.txt": (b"readable by everyone\n", 0o644),
+             "locked-big.txt": (b"secret\n" * 20000, 0),    # > 64 KiB: open(2) + sendfile path
+             "locked-small.txt": (b"small secret\n", 0)}    # cache-sized: the cache insert path
+    for name, (data, mode) in files.items():
+        path = os.path.join(doc, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        os.chmod(path, mode)
+    sub = os.path.join(doc, "lockeddir")
+    os.mkdir(sub)
+    with open(os.path.join(sub, "inside.txt"), "wb") as f:
+        f.write(b"behind a closed directory\n")
+    os.chmod(os.path.join(sub, "inside.txt"), 0o644)
+    os.chmod(sub, 0)
+    srv = H.Server(doc, workers=1, args=["--list"], ready_path="/open.txt", binary=exe,
+                   prefix=["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+                           "--clear-groups"]).start()
+    try:
+        uid = None
+        with open("/proc/%d/status" % srv.proc.pid) as f:
+            for line in f:
+                if line.startswith("Uid:"):
+                    uid = int(line.split()[1])
+        R.check("the second server runs as nobody (uid %s)" % uid, uid == NOBODY, uid)
+        st, _h, body = H.request(srv.port, "GET", "/open.txt", timeout=3)
+        R.check("readable file: 200 (%s)" % st, st == 200 and body == files["open.txt"][0], st)
+        for path in ("/locked-big.txt", "/locked-small.txt", "/lockeddir/inside.txt",
+                     "/lockeddir/", "/lockeddir"):
+            t0 = time.monotonic()
+            st, _h, body = H.request(srv.port, "GET", path, timeout=3)
+            dt = time.monotonic() - t0
+            leaked = b"secret" in body or b"behind" in body or doc.encode() in body
+            R.check("%s: 403 with no byte of it and no path (%s in %.3f s)" % (path, st, dt),
+                    st == 403 and not leaked and dt < 1.5, (st, body[:80]))
+        st, _h, body = H.request(srv.port, "GET", "/", timeout=3)
+        # Listings leave out what the server cannot open (server/static.mli).
+        R.check("listing of the root (%s): open.txt listed, the locked entries left out" % st,
+                st == 200 and b"open.txt" in body and b"locked-big.txt" not in body
+                and b"lockeddir" not in body, (st, body[:200]))
+        st, _h, _b = H.request(srv.port, "GET", "/open.txt", timeout=3)
+        R.check("still serving after the refusals (%s)" % st, st == 200, st)
+    finally:
+        srv.stop()
 
 
 def huge_directory():
@@ -456,6 +522,7 @@ if Main.srv is not None and Main.baseline is not None:
     part("3a. file truncated while sent", truncated_while_sent)
     part("3b. file deleted while sent", deleted_while_sent)
     part("4. FIFO, device, unreadable file", special_files)
+    part("4b. unreadable files and directory, server running as nobody", unreadable_unprivileged)
     part("5. directory of 100,000 entries", huge_directory)
     part("6. 0-byte file", empty_file)
     part("7. file larger than 4 GiB", huge_file)

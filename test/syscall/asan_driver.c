@@ -117,7 +117,13 @@ static void test_sockets(void) {
   check(s >= 0, "accept4");
   check((fcntl((int)s, F_GETFL) & O_NONBLOCK) != 0, "accepted fd is non-blocking");
   check((fcntl((int)s, F_GETFD) & FD_CLOEXEC) != 0, "accepted fd is close-on-exec");
-  check_eq(hz_set_nodelay((int)s), 0, "set_nodelay");
+  check_eq(hz_setsockopt((int)s, 0, 1), 0, "setsockopt TCP_NODELAY");
+  check_eq(hz_getsockopt((int)s, 0), 1, "getsockopt TCP_NODELAY");
+  check_eq(hz_setsockopt((int)s, 1, 16384), 0, "setsockopt TCP_NOTSENT_LOWAT");
+  check_eq(hz_getsockopt((int)s, 1), 16384, "getsockopt TCP_NOTSENT_LOWAT");
+  check_eq(hz_setsockopt((int)s, 5, 1), -EINVAL, "setsockopt unknown option");
+  check_eq(hz_getsockopt((int)s, -1), -EINVAL, "getsockopt unknown option");
+  check_eq(hz_setsockopt((int)s, 1, 1L << 40), -EINVAL, "setsockopt value beyond int");
   check_eq(hz_shutdown_write((int)s), 0, "shutdown_write");
   char b;
   check_eq(read(c, &b, 1), 0, "peer sees EOF");

@@ -147,16 +147,47 @@ let test_listen_accept () =
       check_flags "listening socket" lfd ~nonblock:true;
       check_flags "accepted socket" sfd ~nonblock:true;
       check_errno "accept4 on empty queue" S.eagain (S.accept4 lfd);
-      check_int "set_nodelay" 0 (S.set_nodelay sfd);
+      check_int "setsockopt Tcp_nodelay" 0 (S.setsockopt sfd S.Tcp_nodelay 1);
       (* accept4 gave a non-blocking fd: reading it now must not block. *)
       let buf = B.create 16 in
       check_errno "read on empty non-blocking socket" S.eagain (S.read sfd buf 0 16);
       check_int "peer port matches" (S.local_port sfd) (match Unix.getpeername (S.unix_of_fd cfd) with
         | Unix.ADDR_INET (_, p) -> p | _ -> -1);
       check_bool "TCP_NODELAY is set" true (Unix.getsockopt (S.unix_of_fd sfd) Unix.TCP_NODELAY);
-      check_bool "set_nodelay on a pipe fails" true
+      check_int "getsockopt Tcp_nodelay" 1 (S.getsockopt sfd S.Tcp_nodelay);
+      check_bool "setsockopt on a pipe fails" true
         (let r, w = Unix.pipe ~cloexec:true () in
-         with_fds [ S.fd_of_unix r; S.fd_of_unix w ] (fun () -> S.set_nodelay (S.fd_of_unix r) = -S.enotsock)))
+         with_fds [ S.fd_of_unix r; S.fd_of_unix w ] (fun () ->
+             S.setsockopt (S.fd_of_unix r) S.Tcp_nodelay 1 = -S.enotsock
+             && S.getsockopt (S.fd_of_unix r) S.Tcp_nodelay = -S.enotsock)))
+
+(* The server sets TCP_NODELAY and TCP_NOTSENT_LOWAT once, on the listening
+   socket (server/server.ml), and relies on accepted sockets inheriting them. *)
+let test_listener_options_inherited () =
+  let lfd = ok "socket_listen" (S.socket_listen ~host:"127.0.0.1" ~port:0 ~backlog:16 ~reuseport:false) in
+  with_fds [ lfd ] (fun () ->
+      check_int "nodelay on listener" 0 (S.setsockopt lfd S.Tcp_nodelay 1);
+      check_int "notsent_lowat on listener" 0 (S.setsockopt lfd S.Tcp_notsent_lowat 16384);
+      check_int "defer_accept on listener" 0 (S.setsockopt lfd S.Tcp_defer_accept 1);
+      check_bool "defer_accept reads back" true (S.getsockopt lfd S.Tcp_defer_accept > 0);
+      let port = ok "local_port" (S.local_port lfd) in
+      let client = Unix.socket Unix.PF_INET Unix.SOCK_STREAM 0 in
+      let cfd = S.fd_of_unix client in
+      with_fds [ cfd ] (fun () ->
+          Unix.connect client (Unix.ADDR_INET (Unix.inet_addr_loopback, port));
+          (* Deferred: the handshake is done, but accept4 waits for data. *)
+          check_errno "no connection before data" S.eagain (S.accept4 lfd);
+          ignore (Unix.write_substring client "GET" 0 3 : int);
+          let rec accept tries =
+            let fd = S.accept4 lfd in
+            if fd = - S.eagain && tries > 0 then (Unix.sleepf 0.01; accept (tries - 1)) else fd
+          in
+          let sfd = ok "accept4 after data" (accept 200) in
+          with_fds [ sfd ] (fun () ->
+              check_int "accepted socket inherits TCP_NODELAY" 1 (S.getsockopt sfd S.Tcp_nodelay);
+              check_int "accepted socket inherits TCP_NOTSENT_LOWAT" 16384
+                (S.getsockopt sfd S.Tcp_notsent_lowat);
+              check_string "the data is there at once" "GET" (read_string sfd 3))))
 
 let test_listen_errors () =
   check_errno "bad host" S.einval (S.socket_listen ~host:"localhost" ~port:0 ~backlog:1 ~reuseport:false);
@@ -717,7 +748,9 @@ let () =
           case "process, rlimit" test_process;
           case "set_pdeathsig" test_pdeathsig; case "clocks" test_clocks ] );
       ( "sockets",
-        [ case "listen, accept4, nodelay" test_listen_accept; case "listen errors" test_listen_errors;
+        [ case "listen, accept4, nodelay" test_listen_accept;
+          case "listener options are inherited" test_listener_options_inherited;
+          case "listen errors" test_listen_errors;
           case "read, write, shutdown, EPIPE" test_read_write; case "writev2" test_writev2;
           case "sendfile" test_sendfile ] );
       ("epoll", [ case "epoll" test_epoll; case "epoll_wait EINTR" test_epoll_signal ]);
