@@ -289,15 +289,16 @@ def rank_notes(doc, r, ranked):
 
 
 def paired(r, best, gen, metric=lambda run: run["rps"]):
-    """Per-round ratios of r to best: the servers of a case run interleaved
-    (bench_servers.py, bench_case), so the runs of one round met the same
-    state of the machine and their ratio cancels most of its drift. None
-    unless both have wrk runs from at least 2 common rounds (h2load runs
-    once, and files from before interleaving have no rounds)."""
-    if gen is not None or not best or r is best:
+    """Per-round ratios of r to best under load generator gen: the servers
+    of a case run interleaved (bench_servers.py, bench_case), so the runs of
+    one round met the same state of the machine and their ratio cancels
+    most of its drift. None unless both have runs from at least 2 common
+    rounds (files from before interleaving have no rounds)."""
+    if not best or r is best:
         return None
-    mine = {x["round"]: x for x in r.get("runs", []) if x.get("round")}
-    theirs = {x["round"]: x for x in best.get("runs", []) if x.get("round")}
+    a, b = (r, best) if gen is None else (r.get(gen) or {}, best.get(gen) or {})
+    mine = {x["round"]: x for x in a.get("runs", []) if x.get("round")}
+    theirs = {x["round"]: x for x in b.get("runs", []) if x.get("round")}
     ratios = []
     for k in sorted(set(mine) & set(theirs)):
         a, b = metric(mine[k]), metric(theirs[k])
@@ -432,6 +433,11 @@ def h2load_setup(doc, case=None):
     w = h.get("warmup_s", cfg.get("h2load_warmup_s"))
     if h.get("separate_start"):
         return "`h2load --h1 -t1`, %s s after a %s s warm-up, on a fresh server start" % (d, w)
+    n = h.get("runs_wanted") or cfg.get("h2load_runs") or 1
+    if n > 1:
+        return ("`h2load --h1 -t1`, %d interleaved rounds of one %s s run per server after a "
+                "%s s warm-up each, on the same server instances after the wrk rounds"
+                % (n, d, cfg.get("h2load_warmup_s", w)))
     return ("`h2load --h1 -t1`, one run of %s s after a %s s warm-up, on the same server "
             "instance right after wrk" % (d, cfg.get("h2load_warmup_s", w)))
 
@@ -763,10 +769,12 @@ def server_summary(doc, summ):
                    "names the generator that used ≥ %d%% of its core against httpz or that "
                    "peer: its ratio is bounded by the client, not the servers.\n"
                    % ("median of %d runs" % runs if runs > 1 else "one run",
-                      "one run on the same server instance" if any(has_h2load(c) for c in cases.values())
+                      ("median of %d runs on the same server instances" % cfg.get("h2load_runs")
+                       if (cfg.get("h2load_runs") or 1) > 1 else "one run on the same server instance")
+                      if any(has_h2load(c) for c in cases.values())
                       else "not run",
-                      ("The servers of a case ran interleaved, one wrk run each per round, so wrk "
-                       "ratios are the median of the per-round ratios, and ≈ means the rounds "
+                      ("The servers of a case ran interleaved, one run each per round, so ratios "
+                       "are the median of the per-round ratios, and ≈ means the rounds "
                        "disagree on which is ahead or the median is within %d%% of 1. "
                        % (100 * CLOSE)) if interleaved and runs > 1 else "",
                       100 * threshold(doc)))

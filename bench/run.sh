@@ -12,7 +12,7 @@
 #      _build/default/bench/latency/bench_latency.exe --json --quick|--full,
 #      pinned to CPU 1  -> bench/results/latency.json
 #   2. server load benchmarks: bench/server/bench_servers.py  -> bench/results/servers.json
-#      (wrk, then h2load on the same server instance, for every server and case)
+#      (per case all servers at once, wrk rounds then h2load rounds, interleaved)
 #   3. bench/report.py --readme README.md  -> bench/results/REPORT.md, summary.md,
 #      charts/, and README.md's section between <!-- bench:begin --> and
 #      <!-- bench:end --> rewritten with summary.md
@@ -24,14 +24,14 @@
 # pair in parallel; 18 s one at a time), latency bench --full 33 s, report
 # ≈ 3 s, `scripts/deps.sh bench` 0.3 s, `dune build --profile release`
 # 1-2 s when up to date and 17 s after edits to server/*.ml. Server
-# cases per pair: start 0.05 s, warm-up 1.02 s, a 6 s wrk run 6.04 s,
-# h2load warm-up + duration + 0.02 s, stop ≈ 0.1 s (MODES in
+# cases per pair: start 0.05 s, warm-up 1.02 s, a 5 s wrk run 5.04 s,
+# an h2load run warm-up + duration + 0.02 s, stop ≈ 0.1 s (MODES in
 # bench/server/bench_servers.py has the arithmetic).
-#   full:  23 server×case pairs × (0.05 + 1 s warm-up + 5 wrk runs × 6.04
-#            + 0.1)                                                    ≈ 722 s
-#          h2load on the same instance, the 21 pinned pairs: 17 ×
-#            (0.5 s warm-up + 1.5 s + 0.02) + 4 Connection: close
-#            pairs × 1.52 (count mode, no warm-up)                     ≈  41 s
+#   full:  23 server×case pairs × (0.05 + 1 s warm-up + 5 wrk runs × 5.04
+#            + 0.1)                                                    ≈ 606 s
+#          h2load on the same instances, the 21 pinned pairs, 3 runs
+#            each: 17 × 3 × (0.5 s warm-up + 1 s + 0.02) + 4
+#            Connection: close pairs × 3 × 1.02 (count mode)           ≈  90 s
 #          GC under load: measured during the main runs, except
 #            cohttp on 1m_c64 (not in that case): 0.05 + 1 + 5 + 0.1   ≈   6 s
 #          parser bench: 15 s, killed at 40 s                          ≤  40 s
@@ -39,10 +39,8 @@
 #          latency bench: 33 s, killed at 60 s                         ≤  60 s
 #          report                                                      ≈   3 s
 #          deps + build                                                ≈ 2-17 s
-#          total ≈ 829 s + build = 13.8-14.1 min; only if the three
-#          benches above all ran to their time limits 15.0-15.3 min. (h2load for 2 s instead of 1.5 s
-#          would add 11 s; the separate h2load case and GC runs of before
-#          took 35 s + 27 s and are gone.)
+#          total ≈ 764 s + build = 12.8-13.0 min; only if the three
+#          benches above all ran to their time limits 14.0-14.3 min.
 #   quick: 15 pairs × (0.05 + 1 s warm-up + 1 run × 2.04 + 0.1)        ≈  48 s
 #          h2load on the 13 pinned pairs: 9 × (0.5 + 1 + 0.02)
 #            + 4 × 1.02                                                ≈  18 s

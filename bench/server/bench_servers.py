@@ -104,37 +104,37 @@ ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_
 
 # Time budget (bench/run.sh states the totals): durations in seconds.
 #
-# Per server and case: one start, `warmup` s of untimed wrk, `runs` x
-# `duration` s of wrk, then, for pinned cases only, one h2load run on the
-# same server instance: `h2load_warmup` s untimed (connection set-up), then
-# `h2load_duration` s timed. The GC cases read the stats endpoint of the
-# same instance around its wrk runs (no extra start); only a GC pair that is
-# not in the main matrix (cohttp on 1m_c64) gets a start of its own and one
-# wrk run of `gc_duration` s.
+# Per case: every server started once; `warmup` s of untimed wrk each; then
+# `runs` rounds of one `duration` s wrk run per server (interleaved); then,
+# for pinned cases only, `h2load_runs` rounds of one h2load run per server:
+# `h2load_warmup` s untimed (connection set-up), then `h2load_duration` s
+# timed. The GC cases read the stats endpoint of the same instance around
+# its wrk runs (no extra start); only a GC pair that is not in the main
+# matrix (cohttp on 1m_c64) gets a start of its own and one wrk run of
+# `gc_duration` s.
 #
 # Measured per pair (bench_servers.py logs and servers.json's "timing_s"):
-# start ≈ 0.05 s, warm-up ≈ 1.02 s, a wrk run ≈ duration + 0.04 s, h2load ≈
-# h2load_warmup + h2load_duration + 0.02 s, stop ≈ 0.1 s.
-#   full:  23 server×case pairs × (0.05 + 1.02 + 5 × 6.04 + 0.1)        ≈ 722 s
-#          h2load on the 21 pinned pairs: 17 × (0.5 + 1.5 + 0.02)
-#            + 4 Connection: close pairs × (1.5 + 0.02, no warm-up)      ≈  41 s
+# start ≈ 0.05 s, warm-up ≈ 1.02 s, a wrk run ≈ duration + 0.04 s, an h2load
+# run ≈ h2load_warmup + h2load_duration + 0.02 s, stop ≈ 0.1 s.
+#   full:  23 server×case pairs × (0.05 + 1.02 + 5 × 5.04 + 0.1)        ≈ 606 s
+#          h2load on the 21 pinned pairs, 3 runs each: 17 × 3 × (0.5 +
+#            1 + 0.02) + 4 Connection: close pairs × 3 × (1 + 0.02, no
+#            warm-up)                                                    ≈  90 s
 #          GC: httpz and cohttp on 612b_c64, httpz on 1m_c64 during
 #            their main runs (0 s); cohttp on 1m_c64 on its own:
 #            0.05 + 1 + 5 + 0.1                                          ≈   6 s
-#          total                                                        ≈ 765 s
-#          h2load_duration 2 s would add 17 × 0.5 + 4 × 0.5 ≈ 11 s: make
-#          bench would come to ≈ 14.0 min, no margin left under the aim
-#          of 14 (bench/run.sh).
+#          total                                                        ≈ 702 s
 #   quick: 15 pairs × (0.05 + 1.02 + 2.04 + 0.1)                        ≈  48 s
-#          h2load on 13 pinned pairs: 9 × (0.5 + 1 + 0.02) + 4 × 1.02    ≈  18 s
+#          h2load on 13 pinned pairs, 1 run: 9 × (0.5 + 1 + 0.02)
+#            + 4 × 1.02                                                  ≈  18 s
 #          GC: both pairs during their main runs                         ≈   0 s
 #          total                                                        ≈  66 s
 MODES = {
     "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2"],
-                  runs=1, duration=2, warmup=1, h2load_warmup=0.5, h2load_duration=1,
-                  gc_cases=["612b_c64"], gc_duration=2),
-    "full": dict(cases=ORDER, runs=5, duration=6, warmup=1, h2load_warmup=0.5,
-                 h2load_duration=1.5, gc_cases=["612b_c64", "1m_c64"], gc_duration=5),
+                  runs=1, duration=2, warmup=1, h2load_runs=1, h2load_warmup=0.5,
+                  h2load_duration=1, gc_cases=["612b_c64"], gc_duration=2),
+    "full": dict(cases=ORDER, runs=5, duration=5, warmup=1, h2load_runs=3, h2load_warmup=0.5,
+                 h2load_duration=1, gc_cases=["612b_c64", "1m_c64"], gc_duration=5),
 }
 
 # Servers that report GC statistics over HTTP, and where.
@@ -837,7 +837,7 @@ class Bench:
                      "server_pinned": case["pin"], "loadgen": "wrk", "threads": 1,
                      "duration_s": self.mode["duration"], "runs_wanted": self.mode["runs"],
                      "interleaved": True,
-                     "h2load": ({"threads": 1, "runs_wanted": 1,
+                     "h2load": ({"threads": 1, "runs_wanted": self.mode["h2load_runs"],
                                  "duration_s": self.mode["h2load_duration"],
                                  "warmup_s": 0 if closes_connections(case) else self.mode["h2load_warmup"],
                                  "mode": "requests" if closes_connections(case) else "duration"}
@@ -933,17 +933,33 @@ class Bench:
                         st["runs"].append(res)
             for name in live:
                 st = state[name]
-                run = st["run"]
                 if st["gc"]:
-                    after = self.read_stats(run, name)
+                    after = self.read_stats(st["run"], name)
                     n = len(st["runs"])
                     self.gc_done[(name, cid)] = self.gc_result(
                         name, cid, st["before"], after, st["runs"],
                         "its %d main wrk run%s" % (n, "s" if n != 1 else ""))
-                if self.h2load_for(case) and run.proc.poll() is None:
-                    t = time.monotonic()
-                    st["h2"] = self.one_h2load(run, case, "%s.%s.h2load" % (cid, name), st["runs"])
-                    st["timing"]["h2load"] = time.monotonic() - t
+            # h2load in rounds too, rotating the same way.
+            if self.h2load_for(case):
+                for name in live:
+                    state[name]["h2runs"] = []
+                for i in range(self.mode["h2load_runs"]):
+                    k = i % len(live) if live else 0
+                    for name in live[k:] + live[:k]:
+                        st = state[name]
+                        if st["run"].proc.poll() is not None:
+                            continue
+                        t = time.monotonic()
+                        res = self.one_h2load(st["run"], case, "%s.%s.h2load%d" % (cid, name, i + 1),
+                                              st["runs"])
+                        st["timing"]["h2load"] = st["timing"].get("h2load", 0.0) + time.monotonic() - t
+                        if res:
+                            res["round"] = i + 1
+                            st["h2runs"].append(res)
+                for name in live:
+                    state[name]["h2"] = self.h2load_result(state[name]["h2runs"])
+            for name in live:
+                run = state[name]["run"]
                 if run.proc.poll() is not None:
                     self.problem("%s %s: server exited during the run (status %s)\n%s" % (
                         cid, name, run.proc.returncode, server_logs(run)))
@@ -986,8 +1002,8 @@ class Bench:
         return out
 
     def one_h2load(self, run, case, tag, wrk_runs):
-        """One h2load run on an already warm server. Returns {"runs", "summary",
-        "errors", "ok"}, the shape of a wrk result without its server fields."""
+        """One h2load run on an already warm server: the run's result, or
+        None when h2load failed (reported as a problem)."""
         d, w = self.mode["h2load_duration"], self.mode["h2load_warmup"]
         count = None
         if closes_connections(case):
@@ -1002,21 +1018,24 @@ class Bench:
         scpu = tree_cpu_seconds(run.proc.pid) - cpu0
         self.raw(tag, out)
         res = parse_h2load(out, None if count else d)
-        runs = []
         if rc != 0 or res is None:
             self.problem("%s: h2load failed (exit %s): %s" % (tag, rc, out.strip()[-300:]))
-        else:
-            # Both CPU shares cover h2load's whole life (connection set-up,
-            # warm-up and the timed part): h2load reports no CPU split.
-            res["loadgen_cpu"] = round(cpu / wall, 3) if wall else None
-            res["server_cpu"] = round(scpu / wall, 3) if wall else None
-            res["mode"] = "requests" if count else "duration"
-            res["warmup_s"] = 0 if count else w
-            res["wall_s"] = round(wall, 2)
-            n = error_count(res)
-            if n:
-                self.problem("%s: %d failed requests %s" % (tag, n, res["errors"]))
-            runs.append(res)
+            return None
+        # Both CPU shares cover h2load's whole life (connection set-up,
+        # warm-up and the timed part): h2load reports no CPU split.
+        res["loadgen_cpu"] = round(cpu / wall, 3) if wall else None
+        res["server_cpu"] = round(scpu / wall, 3) if wall else None
+        res["mode"] = "requests" if count else "duration"
+        res["warmup_s"] = 0 if count else w
+        res["wall_s"] = round(wall, 2)
+        n = error_count(res)
+        if n:
+            self.problem("%s: %d failed requests %s" % (tag, n, res["errors"]))
+        return res
+
+    @staticmethod
+    def h2load_result(runs):
+        """The shape of a wrk result without its server fields."""
         errors = sum(error_count(r) for r in runs)
         return {"runs": runs, "summary": summarise_runs(runs), "errors": errors,
                 "ok": bool(runs) and errors == 0}
@@ -1112,6 +1131,7 @@ class Bench:
                        "runs": self.mode["runs"], "duration_s": self.mode["duration"],
                        "warmup_s": self.mode["warmup"],
                        "h2load_duration_s": self.mode["h2load_duration"],
+                       "h2load_runs": self.mode["h2load_runs"],
                        "h2load_warmup_s": self.mode["h2load_warmup"],
                        "saturation_threshold": SATURATED,
                        "nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0],
