@@ -3,7 +3,9 @@
 #  - Alcotest executables: every test/**/test_*.exe that dune built.
 #  - Script suites: every test/**/*_test.sh and test/e2e/test_*.py; each must
 #    end its output with a line "N passed, N failed".
-# A suite that dies without its summary counts as one failure.
+# A suite that dies without its summary counts as one failure, and so does
+# one that outlives SUITE_TIMEOUT seconds (default 300; the slowest takes
+# about 20): a hang must fail the run, not stall CI until its time limit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export ALCOTEST_COLOR=never
@@ -32,8 +34,11 @@ run_suite() { # kind name cmd...
   local kind=$1 name=$2; shift 2
   local log="$logdir/$(echo "$name" | tr '/' '_').log" start end p f
   start=$(date +%s)
-  "$@" >"$log" 2>&1; local rc=$?
+  timeout -k 10 "${SUITE_TIMEOUT:-300}" "$@" >"$log" 2>&1; local rc=$?
   end=$(date +%s)
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    echo "test.sh: $name killed after ${SUITE_TIMEOUT:-300} s (hung?)" >>"$log"
+  fi
   if [ "$kind" = alcotest ]; then read -r p f < <(count_alcotest "$log"); else read -r p f < <(count_plain "$log"); fi
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f))

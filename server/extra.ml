@@ -17,28 +17,6 @@ external peer_address :
 
 let peer_address_max = 46
 
-external send :
-  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) ->
-  (int[@untagged])
-  = "httpz_extra_send_byte" "httpz_extra_send"
-  [@@noalloc]
-
-external sendv2 :
-  (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  (int[@untagged]) -> (int[@untagged])
-  = "httpz_extra_sendv2_byte" "httpz_extra_sendv2"
-  [@@noalloc]
-
-external sendv_bs_string :
-  (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  string -> (int[@untagged]) -> (int[@untagged]) ->
-  (int[@untagged]) -> (int[@untagged])
-  = "httpz_extra_sendv_bs_string_byte" "httpz_extra_sendv_bs_string"
-  [@@noalloc]
-
 external reserve_port_raw : string -> int -> int = "httpz_extra_reserve_port"
 
 let reserve_port ~host ~port = reserve_port_raw host port

@@ -34,46 +34,6 @@ external peer_address :
 val peer_address_max : int
 (** [46]: INET6_ADDRSTRLEN. *)
 
-(** {1 Sending on a socket}
-
-    [send], [sendv2] and [sendv_bs_string] write one or two spans with one
-    send(2)/sendmsg(2), as {!Syscall.write}/{!Syscall.writev2} do (same
-    results: bytes written or [-errno]; [-einval] for a span outside its
-    buffer), with [MSG_NOSIGNAL] and, when their last argument is non-zero,
-    [MSG_MORE]: the kernel may hold the bytes, as under [TCP_CORK], for the
-    data that follows at once despite [TCP_NODELAY]. The event loop uses it
-    for a response head followed by a sendfile body (one packet instead of
-    two), and for the last bytes before it shuts the connection down (they
-    leave together with the FIN). So a [MSG_MORE] send must be followed at
-    once by more data or by {!Syscall.shutdown_write}, never by waiting. *)
-
-external send :
-  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) ->
-  (int[@untagged])
-  = "httpz_extra_send_byte" "httpz_extra_send"
-  [@@noalloc]
-(** [send fd buf off len more] *)
-
-external sendv2 :
-  (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  (int[@untagged]) -> (int[@untagged])
-  = "httpz_extra_sendv2_byte" "httpz_extra_sendv2"
-  [@@noalloc]
-(** [sendv2 fd b1 off1 len1 b2 off2 len2 more]: a response head and a
-    bigstring body in one call. *)
-
-external sendv_bs_string :
-  (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  string -> (int[@untagged]) -> (int[@untagged]) ->
-  (int[@untagged]) -> (int[@untagged])
-  = "httpz_extra_sendv_bs_string_byte" "httpz_extra_sendv_bs_string"
-  [@@noalloc]
-(** [sendv_bs_string fd b boff blen s soff slen more]: a response head and a
-    string body, the string not copied. *)
-
 val reserve_port : host:string -> port:int -> int
 (** [reserve_port ~host ~port] is a TCP socket bound to [host]:[port] with
     [SO_REUSEADDR] and [SO_REUSEPORT] but {e not} listening, or [-errno]

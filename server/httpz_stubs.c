@@ -219,6 +219,31 @@ static long hz_writev2(int fd, const unsigned char *b1, size_t cap1, long off1, 
   return hz_neg_errno(writev(fd, iov, 2));
 }
 
+/* send(2)/sendmsg(2) of one or two spans, with MSG_NOSIGNAL and, when
+   [more], MSG_MORE: the bytes may wait (as under TCP_CORK) for what follows
+   at once, a sendfile body or the FIN of a shutdown. */
+static int hz_send_flags(int more) { return MSG_NOSIGNAL | (more ? MSG_MORE : 0); }
+
+static long hz_send(int fd, const unsigned char *base, size_t cap, long off, long len, int more) {
+  if (!hz_span_ok(cap, off, len)) return -EINVAL;
+  return hz_neg_errno(send(fd, base + off, (size_t)len, hz_send_flags(more)));
+}
+
+static long hz_sendv2(int fd, const unsigned char *b1, size_t cap1, long off1, long len1,
+                      const unsigned char *b2, size_t cap2, long off2, long len2, int more) {
+  struct iovec iov[2];
+  struct msghdr m;
+  if (!hz_span_ok(cap1, off1, len1) || !hz_span_ok(cap2, off2, len2)) return -EINVAL;
+  iov[0].iov_base = (void *)(b1 + off1);
+  iov[0].iov_len = (size_t)len1;
+  iov[1].iov_base = (void *)(b2 + off2);
+  iov[1].iov_len = (size_t)len2;
+  memset(&m, 0, sizeof m);
+  m.msg_iov = iov;
+  m.msg_iovlen = 2;
+  return hz_neg_errno(sendmsg(fd, &m, hz_send_flags(more)));
+}
+
 static long hz_sendfile(int out_fd, int in_fd, long offset, long count) {
   if (offset < 0 || count < 0) return -EINVAL;
   off_t off = (off_t)offset;
@@ -564,6 +589,40 @@ CAMLprim value httpz_writev2_byte(value *argv, int argn) {
   (void)argn;
   return Val_long(httpz_writev2(Long_val(argv[0]), argv[1], Long_val(argv[2]), Long_val(argv[3]),
                                 argv[4], Long_val(argv[5]), Long_val(argv[6])));
+}
+
+CAMLprim intnat httpz_send(intnat fd, value b, intnat off, intnat len, intnat more) {
+  return hz_send((int)fd, BA_DATA(b), BA_CAP(b), off, len, more != 0);
+}
+CAMLprim value httpz_send_byte(value fd, value b, value off, value len, value more) {
+  return Val_long(httpz_send(Long_val(fd), b, Long_val(off), Long_val(len), Long_val(more)));
+}
+
+CAMLprim intnat httpz_sendv2(intnat fd, value b1, intnat off1, intnat len1, value b2, intnat off2,
+                             intnat len2, intnat more) {
+  return hz_sendv2((int)fd, BA_DATA(b1), BA_CAP(b1), off1, len1, BA_DATA(b2), BA_CAP(b2), off2,
+                   len2, more != 0);
+}
+CAMLprim value httpz_sendv2_byte(value *argv, int argn) {
+  (void)argn;
+  return Val_long(httpz_sendv2(Long_val(argv[0]), argv[1], Long_val(argv[2]), Long_val(argv[3]),
+                               argv[4], Long_val(argv[5]), Long_val(argv[6]),
+                               Long_val(argv[7])));
+}
+
+/* The string is not copied: the runtime lock is held, so the GC cannot move
+   it during the call. */
+CAMLprim intnat httpz_sendv_string(intnat fd, value b, intnat boff, intnat blen, value str,
+                                   intnat soff, intnat slen, intnat more) {
+  return hz_sendv2((int)fd, BA_DATA(b), BA_CAP(b), boff, blen,
+                   (const unsigned char *)String_val(str), caml_string_length(str), soff, slen,
+                   more != 0);
+}
+CAMLprim value httpz_sendv_string_byte(value *argv, int argn) {
+  (void)argn;
+  return Val_long(httpz_sendv_string(Long_val(argv[0]), argv[1], Long_val(argv[2]),
+                                     Long_val(argv[3]), argv[4], Long_val(argv[5]),
+                                     Long_val(argv[6]), Long_val(argv[7])));
 }
 
 CAMLprim intnat httpz_sendfile(intnat out_fd, intnat in_fd, intnat offset, intnat count) {

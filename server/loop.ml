@@ -224,18 +224,18 @@ let flush_out w c =
         | Ext_string when c.ext_len > 0 ->
             let len = if c.ext_len < !budget then c.ext_len else !budget in
             c.held <- last = 1;
-            Extra.sendv_bs_string c.fd c.out c.out_sent out_rem c.ext_str c.ext_off len last
+            Syscall.sendv_string c.fd c.out c.out_sent out_rem c.ext_str c.ext_off len last
         | Ext_bigstring when c.ext_len > 0 ->
             let len = if c.ext_len < !budget then c.ext_len else !budget in
             c.held <- last = 1;
-            Extra.sendv2 c.fd c.out c.out_sent out_rem c.ext_bs c.ext_off len last
-        | Ext_file when out_rem > 0 -> Extra.send c.fd c.out c.out_sent out_rem 1
+            Syscall.sendv2 c.fd c.out c.out_sent out_rem c.ext_bs c.ext_off len last
+        | Ext_file when out_rem > 0 -> Syscall.send c.fd c.out c.out_sent out_rem 1
         | Ext_file ->
             let len = if c.ext_len < !budget then c.ext_len else !budget in
             Syscall.sendfile c.fd c.file_fd c.ext_off len
         | _ ->
             c.held <- last = 1;
-            Extra.send c.fd c.out c.out_sent out_rem last
+            Syscall.send c.fd c.out c.out_sent out_rem last
       in
       if n > 0 then begin
         budget := !budget - n;

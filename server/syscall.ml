@@ -103,6 +103,28 @@ external writev2 :
   = "httpz_writev2_byte" "httpz_writev2"
   [@@noalloc]
 
+external send :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged])
+  = "httpz_send_byte" "httpz_send"
+  [@@noalloc]
+
+external sendv2 :
+  (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) -> (int[@untagged])
+  = "httpz_sendv2_byte" "httpz_sendv2"
+  [@@noalloc]
+
+external sendv_string :
+  (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  string -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) -> (int[@untagged])
+  = "httpz_sendv_string_byte" "httpz_sendv_string"
+  [@@noalloc]
+
 external sendfile :
   (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_sendfile_byte" "httpz_sendfile"

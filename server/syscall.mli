@@ -271,6 +271,47 @@ external writev2 :
     The result is the total count written, which may end inside either span,
     or [-errno] as for {!write}. Either length may be [0]. *)
 
+(** {2 Sending on a socket}
+
+    [send], [sendv2] and [sendv_string] write one or two spans with one
+    send(2)/sendmsg(2), with the results of {!write} and {!writev2} (bytes
+    written, or [-errno]; [-einval] for a span outside its buffer, before any
+    syscall). They pass [MSG_NOSIGNAL] and, when their last argument is
+    non-zero, [MSG_MORE]: the kernel may hold the bytes, as under
+    [TCP_CORK], for what follows at once despite [TCP_NODELAY]. The event
+    loop passes it for a response head followed by a sendfile body (one
+    packet instead of two) and for the last bytes before it shuts the
+    connection down (they leave in the packet that carries the FIN). A
+    [MSG_MORE] send must be followed at once by more data or by
+    {!shutdown_write}, never by waiting. *)
+
+external send :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged])
+  = "httpz_send_byte" "httpz_send"
+  [@@noalloc]
+(** [send fd buf off len more] *)
+
+external sendv2 :
+  (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) -> (int[@untagged])
+  = "httpz_sendv2_byte" "httpz_sendv2"
+  [@@noalloc]
+(** [sendv2 fd b1 off1 len1 b2 off2 len2 more]: a response head and a
+    bigstring body in one call. *)
+
+external sendv_string :
+  (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  string -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) -> (int[@untagged])
+  = "httpz_sendv_string_byte" "httpz_sendv_string"
+  [@@noalloc]
+(** [sendv_string fd b boff blen s soff slen more]: a response head and a
+    string body, the string not copied. *)
+
 external sendfile :
   (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_sendfile_byte" "httpz_sendfile"

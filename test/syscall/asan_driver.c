@@ -124,7 +124,22 @@ static void test_sockets(void) {
   check_eq(hz_setsockopt((int)s, 5, 1), -EINVAL, "setsockopt unknown option");
   check_eq(hz_getsockopt((int)s, -1), -EINVAL, "getsockopt unknown option");
   check_eq(hz_setsockopt((int)s, 1, 1L << 40), -EINVAL, "setsockopt value beyond int");
+  /* MSG_MORE sends, released by the shutdown: the peer reads all, then EOF. */
+  const unsigned char head[] = "HEAD", body[] = "xBODY";
+  check_eq(hz_send((int)s, head, 4, 0, 4, 1), 4, "send with MSG_MORE");
+  check_eq(hz_sendv2((int)s, head, 4, 1, 3, body, 5, 1, 4, 1), 7, "sendv2 with MSG_MORE");
+  check_eq(hz_send((int)s, head, 4, 2, 3, 0), -EINVAL, "send span past the end");
+  check_eq(hz_sendv2((int)s, head, 4, 0, 4, body, 5, -1, 1, 0), -EINVAL, "sendv2 negative offset");
   check_eq(hz_shutdown_write((int)s), 0, "shutdown_write");
+  char got[16];
+  size_t n = 0;
+  for (;;) {
+    ssize_t r = read(c, got + n, sizeof got - n);
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  check_eq((long)n, 11, "peer reads what the MSG_MORE sends held");
+  check(memcmp(got, "HEADEADBODY", 11) == 0, "in order");
   char b;
   check_eq(read(c, &b, 1), 0, "peer sees EOF");
 

@@ -256,6 +256,34 @@ let test_read_write () =
       let r = loop 0 in
       check_bool "write to closed peer fails with EPIPE/ECONNRESET" true (r = -S.epipe || r = -S.econnreset))
 
+(* MSG_MORE sends on TCP: held bytes are released by the shutdown that
+   follows and arrive whole, in order, before the EOF. *)
+let test_send_more () =
+  with_conn (fun ~lfd:_ ~sfd ~cfd ->
+      let head = T.bigstring_at ~off:5 "HTTP/1.1 200 OK\r\n\r\n" in
+      let body = T.bigstring_at ~off:3 "hello" in
+      check_int "send, MSG_MORE" 19 (S.send sfd head 5 19 1);
+      check_int "sendv2, MSG_MORE" 24 (S.sendv2 sfd head 5 19 body 3 5 1);
+      check_int "sendv_string, MSG_MORE" 22 (S.sendv_string sfd head 5 19 "xyz!" 1 3 1);
+      check_errno "send: bad span" S.einval (S.send sfd head 5 100 0);
+      check_errno "sendv2: bad second span" S.einval (S.sendv2 sfd head 0 1 body 3 100 0);
+      check_errno "sendv_string: bad string span" S.einval (S.sendv_string sfd head 0 1 "ab" 1 2 0);
+      check_int "shutdown_write" 0 (S.shutdown_write sfd);
+      let client = S.unix_of_fd cfd in
+      let b = Buffer.create 128 and chunk = Bytes.create 128 in
+      let rec drain () =
+        let n = Unix.read client chunk 0 128 in
+        if n > 0 then (Buffer.add_subbytes b chunk 0 n; drain ())
+      in
+      drain ();
+      let r = "HTTP/1.1 200 OK\r\n\r\n" in
+      check_string "all of it, in order, then EOF" (r ^ r ^ "hello" ^ r ^ "yz!") (Buffer.contents b));
+  with_socketpair (fun a _ ->
+      let r, w = Unix.pipe ~cloexec:true () in
+      with_fds [ S.fd_of_unix r; S.fd_of_unix w ] (fun () ->
+          check_errno "send on a pipe" S.enotsock (S.send (S.fd_of_unix w) (B.create 4) 0 4 0));
+      ignore a)
+
 let test_writev2 () =
   with_socketpair (fun a b ->
       let head = T.bigstring_at ~off:5 "HTTP/1.1 200 OK\r\n\r\n" in
@@ -669,6 +697,16 @@ let alloc_case name ?(iters = 20_000) op =
   Alcotest.(check (float 0.0)) (name ^ ": minor words per op") 0.0 w;
   check_int (name ^ ": every call succeeded") 0 !failures
 
+(* Reads exactly [n] bytes of the blocking socket [fd] into [buf], without
+   allocating; [false] on EOF or error. *)
+let read_exact fd buf n =
+  let got = ref 0 and ok = ref true in
+  while !ok && !got < n do
+    let r = S.read fd buf !got (n - !got) in
+    if r > 0 then got := !got + r else ok := false
+  done;
+  !ok
+
 let zero_alloc_tests =
   let buf = B.create 256 in
   let buf2 = B.create 256 in
@@ -686,6 +724,22 @@ let zero_alloc_tests =
             alloc_case "writev2 + read" (fun () ->
                 expect (S.writev2 a buf 0 40 buf2 3 24 = 64);
                 expect (S.read b buf2 100 128 = 64))));
+    zero "send, sendv2, sendv_string (MSG_MORE) + read" (fun () ->
+        (* TCP, where MSG_MORE means something; each op is followed by a
+           send without it, which releases what was held. *)
+        let str = String.make 64 's' in
+        with_conn (fun ~lfd:_ ~sfd ~cfd ->
+            alloc_case "send + read" (fun () ->
+                expect (S.send sfd buf 0 32 1 = 32);
+                expect (S.send sfd buf 32 32 0 = 32);
+                expect (read_exact cfd buf2 64));
+            alloc_case "sendv2 + read" (fun () ->
+                expect (S.sendv2 sfd buf 0 40 buf2 3 24 1 = 64);
+                expect (S.send sfd buf 0 16 0 = 16);
+                expect (read_exact cfd buf2 80));
+            alloc_case "sendv_string + read" (fun () ->
+                expect (S.sendv_string sfd buf 0 40 str 3 24 0 = 64);
+                expect (read_exact cfd buf2 64))));
     zero "epoll_wait" (fun () ->
         with_socketpair (fun a b ->
             let ep = ok "epoll_create" (S.epoll_create ()) in
@@ -751,7 +805,7 @@ let () =
         [ case "listen, accept4, nodelay" test_listen_accept;
           case "listener options are inherited" test_listener_options_inherited;
           case "listen errors" test_listen_errors;
-          case "read, write, shutdown, EPIPE" test_read_write; case "writev2" test_writev2;
+          case "read, write, shutdown, EPIPE" test_read_write; case "writev2" test_writev2; case "send, sendv2, sendv_string with MSG_MORE" test_send_more;
           case "sendfile" test_sendfile ] );
       ("epoll", [ case "epoll" test_epoll; case "epoll_wait EINTR" test_epoll_signal ]);
       ( "files",
