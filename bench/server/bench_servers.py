@@ -918,19 +918,9 @@ class Bench:
                 st["timing"]["warmup"] = time.monotonic() - t
                 if st["gc"]:
                     st["before"] = self.read_stats(st["run"], name)
-            for i in range(self.mode["runs"]):
-                k = i % len(live) if live else 0
-                for name in live[k:] + live[:k]:
-                    st = state[name]
-                    if st["run"].proc.poll() is not None:
-                        continue
-                    t = time.monotonic()
-                    res = self.one_wrk(st["run"], case, self.mode["duration"],
-                                       "%s.%s.run%d" % (cid, name, i + 1))
-                    st["timing"]["wrk"] = st["timing"].get("wrk", 0.0) + time.monotonic() - t
-                    if res:
-                        res["round"] = i + 1
-                        st["runs"].append(res)
+            self.rounds(live, state, self.mode["runs"], "wrk", "runs",
+                        lambda st, name, i: self.one_wrk(st["run"], case, self.mode["duration"],
+                                                         "%s.%s.run%d" % (cid, name, i)))
             for name in live:
                 st = state[name]
                 if st["gc"]:
@@ -941,21 +931,9 @@ class Bench:
                         "its %d main wrk run%s" % (n, "s" if n != 1 else ""))
             # h2load in rounds too, rotating the same way.
             if self.h2load_for(case):
-                for name in live:
-                    state[name]["h2runs"] = []
-                for i in range(self.mode["h2load_runs"]):
-                    k = i % len(live) if live else 0
-                    for name in live[k:] + live[:k]:
-                        st = state[name]
-                        if st["run"].proc.poll() is not None:
-                            continue
-                        t = time.monotonic()
-                        res = self.one_h2load(st["run"], case, "%s.%s.h2load%d" % (cid, name, i + 1),
-                                              st["runs"])
-                        st["timing"]["h2load"] = st["timing"].get("h2load", 0.0) + time.monotonic() - t
-                        if res:
-                            res["round"] = i + 1
-                            st["h2runs"].append(res)
+                self.rounds(live, state, self.mode["h2load_runs"], "h2load", "h2runs",
+                            lambda st, name, i: self.one_h2load(
+                                st["run"], case, "%s.%s.h2load%d" % (cid, name, i), st["runs"]))
                 for name in live:
                     state[name]["h2"] = self.h2load_result(state[name]["h2runs"])
             for name in live:
@@ -972,6 +950,27 @@ class Bench:
         for name in live:
             out[name] = self.server_result(name, state[name])
         return [out[n] for n in names if n in out]
+
+    @staticmethod
+    def rounds(live, state, n, phase, key, run_one):
+        """n rounds of run_one(state, name, round) against every live server,
+        the order rotating by one server per round; each result, tagged with
+        its 1-based round, goes to state[name][key], its wall time to the
+        phase's timing."""
+        for name in live:
+            state[name].setdefault(key, [])
+        for i in range(n):
+            k = i % len(live) if live else 0
+            for name in live[k:] + live[:k]:
+                st = state[name]
+                if st["run"].proc.poll() is not None:
+                    continue
+                t = time.monotonic()
+                res = run_one(st, name, i + 1)
+                st["timing"][phase] = st["timing"].get(phase, 0.0) + time.monotonic() - t
+                if res:
+                    res["round"] = i + 1
+                    st[key].append(res)
 
     def server_result(self, name, st):
         server = SERVERS[name]
