@@ -129,7 +129,9 @@ static long hz_neg_errno(long r) { return r < 0 ? -(long)errno : r; }
 /* ------------------------------------------------------------------------ */
 /* Sockets. */
 
-static long hz_socket_listen(const char *host, int port, int backlog, int reuseport) {
+/* socket + SO_REUSEADDR (+ SO_REUSEPORT) + bind, not listening yet: options
+   that accepted sockets inherit can be set before any connection exists. */
+static long hz_socket_bind(const char *host, int port, int reuseport) {
   struct sockaddr_storage ss;
   socklen_t slen;
   int family = hz_sockaddr(host, port, &ss, &slen);
@@ -140,13 +142,22 @@ static long hz_socket_listen(const char *host, int port, int backlog, int reusep
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) goto fail;
   if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) goto fail;
   if (bind(fd, (struct sockaddr *)&ss, slen) < 0) goto fail;
-  if (listen(fd, backlog) < 0) goto fail;
   return fd;
 fail: {
   int e = errno;
   close(fd);
   return -e;
 }
+}
+
+static long hz_listen(int fd, int backlog) { return hz_neg_errno(listen(fd, backlog)); }
+
+static long hz_socket_listen(const char *host, int port, int backlog, int reuseport) {
+  long fd = hz_socket_bind(host, port, reuseport);
+  if (fd < 0) return fd;
+  long r = hz_listen((int)fd, backlog);
+  if (r < 0) close((int)fd);
+  return r < 0 ? r : fd;
 }
 
 static long hz_local_port(int fd) {
@@ -545,6 +556,19 @@ CAMLprim value httpz_socket_listen(value v_host, value v_port, value v_backlog, 
   if (caml_string_length(v_host) != strlen(String_val(v_host))) return Val_long(-EINVAL);
   return Val_long(hz_socket_listen(String_val(v_host), Int_val(v_port), Int_val(v_backlog),
                                    Bool_val(v_reuseport)));
+}
+
+CAMLprim value httpz_socket_bind(value v_host, value v_port, value v_reuseport) {
+  if (caml_string_length(v_host) != strlen(String_val(v_host))) return Val_long(-EINVAL);
+  return Val_long(hz_socket_bind(String_val(v_host), Int_val(v_port), Bool_val(v_reuseport)));
+}
+
+CAMLprim intnat httpz_listen(intnat fd, intnat backlog) {
+  if (backlog < 0 || backlog > INT_MAX) return -EINVAL;
+  return hz_listen((int)fd, (int)backlog);
+}
+CAMLprim value httpz_listen_byte(value fd, value backlog) {
+  return Val_long(httpz_listen(Long_val(fd), Long_val(backlog)));
 }
 
 CAMLprim intnat httpz_local_port(intnat fd) { return hz_local_port((int)fd); }

@@ -691,7 +691,7 @@ let new_conn w fd =
   let slot = w.free.(w.nfree) in
   let c = conn w slot in
   (* TCP_NODELAY and TCP_NOTSENT_LOWAT come from the listening socket
-     (Server.tune_listener). *)
+     (Server.open_listener). *)
   c.fd <- fd;
   c.events <- 0;
   c.state <- Reading_head;

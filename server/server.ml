@@ -103,20 +103,30 @@ let flush_outputs c =
 
 (* {1 One process} *)
 
-(* Options set once on the listening socket, right after listen(2) and
-   before the port is announced (on_listen, the worker's ready byte), so
-   no client the caller told about the port meets a socket without them.
+(* The listening socket: bound, tuned, then listening, so that no
+   connection, not even one the kernel hands a restarted worker of a busy
+   SO_REUSEPORT group at once, is accepted before the options are set.
    Accepted sockets inherit TCP_NODELAY and TCP_NOTSENT_LOWAT from it
-   (Linux), which saves a setsockopt per connection. A failure only costs
-   speed, so it is logged, not fatal. *)
-let tune_listener c lfd =
-  let set what opt v =
-    let r = Syscall.setsockopt lfd opt v in
-    if r < 0 then log "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
-  in
-  set "TCP_NODELAY" Syscall.Tcp_nodelay 1;
-  if c.send_lowat > 0 then set "TCP_NOTSENT_LOWAT" Syscall.Tcp_notsent_lowat c.send_lowat;
-  if c.defer_accept then set "TCP_DEFER_ACCEPT" Syscall.Tcp_defer_accept 1
+   (Linux), which saves a setsockopt per connection. A failed option only
+   costs speed, so it is logged, not fatal. The fd, or [-errno]. *)
+let open_listener c ~reuseport =
+  let lfd = Syscall.socket_bind ~host:c.host ~port:c.port ~reuseport in
+  if lfd < 0 then lfd
+  else begin
+    let set what opt v =
+      let r = Syscall.setsockopt lfd opt v in
+      if r < 0 then log "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
+    in
+    set "TCP_NODELAY" Syscall.Tcp_nodelay 1;
+    if c.send_lowat > 0 then set "TCP_NOTSENT_LOWAT" Syscall.Tcp_notsent_lowat c.send_lowat;
+    if c.defer_accept then set "TCP_DEFER_ACCEPT" Syscall.Tcp_defer_accept 1;
+    let r = Syscall.listen lfd c.backlog in
+    if r < 0 then begin
+      ignore (Syscall.close lfd : int);
+      r
+    end
+    else lfd
+  end
 
 let serve_here c handler lfd =
   let sfd = Extra.signalfd stop_signals in
@@ -154,14 +164,13 @@ let worker_main c handler supervisor ready =
   if Unix.getppid () <> supervisor then Unix._exit 0;
   let code =
     try
-      let lfd = Syscall.socket_listen ~host:c.host ~port:c.port ~backlog:c.backlog ~reuseport:true in
+      let lfd = open_listener c ~reuseport:true in
       if lfd < 0 then begin
         log "worker %d: listen on %s: %s" (Unix.getpid ()) (url c.host c.port)
           (Syscall.error_message lfd);
         1
       end
       else begin
-        tune_listener c lfd;
         (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
         Unix.close ready;
         serve_here c handler lfd
@@ -330,15 +339,12 @@ let run c handler =
         ~finally:(fun () -> ignore (Unix.sigprocmask Unix.SIG_SETMASK old_mask : int list))
         (fun () ->
           if workers = 1 then begin
-            let lfd =
-              Syscall.socket_listen ~host:c.host ~port:c.port ~backlog:c.backlog ~reuseport:false
-            in
+            let lfd = open_listener c ~reuseport:false in
             if lfd < 0 then begin
               log "listen on %s: %s" (url c.host c.port) (Syscall.error_message lfd);
               1
             end
             else begin
-              tune_listener c lfd;
               let port = Syscall.local_port lfd in
               c.on_listen port;
               start_line c port 1;

@@ -51,6 +51,12 @@ let error_message n =
 external socket_listen : host:string -> port:int -> backlog:int -> reuseport:bool -> int
   = "httpz_socket_listen"
 
+external socket_bind : host:string -> port:int -> reuseport:bool -> int = "httpz_socket_bind"
+
+external listen : (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_listen_byte" "httpz_listen"
+  [@@noalloc]
+
 let socket_listen_exn ~host ~port ~backlog ~reuseport =
   let fd = socket_listen ~host ~port ~backlog ~reuseport in
   if fd < 0 then

@@ -167,6 +167,18 @@ external socket_listen : host:string -> port:int -> backlog:int -> reuseport:boo
     [host]), [-eaddrinuse], [-eacces] (privileged port), [-emfile]. Start-up
     only; does not allocate. *)
 
+external socket_bind : host:string -> port:int -> reuseport:bool -> int = "httpz_socket_bind"
+(** [socket_bind ~host ~port ~reuseport] is {!socket_listen} without the
+    [listen(2)]: a bound, non-blocking TCP socket that accepts no connection
+    yet, so options that accepted sockets inherit ({!sockopt}) can be set
+    before the first client can arrive; then {!listen}. Same errors. *)
+
+external listen : (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_listen_byte" "httpz_listen"
+  [@@noalloc]
+(** [listen fd backlog]: [0] or [-errno] ([-einval] for a negative
+    [backlog]). *)
+
 val socket_listen_exn : host:string -> port:int -> backlog:int -> reuseport:bool -> fd
 (** As {!socket_listen}, raising [Failure] with the address and
     {!error_message} on error. Allocates only on error. *)

@@ -106,6 +106,12 @@ static void test_sockets(void) {
   check_eq(hz_accept4((int)lfd), -EAGAIN, "accept4 on empty queue");
   check_eq(hz_socket_listen("not-an-ip", 0, 8, 0), -EINVAL, "bad host");
   check_eq(hz_socket_listen("127.0.0.1", 70000, 8, 0), -EINVAL, "bad port");
+  long bfd = hz_socket_bind("127.0.0.1", 0, 0);
+  check(bfd >= 0, "socket_bind");
+  check_eq(hz_accept4((int)bfd), -EINVAL, "accept4 before listen");
+  check_eq(hz_listen((int)bfd, 4), 0, "listen");
+  check_eq(hz_accept4((int)bfd), -EAGAIN, "accept4 after listen");
+  close((int)bfd);
   int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_in sin;
   memset(&sin, 0, sizeof sin);

@@ -162,14 +162,18 @@ let test_listen_accept () =
              && S.getsockopt (S.fd_of_unix r) S.Tcp_nodelay = -S.enotsock)))
 
 (* The server sets TCP_NODELAY and TCP_NOTSENT_LOWAT once, on the listening
-   socket (server/server.ml), and relies on accepted sockets inheriting them. *)
+   socket between bind and listen (Server.open_listener), and relies on
+   accepted sockets inheriting them. *)
 let test_listener_options_inherited () =
-  let lfd = ok "socket_listen" (S.socket_listen ~host:"127.0.0.1" ~port:0 ~backlog:16 ~reuseport:false) in
+  let lfd = ok "socket_bind" (S.socket_bind ~host:"127.0.0.1" ~port:0 ~reuseport:false) in
   with_fds [ lfd ] (fun () ->
-      check_int "nodelay on listener" 0 (S.setsockopt lfd S.Tcp_nodelay 1);
-      check_int "notsent_lowat on listener" 0 (S.setsockopt lfd S.Tcp_notsent_lowat 16384);
-      check_int "defer_accept on listener" 0 (S.setsockopt lfd S.Tcp_defer_accept 1);
-      check_bool "defer_accept reads back" true (S.getsockopt lfd S.Tcp_defer_accept > 0);
+      check_int "nodelay before listen" 0 (S.setsockopt lfd S.Tcp_nodelay 1);
+      check_int "notsent_lowat before listen" 0 (S.setsockopt lfd S.Tcp_notsent_lowat 16384);
+      check_int "defer_accept before listen" 0 (S.setsockopt lfd S.Tcp_defer_accept 1);
+      check_errno "not listening yet: accept4 refused" S.einval (S.accept4 lfd);
+      check_errno "listen: negative backlog" S.einval (S.listen lfd (-1));
+      check_int "listen" 0 (S.listen lfd 16);
+      check_bool "defer_accept survives listen" true (S.getsockopt lfd S.Tcp_defer_accept > 0);
       let port = ok "local_port" (S.local_port lfd) in
       let client = Unix.socket Unix.PF_INET Unix.SOCK_STREAM 0 in
       let cfd = S.fd_of_unix client in
