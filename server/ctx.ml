@@ -99,8 +99,8 @@ let end_head c ~content_length ~chunked =
 (* {1 Bodies} *)
 
 (* Bodies up to this size are copied behind the head in [out], so the
-   response leaves in one contiguous write; larger ones go out from where
-   they are, as the second part of a writev. Copying a 16 KiB cached file
+   response leaves in one contiguous send; larger ones go out from where
+   they are, as the second span of one sendmsg (Syscall.sendv2). Copying a 16 KiB cached file
    into [out] first cost the 16 KiB benchmark measurably more server time
    than the second iovec does. *)
 let copy_max = 1024

@@ -69,7 +69,7 @@ val set_head_pos : t -> int -> unit
 
 val body_string : t -> string -> unit
 val body_bigstring : t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
-(** The bytes are copied (or written with the head in one writev) before
+(** The bytes are copied (or sent with the head in one sendmsg) before
     the call returns or later by the loop; the caller must leave them
     unchanged until the handler returns. *)
 

@@ -1,6 +1,6 @@
 (** A small-file cache for the static handler: path → file contents and
     metadata, so that serving a cached file costs no open, fstat, close or
-    sendfile, just the response's one writev.
+    sendfile, just the response's one sendmsg.
 
     {2 What is cached}
     Only regular files of at most [max_file] bytes, keyed by their

@@ -152,14 +152,6 @@ fail: {
 
 static long hz_listen(int fd, int backlog) { return hz_neg_errno(listen(fd, backlog)); }
 
-static long hz_socket_listen(const char *host, int port, int backlog, int reuseport) {
-  long fd = hz_socket_bind(host, port, reuseport);
-  if (fd < 0) return fd;
-  long r = hz_listen((int)fd, backlog);
-  if (r < 0) close((int)fd);
-  return r < 0 ? r : fd;
-}
-
 static long hz_local_port(int fd) {
   struct sockaddr_storage ss;
   socklen_t slen = sizeof ss;
@@ -181,8 +173,6 @@ static const struct {
     {IPPROTO_TCP, TCP_NODELAY},
     {IPPROTO_TCP, TCP_NOTSENT_LOWAT},
     {IPPROTO_TCP, TCP_DEFER_ACCEPT},
-    {SOL_SOCKET, SO_SNDBUF},
-    {SOL_SOCKET, SO_RCVBUF},
 };
 #define HZ_NSOCKOPTS ((long)(sizeof hz_sockopts / sizeof hz_sockopts[0]))
 
@@ -217,17 +207,6 @@ static long hz_read(int fd, unsigned char *base, size_t cap, long off, long len)
 static long hz_write(int fd, const unsigned char *base, size_t cap, long off, long len) {
   if (!hz_span_ok(cap, off, len)) return -EINVAL;
   return hz_neg_errno(write(fd, base + off, (size_t)len));
-}
-
-static long hz_writev2(int fd, const unsigned char *b1, size_t cap1, long off1, long len1,
-                       const unsigned char *b2, size_t cap2, long off2, long len2) {
-  struct iovec iov[2];
-  if (!hz_span_ok(cap1, off1, len1) || !hz_span_ok(cap2, off2, len2)) return -EINVAL;
-  iov[0].iov_base = (void *)(b1 + off1);
-  iov[0].iov_len = (size_t)len1;
-  iov[1].iov_base = (void *)(b2 + off2);
-  iov[1].iov_len = (size_t)len2;
-  return hz_neg_errno(writev(fd, iov, 2));
 }
 
 /* send(2)/sendmsg(2) of one or two spans, with MSG_NOSIGNAL and, when
@@ -552,12 +531,6 @@ CAMLprim value httpz_strerror(value v_errno) {
   return caml_copy_string(strerror((int)(e < 0 ? -e : e)));
 }
 
-CAMLprim value httpz_socket_listen(value v_host, value v_port, value v_backlog, value v_reuseport) {
-  if (caml_string_length(v_host) != strlen(String_val(v_host))) return Val_long(-EINVAL);
-  return Val_long(hz_socket_listen(String_val(v_host), Int_val(v_port), Int_val(v_backlog),
-                                   Bool_val(v_reuseport)));
-}
-
 CAMLprim value httpz_socket_bind(value v_host, value v_port, value v_reuseport) {
   if (caml_string_length(v_host) != strlen(String_val(v_host))) return Val_long(-EINVAL);
   return Val_long(hz_socket_bind(String_val(v_host), Int_val(v_port), Bool_val(v_reuseport)));
@@ -602,17 +575,6 @@ CAMLprim intnat httpz_write(intnat fd, value buf, intnat off, intnat len) {
 }
 CAMLprim value httpz_write_byte(value fd, value buf, value off, value len) {
   return Val_long(httpz_write(Long_val(fd), buf, Long_val(off), Long_val(len)));
-}
-
-CAMLprim intnat httpz_writev2(intnat fd, value b1, intnat off1, intnat len1, value b2, intnat off2,
-                              intnat len2) {
-  return hz_writev2((int)fd, BA_DATA(b1), BA_CAP(b1), off1, len1, BA_DATA(b2), BA_CAP(b2), off2,
-                    len2);
-}
-CAMLprim value httpz_writev2_byte(value *argv, int argn) {
-  (void)argn;
-  return Val_long(httpz_writev2(Long_val(argv[0]), argv[1], Long_val(argv[2]), Long_val(argv[3]),
-                                argv[4], Long_val(argv[5]), Long_val(argv[6])));
 }
 
 CAMLprim intnat httpz_send(intnat fd, value b, intnat off, intnat len, intnat more) {

@@ -14,8 +14,13 @@
     {2 A connection's life}
     accept → [Reading_head] → ([Reading_body]) → handler → [Writing] →
     next request (parsed from bytes already buffered when pipelined) or
-    close. Responses are written with one [write]/[writev] (head and body
-    together), or the head with [MSG_MORE] then [sendfile] for files. A
+    close. Responses are written with one [send]/[sendmsg] (head and body
+    together), or the head with [MSG_MORE] then [sendfile] for files. The
+    last response before a close is sent with [MSG_MORE] and released by
+    [shutdown(SHUT_WR)], so it leaves in the packet that carries the FIN.
+    A connection enters epoll only when it first has to wait: one accepted
+    with its request already there (TCP_DEFER_ACCEPT) and answered at once
+    never does. A
     write that would block registers [EPOLLOUT]; no further request is read
     until the response is out, so pipelined answers stay in order.
 

@@ -150,7 +150,7 @@ type config = {
           256 KiB (the per-worker buffer is allocated on first use). *)
   cache_max_file : int;
       (** Files of at most this many bytes are kept in memory
-          ({!File_cache}) and answered with one [writev] and no syscall on
+          ({!File_cache}) and answered with one [sendmsg] and no syscall on
           the file; larger ones go out with sendfile. Default 64 KiB; [0]
           disables the cache. *)
   cache_bytes : int;  (** Memory for cached contents, per worker. Default 64 MiB. *)

@@ -48,20 +48,11 @@ let error_message n =
 
 (* Sockets *)
 
-external socket_listen : host:string -> port:int -> backlog:int -> reuseport:bool -> int
-  = "httpz_socket_listen"
-
 external socket_bind : host:string -> port:int -> reuseport:bool -> int = "httpz_socket_bind"
 
 external listen : (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_listen_byte" "httpz_listen"
   [@@noalloc]
-
-let socket_listen_exn ~host ~port ~backlog ~reuseport =
-  let fd = socket_listen ~host ~port ~backlog ~reuseport in
-  if fd < 0 then
-    failwith (Printf.sprintf "listen on %s:%d: %s" host port (error_message fd));
-  fd
 
 external local_port : (int[@untagged]) -> (int[@untagged])
   = "httpz_local_port_byte" "httpz_local_port"
@@ -71,7 +62,7 @@ external accept4 : (int[@untagged]) -> (int[@untagged])
   = "httpz_accept4_byte" "httpz_accept4"
   [@@noalloc]
 
-type sockopt = Tcp_nodelay | Tcp_notsent_lowat | Tcp_defer_accept | So_sndbuf | So_rcvbuf
+type sockopt = Tcp_nodelay | Tcp_notsent_lowat | Tcp_defer_accept
 
 external setsockopt : (int[@untagged]) -> sockopt -> (int[@untagged]) -> (int[@untagged])
   = "httpz_setsockopt_byte" "httpz_setsockopt"
@@ -89,6 +80,23 @@ external close : (int[@untagged]) -> (int[@untagged])
   = "httpz_close_byte" "httpz_close"
   [@@noalloc]
 
+let socket_listen ~host ~port ~backlog ~reuseport =
+  let fd = socket_bind ~host ~port ~reuseport in
+  if fd < 0 then fd
+  else
+    let r = listen fd backlog in
+    if r < 0 then begin
+      ignore (close fd : int);
+      r
+    end
+    else fd
+
+let socket_listen_exn ~host ~port ~backlog ~reuseport =
+  let fd = socket_listen ~host ~port ~backlog ~reuseport in
+  if fd < 0 then
+    failwith (Printf.sprintf "listen on %s:%d: %s" host port (error_message fd));
+  fd
+
 (* Byte I/O *)
 
 external read :
@@ -99,14 +107,6 @@ external read :
 external write :
   (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_write_byte" "httpz_write"
-  [@@noalloc]
-
-external writev2 :
-  (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  (int[@untagged])
-  = "httpz_writev2_byte" "httpz_writev2"
   [@@noalloc]
 
 external send :

@@ -36,7 +36,7 @@
     return [-einval] otherwise; they never keep a reference to the buffer
     after returning.
 
-    {b Signals.} [write], [writev2] and [sendfile] on a socket whose peer has
+    {b Signals.} [write] and [sendfile] on a socket whose peer has
     gone raise [SIGPIPE], which kills the process by default. Call
     {!ignore_sigpipe} once at start-up; those calls then return [-epipe].
 
@@ -152,8 +152,7 @@ val error_message : int -> string
 
 (** {1 Sockets} *)
 
-external socket_listen : host:string -> port:int -> backlog:int -> reuseport:bool -> int
-  = "httpz_socket_listen"
+val socket_listen : host:string -> port:int -> backlog:int -> reuseport:bool -> int
 (** [socket_listen ~host ~port ~backlog ~reuseport] is a listening TCP
     socket bound to [host]:[port], or [-errno]. [host] is a numeric IPv4
     ([127.0.0.1], [0.0.0.0]) or IPv6 ([::1], [::]) address; names are not
@@ -161,8 +160,8 @@ external socket_listen : host:string -> port:int -> backlog:int -> reuseport:boo
     Sets [SO_REUSEADDR], and [SO_REUSEPORT] when [reuseport] (so several
     worker processes can each listen on the port and the kernel spreads
     connections across them). The socket is [O_NONBLOCK | O_CLOEXEC].
-    Syscalls: socket, setsockopt, bind, listen; the socket is closed again if
-    a later step fails.
+    Syscalls: socket, setsockopt, bind ({!socket_bind}), listen ({!listen});
+    the socket is closed again if a later step fails.
     Errors: [-einval] (unparsable [host], [port] outside [0, 65535], NUL in
     [host]), [-eaddrinuse], [-eacces] (privileged port), [-emfile]. Start-up
     only; does not allocate. *)
@@ -212,8 +211,6 @@ type sockopt =
       (** [TCP_DEFER_ACCEPT], seconds, on a listening socket: {!accept4}
           returns a connection only once its first data has arrived (or the
           time has passed). *)
-  | So_sndbuf  (** [SO_SNDBUF], bytes (the kernel doubles what is set). *)
-  | So_rcvbuf  (** [SO_RCVBUF], bytes (likewise). *)
 (** The socket options httpz sets. On Linux a connection returned by
     {!accept4} inherits [Tcp_nodelay] and [Tcp_notsent_lowat] from its
     listening socket, so setting them there once covers every connection. *)
@@ -270,25 +267,13 @@ external write :
     [-eagain] (socket buffer full), [-epipe] and [-econnreset] (peer gone),
     [-eintr], [-einval]. *)
 
-external writev2 :
-  (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
-  (int[@untagged])
-  = "httpz_writev2_byte" "httpz_writev2"
-  [@@noalloc]
-(** [writev2 fd b1 off1 len1 b2 off2 len2] writes the span of [b1] followed
-    by the span of [b2] in one syscall (writev with two iovecs): a response
-    head and a small body leave in one packet without copying them together.
-    The result is the total count written, which may end inside either span,
-    or [-errno] as for {!write}. Either length may be [0]. *)
-
 (** {2 Sending on a socket}
 
     [send], [sendv2] and [sendv_string] write one or two spans with one
-    send(2)/sendmsg(2), with the results of {!write} and {!writev2} (bytes
-    written, or [-errno]; [-einval] for a span outside its buffer, before any
-    syscall). They pass [MSG_NOSIGNAL] and, when their last argument is
+    send(2)/sendmsg(2), with the results of {!write} (bytes written,
+    possibly fewer than asked and ending inside either span, or [-errno];
+    [-einval] for a span outside its buffer, before any syscall; either
+    length may be [0]). They pass [MSG_NOSIGNAL] and, when their last argument is
     non-zero, [MSG_MORE]: the kernel may hold the bytes, as under
     [TCP_CORK], for what follows at once despite [TCP_NODELAY]. The event
     loop passes it for a response head followed by a sendfile body (one

@@ -288,21 +288,21 @@ let test_send_more () =
           check_errno "send on a pipe" S.enotsock (S.send (S.fd_of_unix w) (B.create 4) 0 4 0));
       ignore a)
 
-let test_writev2 () =
+let test_sendv2 () =
   with_socketpair (fun a b ->
       let head = T.bigstring_at ~off:5 "HTTP/1.1 200 OK\r\n\r\n" in
       let body = T.bigstring_at ~off:3 "hello" in
-      check_int "writev2 total" 24 (S.writev2 a head 5 19 body 3 5);
+      check_int "sendv2 total" 24 (S.sendv2 a head 5 19 body 3 5 0);
       check_string "concatenated" "HTTP/1.1 200 OK\r\n\r\nhello" (read_string b 64);
-      check_int "empty second" 2 (S.writev2 a head 5 2 body 0 0);
-      check_int "empty first" 5 (S.writev2 a head 0 0 body 3 5);
+      check_int "empty second" 2 (S.sendv2 a head 5 2 body 0 0 0);
+      check_int "empty first" 5 (S.sendv2 a head 0 0 body 3 5 0);
       check_string "both" "HThello" (read_string b 64);
-      check_errno "bad second span" S.einval (S.writev2 a head 0 1 body 3 100);
-      check_errno "bad first span" S.einval (S.writev2 a head (-1) 1 body 0 1);
+      check_errno "bad second span" S.einval (S.sendv2 a head 0 1 body 3 100 0);
+      check_errno "bad first span" S.einval (S.sendv2 a head (-1) 1 body 0 1 0);
       (* Fill the socket: the short count, then EAGAIN. *)
       let big = B.create 65536 in
       let rec fill total =
-        let r = S.writev2 a big 0 65536 big 0 65536 in
+        let r = S.sendv2 a big 0 65536 big 0 65536 0 in
         if r > 0 then fill (total + r) else (total, r)
       in
       let total, r = fill 0 in
@@ -723,10 +723,10 @@ let zero_alloc_tests =
             alloc_case "write + read" (fun () ->
                 expect (S.write a buf 10 64 = 64);
                 expect (S.read b buf2 0 256 = 64))));
-    zero "writev2 + read" (fun () ->
+    zero "sendv2 + read" (fun () ->
         with_socketpair (fun a b ->
-            alloc_case "writev2 + read" (fun () ->
-                expect (S.writev2 a buf 0 40 buf2 3 24 = 64);
+            alloc_case "sendv2 + read" (fun () ->
+                expect (S.sendv2 a buf 0 40 buf2 3 24 0 = 64);
                 expect (S.read b buf2 100 128 = 64))));
     zero "send, sendv2, sendv_string (MSG_MORE) + read" (fun () ->
         (* TCP, where MSG_MORE means something; each op is followed by a
@@ -809,7 +809,7 @@ let () =
         [ case "listen, accept4, nodelay" test_listen_accept;
           case "listener options are inherited" test_listener_options_inherited;
           case "listen errors" test_listen_errors;
-          case "read, write, shutdown, EPIPE" test_read_write; case "writev2" test_writev2; case "send, sendv2, sendv_string with MSG_MORE" test_send_more;
+          case "read, write, shutdown, EPIPE" test_read_write; case "sendv2" test_sendv2; case "send, sendv2, sendv_string with MSG_MORE" test_send_more;
           case "sendfile" test_sendfile ] );
       ("epoll", [ case "epoll" test_epoll; case "epoll_wait EINTR" test_epoll_signal ]);
       ( "files",
