@@ -48,7 +48,11 @@ let handler c =
   else if Span.equal buf target "/echo" then begin
     match Request.meth req with
     | Meth.Post ->
-        send_json c Status.Ok (json_int "{\"length\": " (Span.len (Ctx.body c)))
+        (* The body is read only on request: the handler is called again
+           once it is here. *)
+        if Ctx.body_ready c then
+          send_json c Status.Ok (json_int "{\"length\": " (Span.len (Ctx.body c)))
+        else Ctx.await_body c
     | _ -> method_not_allowed c "POST"
   end
   else not_found c

@@ -8,12 +8,14 @@ type shared = {
   empty : Bigstring.t;
   write_buffer : int;
   max_body : int;
+  pool : Buffer_pool.t;
 }
 
 type state = Free | Reading_head | Reading_body | Writing | Lingering
 type response = Idle | Head | Chunked_body | Done
 type ext = No_ext | Ext_string | Ext_bigstring | Ext_file
 type after = Then_next | Then_body | Then_close
+type body = No_body | Body_ready | Body_unread | Body_wanted
 type timer = No_timer | Idle_timer | Header_timer | Body_timer | Write_timer | Linger_timer
 
 type t = {
@@ -36,6 +38,10 @@ type t = {
   mutable body_off : int;
   mutable body_len : int;
   mutable body_need : int;
+  mutable body : body;
+  mutable body_started : bool;
+  mutable body_deadline : int;
+  mutable body_credit : int;
   mutable head_req : bool;
   mutable served : int;
   mutable out : Bigstring.t;
@@ -68,6 +74,9 @@ type t = {
 
 let reserve = 256
 
+let body_pool_small = 65536
+let body_pool_keep = 16
+
 let create_shared ~server_name ~write_buffer ~max_body =
   if not (Response.is_field_value server_name) then
     invalid_arg "Conn.create_shared: server_name is not a field value";
@@ -79,6 +88,7 @@ let create_shared ~server_name ~write_buffer ~max_body =
     empty = Bigstring.create 0;
     write_buffer;
     max_body;
+    pool = Buffer_pool.create ~small:body_pool_small ~keep:body_pool_keep;
   }
 
 let create sh ~slot ~read_buffer ~peer =
@@ -108,6 +118,10 @@ let create sh ~slot ~read_buffer ~peer =
     body_off = 0;
     body_len = 0;
     body_need = 0;
+    body = No_body;
+    body_started = false;
+    body_deadline = 0;
+    body_credit = 0;
     head_req = false;
     served = 0;
     out = Bigstring.create (sh.write_buffer + reserve);
@@ -173,13 +187,25 @@ let reset_response c =
 let ensure_body_store c n =
   let cap = Bigstring.length c.body_store in
   if cap < n then begin
-    let size = ref (if cap < 65536 then 65536 else cap) in
-    while !size < n do size := !size * 2 done;
-    let size = if !size > c.sh.max_body && n <= c.sh.max_body then c.sh.max_body else !size in
-    let b = Bigstring.create size in
+    let pool = c.sh.pool in
+    (* Chunked bodies grow: double, so the copies stay linear in the body. *)
+    let size = if cap = 0 then n else max n (min (2 * cap) c.sh.max_body) in
+    let b = Buffer_pool.take pool (max size 1) in
     if c.body_len > 0 then
       Bigstring.blit ~src:c.body_store ~src_off:0 ~dst:b ~dst_off:0 ~len:c.body_len;
+    Buffer_pool.give pool c.body_store;
     c.body_store <- b
+  end
+
+let release_body c =
+  if Bigstring.length c.body_store > 0 then begin
+    Buffer_pool.give c.sh.pool c.body_store;
+    c.body_store <- c.sh.empty
+  end;
+  if c.body_src != c.rbuf then begin
+    c.body_src <- c.rbuf;
+    c.body_off <- 0;
+    c.body_len <- 0
   end
 
 let compact_out c =

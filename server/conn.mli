@@ -14,11 +14,12 @@
     - [out] holds the response head and small bodies; [\[out_sent, out_len)]
       is still to be written. Its last {!reserve} bytes are kept for the
       framing headers the server adds after the handler's own.
-    - [body_store] is allocated on the first body that does not fit in
-      [rbuf] (or the first chunked body), at the size needed rounded up to a
-      power of two (at least 64 KiB, at most [max_body]), and kept for the
-      slot's life: memory follows what clients actually send, not
-      [max_connections * max_body]. *)
+    - [body_store] is taken from the worker's {!Buffer_pool} for a body that
+      does not fit in [rbuf] behind its head (and for every chunked body),
+      once the handler asked for it, and given back by {!release_body} when
+      the request ends: no connection holds body memory between requests,
+      and an idle worker holds at most the pool's few kept 64 KiB
+      buffers. *)
 
 type shared = {
   date : Httpz.Date.Cache.t;
@@ -28,6 +29,7 @@ type shared = {
   empty : Httpz.Bigstring.t;  (** a zero-length buffer, for unset fields *)
   write_buffer : int;
   max_body : int;
+  pool : Buffer_pool.t;  (** request bodies *)
 }
 (** Per-worker state that every connection sees. *)
 
@@ -43,6 +45,16 @@ type ext = No_ext | Ext_string | Ext_bigstring | Ext_file
 type after = Then_next | Then_body | Then_close
 (** What to do once [out] (and [ext]) are written: serve the next request,
     read the body announced by a [100 Continue], or close. *)
+
+type body =
+  | No_body  (** the request has none, or it is behind us *)
+  | Body_ready  (** complete in memory: [body_src] at [body_off], [body_len] *)
+  | Body_unread
+      (** not (all) received, and the handler has not asked for it: the
+          response closes the connection, which lingers to drain it *)
+  | Body_wanted  (** the handler asked for it: the loop reads it, then calls
+                     the handler again *)
+(** The request body, as far as the handler is concerned. *)
 
 type timer = No_timer | Idle_timer | Header_timer | Body_timer | Write_timer | Linger_timer
 
@@ -67,6 +79,12 @@ type t = {
   mutable body_off : int;
   mutable body_len : int;
   mutable body_need : int;  (** Content-Length bytes still to read *)
+  mutable body : body;
+  mutable body_started : bool;  (** body bytes had arrived with the head *)
+  mutable body_deadline : int;
+      (** timer tick by which the body must be complete; moved later only
+          by data arriving at the minimum rate *)
+  mutable body_credit : int;  (** bytes received not yet turned into time *)
   mutable head_req : bool;  (** the request is HEAD *)
   mutable served : int;  (** requests answered on this connection *)
   (* response *)
@@ -122,8 +140,14 @@ val release_file : t -> unit
     it: called however the response ends, so no fd leaks. *)
 
 val ensure_body_store : t -> int -> unit
-(** [ensure_body_store c n] makes [body_store] at least [n] bytes long,
-    keeping its first [body_len] bytes. Allocates when it grows. *)
+(** [ensure_body_store c n] makes [body_store] at least [n] bytes long
+    (taking it from the pool; a chunked body's store doubles, up to
+    [max_body]), keeping its first [body_len] bytes. *)
+
+val release_body : t -> unit
+(** [release_body c] gives [body_store] back to the pool and points
+    [body_src] at [rbuf] again. Called when the request ends, however it
+    ends; the body span is invalid afterwards. *)
 
 val grow_out : t -> int -> unit
 (** [grow_out c n] makes [out] at least [n] bytes (plus {!reserve}),

@@ -10,8 +10,22 @@ type t = Conn.t
 
 let request c = c.req
 let buffer c = c.rbuf
-let body c = Span.make ~off:c.body_off ~len:c.body_len
+let body_ready c = match c.body with No_body | Body_ready -> true | Body_unread | Body_wanted -> false
+
+let body c =
+  if not (body_ready c) then
+    invalid_arg "Ctx.body: the body has not arrived (see Ctx.body_ready, Ctx.await_body)";
+  Span.make ~off:c.body_off ~len:c.body_len
+
 let body_buffer c = c.body_src
+
+let await_body c =
+  match c.body with
+  | Body_unread when c.resp = Idle -> c.body <- Body_wanted
+  | Body_wanted -> ()
+  | Body_unread -> invalid_arg "Ctx.await_body: the response was already started"
+  | No_body | Body_ready -> invalid_arg "Ctx.await_body: the body is already here"
+
 let now c = c.sh.now
 
 (* {1 Head} *)
@@ -88,7 +102,10 @@ let end_head c ~content_length ~chunked =
     else if content_length >= 0 then
       pos := Response.header_int out ~off:!pos Header_name.Content_length content_length
   end;
-  if c.close || c.sh.draining || not (Request.keep_alive c.req) then begin
+  (* A body the handler did not ask for is not read: the connection closes
+     after this response instead. *)
+  let unread = match c.body with Body_unread | Body_wanted -> true | No_body | Body_ready -> false in
+  if c.close || unread || c.sh.draining || not (Request.keep_alive c.req) then begin
     c.close <- true;
     pos := Response.write_string out ~off:!pos connection_close
   end

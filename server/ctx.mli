@@ -6,18 +6,37 @@
     itself.
 
     {2 Lifecycle}
-    The event loop calls the handler once per request, after the head is
-    parsed and the whole body (if any, up to the configured [max_body]) is
-    read and de-chunked. The handler must answer before it returns: exactly
-    one {!start} followed by any number of header calls, then exactly one
-    body call ({!body_string}, {!body_bigstring}, {!body_file}, {!no_body},
-    or {!chunked_start} … {!chunked_end}). A handler that returns without
-    answering, or raises, gets a 500 written for it (if nothing was sent
-    yet) and the connection closed; the worker goes on serving.
+    The event loop calls the handler once per request, as soon as the head
+    is parsed. If the request has a body that is already complete in
+    memory (it arrived with the head, up to the read buffer's size, and is
+    de-chunked), {!body_ready} is [true] and {!body} is that body. Otherwise
+    the handler chooses:
+    - it answers at once without the body (a 404, a 405, a redirect, a
+      static file for a GET that carries a body): the body is never read,
+      no [100 Continue] is sent, and the connection closes after the
+      response (lingering up to 2 s to drain what the client still sends);
+    - or it calls {!await_body} and returns without answering: the server
+      sends [100 Continue] if the client waits for it, reads the body (up
+      to the configured [max_body], at the minimum rate the server enforces)
+      and calls the handler again, now with {!body_ready} [true].
+
+    The handler must answer before it returns (except after
+    {!await_body}): exactly one {!start} followed by any number of header
+    calls, then exactly one body call ({!body_string}, {!body_bigstring},
+    {!body_file}, {!no_body}, or {!chunked_start} … {!chunked_end}). A
+    handler that returns without answering, or raises, gets a 500 written
+    for it (if nothing was sent yet) and the connection closed; the worker
+    goes on serving.
 
     {2 Ownership and validity}
     The request's spans point into {!buffer}, and {!body} into
-    {!body_buffer}; both stay valid until the handler returns. The server
+    {!body_buffer}; both stay valid until the handler returns (after
+    {!await_body}, the head is re-read into place before the second call,
+    so keep no span across calls). A body that did not fit behind its head
+    lives in a buffer of the worker's pool, given back when the response
+    has been handed to the socket: a body-sized bigstring passed to
+    {!body_bigstring} is copied if it cannot leave at once, but must never
+    be passed to {!body_bigstring_stable}. The server
     adds [Date], [Server], [Content-Length] (or [Transfer-Encoding: chunked])
     and [Connection] itself, and suppresses the body of responses to HEAD
     and of 1xx/204/304 while keeping their framing headers (except that 1xx
@@ -32,9 +51,21 @@ val request : t -> Httpz.Request.t
 val buffer : t -> Httpz.Bigstring.t
 (** The buffer the request's spans refer to. *)
 
+val body_ready : t -> bool
+(** [true] when the request has no body or its whole body is in memory. *)
+
 val body : t -> Httpz.Span.t
 (** The request body (de-chunked), a span of {!body_buffer}; empty when the
-    request has none. *)
+    request has none.
+    @raise Invalid_argument when {!body_ready} is [false]. *)
+
+val await_body : t -> unit
+(** [await_body c] asks for the body: return from the handler without
+    answering, and it is called again once the body is complete (or the
+    client gets 408 if it is not complete within the body timeout, 413
+    past [max_body], 400 for a malformed chunked body).
+    @raise Invalid_argument if {!body_ready} is [true] or a response was
+    started. *)
 
 val body_buffer : t -> Httpz.Bigstring.t
 

@@ -36,6 +36,12 @@ let write_budget = 1 lsl 20
    leaving less room than this is refused (431). *)
 let min_chunk_room = 512
 
+(* The slowest average rate at which a request body may arrive: every byte
+   received moves the body's deadline by 1/min_body_rate s, never further
+   than [body_timeout] ahead. One byte every 25 s no longer holds a
+   connection: the body is cut at [body_timeout] unless it keeps this pace. *)
+let min_body_rate = 1024
+
 (* Requests before the steady-state allocation figure starts counting. *)
 let warmup = 1000
 
@@ -91,12 +97,34 @@ let update_clock w =
   w.tick <- w.now_ns / tick_ns;
   w.sh.now <- Syscall.clock_realtime_s ()
 
-let set_timer w c kind ms =
+(* +1: the current tick is already partly over, so a deadline [ms] ticks
+   away could fire up to one tick early. *)
+let deadline_in w ms = w.tick + ((ms + tick_ms - 1) / tick_ms) + 1
+
+let set_timer_at w c kind d =
   c.timer <- kind;
-  (* +1: the current tick is already partly over, so a deadline [ms]
-     ticks away could fire up to one tick early. *)
-  let d = w.tick + ((ms + tick_ms - 1) / tick_ms) + 1 in
   if Timer_wheel.deadline w.wheel c.slot <> d then Timer_wheel.set w.wheel c.slot d
+
+let set_timer w c kind ms = set_timer_at w c kind (deadline_in w ms)
+
+(* The body's total deadline: set once when the loop starts reading it. *)
+let start_body_clock w c =
+  c.body_deadline <- deadline_in w w.p.body_timeout_ms;
+  c.body_credit <- 0;
+  set_timer_at w c Body_timer c.body_deadline
+
+(* [n] more body bytes arrived: they buy time at [min_body_rate]. *)
+let body_progress w c n =
+  let per_tick = min_body_rate * tick_ms / 1000 in
+  c.body_credit <- c.body_credit + n;
+  if c.body_credit >= per_tick then begin
+    let earned = c.body_credit / per_tick in
+    c.body_credit <- c.body_credit - (earned * per_tick);
+    let cap = deadline_in w w.p.body_timeout_ms in
+    let d = c.body_deadline + earned in
+    c.body_deadline <- (if d < cap then d else cap)
+  end;
+  set_timer_at w c Body_timer c.body_deadline
 
 
 (* {1 Accepting} *)
@@ -140,9 +168,10 @@ let close_conn w c =
     Request.reset c.req;
     c.rpos <- 0;
     c.rlen <- 0;
+    Conn.release_body c;
+    c.body <- No_body;
     c.body_len <- 0;
     c.body_need <- 0;
-    c.body_src <- c.rbuf;
     w.free.(w.nfree) <- c.slot;
     w.nfree <- w.nfree + 1;
     w.active <- w.active - 1;
@@ -262,10 +291,11 @@ let flush_out w c =
 
 (* {1 Responses the server writes itself} *)
 
-let error_head = "Content-Type: text/plain; charset=utf-8\r\n"
+let error_head = "Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"
 
 let rec respond_error w c status msg ~parsed =
   Conn.reset_response c;
+  Conn.release_body c;
   c.close <- true;
   let out = c.out in
   let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
@@ -320,7 +350,7 @@ and complete_write w c =
       c.after <- Then_next;
       c.state <- Reading_body;
       want w c Syscall.epollin;
-      if c.fd >= 0 then set_timer w c Body_timer w.p.body_timeout_ms;
+      if c.fd >= 0 then set_timer_at w c Body_timer c.body_deadline;
       false
   | Then_close ->
       linger_close w c;
@@ -331,7 +361,10 @@ and complete_write w c =
       c.served <- c.served + 1;
       c.close <- false;
       if close then begin
-        if c.rlen > c.next_pos then linger_close w c else close_conn w c;
+        (* Unread body bytes may still be on their way: close(2) would
+           answer them with a reset that can destroy the response. *)
+        if c.rlen > c.next_pos || c.body = Body_unread then linger_close w c
+        else close_conn w c;
         false
       end
       else begin
@@ -349,9 +382,29 @@ let status_of_code n = Status.of_code_or ~default:Status.Bad_request n
 
 let stats_path = "/__httpz/stats"
 
-let is_stats_request c =
+(* The counters reveal the worker's pid and load: only a client on this
+   machine may read them; anyone else gets what the handler answers for
+   that path. *)
+let is_loopback = function
+  | Unix.ADDR_INET (a, _) ->
+      let s = Unix.string_of_inet_addr a in
+      let prefix p = String.length s >= String.length p && String.sub s 0 (String.length p) = p in
+      prefix "127." || s = "::1" || prefix "::ffff:127."
+  | Unix.ADDR_UNIX _ -> true
+
+let peer_is_loopback c =
+  match Unix.getpeername (Syscall.unix_of_fd c.fd) with
+  | a -> is_loopback a
+  | exception Unix.Unix_error _ -> false
+
+let is_stats_request w c =
   (match Request.meth c.req with Meth.Get | Meth.Head -> true | _ -> false)
   && Span.equal c.rbuf (Request.target c.req) stats_path
+  &&
+  let before = words () in
+  let local = peer_is_loopback c in
+  w.excluded_words <- w.excluded_words + (words () - before);
+  local
 
 let serve_stats w c =
   let before = words () in
@@ -385,10 +438,105 @@ let handler_failed w c e =
     false
   end
 
-(* The request (head and body) is complete: run the handler and write its
-   answer. [true] when the caller should go on with the next request. *)
+(* Runs the handler and writes its answer; [true] when the caller should go
+   on with the next request. The handler may instead ask for a body that
+   has not arrived ([Ctx.await_body]): the loop reads it and runs the
+   handler again (read_body). *)
+let rec run_handler w c =
+  match w.handler (Ctx.of_conn c) with
+  | () ->
+      if c.resp = Done then begin
+        log_access w c ~parsed:true;
+        c.after <- Then_next;
+        let r = start_write w c in
+        (* The response no longer needs the body: what it sends from the
+           body buffer was copied if it could not leave at once. *)
+        Conn.release_body c;
+        r
+      end
+      else if c.resp = Idle && c.body = Body_wanted then begin
+        read_wanted_body w c;
+        false
+      end
+      else if c.flushed || c.broken then begin
+        close_conn w c;
+        false
+      end
+      else begin
+        log_msg "handler returned without a complete response";
+        respond_error w c Status.Internal_server_error "Internal Server Error" ~parsed:true;
+        false
+      end
+  | exception e -> handler_failed w c e
+
+(* The handler asked for a body that is not all here: make room for it,
+   send [100 Continue] if the client waits for one, and read it. *)
+and read_wanted_body w c =
+  if Request.is_chunked c.req then await_body w c
+  else begin
+    let cl = Request.content_length c.req in
+    let cap = Bigstring.length c.rbuf in
+    if c.body_start - c.rpos + cl <= cap then begin
+      (* It fits in the read buffer behind its head: read it there and
+         hand the handler a span of [rbuf], with no copy. *)
+      if c.body_start + cl > cap && not (relocate_head c) then
+        respond_error w c Status.Internal_server_error "Internal Server Error" ~parsed:false
+      else begin
+        c.body_off <- c.body_start;
+        c.body_len <- cl;
+        c.next_pos <- c.body_start + cl;
+        await_body w c
+      end
+    end
+    else begin
+      let avail = c.rlen - c.body_start in
+      c.body_len <- 0;
+      Conn.ensure_body_store c cl;
+      if avail > 0 then
+        Bigstring.blit ~src:c.rbuf ~src_off:c.body_start ~dst:c.body_store ~dst_off:0 ~len:avail;
+      c.body_src <- c.body_store;
+      c.body_off <- 0;
+      c.body_len <- avail;
+      c.body_need <- cl - avail;
+      c.rlen <- c.body_start;
+      c.next_pos <- c.body_start;
+      await_body w c
+    end
+  end
+
+and await_body w c =
+  c.state <- Reading_body;
+  start_body_clock w c;
+  if Request.expect_continue c.req && not c.body_started then send_continue w c
+
+and send_continue w c =
+  c.out_len <- Response.write_string c.out ~off:0 "HTTP/1.1 100 Continue\r\n\r\n";
+  c.out_sent <- 0;
+  c.after <- Then_body;
+  ignore (start_write w c : bool)
+
+(* Moves a parsed head to offset 0 to make room for its body. The parse
+   state's spans are absolute offsets, so the head is parsed again there. *)
+and relocate_head c =
+  compact c;
+  match Request.parse c.req c.rbuf ~off:0 ~len:c.rlen with
+  | Request.Complete ->
+      c.body_start <- Request.head_length c.req;
+      true
+  | _ -> false
+
+and compact c =
+  if c.rpos > 0 then begin
+    let n = c.rlen - c.rpos in
+    if n > 0 then Bigstring.blit ~src:c.rbuf ~src_off:c.rpos ~dst:c.rbuf ~dst_off:0 ~len:n;
+    c.rlen <- n;
+    c.rpos <- 0
+  end
+
+(* A request head is complete: count it, answer the stats endpoint
+   ourselves, or run the handler. *)
 let dispatch w c =
-  if w.p.stats && is_stats_request c then begin
+  if w.p.stats && is_stats_request w c then begin
     serve_stats w c;
     log_access w c ~parsed:true;
     c.after <- Then_next;
@@ -400,57 +548,10 @@ let dispatch w c =
       w.base_words <- net_words w;
       w.base_requests <- w.requests
     end;
-    match w.handler (Ctx.of_conn c) with
-    | () ->
-        if c.resp <> Done then begin
-          if c.flushed || c.broken then begin
-            close_conn w c;
-            false
-          end
-          else begin
-            log_msg "handler returned without a complete response";
-            respond_error w c Status.Internal_server_error "Internal Server Error" ~parsed:true;
-            false
-          end
-        end
-        else begin
-          log_access w c ~parsed:true;
-          c.after <- Then_next;
-          start_write w c
-        end
-    | exception e -> handler_failed w c e
+    run_handler w c
   end
 
 (* {1 Reading} *)
-
-let compact c =
-  if c.rpos > 0 then begin
-    let n = c.rlen - c.rpos in
-    if n > 0 then Bigstring.blit ~src:c.rbuf ~src_off:c.rpos ~dst:c.rbuf ~dst_off:0 ~len:n;
-    c.rlen <- n;
-    c.rpos <- 0
-  end
-
-(* Moves a parsed head to offset 0 to make room for its body. The parse
-   state's spans are absolute offsets, so the head is parsed again there. *)
-let relocate_head c =
-  compact c;
-  match Request.parse c.req c.rbuf ~off:0 ~len:c.rlen with
-  | Request.Complete ->
-      c.body_start <- Request.head_length c.req;
-      true
-  | _ -> false
-
-let send_continue w c =
-  c.out_len <- Response.write_string c.out ~off:0 "HTTP/1.1 100 Continue\r\n\r\n";
-  c.out_sent <- 0;
-  c.after <- Then_body;
-  ignore (start_write w c : bool)
-
-let await_body w c ~nothing_yet =
-  c.state <- Reading_body;
-  set_timer w c Body_timer w.p.body_timeout_ms;
-  if nothing_yet && Request.expect_continue c.req then send_continue w c
 
 let decode_chunks w c =
   let result = ref (-1) in
@@ -481,6 +582,12 @@ let decode_chunks w c =
   done;
   !result
 
+(* The head of a request is parsed: decide what its body needs, then run
+   the handler. The handler runs at once, before any body is read: a body
+   complete in the buffer is handed over with it; any other body is read
+   only if the handler asks for it (Ctx.await_body), and [100 Continue] is
+   sent only then. A handler that answers without it closes the
+   connection after the response, which lingers to drain what comes. *)
 let begin_request w c =
   let req = c.req in
   let cap = Bigstring.length c.rbuf in
@@ -491,68 +598,60 @@ let begin_request w c =
   c.body_off <- c.body_start;
   c.body_len <- 0;
   c.body_need <- 0;
-  if Request.is_chunked req then begin
-    if cap - c.body_start < min_chunk_room then ignore (relocate_head c : bool);
-    if cap - c.body_start < min_chunk_room then begin
-      respond_error w c Status.Request_header_fields_too_large
-        "The request head leaves no room for its body." ~parsed:true;
-      false
-    end
-    else begin
-      Chunked.reset c.chunked;
-      c.cpos <- c.body_start;
-      let nothing_yet = c.rlen = c.body_start in
-      let r = decode_chunks w c in
-      if r = 1 then dispatch w c
-      else begin
-        if r = 0 then await_body w c ~nothing_yet;
-        false
-      end
-    end
+  c.body_started <- c.rlen > c.body_start;
+  let connect = (match Request.meth req with Meth.Connect -> true | _ -> false) in
+  if connect && (Request.is_chunked req || Request.content_length req >= 0) then begin
+    (* RFC 9110 §9.3.6: a CONNECT request has no content; what follows its
+       head would be tunnel bytes, never the next request. *)
+    respond_error w c Status.Bad_request "CONNECT request with content" ~parsed:true;
+    false
   end
   else begin
-    let cl = Request.content_length req in
-    if cl <= 0 then begin
-      c.next_pos <- c.body_start;
-      dispatch w c
-    end
-    else if cl > w.p.max_body then begin
-      respond_error w c Status.Content_too_large (Status.reason Status.Content_too_large)
-        ~parsed:true;
-      false
-    end
-    else if c.body_start - c.rpos + cl <= cap then begin
-      (* The body fits in the read buffer behind its head: read it there
-         and hand the handler a span of [rbuf], with no copy. *)
-      if c.body_start + cl > cap && not (relocate_head c) then begin
-        respond_error w c Status.Internal_server_error "Internal Server Error" ~parsed:false;
+    (* Bytes after a CONNECT head belong to the tunnel we do not open. *)
+    if connect then c.close <- true;
+    if Request.is_chunked req then begin
+      if cap - c.body_start < min_chunk_room then ignore (relocate_head c : bool);
+      if cap - c.body_start < min_chunk_room then begin
+        respond_error w c Status.Request_header_fields_too_large
+          "The request head leaves no room for its body." ~parsed:true;
         false
       end
       else begin
-        c.body_off <- c.body_start;
-        c.body_len <- cl;
-        c.next_pos <- c.body_start + cl;
-        if c.rlen >= c.next_pos then dispatch w c
+        Chunked.reset c.chunked;
+        c.cpos <- c.body_start;
+        c.next_pos <- c.body_start;
+        let r = decode_chunks w c in
+        if r = 2 then false
         else begin
-          await_body w c ~nothing_yet:(c.rlen = c.body_start);
-          false
+          c.body <- (if r = 1 then Body_ready else Body_unread);
+          dispatch w c
         end
       end
     end
     else begin
-      let avail = c.rlen - c.body_start in
-      c.body_len <- 0;
-      Conn.ensure_body_store c cl;
-      if avail > 0 then
-        Bigstring.blit ~src:c.rbuf ~src_off:c.body_start ~dst:c.body_store ~dst_off:0 ~len:avail;
-      c.body_src <- c.body_store;
-      c.body_off <- 0;
-      c.body_len <- avail;
-      c.body_need <- cl - avail;
-      c.rlen <- c.body_start;
-      c.next_pos <- c.body_start;
-      await_body w c ~nothing_yet:(avail = 0);
-      false
+      let cl = Request.content_length req in
+      if cl <= 0 then begin
+        c.next_pos <- c.body_start;
+        c.body <- No_body;
+        dispatch w c
+      end
+      else if cl > w.p.max_body then begin
+        respond_error w c Status.Content_too_large (Status.reason Status.Content_too_large)
+          ~parsed:true;
+        false
+      end
+      else if c.rlen - c.body_start >= cl then begin
+        (* Already here, behind the head: a span of [rbuf], no copy. *)
+        c.body_len <- cl;
+        c.next_pos <- c.body_start + cl;
+        c.body <- Body_ready;
+        dispatch w c
+      end
+      else begin
+        c.next_pos <- c.body_start;
+        c.body <- Body_unread;
+        dispatch w c
+      end
     end
   end
 
@@ -608,7 +707,7 @@ let read_body w c =
       let n = Syscall.read c.fd c.rbuf c.rlen (cap - c.rlen) in
       if n > 0 then begin
         c.rlen <- c.rlen + n;
-        set_timer w c Body_timer w.p.body_timeout_ms;
+        body_progress w c n;
         if decode_chunks w c = 1 then 1 else 0
       end
       else n
@@ -618,7 +717,7 @@ let read_body w c =
       if n > 0 then begin
         c.body_len <- c.body_len + n;
         c.body_need <- c.body_need - n;
-        set_timer w c Body_timer w.p.body_timeout_ms;
+        body_progress w c n;
         if c.body_need = 0 then 1 else 0
       end
       else n
@@ -628,14 +727,18 @@ let read_body w c =
       let n = Syscall.read c.fd c.rbuf c.rlen (cap - c.rlen) in
       if n > 0 then begin
         c.rlen <- c.rlen + n;
-        set_timer w c Body_timer w.p.body_timeout_ms;
+        body_progress w c n;
         if c.rlen >= c.next_pos then 1 else 0
       end
       else n
     end
   in
   if r = 1 then begin
-    if c.fd >= 0 && dispatch w c then process w c
+    if c.fd >= 0 && c.state = Reading_body then begin
+      c.state <- Reading_head;
+      c.body <- Body_ready;
+      if run_handler w c then process w c
+    end
   end
   else if r = 0 || r = - Syscall.eagain || r = - Syscall.eintr then ()
   else close_conn w c (* EOF in the middle of a body, or a reset *)

@@ -73,3 +73,8 @@ val run : params -> listen_fd:int -> signal_fd:int -> (Ctx.t -> unit) -> int
     signalfd [signal_fd], then shuts down gracefully (see {!Server}), prints
     the worker's exit line on stderr and is the exit code ([0]). Closes
     [listen_fd]; leaves [signal_fd] open. *)
+
+val is_loopback : Unix.sockaddr -> bool
+(** [true] for an address of this machine's loopback: [127.0.0.0/8], [::1],
+    their IPv4-mapped form, or a Unix socket. [/__httpz/stats] answers only
+    such peers; for anyone else the request goes to the handler. *)

@@ -222,9 +222,24 @@ let handler c =
     Ctx.body_string c hello
   end
   else if is buf t "/echo" then begin
-    let b = Ctx.body c in
-    Ctx.start c Status.Ok;
-    Ctx.body_bigstring c (Ctx.body_buffer c) ~off:(Span.off b) ~len:(Span.len b)
+    if not (Ctx.body_ready c) then Ctx.await_body c
+    else begin
+      let b = Ctx.body c in
+      Ctx.start c Status.Ok;
+      Ctx.body_bigstring c (Ctx.body_buffer c) ~off:(Span.off b) ~len:(Span.len b)
+    end
+  end
+  else if is buf t "/count" then begin
+    if not (Ctx.body_ready c) then Ctx.await_body c
+    else begin
+      Ctx.start c Status.Ok;
+      Ctx.body_string c (string_of_int (Span.len (Ctx.body c)))
+    end
+  end
+  else if is buf t "/refuse" then begin
+    (* Answers without looking at the body. *)
+    Ctx.start c Status.Method_not_allowed;
+    Ctx.body_string c "no"
   end
   else if is buf t "/chunked" then begin
     Ctx.start c Status.Ok;
@@ -527,6 +542,147 @@ let timeouts () =
       with_client s.port (fun cl ->
           send cl "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc";
           check_status "body timeout" 408 (read_response cl).status))
+
+(* {2 Request bodies: read only when the handler asks} *)
+
+let unwanted_body () =
+  with_server handler (fun s ->
+      (* A GET announcing 1 MiB it never sends is answered at once. *)
+      with_client s.port (fun cl ->
+          send cl "GET /x HTTP/1.1\r\nHost: t\r\nContent-Length: 1048576\r\n\r\n";
+          let r, dt = elapsed (fun () -> read_response cl) in
+          check_str "answered without the body" "/x" r.body;
+          check_hdr r "connection" (Some "close");
+          Alcotest.(check bool) (Printf.sprintf "at once (%.2f s)" dt) true (dt < 1.));
+      (* Expect: 100-continue to a handler that refuses: no 100 first. *)
+      with_client s.port (fun cl ->
+          send cl
+            "POST /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n";
+          let r = read_response cl in
+          check_status "the final answer, no 100 Continue" 405 r.status;
+          check_hdr r "connection" (Some "close");
+          Alcotest.(check bool) "closed" true (at_eof cl));
+      (* The client sends the refused body anyway: the answer survives (no
+         reset), and the connection ends. *)
+      with_client s.port (fun cl ->
+          send cl
+            ("POST /refuse HTTP/1.1\r\nHost: t\r\nContent-Length: 300000\r\n\r\n"
+            ^ String.make 100_000 'a');
+          check_status "refused" 405 (read_response cl).status;
+          (try send cl (String.make 200_000 'a') with Unix.Unix_error _ -> ());
+          Alcotest.(check bool) "closed" true (at_eof cl));
+      (* A small body that came with its head is skipped: keep-alive holds. *)
+      with_client s.port (fun cl ->
+          send cl
+            "GET /a HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nHost: t\r\n\r\n";
+          check_str "first" "/a" (read_response cl).body;
+          check_str "second, same connection" "/b" (read_response cl).body);
+      (* A chunked body to a handler that does not want it. *)
+      with_client s.port (fun cl ->
+          send cl "POST /refuse HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab";
+          let r = read_response cl in
+          check_status "chunked refused" 405 r.status;
+          check_hdr r "connection" (Some "close")))
+
+(* A body trickling in below the minimum rate is cut at the body timeout,
+   however often bytes arrive; one arriving well above it may take longer. *)
+let body_deadline () =
+  let config = { timeout_config with body_timeout = 0.5 } in
+  with_server ~config handler (fun s ->
+      with_client s.port (fun cl ->
+          send cl "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n";
+          let t0 = Unix.gettimeofday () in
+          let answered = ref false in
+          (try
+             while (not !answered) && Unix.gettimeofday () -. t0 < 4. do
+               Unix.sleepf 0.1;
+               send cl "x";
+               match Unix.select [ cl.fd ] [] [] 0. with
+               | [], _, _ -> ()
+               | _ -> answered := true
+             done
+           with Unix.Unix_error _ -> answered := true);
+          let dt = Unix.gettimeofday () -. t0 in
+          Alcotest.(check bool) (Printf.sprintf "cut after %.2f s" dt) true (!answered && dt < 1.5);
+          check_status "408" 408 (read_response cl).status);
+      with_client s.port (fun cl ->
+          let piece = String.make 4096 'p' in
+          send cl "POST /count HTTP/1.1\r\nHost: t\r\nContent-Length: 40960\r\n\r\n";
+          for _ = 1 to 10 do
+            Unix.sleepf 0.2;
+            send cl piece
+          done;
+          let r = read_response cl in
+          check_status "2 s upload at 20 KiB/s" 200 r.status;
+          check_str "all of it" "40960" r.body))
+
+let vm_rss_kib pid =
+  let ic = open_in (Printf.sprintf "/proc/%d/status" pid) in
+  Fun.protect ~finally:(fun () -> close_in ic) (fun () ->
+      let rec go () =
+        let l = input_line ic in
+        if String.length l > 6 && String.sub l 0 6 = "VmRSS:" then
+          Scanf.sscanf l "VmRSS: %d kB" Fun.id
+        else go ()
+      in
+      go ())
+
+(* Bodies held at once cost memory while they last, and none after. *)
+let body_memory_returns () =
+  with_server ~config:{ Server.default_config with workers = 1 } handler (fun s ->
+      let n = 64 and size = 1 lsl 20 in
+      let before = vm_rss_kib s.pid in
+      let body = String.make (size - 1) 'm' in
+      let clients =
+        List.init n (fun _ ->
+            let cl = connect s.port in
+            send cl (Printf.sprintf "POST /count HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" size);
+            send cl body;
+            cl)
+      in
+      Unix.sleepf 0.2;
+      let peak = vm_rss_kib s.pid in
+      List.iter
+        (fun cl ->
+          send cl "m";
+          check_str "counted" (string_of_int size) (read_response cl).body;
+          close cl)
+        clients;
+      Unix.sleepf 0.3;
+      let after = vm_rss_kib s.pid in
+      Alcotest.(check bool)
+        (Printf.sprintf "held while in flight (%d -> %d KiB)" before peak)
+        true (peak - before > n * 512);
+      Alcotest.(check bool)
+        (Printf.sprintf "given back after (%d KiB, before %d)" after before)
+        true (after - before < 8 * 1024))
+
+let connect_requests () =
+  with_server handler (fun s ->
+      (* CONNECT with content: 400, and what follows is never a request. *)
+      with_client s.port (fun cl ->
+          send cl
+            "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nContent-Length: 32\r\n\r\n\
+             GET /smuggled HTTP/1.1\r\nHost: t\r\n\r\n";
+          let r = read_response cl in
+          check_status "400" 400 r.status;
+          check_hdr r "connection" (Some "close");
+          Alcotest.(check bool) "closed, nothing smuggled" true (at_eof cl));
+      (* Without content: answered, then closed, since tunnel bytes follow. *)
+      with_client s.port (fun cl ->
+          send cl
+            "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n\
+             GET /smuggled HTTP/1.1\r\nHost: t\r\n\r\n";
+          let r = read_response cl in
+          check_hdr r "connection" (Some "close");
+          Alcotest.(check bool) "closed, nothing smuggled" true (at_eof cl)))
+
+let loopback_peers () =
+  let ok a = Loop.is_loopback (Unix.ADDR_INET (Unix.inet_addr_of_string a, 80)) in
+  List.iter (fun a -> Alcotest.(check bool) a true (ok a)) [ "127.0.0.1"; "127.8.9.10"; "::1"; "::ffff:127.0.0.1" ];
+  List.iter
+    (fun a -> Alcotest.(check bool) a false (ok a))
+    [ "10.0.0.1"; "192.168.1.2"; "::ffff:10.1.2.3"; "2001:db8::1"; "::"; "0.0.0.0" ]
 
 let max_connections () =
   let config = { Server.default_config with workers = 1; max_connections = 2 } in
@@ -1028,6 +1184,11 @@ let () =
           Alcotest.test_case "bad requests: 4xx and close" `Quick bad_request;
           Alcotest.test_case "timeouts" `Quick timeouts;
           Alcotest.test_case "max_connections" `Quick max_connections;
+          Alcotest.test_case "unwanted bodies: answered, not read" `Quick unwanted_body;
+          Alcotest.test_case "body deadline and minimum rate" `Quick body_deadline;
+          Alcotest.test_case "body memory given back" `Quick body_memory_returns;
+          Alcotest.test_case "CONNECT: no content, then close" `Quick connect_requests;
+          Alcotest.test_case "stats: loopback peers only" `Quick loopback_peers;
           Alcotest.test_case "handler errors: 500" `Quick handler_errors;
           Alcotest.test_case "chunked, large and close responses" `Quick responses;
           Alcotest.test_case "write backpressure" `Quick backpressure;

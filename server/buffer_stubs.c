@@ -1,0 +1,39 @@
+/* Bigstrings over anonymous mappings, for the buffer pool (buffer_pool.ml).
+   A bigstring made by Bigarray.create lives in malloc's heap and is freed
+   only when the major GC finalizes it; a worker whose loop allocates nothing
+   never runs that GC, and glibc keeps large freed blocks anyway. These are
+   mapped with mmap(2) and given back with munmap(2) the moment the pool
+   drops them, so a request's body memory ends with the request. */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/mman.h>
+
+#define CAML_NAME_SPACE
+#include <caml/bigarray.h>
+#include <caml/fail.h>
+#include <caml/memory.h>
+#include <caml/mlvalues.h>
+
+/* mmap of [len] > 0 bytes, wrapped as an external bigstring (its finalizer
+   frees nothing: httpz_buffer_unmap does). Raises Out_of_memory when the
+   mapping fails. Allocates the bigarray header on the OCaml heap. */
+CAMLprim value httpz_buffer_map(value vlen) {
+  intnat len = Long_val(vlen);
+  if (len <= 0) caml_invalid_argument("Buffer_pool: mapping of no bytes");
+  void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) caml_raise_out_of_memory();
+  return caml_ba_alloc_dims(CAML_BA_CHAR | CAML_BA_C_LAYOUT | CAML_BA_EXTERNAL, 1, p, len);
+}
+
+/* munmap of a bigstring made by httpz_buffer_map; it is left with length 0
+   and no data, so a checked access to it after this fails instead of
+   touching unmapped memory. Idempotent. 0, or -errno. */
+CAMLprim value httpz_buffer_unmap(value b) {
+  struct caml_ba_array *ba = Caml_ba_array_val(b);
+  int r = 0;
+  if (ba->data != NULL && ba->dim[0] > 0 && munmap(ba->data, (size_t)ba->dim[0]) < 0) r = -errno;
+  ba->data = NULL;
+  ba->dim[0] = 0;
+  return Val_long(r);
+}
