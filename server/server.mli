@@ -90,7 +90,12 @@ type config = {
           1 MiB. *)
   max_body : int;
       (** Largest request body accepted, Content-Length or chunked; above it
-          the answer is 413 and the connection is closed. Default 1 MiB. *)
+          the answer is 413 and the connection is closed. Default 1 MiB.
+          A body is read only when the handler asks for it
+          ({!Ctx.await_body}), into a buffer of the worker's pool that is
+          given back when the request ends: [max_connections * max_body]
+          bounds what bodies in flight may hold, and nothing stays held
+          after them. *)
   (* Timeouts are checked on a 100 ms tick: one fires between its value and
      200 ms later. *)
   header_timeout : float;
@@ -101,7 +106,12 @@ type config = {
           Default [60.]. (The wait for a new connection's first request is
           [header_timeout].) *)
   body_timeout : float;
-      (** Seconds allowed between two reads of a request body. Default [30.]. *)
+      (** Seconds allowed for a request body once the handler asked for it.
+          The deadline moves later only as data arrives at 1 KiB/s or more
+          on average (each byte earns 1/1024 s), and never further than
+          [body_timeout] ahead of now: a body trickling in a byte at a time
+          is cut (408) after [body_timeout], a large upload at any useful
+          speed is not. Default [30.]. *)
   write_timeout : float;
       (** Seconds a response may make no progress because the client does
           not read. Default [30.]. *)
@@ -127,7 +137,10 @@ type config = {
           nothing is handed over after about a second (then
           [header_timeout] applies), and costs no worker slot until then.
           Default [true]. *)
-  stats : bool;  (** Serve [GET /__httpz/stats]. Default [false]. *)
+  stats : bool;
+      (** Serve [GET /__httpz/stats] to clients on the loopback
+          ([127.0.0.0/8], [::1]); from anywhere else the request goes to the
+          handler like any other. Default [false]. *)
   access_log : out_channel option;
       (** Where to write the access log in Common Log Format, or [None]
           (default). Lines are buffered per worker and written whole, once a
