@@ -7,8 +7,8 @@ follower, `GET /index.html`:
   behind a head whose framing is unknowable) is never answered;
 - complete vectors: the status in `serve_status` (the static server's
   answer: 200, 204, 404, 405), then, when the head allows keep-alive, the
-  follower's 200 with index.html; otherwise the connection closes with no
-  second response;
+  follower's 200 with index.html; otherwise (or with `serve_close: true`)
+  the connection closes with no second response;
 - partial vectors (sent alone): no response and no close within a short wait.
 
 Run: python3 test/e2e/test_vectors_server.py  (needs _build/install/default/bin/httpz)
@@ -90,7 +90,7 @@ def run_error(port, name, raw, exp):
 
 def run_complete(port, name, raw, exp):
     want = int(exp["serve_status"])
-    keep = exp.get("keep_alive", "true") == "true"
+    keep = exp.get("keep_alive", "true") == "true" and exp.get("serve_close") != "true"
     is_head = raw.startswith(b"HEAD ")
     s = H.connect(port, timeout=3.0)
     rd = H.Reader(s)

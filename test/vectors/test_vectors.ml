@@ -283,7 +283,7 @@ let chunked_case dir name =
 
 let request_keys =
   [ "status"; "error"; "http_status"; "method"; "target"; "version"; "header_count"; "content_length";
-    "chunked"; "keep_alive"; "body_length"; "serve_status" ]
+    "chunked"; "keep_alive"; "body_length"; "serve_status"; "serve_close" ]
 
 let chunked_keys = [ "status"; "error"; "http_status"; "data_hex"; "body_bytes"; "trailer_count" ]
 
