@@ -1,31 +1,49 @@
 open Httpz
 
-type shared = {
+type hooks = {
+  mutable handler : t -> unit;
+  mutable app : t -> unit;
+  mutable log : t -> bool -> unit;
+  mutable flush : t -> unit;
+}
+
+and shared = {
   date : Date.Cache.t;
   server_line : string;
   mutable now : int;
+  mutable tick : int;
   mutable draining : bool;
   empty : Bigstring.t;
+  read_buffer : int;
   write_buffer : int;
   max_body : int;
-  pool : Buffer_pool.t;
+  header_ticks : int;
+  idle_ticks : int;
+  body_ticks : int;
+  write_ticks : int;
+  reads : Buffer_pool.t;
+  writes : Buffer_pool.t;
+  bodies : Buffer_pool.t;
+  scratch : Bigstring.t;
+  hooks : hooks;
 }
 
-type state = Free | Reading_head | Reading_body | Writing | Lingering
-type response = Idle | Head | Chunked_body | Done
-type ext = No_ext | Ext_string | Ext_bigstring | Ext_file
-type after = Then_next | Then_body | Then_close
-type body = No_body | Body_ready | Body_unread | Body_wanted
-type timer = No_timer | Idle_timer | Header_timer | Body_timer | Write_timer | Linger_timer
+and state = Free | Reading_head | Reading_body | Writing | Lingering | Closed
+and response = Idle | Head | Chunked_body | Done
+and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
+and after = Then_next | Then_body | Then_close
+and body = No_body | Body_ready | Body_unread | Body_wanted
+and timer = No_timer | Idle_timer | Header_timer | Body_timer | Write_timer | Linger_timer
 
-type t = {
+and t = {
   slot : int;
   sh : shared;
   mutable fd : int;
   mutable state : state;
   mutable timer : timer;
+  mutable deadline : int;
   mutable events : int;
-  rbuf : Bigstring.t;
+  mutable rbuf : Bigstring.t;
   mutable rpos : int;
   mutable rlen : int;
   mutable body_start : int;
@@ -40,8 +58,11 @@ type t = {
   mutable body_need : int;
   mutable body : body;
   mutable body_started : bool;
-  mutable body_deadline : int;
   mutable body_credit : int;
+  mutable body_deadline : int;
+  mutable in_buf : Bigstring.t;
+  mutable in_off : int;
+  mutable in_len : int;
   mutable head_req : bool;
   mutable served : int;
   mutable out : Bigstring.t;
@@ -73,59 +94,73 @@ type t = {
 }
 
 let reserve = 256
+let body_class = 65536
+let tick_ms = 100
+let ticks ms = (ms + tick_ms - 1) / tick_ms
 
-let body_pool_small = 65536
-let body_pool_keep = 16
-
-let create_shared ~server_name ~write_buffer ~max_body =
+let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~idle_ms ~body_ms
+    ~write_ms ~keep =
   if not (Response.is_field_value server_name) then
     invalid_arg "Conn.create_shared: server_name is not a field value";
+  let nop _ = () in
   {
     date = Date.Cache.create ();
     server_line = "Server: " ^ server_name ^ "\r\n";
     now = 0;
+    tick = 0;
     draining = false;
     empty = Bigstring.create 0;
+    read_buffer;
     write_buffer;
     max_body;
-    pool = Buffer_pool.create ~small:body_pool_small ~keep:body_pool_keep;
+    header_ticks = ticks header_ms;
+    idle_ticks = ticks idle_ms;
+    body_ticks = ticks body_ms;
+    write_ticks = ticks write_ms;
+    reads = Buffer_pool.create ~size:read_buffer ~keep;
+    writes = Buffer_pool.create ~size:(write_buffer + reserve) ~keep;
+    bodies = Buffer_pool.create ~size:body_class ~keep:(min keep 16);
+    scratch = Bigstring.create 16384;
+    hooks = { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop };
   }
 
-let create sh ~slot ~read_buffer ~peer =
+let create sh ~slot ~peer =
   let limits =
-    { Request.default_limits with max_head = read_buffer; max_content_length = sh.max_body }
+    { Request.default_limits with max_head = sh.read_buffer; max_content_length = sh.max_body }
   in
-  (* The chunked decoder enforces max_body on the decoded size itself. *)
-  let chunked = Chunked.create ~max_body:sh.max_body () in
-  let rbuf = Bigstring.create read_buffer in
   {
     slot;
     sh;
     fd = -1;
     state = Free;
     timer = No_timer;
+    deadline = -1;
     events = 0;
-    rbuf;
+    rbuf = sh.empty;
     rpos = 0;
     rlen = 0;
     body_start = 0;
     next_pos = 0;
     cpos = 0;
     req = Request.create ~limits ();
-    chunked;
+    (* The chunked decoder enforces max_body on the decoded size itself. *)
+    chunked = Chunked.create ~max_body:sh.max_body ();
     body_store = sh.empty;
-    body_src = rbuf;
+    body_src = sh.empty;
     body_off = 0;
     body_len = 0;
     body_need = 0;
     body = No_body;
     body_started = false;
-    body_deadline = 0;
     body_credit = 0;
+    body_deadline = 0;
+    in_buf = sh.empty;
+    in_off = 0;
+    in_len = 0;
     head_req = false;
     served = 0;
-    out = Bigstring.create (sh.write_buffer + reserve);
-    out_limit = sh.write_buffer;
+    out = sh.empty;
+    out_limit = 0;
     out_len = 0;
     out_sent = 0;
     resp = Idle;
@@ -152,12 +187,52 @@ let create sh ~slot ~read_buffer ~peer =
     peer_len = 0;
   }
 
+(* {1 Buffers} *)
+
+let take_rbuf c = if Bigstring.length c.rbuf = 0 then c.rbuf <- Buffer_pool.take c.sh.reads
+
+let take_out c =
+  if Bigstring.length c.out = 0 then begin
+    c.out <- Buffer_pool.take c.sh.writes;
+    c.out_limit <- Bigstring.length c.out - reserve
+  end
+
+let give_out c =
+  Buffer_pool.give c.sh.writes c.out;
+  c.out <- c.sh.empty;
+  c.out_limit <- 0;
+  c.out_len <- 0;
+  c.out_sent <- 0
+
+let give_rbuf c =
+  Buffer_pool.give c.sh.reads c.rbuf;
+  c.rbuf <- c.sh.empty;
+  c.rpos <- 0;
+  c.rlen <- 0
+
+let release_body c =
+  if Bigstring.length c.body_store > 0 then begin
+    Buffer_pool.give c.sh.bodies c.body_store;
+    c.body_store <- c.sh.empty
+  end;
+  c.body_src <- c.sh.empty;
+  c.body_off <- 0;
+  c.body_len <- 0
+
+let release_idle c =
+  if c.rpos >= c.rlen && Bigstring.length c.rbuf > 0 then give_rbuf c;
+  if c.out_sent >= c.out_len && c.ext_len = 0 && Bigstring.length c.out > 0 then give_out c
+
 let release_file c =
   if c.file_fd >= 0 && c.file_close then ignore (Syscall.close c.file_fd : int);
   c.file_fd <- -1;
   c.file_close <- false
 
-let shrink_threshold = 1 lsl 20
+let release_all c =
+  release_file c;
+  release_body c;
+  give_rbuf c;
+  give_out c
 
 let reset_response c =
   release_file c;
@@ -179,33 +254,20 @@ let reset_response c =
   c.resp_bytes <- 0;
   c.flushed <- false;
   c.after <- Then_next;
-  if Bigstring.length c.out > shrink_threshold then begin
-    c.out <- Bigstring.create (c.sh.write_buffer + reserve);
-    c.out_limit <- c.sh.write_buffer
-  end
+  (* A write buffer grown past its class goes back (and is unmapped). *)
+  if Bigstring.length c.out > Buffer_pool.size c.sh.writes then give_out c
 
 let ensure_body_store c n =
   let cap = Bigstring.length c.body_store in
   if cap < n then begin
-    let pool = c.sh.pool in
+    let pool = c.sh.bodies in
     (* Chunked bodies grow: double, so the copies stay linear in the body. *)
     let size = if cap = 0 then n else max n (min (2 * cap) c.sh.max_body) in
-    let b = Buffer_pool.take pool (max size 1) in
+    let b = Buffer_pool.take_at_least pool (max size 1) in
     if c.body_len > 0 then
       Bigstring.blit ~src:c.body_store ~src_off:0 ~dst:b ~dst_off:0 ~len:c.body_len;
     Buffer_pool.give pool c.body_store;
     c.body_store <- b
-  end
-
-let release_body c =
-  if Bigstring.length c.body_store > 0 then begin
-    Buffer_pool.give c.sh.pool c.body_store;
-    c.body_store <- c.sh.empty
-  end;
-  if c.body_src != c.rbuf then begin
-    c.body_src <- c.rbuf;
-    c.body_off <- 0;
-    c.body_len <- 0
   end
 
 let compact_out c =
@@ -217,13 +279,31 @@ let compact_out c =
   end
 
 let grow_out c n =
+  take_out c;
   compact_out c;
   let cap = Bigstring.length c.out - reserve in
   if cap < n then begin
     let size = ref (if cap < 4096 then 4096 else cap) in
     while !size < n do size := !size * 2 done;
-    let b = Bigstring.create (!size + reserve) in
+    let b = Buffer_pool.take_at_least c.sh.writes (!size + reserve) in
     if c.out_len > 0 then Bigstring.blit ~src:c.out ~src_off:0 ~dst:b ~dst_off:0 ~len:c.out_len;
+    let len = c.out_len in
+    give_out c;
     c.out <- b;
-    c.out_limit <- !size
+    c.out_len <- len;
+    c.out_limit <- Bigstring.length b - reserve
   end
+
+(* {1 Timers} *)
+
+let set_deadline c kind d =
+  c.timer <- kind;
+  c.deadline <- d
+
+(* +1: the current tick is already partly over, so a deadline [n] ticks
+   away could fire up to one tick early. *)
+let set_timer c kind n = set_deadline c kind (c.sh.tick + n + 1)
+
+let clear_timer c =
+  c.timer <- No_timer;
+  c.deadline <- -1

@@ -1,72 +1,106 @@
-(** A connection slot: everything one client connection needs, allocated
-    once and reused for every connection the slot serves.
+(** A connection slot: the state of one client connection, kept in a
+    preallocated record reused for every connection the slot serves.
 
-    Internal to the server: {!Loop} drives the state machine, {!Ctx} is
-    the handler's view of the same record ([Ctx.t = Conn.t]). The fields are
-    exposed so both can read and write them without accessor calls.
+    Internal to the server. {!Connection} runs the HTTP/1.1 state machine
+    over it, {!Ctx} is the handler's view of the same record
+    ([Ctx.t = Conn.t]), a transport ({!Plain}) moves its bytes and a
+    backend ({!Loop}) owns its descriptor and timer. The fields are exposed
+    so they can read and write them without accessor calls.
 
     {2 Buffers}
-    - [rbuf] (the read buffer, [read_buffer] bytes) holds the current
+    Buffers come from the worker's pools ({!Buffer_pool}) while the
+    connection has work in progress and go back when it has none: an idle
+    keep-alive connection holds no buffer ([rbuf] and [out] are
+    [sh.empty]).
+    - [rbuf] (a read buffer, [read_buffer] bytes) holds the current
       request head at [\[rpos, rpos + head_length)], possibly its body, and
       any pipelined bytes after it, up to [rlen]. Request spans point into
       it, so it is only compacted (bytes moved to offset 0) between requests
-      or, within a request, followed by a re-parse of the head.
+      or, within a request, followed by a re-parse of the head. Given back
+      when no byte of a request is in it.
     - [out] holds the response head and small bodies; [\[out_sent, out_len)]
       is still to be written. Its last {!reserve} bytes are kept for the
-      framing headers the server adds after the handler's own.
-    - [body_store] is taken from the worker's {!Buffer_pool} for a body that
-      does not fit in [rbuf] behind its head (and for every chunked body),
-      once the handler asked for it, and given back by {!release_body} when
-      the request ends: no connection holds body memory between requests,
-      and an idle worker holds at most the pool's few kept 64 KiB
-      buffers. *)
+      framing headers the server adds after the handler's own. Taken when a
+      response starts, given back when it has been written.
+    - [body_store] holds a body that does not fit in [rbuf] behind its head
+      (and every chunked body) once the handler asked for it, and is given
+      back when the request ends. *)
 
-type shared = {
+type hooks = {
+  mutable handler : t -> unit;
+      (** the application, wrapped by the backend (statistics): called once
+          per request, when its head is parsed *)
+  mutable app : t -> unit;
+      (** the application itself: called again once a body it asked for
+          ([Ctx.await_body]) is complete *)
+  mutable log : t -> bool -> unit;
+      (** [log c parsed]: the response is complete, log it ([parsed]: the
+          request line can be trusted) *)
+  mutable flush : t -> unit;
+      (** try to send what [out] holds now, without waiting (a chunked body
+          that outgrows [out]); may advance [out_sent], set [flushed] or
+          [broken] *)
+}
+(** What the backend provides to the state machine; set once per worker. *)
+
+and shared = {
   date : Httpz.Date.Cache.t;
   server_line : string;  (** ["Server: <name>\r\n"] *)
   mutable now : int;  (** wall-clock seconds of this loop turn *)
+  mutable tick : int;  (** timer ticks (100 ms) of this loop turn *)
   mutable draining : bool;  (** graceful shutdown: every response closes *)
   empty : Httpz.Bigstring.t;  (** a zero-length buffer, for unset fields *)
+  read_buffer : int;
   write_buffer : int;
   max_body : int;
-  pool : Buffer_pool.t;  (** request bodies *)
+  header_ticks : int;
+  idle_ticks : int;
+  body_ticks : int;
+  write_ticks : int;
+  reads : Buffer_pool.t;  (** [read_buffer] bytes *)
+  writes : Buffer_pool.t;  (** [write_buffer + reserve] bytes *)
+  bodies : Buffer_pool.t;  (** request bodies; 64 KiB class *)
+  scratch : Httpz.Bigstring.t;  (** where a lingering close drains input *)
+  hooks : hooks;
 }
 (** Per-worker state that every connection sees. *)
 
-type state = Free | Reading_head | Reading_body | Writing | Lingering
+and state = Free | Reading_head | Reading_body | Writing | Lingering | Closed
 
-type response = Idle | Head | Chunked_body | Done
+and response = Idle | Head | Chunked_body | Done
 (** Where the handler is in its answer: nothing yet; status line written;
     chunked head written, chunks may follow; complete. *)
 
-type ext = No_ext | Ext_string | Ext_bigstring | Ext_file
+and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
 (** What follows [out] on the wire. *)
 
-type after = Then_next | Then_body | Then_close
+and after = Then_next | Then_body | Then_close
 (** What to do once [out] (and [ext]) are written: serve the next request,
     read the body announced by a [100 Continue], or close. *)
 
-type body =
+and body =
   | No_body  (** the request has none, or it is behind us *)
   | Body_ready  (** complete in memory: [body_src] at [body_off], [body_len] *)
   | Body_unread
       (** not (all) received, and the handler has not asked for it: the
           response closes the connection, which lingers to drain it *)
-  | Body_wanted  (** the handler asked for it: the loop reads it, then calls
-                     the handler again *)
+  | Body_wanted
+      (** the handler asked for it: it is read, then the handler is called
+          again *)
 (** The request body, as far as the handler is concerned. *)
 
-type timer = No_timer | Idle_timer | Header_timer | Body_timer | Write_timer | Linger_timer
+and timer = No_timer | Idle_timer | Header_timer | Body_timer | Write_timer | Linger_timer
 
-type t = {
+and t = {
   slot : int;
   sh : shared;
-  mutable fd : int;  (** the socket, [-1] when the slot is free *)
+  mutable fd : int;  (** the backend's handle (a socket), [-1] when free *)
   mutable state : state;
   mutable timer : timer;
-  mutable events : int;  (** the epoll interest currently registered *)
+  mutable deadline : int;  (** tick at which [timer] fires *)
+  mutable events : int;  (** the backend's readiness interest *)
   (* request *)
-  rbuf : Httpz.Bigstring.t;
+  mutable rbuf : Httpz.Bigstring.t;
   mutable rpos : int;
   mutable rlen : int;
   mutable body_start : int;
@@ -81,10 +115,15 @@ type t = {
   mutable body_need : int;  (** Content-Length bytes still to read *)
   mutable body : body;
   mutable body_started : bool;  (** body bytes had arrived with the head *)
-  mutable body_deadline : int;
-      (** timer tick by which the body must be complete; moved later only
-          by data arriving at the minimum rate *)
   mutable body_credit : int;  (** bytes received not yet turned into time *)
+  mutable body_deadline : int;
+      (** tick by which the body must be complete; moved later only by data
+          arriving at the minimum rate *)
+  mutable in_buf : Httpz.Bigstring.t;
+  mutable in_off : int;
+  mutable in_len : int;
+      (** where the transport puts the next bytes it reads
+          ([Connection.prepare_read] sets them) *)
   mutable head_req : bool;  (** the request is HEAD *)
   mutable served : int;  (** requests answered on this connection *)
   (* response *)
@@ -111,8 +150,9 @@ type t = {
   mutable flushed : bool;  (** part of this response already left *)
   mutable broken : bool;  (** a write failed: drop output, close after *)
   mutable held : bool;
-      (** the last bytes went out with [MSG_MORE] and may be waiting in the
-          kernel for the shutdown that must follow before the close *)
+      (** transport: the last bytes went out with [MSG_MORE] and may wait
+          in the kernel for the shutdown that must follow before the
+          close *)
   mutable after : after;
   peer : Httpz.Bigstring.t;
   mutable peer_len : int;
@@ -122,18 +162,48 @@ val reserve : int
 (** [256]: bytes at the end of [out] kept for [Content-Length] /
     [Transfer-Encoding], [Connection] and the final CRLF. *)
 
-val create_shared : server_name:string -> write_buffer:int -> max_body:int -> shared
-(** Allocates.
+val body_class : int
+(** [65536]: the class size of the body pool. *)
+
+val create_shared :
+  server_name:string ->
+  read_buffer:int ->
+  write_buffer:int ->
+  max_body:int ->
+  header_ms:int ->
+  idle_ms:int ->
+  body_ms:int ->
+  write_ms:int ->
+  keep:int ->
+  shared
+(** Allocates. [keep]: spare buffers each pool keeps.
     @raise Invalid_argument if [server_name] is not a valid field value. *)
 
-val create : shared -> slot:int -> read_buffer:int -> peer:bool -> t
-(** [create sh ~slot ~read_buffer ~peer] is a free slot with its buffers
-    ([peer]: room for the peer address, for the access log). Allocates. *)
+val create : shared -> slot:int -> peer:bool -> t
+(** [create sh ~slot ~peer] is a free slot holding no buffer ([peer]: room
+    for the peer address, for the access log). Allocates. *)
+
+val ticks : int -> int
+(** [ticks ms]: timer ticks (100 ms), rounded up. *)
+
+val tick_ms : int
+
+val take_rbuf : t -> unit
+(** [take_rbuf c] gives [c] a read buffer if it has none. *)
+
+val take_out : t -> unit
+(** [take_out c] gives [c] a write buffer if it has none. *)
+
+val release_idle : t -> unit
+(** [release_idle c] gives back [rbuf] when no byte of a request is in it
+    and [out] when nothing is left to write. *)
+
+val release_all : t -> unit
+(** [release_all c] gives back every buffer (the connection is closed). *)
 
 val reset_response : t -> unit
 (** [reset_response c] forgets the response (after it is written, or to
-    replace a failed one), closing an owned file. Shrinks [out] back to
-    [write_buffer] when a chunked body grew it past 1 MiB. *)
+    replace a failed one), closing an owned file. *)
 
 val release_file : t -> unit
 (** [release_file c] closes [file_fd] if the response owns it, and forgets
@@ -141,17 +211,26 @@ val release_file : t -> unit
 
 val ensure_body_store : t -> int -> unit
 (** [ensure_body_store c n] makes [body_store] at least [n] bytes long
-    (taking it from the pool; a chunked body's store doubles, up to
+    (from the body pool; a chunked body's store doubles, up to
     [max_body]), keeping its first [body_len] bytes. *)
 
 val release_body : t -> unit
-(** [release_body c] gives [body_store] back to the pool and points
-    [body_src] at [rbuf] again. Called when the request ends, however it
-    ends; the body span is invalid afterwards. *)
+(** [release_body c] gives [body_store] back and points [body_src] at
+    [rbuf] again. Called when the request ends, however it ends; the body
+    span is invalid afterwards. *)
 
 val grow_out : t -> int -> unit
 (** [grow_out c n] makes [out] at least [n] bytes (plus {!reserve}),
-    keeping [\[out_sent, out_len)] (moved to offset 0). Allocates. *)
+    keeping [\[out_sent, out_len)] (moved to offset 0). *)
 
 val compact_out : t -> unit
 (** [compact_out c] moves the unsent bytes of [out] to offset 0. *)
+
+val set_timer : t -> timer -> int -> unit
+(** [set_timer c kind ticks] arms [kind] to fire [ticks] ticks from now
+    (plus one: the current tick is partly over). *)
+
+val set_deadline : t -> timer -> int -> unit
+(** [set_deadline c kind tick] arms [kind] to fire at [tick]. *)
+
+val clear_timer : t -> unit

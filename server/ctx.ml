@@ -34,6 +34,7 @@ let not_in_head () = invalid_arg "Ctx: no response head is open (call start firs
 
 let start c status =
   if c.resp <> Idle then invalid_arg "Ctx.start: the response was already started";
+  take_out c;
   let out = c.out in
   let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
   let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
@@ -197,18 +198,11 @@ let chunked_start c =
   end_head c ~content_length:(-1) ~chunked:(not c.raw);
   c.resp <- Chunked_body
 
-(* Make room for [n] more bytes at [out_len]: first try to send what is
-   buffered (the socket is non-blocking, so this never waits), then grow. *)
+(* Make room for [n] more bytes at [out_len]: first let the backend send
+   what is buffered (it never waits), then grow. *)
 let room c n =
   if c.out_len + n > Bigstring.length c.out then begin
-    if (not c.broken) && c.out_len > c.out_sent then begin
-      let r = Syscall.write c.fd c.out c.out_sent (c.out_len - c.out_sent) in
-      if r > 0 then begin
-        c.out_sent <- c.out_sent + r;
-        c.flushed <- true
-      end
-      else if r <> - Syscall.eagain && r <> - Syscall.eintr then c.broken <- true
-    end;
+    if (not c.broken) && c.out_len > c.out_sent then c.sh.hooks.flush c;
     compact_out c;
     if c.out_len + n > Bigstring.length c.out then grow_out c (c.out_len + n)
   end

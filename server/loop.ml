@@ -1,4 +1,7 @@
-(* The worker's event loop. Every function takes the loop state [w] and the
+(* The epoll backend: one worker's event loop. It owns the descriptors,
+   the timer wheel and the slots; what each connection needs next comes
+   from the state machine (Connection) and its bytes move through the
+   plain transport (Plain). Every function takes the loop state [w] and the
    connection [c] explicitly: no closure is built per event, and nothing on
    the keep-alive path allocates (see test/server's zero-allocation test).
    Functions that may close [c] leave [c.fd = -1]; callers check it. *)
@@ -21,33 +24,22 @@ type params = {
   server_name : string;
 }
 
-let tick_ms = 100
+let tick_ms = Conn.tick_ms
 let tick_ns = tick_ms * 1_000_000
-let linger_ms = 2000
 let accept_pause_ns = 100 * 1_000_000
 let accept_batch = 64
 let events_cap = 512
 
-(* Bytes one connection may send per readiness before the loop turns to the
-   others: a client on loopback reads a large file as fast as we send it. *)
-let write_budget = 1 lsl 20
-
-(* Chunked bodies are decoded in the read buffer, after the head; a head
-   leaving less room than this is refused (431). *)
-let min_chunk_room = 512
-
-(* The slowest average rate at which a request body may arrive: every byte
-   received moves the body's deadline by 1/min_body_rate s, never further
-   than [body_timeout] ahead. One byte every 25 s no longer holds a
-   connection: the body is cut at [body_timeout] unless it keeps this pace. *)
-let min_body_rate = 1024
+(* Spare buffers each pool keeps for reuse: enough for the connections
+   that are in the middle of a request at once on a busy worker; beyond
+   that a buffer is mapped for the request and unmapped after it. *)
+let pool_keep = 256
 
 (* Requests before the steady-state allocation figure starts counting. *)
 let warmup = 1000
 
 type t = {
   p : params;
-  handler : Ctx.t -> unit;
   epfd : int;
   mutable lfd : int;
   sfd : int;
@@ -95,37 +87,14 @@ let log_msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
 let update_clock w =
   w.now_ns <- Syscall.clock_monotonic_ns ();
   w.tick <- w.now_ns / tick_ns;
+  w.sh.tick <- w.tick;
   w.sh.now <- Syscall.clock_realtime_s ()
 
-(* +1: the current tick is already partly over, so a deadline [ms] ticks
-   away could fire up to one tick early. *)
-let deadline_in w ms = w.tick + ((ms + tick_ms - 1) / tick_ms) + 1
-
-let set_timer_at w c kind d =
-  c.timer <- kind;
-  if Timer_wheel.deadline w.wheel c.slot <> d then Timer_wheel.set w.wheel c.slot d
-
-let set_timer w c kind ms = set_timer_at w c kind (deadline_in w ms)
-
-(* The body's total deadline: set once when the loop starts reading it. *)
-let start_body_clock w c =
-  c.body_deadline <- deadline_in w w.p.body_timeout_ms;
-  c.body_credit <- 0;
-  set_timer_at w c Body_timer c.body_deadline
-
-(* [n] more body bytes arrived: they buy time at [min_body_rate]. *)
-let body_progress w c n =
-  let per_tick = min_body_rate * tick_ms / 1000 in
-  c.body_credit <- c.body_credit + n;
-  if c.body_credit >= per_tick then begin
-    let earned = c.body_credit / per_tick in
-    c.body_credit <- c.body_credit - (earned * per_tick);
-    let cap = deadline_in w w.p.body_timeout_ms in
-    let d = c.body_deadline + earned in
-    c.body_deadline <- (if d < cap then d else cap)
-  end;
-  set_timer_at w c Body_timer c.body_deadline
-
+(* The wheel mirrors the connection's own timer (Connection sets it). *)
+let sync_timer w c =
+  if c.timer = No_timer then Timer_wheel.cancel w.wheel c.slot
+  else if Timer_wheel.deadline w.wheel c.slot <> c.deadline then
+    Timer_wheel.set w.wheel c.slot c.deadline
 
 (* {1 Accepting} *)
 
@@ -151,27 +120,13 @@ let close_conn w c =
     (* Bytes held by MSG_MORE leave now, with the FIN, in one packet: a
        close(2) that finds unread input would send a reset and drop them. *)
     if c.held then ignore (Syscall.shutdown_write c.fd : int);
-    c.held <- false;
     (* close(2) also removes the fd from the epoll set. Its result is
        deliberately ignored: on Linux the fd is gone even on EINTR/EIO. *)
     ignore (Syscall.close c.fd : int);
     c.fd <- -1;
-    c.state <- Free;
     c.events <- 0;
     Timer_wheel.cancel w.wheel c.slot;
-    c.timer <- No_timer;
-    Conn.reset_response c;
-    c.close <- false;
-    c.broken <- false;
-    (* A Partial head at offset 0 must not be continued by the next
-       connection's bytes. *)
-    Request.reset c.req;
-    c.rpos <- 0;
-    c.rlen <- 0;
-    Conn.release_body c;
-    c.body <- No_body;
-    c.body_len <- 0;
-    c.body_need <- 0;
+    Connection.closed c;
     w.free.(w.nfree) <- c.slot;
     w.nfree <- w.nfree + 1;
     w.active <- w.active - 1;
@@ -199,186 +154,46 @@ let want w c ev =
     end
   end
 
-let linger_close w c =
-  if c.fd >= 0 then begin
-    Conn.release_file c;
-    c.held <- false;
-    if Syscall.shutdown_write c.fd < 0 then close_conn w c
-    else begin
-      c.state <- Lingering;
-      want w c Syscall.epollin;
-      if c.fd >= 0 then set_timer w c Linger_timer linger_ms
-    end
-  end
+(* {1 Carrying out what the connection needs} *)
 
-(* {1 Writing} *)
-
-let w_done = 0
-let w_blocked = 1
-let w_dead = 2
-
-(* A non-stable bigstring body must not be read after the handler returned
-   and another request may run: copy what is left into [out]. *)
-let detach_bigstring c =
-  if c.ext = Ext_bigstring && c.ext_len > 0 && not c.ext_stable then begin
-    Conn.grow_out c (c.out_len - c.out_sent + c.ext_len);
-    Bigstring.blit ~src:c.ext_bs ~src_off:c.ext_off ~dst:c.out ~dst_off:c.out_len ~len:c.ext_len;
-    c.out_len <- c.out_len + c.ext_len;
-    c.ext <- No_ext;
-    c.ext_bs <- c.sh.empty;
-    c.ext_len <- 0
-  end
-
-let flush_out w c =
-  let result = ref (-1) in
-  (* The connection closes after this response: its last bytes go out with
-     MSG_MORE and wait for the FIN (close_conn, linger_close), so the client
-     gets response and FIN in one packet and acknowledges both at once. *)
-  let last =
-    match c.after with
-    | Then_close -> 1
-    | Then_next -> if c.close || w.draining then 1 else 0
-    | Then_body -> 0
-  in
-  (* No budget for a non-stable bigstring: yielding would mean copying it
-     (see [detach_bigstring]); only a full socket makes that necessary. *)
-  let budget = ref (if c.ext = Ext_bigstring && not c.ext_stable then max_int else write_budget) in
-  while !result < 0 do
-    let out_rem = c.out_len - c.out_sent in
-    if out_rem = 0 && c.ext_len = 0 then result := w_done
-    else if !budget <= 0 then result := w_blocked
-    else begin
-      let n =
-        match c.ext with
-        | Ext_string when c.ext_len > 0 ->
-            let len = if c.ext_len < !budget then c.ext_len else !budget in
-            c.held <- last = 1;
-            Syscall.sendv_string c.fd c.out c.out_sent out_rem c.ext_str c.ext_off len last
-        | Ext_bigstring when c.ext_len > 0 ->
-            let len = if c.ext_len < !budget then c.ext_len else !budget in
-            c.held <- last = 1;
-            Syscall.sendv2 c.fd c.out c.out_sent out_rem c.ext_bs c.ext_off len last
-        | Ext_file when out_rem > 0 -> Syscall.send c.fd c.out c.out_sent out_rem 1
-        | Ext_file ->
-            let len = if c.ext_len < !budget then c.ext_len else !budget in
-            Syscall.sendfile c.fd c.file_fd c.ext_off len
-        | _ ->
-            c.held <- last = 1;
-            Syscall.send c.fd c.out c.out_sent out_rem last
-      in
-      if n > 0 then begin
-        budget := !budget - n;
-        let k = if n < out_rem then n else out_rem in
-        c.out_sent <- c.out_sent + k;
-        let rest = n - k in
-        if rest > 0 then begin
-          c.ext_off <- c.ext_off + rest;
-          c.ext_len <- c.ext_len - rest
-        end
-      end
-      else if n = - Syscall.eintr then ()
-      else if n = - Syscall.eagain then result := w_blocked
-      else
-        (* 0 from sendfile: the file is shorter than the Content-Length
-           sent; the response cannot be completed. Anything else (EPIPE,
-           ECONNRESET, …): the client is gone. Either way, close quietly. *)
-        result := w_dead
-    end
-  done;
-  if !result = w_dead then close_conn w c
-  else if !result = w_blocked then detach_bigstring c;
-  !result
-
-(* {1 Responses the server writes itself} *)
-
-let error_head = "Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"
-
-let rec respond_error w c status msg ~parsed =
-  Conn.reset_response c;
-  Conn.release_body c;
-  c.close <- true;
-  let out = c.out in
-  let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
-  let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
-  let pos = Response.write_string out ~off:pos c.sh.server_line in
-  let pos = Response.write_string out ~off:pos error_head in
-  let pos =
-    Response.header_int out ~off:pos Header_name.Content_length (String.length msg + 1)
-  in
-  let pos = Response.write_string out ~off:pos "Connection: close\r\n\r\n" in
-  let pos = Response.write_string out ~off:pos msg in
-  let pos = Response.write_string out ~off:pos "\n" in
-  c.out_len <- pos;
-  c.status <- status;
-  c.resp <- Done;
-  c.resp_bytes <- String.length msg + 1;
-  log_access w c ~parsed;
-  c.after <- Then_close;
-  ignore (start_write w c : bool)
-
-and log_access w c ~parsed =
-  if Access_log.enabled w.log then begin
-    let req_len =
-      if parsed then
-        let cr = Bigstring.index_from c.rbuf ~off:c.rpos ~stop:c.body_start '\r' in
-        if cr < 0 then -1 else cr - c.rpos
-      else -1
-    in
-    Access_log.line w.log ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf
-      ~req_off:c.rpos ~req_len ~status:(Status.code c.status) ~bytes:c.resp_bytes
-  end
-
-(* Writes what [out]/[ext] hold; [true] when the caller should go on
-   parsing the next request. *)
-and start_write w c =
-  c.state <- Writing;
-  let r = flush_out w c in
-  if r = w_done then complete_write w c
-  else begin
-    if r = w_blocked then begin
-      want w c Syscall.epollout;
-      if c.fd >= 0 then set_timer w c Write_timer w.p.write_timeout_ms
-    end;
-    false
-  end
-
-and complete_write w c =
-  match c.after with
-  | Then_body ->
-      c.out_len <- 0;
-      c.out_sent <- 0;
-      c.after <- Then_next;
-      c.state <- Reading_body;
-      want w c Syscall.epollin;
-      if c.fd >= 0 then set_timer_at w c Body_timer c.body_deadline;
-      false
-  | Then_close ->
-      linger_close w c;
-      false
-  | Then_next ->
-      let close = c.close || c.broken || w.draining in
-      Conn.reset_response c;
-      c.served <- c.served + 1;
-      c.close <- false;
-      if close then begin
-        (* Unread body bytes may still be on their way: close(2) would
-           answer them with a reset that can destroy the response. *)
-        if c.rlen > c.next_pos || c.body = Body_unread then linger_close w c
-        else close_conn w c;
-        false
-      end
+let rec perform w c (a : Connection.action) =
+  match a with
+  | Read ->
+      sync_timer w c;
+      want w c Syscall.epollin
+  | Write -> (
+      match Plain.write c with
+      | Plain.Flushed -> perform w c (Connection.written c)
+      | Plain.Blocked ->
+          Connection.blocked c;
+          sync_timer w c;
+          want w c Syscall.epollout
+      | Plain.Dead -> close_conn w c)
+  | Close -> close_conn w c
+  | Linger ->
+      Conn.release_file c;
+      c.held <- false;
+      if Syscall.shutdown_write c.fd < 0 then close_conn w c
       else begin
-        c.rpos <- c.next_pos;
-        c.body_len <- 0;
-        c.body_src <- c.rbuf;
-        c.state <- Reading_head;
-        want w c Syscall.epollin;
-        c.fd >= 0
+        sync_timer w c;
+        want w c Syscall.epollin
       end
 
-let status_of_code n = Status.of_code_or ~default:Status.Bad_request n
+(* One read per readiness (level-triggered: the loop comes back for more),
+   into wherever the connection wants its next bytes. *)
+let on_readable w c =
+  match Connection.prepare_read c with
+  | Read ->
+      let n = Plain.read c in
+      if n > 0 then perform w c (Connection.received c n)
+      else if n = - Syscall.eagain || n = - Syscall.eintr then begin
+        (* Nothing yet (a connection read on accept): wait for it. *)
+        if c.events = 0 then perform w c Read
+      end
+      else close_conn w c (* EOF, ECONNRESET, … *)
+  | a -> perform w c a
 
-(* {1 The handler} *)
+(* {1 Statistics} *)
 
 let stats_path = "/__httpz/stats"
 
@@ -409,15 +224,20 @@ let is_stats_request w c =
 let serve_stats w c =
   let before = words () in
   let g = Gc.quick_stat () in
+  let sh = w.sh in
   let json =
     Printf.sprintf
       "{\"requests\": %d, \"minor_words\": %d, \"minor_collections\": %d, \
        \"major_collections\": %d, \"heap_words\": %d, \"connections\": %d, \
-       \"slots_created\": %d, \"setup_words\": %d, \"pid\": %d}\n"
+       \"slots_created\": %d, \"setup_words\": %d, \"buffer_bytes\": %d, \
+       \"spare_buffer_bytes\": %d, \"pid\": %d}\n"
       w.requests
       (before - w.excluded_words - w.start_words)
       g.Gc.minor_collections g.Gc.major_collections g.Gc.heap_words w.active
-      w.slots_created w.setup_words (Syscall.getpid ())
+      w.slots_created w.setup_words
+      (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies)
+      (Buffer_pool.kept sh.reads + Buffer_pool.kept sh.writes + Buffer_pool.kept sh.bodies)
+      (Syscall.getpid ())
   in
   let ctx = Ctx.of_conn c in
   Ctx.start ctx Status.Ok;
@@ -426,361 +246,45 @@ let serve_stats w c =
   Ctx.body_string ctx json;
   w.excluded_words <- w.excluded_words + (words () - before)
 
-let handler_failed w c e =
-  log_msg "handler raised %s" (Printexc.to_string e);
-  if c.flushed || c.broken then begin
-    Conn.reset_response c;
-    close_conn w c;
-    false
-  end
-  else begin
-    respond_error w c Status.Internal_server_error "Internal Server Error" ~parsed:true;
-    false
-  end
-
-(* Runs the handler and writes its answer; [true] when the caller should go
-   on with the next request. The handler may instead ask for a body that
-   has not arrived ([Ctx.await_body]): the loop reads it and runs the
-   handler again (read_body). *)
-let rec run_handler w c =
-  match w.handler (Ctx.of_conn c) with
-  | () ->
-      if c.resp = Done then begin
-        log_access w c ~parsed:true;
-        c.after <- Then_next;
-        let r = start_write w c in
-        (* The response no longer needs the body: what it sends from the
-           body buffer was copied if it could not leave at once. *)
-        Conn.release_body c;
-        r
-      end
-      else if c.resp = Idle && c.body = Body_wanted then begin
-        read_wanted_body w c;
-        false
-      end
-      else if c.flushed || c.broken then begin
-        close_conn w c;
-        false
-      end
-      else begin
-        log_msg "handler returned without a complete response";
-        respond_error w c Status.Internal_server_error "Internal Server Error" ~parsed:true;
-        false
-      end
-  | exception e -> handler_failed w c e
-
-(* The handler asked for a body that is not all here: make room for it,
-   send [100 Continue] if the client waits for one, and read it. *)
-and read_wanted_body w c =
-  if Request.is_chunked c.req then await_body w c
-  else begin
-    let cl = Request.content_length c.req in
-    let cap = Bigstring.length c.rbuf in
-    if c.body_start - c.rpos + cl <= cap then begin
-      (* It fits in the read buffer behind its head: read it there and
-         hand the handler a span of [rbuf], with no copy. *)
-      if c.body_start + cl > cap && not (relocate_head c) then
-        respond_error w c Status.Internal_server_error "Internal Server Error" ~parsed:false
-      else begin
-        c.body_off <- c.body_start;
-        c.body_len <- cl;
-        c.next_pos <- c.body_start + cl;
-        await_body w c
-      end
-    end
-    else begin
-      let avail = c.rlen - c.body_start in
-      c.body_len <- 0;
-      Conn.ensure_body_store c cl;
-      if avail > 0 then
-        Bigstring.blit ~src:c.rbuf ~src_off:c.body_start ~dst:c.body_store ~dst_off:0 ~len:avail;
-      c.body_src <- c.body_store;
-      c.body_off <- 0;
-      c.body_len <- avail;
-      c.body_need <- cl - avail;
-      c.rlen <- c.body_start;
-      c.next_pos <- c.body_start;
-      await_body w c
-    end
-  end
-
-and await_body w c =
-  c.state <- Reading_body;
-  start_body_clock w c;
-  if Request.expect_continue c.req && not c.body_started then send_continue w c
-
-and send_continue w c =
-  c.out_len <- Response.write_string c.out ~off:0 "HTTP/1.1 100 Continue\r\n\r\n";
-  c.out_sent <- 0;
-  c.after <- Then_body;
-  ignore (start_write w c : bool)
-
-(* Moves a parsed head to offset 0 to make room for its body. The parse
-   state's spans are absolute offsets, so the head is parsed again there. *)
-and relocate_head c =
-  compact c;
-  match Request.parse c.req c.rbuf ~off:0 ~len:c.rlen with
-  | Request.Complete ->
-      c.body_start <- Request.head_length c.req;
-      true
-  | _ -> false
-
-and compact c =
-  if c.rpos > 0 then begin
-    let n = c.rlen - c.rpos in
-    if n > 0 then Bigstring.blit ~src:c.rbuf ~src_off:c.rpos ~dst:c.rbuf ~dst_off:0 ~len:n;
-    c.rlen <- n;
-    c.rpos <- 0
-  end
-
-(* A request head is complete: count it, answer the stats endpoint
-   ourselves, or run the handler. *)
-let dispatch w c =
-  if w.p.stats && is_stats_request w c then begin
-    serve_stats w c;
-    log_access w c ~parsed:true;
-    c.after <- Then_next;
-    start_write w c
-  end
+(* What the connection calls for each new request: the statistics endpoint
+   or the application, counted. *)
+let front w app c =
+  if w.p.stats && is_stats_request w c then serve_stats w c
   else begin
     w.requests <- w.requests + 1;
     if w.requests = warmup then begin
       w.base_words <- net_words w;
       w.base_requests <- w.requests
     end;
-    run_handler w c
+    app c
   end
 
-(* {1 Reading} *)
-
-let decode_chunks w c =
-  let result = ref (-1) in
-  while !result < 0 do
-    match Chunked.decode c.chunked c.rbuf ~off:c.cpos ~len:(c.rlen - c.cpos) with
-    | Chunked.Data ->
-        let off = Chunked.data_off c.chunked and len = Chunked.data_len c.chunked in
-        Conn.ensure_body_store c (c.body_len + len);
-        Bigstring.blit ~src:c.rbuf ~src_off:off ~dst:c.body_store ~dst_off:c.body_len ~len;
-        c.body_len <- c.body_len + len;
-        c.cpos <- c.cpos + Chunked.consumed c.chunked
-    | Chunked.Need_more ->
-        (* Everything after the head is decoded: reuse that space. *)
-        c.rlen <- c.body_start;
-        c.cpos <- c.body_start;
-        result := 0
-    | Chunked.Done ->
-        c.cpos <- c.cpos + Chunked.consumed c.chunked;
-        c.next_pos <- c.cpos;
-        c.body_src <- c.body_store;
-        c.body_off <- 0;
-        result := 1
-    | Chunked.Error ->
-        let e = Chunked.error c.chunked in
-        let st = status_of_code (Chunked.error_status e) in
-        respond_error w c st (Status.reason st) ~parsed:true;
-        result := 2
-  done;
-  !result
-
-(* The head of a request is parsed: decide what its body needs, then run
-   the handler. The handler runs at once, before any body is read: a body
-   complete in the buffer is handed over with it; any other body is read
-   only if the handler asks for it (Ctx.await_body), and [100 Continue] is
-   sent only then. A handler that answers without it closes the
-   connection after the response, which lingers to drain what comes. *)
-let begin_request w c =
-  let req = c.req in
-  let cap = Bigstring.length c.rbuf in
-  c.body_start <- c.rpos + Request.head_length req;
-  c.head_req <- (match Request.meth req with Meth.Head -> true | _ -> false);
-  c.close <- false;
-  c.body_src <- c.rbuf;
-  c.body_off <- c.body_start;
-  c.body_len <- 0;
-  c.body_need <- 0;
-  c.body_started <- c.rlen > c.body_start;
-  let connect = (match Request.meth req with Meth.Connect -> true | _ -> false) in
-  if connect && (Request.is_chunked req || Request.content_length req >= 0) then begin
-    (* RFC 9110 §9.3.6: a CONNECT request has no content; what follows its
-       head would be tunnel bytes, never the next request. *)
-    respond_error w c Status.Bad_request "CONNECT request with content" ~parsed:true;
-    false
-  end
-  else begin
-    (* Bytes after a CONNECT head belong to the tunnel we do not open. *)
-    if connect then c.close <- true;
-    if Request.is_chunked req then begin
-      if cap - c.body_start < min_chunk_room then ignore (relocate_head c : bool);
-      if cap - c.body_start < min_chunk_room then begin
-        respond_error w c Status.Request_header_fields_too_large
-          "The request head leaves no room for its body." ~parsed:true;
-        false
-      end
-      else begin
-        Chunked.reset c.chunked;
-        c.cpos <- c.body_start;
-        c.next_pos <- c.body_start;
-        let r = decode_chunks w c in
-        if r = 2 then false
-        else begin
-          c.body <- (if r = 1 then Body_ready else Body_unread);
-          dispatch w c
-        end
-      end
-    end
-    else begin
-      let cl = Request.content_length req in
-      if cl <= 0 then begin
-        c.next_pos <- c.body_start;
-        c.body <- No_body;
-        dispatch w c
-      end
-      else if cl > w.p.max_body then begin
-        respond_error w c Status.Content_too_large (Status.reason Status.Content_too_large)
-          ~parsed:true;
-        false
-      end
-      else if c.rlen - c.body_start >= cl then begin
-        (* Already here, behind the head: a span of [rbuf], no copy. *)
-        c.body_len <- cl;
-        c.next_pos <- c.body_start + cl;
-        c.body <- Body_ready;
-        dispatch w c
-      end
-      else begin
-        c.next_pos <- c.body_start;
-        c.body <- Body_unread;
-        dispatch w c
-      end
-    end
+let log_access w c parsed =
+  if Access_log.enabled w.log then begin
+    let req_len =
+      if parsed then
+        let cr = Bigstring.index_from c.rbuf ~off:c.rpos ~stop:c.body_start '\r' in
+        if cr < 0 then -1 else cr - c.rpos
+      else -1
+    in
+    Access_log.line w.log ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf
+      ~req_off:c.rpos ~req_len ~status:(Status.code c.status) ~bytes:c.resp_bytes
   end
 
-(* Parses and answers the requests buffered in [rbuf], in order, until one
-   is incomplete or its answer cannot be written at once. *)
-let process w c =
-  let continue = ref true in
-  while !continue && c.fd >= 0 && c.state = Reading_head do
-    if c.rpos >= c.rlen then begin
-      c.rpos <- 0;
-      c.rlen <- 0;
-      if w.draining then close_conn w c
-      else if c.served = 0 then (if c.timer <> Header_timer then set_timer w c Header_timer w.p.header_timeout_ms)
-      else set_timer w c Idle_timer w.p.idle_timeout_ms;
-      continue := false
-    end
-    else
-      match Request.parse c.req c.rbuf ~off:c.rpos ~len:(c.rlen - c.rpos) with
-      | Request.Complete -> continue := begin_request w c
-      | Request.Partial ->
-          if c.timer <> Header_timer then set_timer w c Header_timer w.p.header_timeout_ms;
-          if c.rlen = Bigstring.length c.rbuf then compact c;
-          continue := false
-      | Request.Error ->
-          let e = Request.error c.req in
-          respond_error w c (status_of_code (Parse_error.status e)) (Parse_error.describe e)
-            ~parsed:false;
-          continue := false
-  done
+(* {1 Connections} *)
 
-let read_head w c =
-  let cap = Bigstring.length c.rbuf in
-  if c.rlen = cap then compact c;
-  if c.rlen = cap then
-    (* Cannot happen while max_head = read_buffer (the parser refuses a
-       head that fills the buffer), but never spin on a full buffer. *)
-    respond_error w c Status.Request_header_fields_too_large
-      (Parse_error.describe Parse_error.Head_too_large) ~parsed:false
-  else begin
-    let n = Syscall.read c.fd c.rbuf c.rlen (cap - c.rlen) in
-    if n > 0 then begin
-      c.rlen <- c.rlen + n;
-      process w c
-    end
-    else if n = - Syscall.eagain || n = - Syscall.eintr then ()
-    else close_conn w c (* EOF, ECONNRESET, … *)
-  end
-
-let read_body w c =
-  let r =
-    if Request.is_chunked c.req then begin
-      let cap = Bigstring.length c.rbuf in
-      let n = Syscall.read c.fd c.rbuf c.rlen (cap - c.rlen) in
-      if n > 0 then begin
-        c.rlen <- c.rlen + n;
-        body_progress w c n;
-        if decode_chunks w c = 1 then 1 else 0
-      end
-      else n
-    end
-    else if c.body_src == c.body_store && c.body_need > 0 then begin
-      let n = Syscall.read c.fd c.body_store c.body_len c.body_need in
-      if n > 0 then begin
-        c.body_len <- c.body_len + n;
-        c.body_need <- c.body_need - n;
-        body_progress w c n;
-        if c.body_need = 0 then 1 else 0
-      end
-      else n
-    end
-    else begin
-      let cap = Bigstring.length c.rbuf in
-      let n = Syscall.read c.fd c.rbuf c.rlen (cap - c.rlen) in
-      if n > 0 then begin
-        c.rlen <- c.rlen + n;
-        body_progress w c n;
-        if c.rlen >= c.next_pos then 1 else 0
-      end
-      else n
-    end
-  in
-  if r = 1 then begin
-    if c.fd >= 0 && c.state = Reading_body then begin
-      c.state <- Reading_head;
-      c.body <- Body_ready;
-      if run_handler w c then process w c
-    end
-  end
-  else if r = 0 || r = - Syscall.eagain || r = - Syscall.eintr then ()
-  else close_conn w c (* EOF in the middle of a body, or a reset *)
-
-let drain w c =
-  let n = Syscall.read c.fd c.rbuf 0 (Bigstring.length c.rbuf) in
-  if n > 0 || n = - Syscall.eagain || n = - Syscall.eintr then () else close_conn w c
-
-let on_writable w c =
-  let r = flush_out w c in
-  if r = w_done then begin
-    if complete_write w c then process w c
-  end
-  else if r = w_blocked then set_timer w c Write_timer w.p.write_timeout_ms
-
-let on_timeout w c =
-  c.timer <- No_timer;
-  match c.state with
-  | Reading_head ->
-      if c.rlen > c.rpos then
-        respond_error w c Status.Request_timeout (Status.reason Status.Request_timeout)
-          ~parsed:false
-      else close_conn w c
-  | Reading_body ->
-      respond_error w c Status.Request_timeout (Status.reason Status.Request_timeout)
-        ~parsed:true
-  | Writing | Lingering -> close_conn w c
-  | Free -> ()
-
-(* {1 Accepting} *)
+let on_timeout w c = if c.fd >= 0 then perform w c (Connection.timeout c)
 
 let conn w slot =
   let c = w.conns.(slot) in
   if c != w.dummy then c
   else begin
-    (* A slot's buffers are allocated on its first use and kept: memory
-       follows peak concurrency. That is per-connection growth, not
-       per-request work, so it is counted apart (stats: setup_words). *)
+    (* A slot is created on its first use and kept (a few hundred bytes
+       and its parser state: buffers come from the pools). That is
+       per-connection growth, not per-request work, so it is counted apart
+       (stats: setup_words). *)
     let before = words () in
-    let c =
-      Conn.create w.sh ~slot ~read_buffer:w.p.read_buffer ~peer:(Access_log.enabled w.log)
-    in
+    let c = Conn.create w.sh ~slot ~peer:(Access_log.enabled w.log) in
     w.conns.(slot) <- c;
     let spent = words () - before in
     w.setup_words <- w.setup_words + spent;
@@ -797,23 +301,16 @@ let new_conn w fd =
      (Server.open_listener). *)
   c.fd <- fd;
   c.events <- 0;
-  c.state <- Reading_head;
-  c.rpos <- 0;
-  c.rlen <- 0;
-  c.served <- 0;
-  c.close <- false;
-  c.broken <- false;
   if Access_log.enabled w.log then begin
     let n = Extra.peer_address fd c.peer 0 in
     c.peer_len <- (if n > 0 then n else 0)
   end;
   w.active <- w.active + 1;
-  set_timer w c Header_timer w.p.header_timeout_ms;
+  ignore (Connection.opened c : Connection.action);
   (* With TCP_DEFER_ACCEPT the request is usually here already: answer it
-     now. Otherwise this read finds nothing (EAGAIN) and costs one call. *)
-  read_head w c;
-  (* A blocked write has registered for EPOLLOUT already. *)
-  if c.fd >= 0 && c.events = 0 then want w c Syscall.epollin
+     now. Otherwise this read finds nothing (EAGAIN) and costs one call,
+     and the connection enters epoll. *)
+  on_readable w c
 
 let accept_ready w =
   let budget = ref accept_batch in
@@ -860,7 +357,7 @@ let begin_drain w =
     end;
     for i = 0 to w.p.max_connections - 1 do
       let c = w.conns.(i) in
-      if c.fd >= 0 && c.state = Reading_head && c.rpos >= c.rlen then close_conn w c
+      if c.fd >= 0 && Connection.idle c then close_conn w c
     done
   end
 
@@ -882,11 +379,9 @@ let handle_event w tok =
     let c = w.conns.(tok) in
     if c.fd >= 0 then
       match c.state with
-      | Reading_head -> read_head w c
-      | Reading_body -> read_body w c
-      | Writing -> on_writable w c
-      | Lingering -> drain w c
-      | Free -> ()
+      | Writing -> perform w c Write
+      | Reading_head | Reading_body | Lingering -> on_readable w c
+      | Free | Closed -> ()
   end
   else if tok = w.listen_token then accept_ready w
   else if tok = w.signal_token then read_signals w
@@ -928,16 +423,18 @@ let create p ~listen_fd ~signal_fd handler =
   let epfd = Syscall.epoll_create () in
   if epfd < 0 then failwith ("epoll_create: " ^ Syscall.error_message epfd);
   let sh =
-    Conn.create_shared ~server_name:p.server_name ~write_buffer:p.write_buffer
-      ~max_body:p.max_body
+    Conn.create_shared ~server_name:p.server_name ~read_buffer:p.read_buffer
+      ~write_buffer:p.write_buffer ~max_body:p.max_body ~header_ms:p.header_timeout_ms
+      ~idle_ms:p.idle_timeout_ms ~body_ms:p.body_timeout_ms ~write_ms:p.write_timeout_ms
+      ~keep:(min pool_keep p.max_connections)
   in
-  let dummy = Conn.create sh ~slot:(-1) ~read_buffer:1 ~peer:false in
+  let dummy = Conn.create sh ~slot:(-1) ~peer:false in
   let now_ns = Syscall.clock_monotonic_ns () in
   let n = p.max_connections in
   let wheel_size =
     (* Enough buckets that no timeout wraps around the wheel. *)
     let longest =
-      List.fold_left max linger_ms
+      List.fold_left max (Connection.linger_ticks * tick_ms)
         [ p.header_timeout_ms; p.idle_timeout_ms; p.body_timeout_ms; p.write_timeout_ms ]
     in
     (longest / tick_ms) + 2
@@ -945,7 +442,6 @@ let create p ~listen_fd ~signal_fd handler =
   let w =
     {
       p;
-      handler;
       epfd;
       lfd = listen_fd;
       sfd = signal_fd;
@@ -981,6 +477,13 @@ let create p ~listen_fd ~signal_fd handler =
     }
   in
   update_clock w;
+  (* [Ctx.t] is [Conn.t] (Ctx.of_conn is the identity): one closure for
+     the worker's life, no allocation per call. *)
+  let app c = handler (Ctx.of_conn c) in
+  sh.hooks.handler <- front w app;
+  sh.hooks.app <- app;
+  sh.hooks.log <- log_access w;
+  sh.hooks.flush <- Plain.write_now;
   if Syscall.epoll_ctl_add epfd signal_fd Syscall.epollin w.signal_token < 0 then
     failwith "epoll_ctl_add (signalfd)";
   maybe_resume_accept w;
@@ -1005,6 +508,9 @@ let run p ~listen_fd ~signal_fd handler =
   for i = 0 to p.max_connections - 1 do
     close_conn w w.conns.(i)
   done;
+  Buffer_pool.trim w.sh.reads;
+  Buffer_pool.trim w.sh.writes;
+  Buffer_pool.trim w.sh.bodies;
   Access_log.flush w.log;
   ignore (Syscall.close w.epfd : int);
   log_msg "worker %d served %d requests, minor words/request %.2f" (Syscall.getpid ())

@@ -11,46 +11,55 @@
     price, an extra [epoll_ctl] when a write blocks, is paid only under
     backpressure.
 
-    {2 A connection's life}
-    accept → [Reading_head] → ([Reading_body]) → handler → [Writing] →
-    next request (parsed from bytes already buffered when pipelined) or
-    close. Responses are written with one [send]/[sendmsg] (head and body
-    together), or the head with [MSG_MORE] then [sendfile] for files. The
-    last response before a close is sent with [MSG_MORE] and released by
-    [shutdown(SHUT_WR)], so it leaves in the packet that carries the FIN.
-    A connection enters epoll only when it first has to wait: one accepted
-    with its request already there (TCP_DEFER_ACCEPT) and answered at once
-    never does. A
-    write that would block registers [EPOLLOUT]; no further request is read
-    until the response is out, so pipelined answers stay in order.
+    {2 What it does and what it leaves to others}
+    The loop owns the listening socket, the signalfd, every connection's
+    descriptor and epoll interest, the timer wheel and the slot table. What
+    a connection needs next — read, write, close, linger — comes from the
+    state machine ({!Connection}), which also holds the protocol, the
+    timeouts' values and the buffers; its bytes move through the plain
+    transport ({!Plain}). A connection enters epoll only when it first has
+    to wait: one accepted with its request already there
+    (TCP_DEFER_ACCEPT) and answered at once never does. A write that would
+    block registers [EPOLLOUT]; no further request is read until the
+    response is out.
 
     {2 Closing}
-    A response to a request that cannot be parsed, a timeout or an
-    oversized body carries [Connection: close] and is followed by a
-    lingering close: shutdown of the write side, then reading and
-    discarding for up to 2 s until the client closes, so unread input does
-    not make the kernel answer with RST and destroy the response. An
-    orderly close after a [Connection: close] response lingers only when
-    unread bytes are buffered.
+    A response to a request that cannot be parsed, a timeout, an oversized
+    body or a body the handler did not read carries [Connection: close]
+    and is followed by a lingering close: shutdown of the write side, then
+    reading and discarding for up to 2 s until the client closes, so
+    unread input does not make the kernel answer with RST and destroy the
+    response. The last response before any close is sent with [MSG_MORE]
+    and released by [shutdown(SHUT_WR)], so it leaves in the packet that
+    carries the FIN.
 
     {2 Timeouts}
-    One timer per connection in a {!Timer_wheel} with 100 ms ticks:
+    One timer per connection in a {!Timer_wheel} with 100 ms ticks,
+    mirroring the connection's own ([Conn.t.timer], [deadline]):
     - first request on a new connection, and a request head once its first
       byte arrived: [header_timeout], counted from the start (slowloris);
     - between requests on a keep-alive connection: [idle_timeout];
-    - between two reads of a body: [body_timeout];
+    - a request body the handler asked for: [body_timeout] in all, moved
+      later only by data arriving at 1 KiB/s or faster;
     - between two writes of a response the client does not read:
       [write_timeout].
     A timed-out head or body is answered [408] (when bytes of it arrived),
     an idle connection or a stalled write is just closed.
 
+    {2 Memory}
+    A slot costs its record and its parser state; read, write and body
+    buffers come from the worker's pools only while the connection has a
+    request in progress (see {!Conn}). Each pool keeps up to 256 spare
+    buffers; [/__httpz/stats] reports the bytes taken ([buffer_bytes]) and
+    kept ([spare_buffer_bytes]).
+
     {2 Allocation}
-    The steady state — read, parse, handler, write, next request — allocates
-    nothing (tested). Allocation happens on a slot's first use (its buffers,
-    once per slot for the worker's life), when a body needs more room than
-    the slot's body store has so far, when a chunked response outgrows the
-    write buffer, when a non-stable bigstring body must be copied because
-    the client reads slowly, and on error paths that log. *)
+    The steady state — read, parse, handler, write, next request —
+    allocates nothing (tested). Allocation happens on a slot's first use
+    (its record, once per slot for the worker's life), when a pool has no
+    spare buffer, when a chunked response outgrows the write buffer, when
+    a non-stable bigstring body must be copied because the client reads
+    slowly, and on error paths that log. *)
 
 type params = {
   max_connections : int;

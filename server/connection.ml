@@ -1,0 +1,493 @@
+(* The HTTP/1.1 connection state machine, sans I/O. Every function takes
+   the slot [c] and answers with what the connection needs next; nothing
+   here reads or writes a socket, and nothing on the keep-alive path
+   allocates (test/server's zero-allocation test, test/connection's
+   transcripts). *)
+
+open Httpz
+open Conn
+
+type action = Read | Write | Close | Linger
+
+(* Chunked bodies are decoded in the read buffer, after the head; a head
+   leaving less room than this is refused (431). *)
+let min_chunk_room = 512
+
+(* The slowest average rate at which a request body may arrive: every byte
+   received moves the body's deadline by 1/min_body_rate s, never further
+   than [body_timeout] ahead. A body trickling in a byte at a time is cut
+   at [body_timeout]; a large upload at any useful speed is not. *)
+let min_body_rate = 1024
+
+let linger_ticks = 20 (* 2 s *)
+
+let log_msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
+
+(* {1 Opening and closing} *)
+
+let opened c =
+  c.state <- Reading_head;
+  c.rpos <- 0;
+  c.rlen <- 0;
+  c.served <- 0;
+  c.close <- false;
+  c.broken <- false;
+  c.held <- false;
+  c.body <- No_body;
+  set_timer c Header_timer c.sh.header_ticks;
+  Read
+
+let closed c =
+  release_all c;
+  reset_response c;
+  c.state <- Free;
+  clear_timer c;
+  c.close <- false;
+  c.broken <- false;
+  c.held <- false;
+  (* A Partial head at offset 0 must not be continued by the next
+     connection's bytes. *)
+  Request.reset c.req;
+  c.body <- No_body;
+  c.body_need <- 0;
+  c.in_buf <- c.sh.empty
+
+(* {1 The body clock} *)
+
+let start_body_clock c =
+  c.body_deadline <- c.sh.tick + c.sh.body_ticks + 1;
+  c.body_credit <- 0;
+  set_deadline c Body_timer c.body_deadline
+
+(* [n] more body bytes arrived: they buy time at [min_body_rate]. *)
+let body_progress c n =
+  let per_tick = min_body_rate * tick_ms / 1000 in
+  c.body_credit <- c.body_credit + n;
+  if c.body_credit >= per_tick then begin
+    let earned = c.body_credit / per_tick in
+    c.body_credit <- c.body_credit - (earned * per_tick);
+    let cap = c.sh.tick + c.sh.body_ticks + 1 in
+    let d = c.body_deadline + earned in
+    c.body_deadline <- (if d < cap then d else cap)
+  end;
+  set_deadline c Body_timer c.body_deadline
+
+(* {1 Responses the server writes itself} *)
+
+let error_head = "Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"
+
+let respond_error c status msg ~parsed =
+  reset_response c;
+  release_body c;
+  take_out c;
+  c.close <- true;
+  let out = c.out in
+  let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
+  let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
+  let pos = Response.write_string out ~off:pos c.sh.server_line in
+  let pos = Response.write_string out ~off:pos error_head in
+  let pos =
+    Response.header_int out ~off:pos Header_name.Content_length (String.length msg + 1)
+  in
+  let pos = Response.write_string out ~off:pos "Connection: close\r\n\r\n" in
+  let pos = Response.write_string out ~off:pos msg in
+  let pos = Response.write_string out ~off:pos "\n" in
+  c.out_len <- pos;
+  c.status <- status;
+  c.resp <- Done;
+  c.resp_bytes <- String.length msg + 1;
+  c.sh.hooks.log c parsed;
+  c.after <- Then_close;
+  c.state <- Writing;
+  Write
+
+let status_of_code n = Status.of_code_or ~default:Status.Bad_request n
+
+let internal_error c ~parsed =
+  respond_error c Status.Internal_server_error "Internal Server Error" ~parsed
+
+(* {1 Writing} *)
+
+let last c =
+  match c.after with
+  | Then_close -> true
+  | Then_next -> c.close || c.sh.draining
+  | Then_body -> false
+
+let advance c n =
+  let out_rem = c.out_len - c.out_sent in
+  let k = if n < out_rem then n else out_rem in
+  c.out_sent <- c.out_sent + k;
+  let rest = n - k in
+  if rest > 0 then begin
+    c.ext_off <- c.ext_off + rest;
+    c.ext_len <- c.ext_len - rest
+  end
+
+let pending c = c.out_len - c.out_sent + c.ext_len
+
+(* A non-stable bigstring body must not be read after the handler returned
+   and another request may run: copy what is left into [out]. *)
+let detach_bigstring c =
+  if c.ext = Ext_bigstring && c.ext_len > 0 && not c.ext_stable then begin
+    grow_out c (c.out_len - c.out_sent + c.ext_len);
+    Bigstring.blit ~src:c.ext_bs ~src_off:c.ext_off ~dst:c.out ~dst_off:c.out_len ~len:c.ext_len;
+    c.out_len <- c.out_len + c.ext_len;
+    c.ext <- No_ext;
+    c.ext_bs <- c.sh.empty;
+    c.ext_len <- 0
+  end
+
+let blocked c =
+  detach_bigstring c;
+  (* What the response sends from the body was copied just now. *)
+  if c.after = Then_next then release_body c;
+  set_timer c Write_timer c.sh.write_ticks
+
+(* {1 Reading} *)
+
+let compact c =
+  if c.rpos > 0 then begin
+    let n = c.rlen - c.rpos in
+    if n > 0 then Bigstring.blit ~src:c.rbuf ~src_off:c.rpos ~dst:c.rbuf ~dst_off:0 ~len:n;
+    c.rlen <- n;
+    c.rpos <- 0
+  end
+
+(* Moves a parsed head to offset 0 to make room for its body. The parse
+   state's spans are absolute offsets, so the head is parsed again there. *)
+let relocate_head c =
+  compact c;
+  match Request.parse c.req c.rbuf ~off:0 ~len:c.rlen with
+  | Request.Complete ->
+      c.body_start <- Request.head_length c.req;
+      true
+  | _ -> false
+
+(* 0: needs more, 1: the body is complete, 2: an error answer is ready. *)
+let decode_chunks c =
+  let result = ref (-1) in
+  while !result < 0 do
+    match Chunked.decode c.chunked c.rbuf ~off:c.cpos ~len:(c.rlen - c.cpos) with
+    | Chunked.Data ->
+        let off = Chunked.data_off c.chunked and len = Chunked.data_len c.chunked in
+        ensure_body_store c (c.body_len + len);
+        Bigstring.blit ~src:c.rbuf ~src_off:off ~dst:c.body_store ~dst_off:c.body_len ~len;
+        c.body_len <- c.body_len + len;
+        c.cpos <- c.cpos + Chunked.consumed c.chunked
+    | Chunked.Need_more ->
+        (* Everything after the head is decoded: reuse that space. *)
+        c.rlen <- c.body_start;
+        c.cpos <- c.body_start;
+        result := 0
+    | Chunked.Done ->
+        c.cpos <- c.cpos + Chunked.consumed c.chunked;
+        c.next_pos <- c.cpos;
+        c.body_src <- c.body_store;
+        c.body_off <- 0;
+        result := 1
+    | Chunked.Error -> result := 2
+  done;
+  !result
+
+let chunk_error c =
+  let st = status_of_code (Chunked.error_status (Chunked.error c.chunked)) in
+  respond_error c st (Status.reason st) ~parsed:true
+
+(* {1 Requests} *)
+
+(* Runs the application and turns what it did into the next action. *)
+let rec answered c =
+  if c.resp = Done then begin
+    c.sh.hooks.log c true;
+    c.after <- Then_next;
+    c.state <- Writing;
+    Write
+  end
+  else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
+  else if c.flushed || c.broken then Close
+  else begin
+    log_msg "handler returned without a complete response";
+    internal_error c ~parsed:true
+  end
+
+and handler_failed c e =
+  log_msg "handler raised %s" (Printexc.to_string e);
+  if c.flushed || c.broken then begin
+    reset_response c;
+    Close
+  end
+  else internal_error c ~parsed:true
+
+and run handler c =
+  take_out c;
+  match handler c with
+  | () -> answered c
+  | exception e -> handler_failed c e
+
+(* The handler asked for a body that is not all here: make room for it,
+   send [100 Continue] if the client waits for one, and read it. *)
+and read_wanted_body c =
+  if Request.is_chunked c.req then await_body c
+  else begin
+    let cl = Request.content_length c.req in
+    let cap = Bigstring.length c.rbuf in
+    if c.body_start - c.rpos + cl <= cap then begin
+      (* It fits in the read buffer behind its head: read it there and
+         hand the handler a span of [rbuf], with no copy. *)
+      if c.body_start + cl > cap && not (relocate_head c) then internal_error c ~parsed:false
+      else begin
+        c.body_off <- c.body_start;
+        c.body_len <- cl;
+        c.next_pos <- c.body_start + cl;
+        await_body c
+      end
+    end
+    else begin
+      let avail = c.rlen - c.body_start in
+      c.body_len <- 0;
+      ensure_body_store c cl;
+      if avail > 0 then
+        Bigstring.blit ~src:c.rbuf ~src_off:c.body_start ~dst:c.body_store ~dst_off:0 ~len:avail;
+      c.body_src <- c.body_store;
+      c.body_off <- 0;
+      c.body_len <- avail;
+      c.body_need <- cl - avail;
+      c.rlen <- c.body_start;
+      c.next_pos <- c.body_start;
+      await_body c
+    end
+  end
+
+and await_body c =
+  c.state <- Reading_body;
+  start_body_clock c;
+  if Request.expect_continue c.req && not c.body_started then begin
+    reset_response c;
+    take_out c;
+    c.out_len <- Response.write_string c.out ~off:0 "HTTP/1.1 100 Continue\r\n\r\n";
+    c.out_sent <- 0;
+    c.after <- Then_body;
+    c.state <- Writing;
+    Write
+  end
+  else Read
+
+(* The head of a request is parsed: decide what its body needs, then run
+   the handler. The handler runs at once, before any body is read: a body
+   complete in the buffer is handed over with it; any other body is read
+   only if the handler asks for it (Ctx.await_body), and [100 Continue] is
+   sent only then. A handler that answers without it closes the
+   connection after the response, which lingers to drain what comes. *)
+let begin_request c =
+  let req = c.req in
+  let cap = Bigstring.length c.rbuf in
+  c.body_start <- c.rpos + Request.head_length req;
+  c.head_req <- (match Request.meth req with Meth.Head -> true | _ -> false);
+  c.close <- false;
+  c.body_src <- c.rbuf;
+  c.body_off <- c.body_start;
+  c.body_len <- 0;
+  c.body_need <- 0;
+  c.body_started <- c.rlen > c.body_start;
+  let connect = match Request.meth req with Meth.Connect -> true | _ -> false in
+  if connect && (Request.is_chunked req || Request.content_length req >= 0) then
+    (* RFC 9110 §9.3.6: a CONNECT request has no content; what follows its
+       head would be tunnel bytes, never the next request. *)
+    respond_error c Status.Bad_request "CONNECT request with content" ~parsed:true
+  else begin
+    (* Bytes after a CONNECT head belong to the tunnel we do not open. *)
+    if connect then c.close <- true;
+    if Request.is_chunked req then begin
+      if cap - c.body_start < min_chunk_room then ignore (relocate_head c : bool);
+      if cap - c.body_start < min_chunk_room then
+        respond_error c Status.Request_header_fields_too_large
+          "The request head leaves no room for its body." ~parsed:true
+      else begin
+        Chunked.reset c.chunked;
+        c.cpos <- c.body_start;
+        c.next_pos <- c.body_start;
+        let r = decode_chunks c in
+        if r = 2 then chunk_error c
+        else begin
+          c.body <- (if r = 1 then Body_ready else Body_unread);
+          run c.sh.hooks.handler c
+        end
+      end
+    end
+    else begin
+      let cl = Request.content_length req in
+      if cl <= 0 then begin
+        c.next_pos <- c.body_start;
+        c.body <- No_body;
+        run c.sh.hooks.handler c
+      end
+      else if cl > c.sh.max_body then
+        respond_error c Status.Content_too_large (Status.reason Status.Content_too_large)
+          ~parsed:true
+      else if c.rlen - c.body_start >= cl then begin
+        (* Already here, behind the head: a span of [rbuf], no copy. *)
+        c.body_len <- cl;
+        c.next_pos <- c.body_start + cl;
+        c.body <- Body_ready;
+        run c.sh.hooks.handler c
+      end
+      else begin
+        c.next_pos <- c.body_start;
+        c.body <- Body_unread;
+        run c.sh.hooks.handler c
+      end
+    end
+  end
+
+(* Parses the next request buffered in [rbuf] and answers it, or says what
+   is missing. *)
+let process c =
+  if c.rpos >= c.rlen then begin
+    c.rpos <- 0;
+    c.rlen <- 0;
+    if c.sh.draining then Close
+    else begin
+      if c.served = 0 then begin
+        if c.timer <> Header_timer then set_timer c Header_timer c.sh.header_ticks
+      end
+      else set_timer c Idle_timer c.sh.idle_ticks;
+      release_idle c;
+      Read
+    end
+  end
+  else
+    match Request.parse c.req c.rbuf ~off:c.rpos ~len:(c.rlen - c.rpos) with
+    | Request.Complete -> begin_request c
+    | Request.Partial ->
+        if c.timer <> Header_timer then set_timer c Header_timer c.sh.header_ticks;
+        if c.rlen = Bigstring.length c.rbuf then compact c;
+        Read
+    | Request.Error ->
+        let e = Request.error c.req in
+        respond_error c (status_of_code (Parse_error.status e)) (Parse_error.describe e)
+          ~parsed:false
+
+(* {1 Events} *)
+
+let written c =
+  match c.after with
+  | Then_body ->
+      c.out_len <- 0;
+      c.out_sent <- 0;
+      c.after <- Then_next;
+      c.state <- Reading_body;
+      set_deadline c Body_timer c.body_deadline;
+      Read
+  | Then_close ->
+      release_file c;
+      c.state <- Lingering;
+      set_timer c Linger_timer linger_ticks;
+      Linger
+  | Then_next ->
+      let close = c.close || c.broken || c.sh.draining in
+      reset_response c;
+      release_body c;
+      c.served <- c.served + 1;
+      c.close <- false;
+      if close then begin
+        (* Unread body bytes may still be on their way: close(2) would
+           answer them with a reset that can destroy the response. *)
+        if c.rlen > c.next_pos || c.body = Body_unread then begin
+          c.state <- Lingering;
+          set_timer c Linger_timer linger_ticks;
+          Linger
+        end
+        else Close
+      end
+      else begin
+        c.rpos <- c.next_pos;
+        c.body <- No_body;
+        c.state <- Reading_head;
+        process c
+      end
+
+let prepare_read c =
+  match c.state with
+  | Reading_head ->
+      take_rbuf c;
+      let cap = Bigstring.length c.rbuf in
+      if c.rlen = cap then compact c;
+      if c.rlen = cap then
+        (* Cannot happen while max_head = read_buffer (the parser refuses a
+           head that fills the buffer), but never spin on a full buffer. *)
+        respond_error c Status.Request_header_fields_too_large
+          (Parse_error.describe Parse_error.Head_too_large) ~parsed:false
+      else begin
+        c.in_buf <- c.rbuf;
+        c.in_off <- c.rlen;
+        c.in_len <- cap - c.rlen;
+        Read
+      end
+  | Reading_body ->
+      if (not (Request.is_chunked c.req)) && c.body_src == c.body_store && c.body_need > 0 then begin
+        c.in_buf <- c.body_store;
+        c.in_off <- c.body_len;
+        c.in_len <- c.body_need
+      end
+      else begin
+        c.in_buf <- c.rbuf;
+        c.in_off <- c.rlen;
+        c.in_len <- Bigstring.length c.rbuf - c.rlen
+      end;
+      Read
+  | Lingering ->
+      c.in_buf <- c.sh.scratch;
+      c.in_off <- 0;
+      c.in_len <- Bigstring.length c.sh.scratch;
+      Read
+  | Writing -> Write
+  | Free | Closed -> Close
+
+let body_arrived c =
+  c.state <- Reading_head;
+  c.body <- Body_ready;
+  run c.sh.hooks.app c
+
+let received c n =
+  if n <= 0 then Close (* EOF: in a head, a body, or while draining *)
+  else
+    match c.state with
+    | Reading_head ->
+        c.rlen <- c.rlen + n;
+        process c
+    | Reading_body ->
+        body_progress c n;
+        if Request.is_chunked c.req then begin
+          c.rlen <- c.rlen + n;
+          match decode_chunks c with
+          | 1 -> body_arrived c
+          | 2 -> chunk_error c
+          | _ -> Read
+        end
+        else if c.body_src == c.body_store && c.body_need > 0 then begin
+          c.body_len <- c.body_len + n;
+          c.body_need <- c.body_need - n;
+          if c.body_need = 0 then body_arrived c else Read
+        end
+        else begin
+          c.rlen <- c.rlen + n;
+          if c.rlen >= c.next_pos then body_arrived c else Read
+        end
+    | Lingering -> Read
+    | Writing -> Write
+    | Free | Closed -> Close
+
+let timeout c =
+  clear_timer c;
+  match c.state with
+  | Reading_head ->
+      if c.rlen > c.rpos then
+        respond_error c Status.Request_timeout (Status.reason Status.Request_timeout)
+          ~parsed:false
+      else Close
+  | Reading_body ->
+      respond_error c Status.Request_timeout (Status.reason Status.Request_timeout) ~parsed:true
+  | Writing | Lingering | Free | Closed -> Close
+
+let idle c = c.state = Reading_head && c.rpos >= c.rlen

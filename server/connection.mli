@@ -1,0 +1,98 @@
+(** The HTTP/1.1 connection state machine, sans I/O.
+
+    It drives one {!Conn.t} through its life — request head, body, handler,
+    response, next request — fed with events by a backend ({!Loop}, over
+    epoll) and a transport ({!Plain}), and answers every event with the
+    {!action} the connection needs next. It knows no socket, no event loop
+    and no clock of its own: bytes arrive in the buffer that
+    {!prepare_read} designates, output is described by [Conn.t]'s [out] and
+    [ext*] fields and acknowledged with {!advance}, and time is
+    [c.sh.tick]; the connection's timer is [c.timer] due at [c.deadline],
+    which the backend mirrors in its timer wheel. The transcript tests
+    (test/connection) drive it from memory alone.
+
+    {2 A connection's life}
+    {!opened} → [Reading_head] → ([Reading_body]) → handler → [Writing] →
+    {!written} → next request (parsed from bytes already buffered when
+    pipelined), or [Linger]/[Close]. No further request is read until a
+    response is out, so pipelined answers stay in order.
+
+    {2 Bodies}
+    The handler runs as soon as a head is parsed. A body complete in the
+    read buffer is handed over with it; any other is read only when the
+    handler asks ([Ctx.await_body], which also decides [100 Continue]),
+    against a total deadline that only data arriving at
+    {!min_body_rate} moves; a handler that answers without it closes the
+    connection after its response, lingering to drain the body.
+
+    {2 Buffers}
+    Buffers come from the worker's pools ({!Conn}): a read buffer from
+    {!prepare_read} on, a write buffer from the handler's call on; both go
+    back when the connection is idle between requests ({!process} answers
+    [Read] with none held).
+
+    {2 Allocation}
+    None on the steady-state path: parse, handler, response, next request
+    (tested). Allocation happens when a pool has no spare buffer, when a
+    chunked response outgrows its write buffer, and on error paths that
+    log. *)
+
+type action =
+  | Read  (** wants bytes: call {!prepare_read}, read, then {!received} *)
+  | Write
+      (** has output: write [out] and [ext] (calling {!advance}); then
+          {!written} when all of it left, or {!blocked} when the peer does
+          not take more now *)
+  | Close  (** close the connection now, then call {!closed} *)
+  | Linger
+      (** shut down the write side, then drain input (as [Read], into a
+          scratch buffer) until the peer closes or the timer fires; then
+          close *)
+
+val min_body_rate : int
+(** [1024] bytes per second. *)
+
+val linger_ticks : int
+(** [20]: a lingering close drains for at most 2 s. *)
+
+val opened : Conn.t -> action
+(** [opened c]: a new connection in slot [c]; arms the header timer. *)
+
+val closed : Conn.t -> unit
+(** [closed c]: the backend closed the connection; gives every buffer back
+    and frees the slot's state. *)
+
+val prepare_read : Conn.t -> action
+(** Sets [c.in_buf], [c.in_off], [c.in_len] to where the next bytes go and
+    answers [Read]; or answers another action when no read is due. *)
+
+val received : Conn.t -> int -> action
+(** [received c n]: [n > 0] bytes were put at [c.in_buf] from [c.in_off];
+    [n <= 0] is the end of the stream. Parses, runs the handler, … *)
+
+val advance : Conn.t -> int -> unit
+(** [advance c n]: [n] bytes of [out] then [ext] were written. *)
+
+val pending : Conn.t -> int
+(** Bytes of the current output still to write. *)
+
+val last : Conn.t -> bool
+(** The output being written is the last on this connection (the
+    transport may send it with the FIN). *)
+
+val written : Conn.t -> action
+(** All output was written. *)
+
+val blocked : Conn.t -> unit
+(** The peer takes no more output now: keeps what must outlive the
+    handler (copies a non-stable body) and arms the write timer. *)
+
+val timeout : Conn.t -> action
+(** The connection's timer fired. *)
+
+val idle : Conn.t -> bool
+(** Between requests, with no byte of the next one yet. *)
+
+val respond_error : Conn.t -> Httpz.Status.t -> string -> parsed:bool -> action
+(** Replaces any response with a short text error answer and closes after
+    it. *)

@@ -1,0 +1,26 @@
+(** The plain-TCP transport: moves a connection's bytes between its socket
+    and the state machine's buffers with one system call each.
+
+    Output is written from [Conn.t]'s [out] and [ext*] fields as
+    {!Connection} describes them: head and a string or bigstring body in
+    one [sendmsg], a file body with [sendfile] after its head; the last
+    output before a close goes out with [MSG_MORE], released with the FIN
+    by the close ([Conn.t.held]). *)
+
+type flushed = Flushed | Blocked | Dead
+(** All output left; the socket takes no more now; the peer is gone (or a
+    file body ended early): close. *)
+
+val write : Conn.t -> flushed
+(** [write c] writes [c]'s pending output until it is all out, the socket
+    is full, or 1 MiB left in this call (so one connection reading fast on
+    loopback does not starve the others). *)
+
+val write_now : Conn.t -> unit
+(** [write_now c] writes what [out] holds, once, without waiting: for a
+    chunked body that outgrows [out] while the handler produces it. Marks
+    [flushed] on progress, [broken] on an error. *)
+
+val read : Conn.t -> int
+(** [read c] reads into [c.in_buf] at [c.in_off], at most [c.in_len]
+    bytes: the count, [0] at the end of the stream, or [-errno]. *)

@@ -1,0 +1,288 @@
+(* Transcript tests of the connection state machine (Connection), driven
+   from memory alone: no socket, no event loop. A peer feeds request bytes
+   where the connection asks for them, takes its output (optionally a few
+   bytes at a time, as a slow socket would), and moves the clock. *)
+
+open Httpz
+open Httpz_server
+module S = Httpz_test_support
+
+let handler c =
+  let req = Ctx.request c and buf = Ctx.buffer c in
+  let t = Request.target req in
+  if Span.equal buf t "/echo" then begin
+    if not (Ctx.body_ready c) then Ctx.await_body c
+    else begin
+      let b = Ctx.body c in
+      Ctx.start c Status.Ok;
+      Ctx.body_bigstring c (Ctx.body_buffer c) ~off:(Span.off b) ~len:(Span.len b)
+    end
+  end
+  else if Span.equal buf t "/raise" then failwith "boom"
+  else begin
+    Ctx.start c Status.Ok;
+    Ctx.header c Header_name.Content_type "text/plain";
+    Ctx.body_bigstring c buf ~off:(Span.off t) ~len:(Span.len t)
+  end
+
+let shared ?(read_buffer = 4096) ?(max_body = 1 lsl 20) () =
+  let sh =
+    Conn.create_shared ~server_name:"t" ~read_buffer ~write_buffer:1024 ~max_body
+      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~keep:4
+  in
+  let app c = handler (Ctx.of_conn c) in
+  sh.hooks.handler <- app;
+  sh.hooks.app <- app;
+  sh
+
+(* {1 The in-memory peer} *)
+
+type outcome = Waiting | Closed | Lingering
+
+type peer = {
+  c : Conn.t;
+  mutable input : string;  (** bytes the client has sent, not yet read *)
+  output : Buffer.t;  (** bytes the server has written *)
+  mutable window : int;  (** bytes a write may take at once *)
+}
+
+let peer ?(window = max_int) sh = { c = Conn.create sh ~slot:0 ~peer:false; input = ""; output = Buffer.create 256; window }
+
+(* Takes what the connection writes, [window] bytes per write, until it
+   is all out. *)
+let rec write p =
+  let c = p.c in
+  let n = min p.window (Connection.pending c) in
+  let out_rem = c.out_len - c.out_sent in
+  let from_out = min n out_rem in
+  Buffer.add_string p.output (Bigstring.sub_string c.out ~off:c.out_sent ~len:from_out);
+  let rest = n - from_out in
+  if rest > 0 then begin
+    match c.ext with
+    | Conn.Ext_string -> Buffer.add_string p.output (String.sub c.ext_str c.ext_off rest)
+    | Conn.Ext_bigstring -> Buffer.add_string p.output (Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len:rest)
+    | Conn.Ext_file | Conn.No_ext -> Alcotest.fail "unexpected body source"
+  end;
+  Connection.advance c n;
+  if Connection.pending c = 0 then drive p (Connection.written c)
+  else begin
+    Connection.blocked c;
+    write p
+  end
+
+and drive p (a : Connection.action) =
+  match a with
+  | Write -> write p
+  | Close ->
+      Connection.closed p.c;
+      Closed
+  | Linger -> Lingering
+  | Read ->
+      if p.input = "" then Waiting
+      else begin
+        match Connection.prepare_read p.c with
+        | Read ->
+            let c = p.c in
+            let n = min c.in_len (String.length p.input) in
+            Bigstring.blit_from_string p.input ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
+            p.input <- String.sub p.input n (String.length p.input - n);
+            drive p (Connection.received c n)
+        | a -> drive p a
+      end
+
+let send p s = p.input <- p.input ^ s
+let take p = let s = Buffer.contents p.output in Buffer.clear p.output; s
+
+let open_ p = drive p (Connection.opened p.c)
+let exchange p s = send p s; drive p Read
+
+let outcome = Alcotest.testable (fun f o -> Format.pp_print_string f (match o with Waiting -> "waiting" | Closed -> "closed" | Lingering -> "lingering")) ( = )
+
+let contains s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
+  go 0
+
+let index s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i = if i + m > n then -1 else if String.sub s i m = sub then i else go (i + 1) in
+  go 0
+
+let count s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i k = if i + m > n then k else if String.sub s i m = sub then go (i + m) (k + 1) else go (i + 1) k in
+  go 0 0
+
+let get path = Printf.sprintf "GET %s HTTP/1.1\r\nHost: t\r\n\r\n" path
+let check_has what s sub = Alcotest.(check bool) (what ^ ": " ^ String.escaped sub) true (contains s sub)
+
+(* {1 Transcripts} *)
+
+let keep_alive () =
+  let sh = shared () in
+  let p = peer sh in
+  Alcotest.check outcome "opened" Waiting (open_ p);
+  Alcotest.check outcome "answered, waiting for more" Waiting (exchange p (get "/a"));
+  let out = take p in
+  check_has "status" out "HTTP/1.1 200 OK\r\n";
+  check_has "length" out "Content-Length: 2\r\n";
+  Alcotest.(check bool) "body last" true (String.length out > 2 && String.sub out (String.length out - 2) 2 = "/a");
+  Alcotest.(check bool) "no Connection: close" false (contains out "Connection: close");
+  (* Idle between requests: no buffer held. *)
+  Alcotest.(check int) "idle: no read buffer" 0 (Bigstring.length p.c.rbuf);
+  Alcotest.(check int) "idle: no write buffer" 0 (Bigstring.length p.c.out);
+  Alcotest.(check int) "idle: nothing taken from the pools" 0
+    (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies);
+  Alcotest.check outcome "second request" Waiting (exchange p (get "/b"));
+  check_has "second" (take p) "\r\n\r\n/b";
+  Alcotest.check outcome "client closes" Closed (drive p (Connection.received p.c 0))
+
+let pipelining () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  Alcotest.check outcome "three at once" Waiting (exchange p (get "/1" ^ get "/2" ^ get "/3"));
+  let out = take p in
+  Alcotest.(check int) "three answers" 3 (count out "HTTP/1.1 200 OK");
+  let i1 = index out "\r\n/1" and i2 = index out "\r\n/2" and i3 = index out "\r\n/3" in
+  Alcotest.(check bool) "in order" true (0 <= i1 && i1 < i2 && i2 < i3)
+
+let byte_at_a_time () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  String.iter (fun ch -> ignore (exchange p (String.make 1 ch))) (get "/slow" ^ get "/next");
+  let out = take p in
+  Alcotest.(check int) "both answered" 2 (count out "HTTP/1.1 200 OK");
+  check_has "first" out "/slow";
+  check_has "second" out "/next"
+
+let slow_reader () =
+  let p = peer ~window:7 (shared ()) in
+  ignore (open_ p);
+  let big = "/" ^ String.make 3000 'x' in
+  Alcotest.check outcome "written in 7-byte pieces" Waiting (exchange p (get big));
+  let out = take p in
+  Alcotest.(check bool) "whole body, copied when blocked" true (contains out ("\r\n\r\n" ^ big))
+
+let expect_continue () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  Alcotest.check outcome "asks for the body" Waiting
+    (exchange p "POST /echo HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+  Alcotest.(check string) "100 Continue, only that" "HTTP/1.1 100 Continue\r\n\r\n" (take p);
+  Alcotest.check outcome "body" Waiting (exchange p "hel");
+  Alcotest.(check string) "nothing before the whole body" "" (take p);
+  Alcotest.check outcome "rest" Waiting (exchange p "lo");
+  let out = take p in
+  check_has "echo" out "\r\n\r\nhello";
+  Alcotest.(check bool) "kept alive" false (contains out "Connection: close")
+
+let large_body () =
+  let sh = shared ~read_buffer:1024 () in
+  let p = peer sh in
+  ignore (open_ p);
+  let body = String.init 100_000 (fun i -> Char.chr (97 + (i mod 26))) in
+  ignore (exchange p (Printf.sprintf "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" 100_000));
+  Alcotest.(check bool) "a body buffer taken" true (Buffer_pool.in_use sh.bodies >= 100_000);
+  Alcotest.check outcome "read and echoed" Waiting (exchange p body);
+  check_has "echo" (take p) ("\r\n\r\n" ^ body);
+  Alcotest.(check int) "body buffer given back" 0 (Buffer_pool.in_use sh.bodies)
+
+let unwanted_body () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  Alcotest.check outcome "answered, then lingers" Lingering
+    (exchange p "GET /x HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 1048576\r\n\r\n");
+  let out = take p in
+  Alcotest.(check bool) "no 100 Continue" false (contains out "100 Continue");
+  check_has "answered" out "HTTP/1.1 200 OK";
+  check_has "closes" out "Connection: close"
+
+let parse_error () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  Alcotest.check outcome "lingers" Lingering (exchange p "GET / HTTP/1.1\r\nHost : t\r\n\r\n");
+  let out = take p in
+  check_has "400" out "HTTP/1.1 400 ";
+  check_has "nosniff" out "X-Content-Type-Options: nosniff\r\n";
+  check_has "closes" out "Connection: close"
+
+let handler_raises () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  Alcotest.check outcome "lingers" Lingering (exchange p (get "/raise"));
+  check_has "500" (take p) "HTTP/1.1 500 "
+
+let timeouts () =
+  let sh = shared () in
+  let p = peer sh in
+  ignore (open_ p);
+  ignore (exchange p "GET / HT");
+  Alcotest.(check bool) "header timer" true (p.c.timer = Conn.Header_timer);
+  sh.tick <- p.c.deadline;
+  Alcotest.check outcome "408, then lingers" Lingering (drive p (Connection.timeout p.c));
+  check_has "408" (take p) "HTTP/1.1 408 ";
+  (* An idle keep-alive connection is just closed. *)
+  let p = peer sh in
+  ignore (open_ p);
+  ignore (exchange p (get "/"));
+  ignore (take p);
+  Alcotest.(check bool) "idle timer" true (p.c.timer = Conn.Idle_timer);
+  Alcotest.check outcome "closed" Closed (drive p (Connection.timeout p.c))
+
+(* A body trickling in below the minimum rate keeps its first deadline; one
+   arriving fast enough moves it, never further than the timeout ahead. *)
+let body_clock () =
+  let sh = shared () in
+  let p = peer sh in
+  ignore (open_ p);
+  ignore (exchange p "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n");
+  let first = p.c.deadline in
+  Alcotest.(check bool) "body timer" true (p.c.timer = Conn.Body_timer);
+  for _ = 1 to 50 do ignore (exchange p "x") done;
+  Alcotest.(check int) "50 bytes buy no time" first p.c.deadline;
+  ignore (exchange p (String.make 20_000 'y'));
+  Alcotest.(check int) "20 KB: capped at the timeout from now" (sh.tick + sh.body_ticks + 1) p.c.deadline
+
+(* {1 Allocation} *)
+
+(* The whole exchange — bytes in, parse, handler, response out, idle —
+   from preallocated buffers: the peer here copies and counts only. *)
+let zero_alloc_cycle () =
+  let sh = shared () in
+  let c = Conn.create sh ~slot:0 ~peer:false in
+  let req = Bigstring.of_string (get "/z") in
+  let n = Bigstring.length req in
+  let rec go (a : Connection.action) =
+    match a with
+    | Write ->
+        Connection.advance c (Connection.pending c);
+        go (Connection.written c)
+    | Read | Close | Linger -> a
+  in
+  ignore (Connection.opened c : Connection.action);
+  S.zero_alloc "request/response cycle" (fun () ->
+      (match Connection.prepare_read c with
+       | Read ->
+           Bigstring.blit ~src:req ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:n;
+           ignore (go (Connection.received c n) : Connection.action)
+       | _ -> Alcotest.fail "not reading"))
+
+let () =
+  Alcotest.run "connection"
+    [
+      ( "transcripts",
+        [
+          Alcotest.test_case "keep-alive, idle holds no buffer" `Quick keep_alive;
+          Alcotest.test_case "pipelining in order" `Quick pipelining;
+          Alcotest.test_case "byte at a time" `Quick byte_at_a_time;
+          Alcotest.test_case "slow reader: 7-byte writes" `Quick slow_reader;
+          Alcotest.test_case "100-continue when asked" `Quick expect_continue;
+          Alcotest.test_case "large body: pool buffer, given back" `Quick large_body;
+          Alcotest.test_case "unwanted body: answer, linger" `Quick unwanted_body;
+          Alcotest.test_case "parse error: 400, linger" `Quick parse_error;
+          Alcotest.test_case "handler raises: 500" `Quick handler_raises;
+          Alcotest.test_case "timeouts" `Quick timeouts;
+          Alcotest.test_case "body clock" `Quick body_clock;
+        ] );
+      ("allocation", [ zero_alloc_cycle () ]);
+    ]
