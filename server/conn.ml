@@ -5,6 +5,7 @@ type hooks = {
   mutable app : t -> unit;
   mutable log : t -> bool -> unit;
   mutable flush : t -> unit;
+  mutable resume : t -> int -> (t -> unit) -> unit;
 }
 
 and shared = {
@@ -21,6 +22,7 @@ and shared = {
   idle_ticks : int;
   body_ticks : int;
   write_ticks : int;
+  handler_ticks : int;
   reads : Buffer_pool.t;
   writes : Buffer_pool.t;
   bodies : Buffer_pool.t;
@@ -28,12 +30,19 @@ and shared = {
   hooks : hooks;
 }
 
-and state = Free | Reading_head | Reading_body | Writing | Lingering | Closed
+and state = Free | Reading_head | Reading_body | Handling | Writing | Lingering
 and response = Idle | Head | Chunked_body | Done
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
-and after = Then_next | Then_body | Then_close
-and body = No_body | Body_ready | Body_unread | Body_wanted
-and timer = No_timer | Idle_timer | Header_timer | Body_timer | Write_timer | Linger_timer
+and after = Then_next | Then_body | Then_close | Then_resume | Then_detach
+and body = No_body | Body_ready | Body_unread | Body_wanted | Body_streaming | Body_streamed
+and timer =
+  | No_timer
+  | Idle_timer
+  | Header_timer
+  | Body_timer
+  | Write_timer
+  | Linger_timer
+  | Handler_timer
 
 and t = {
   slot : int;
@@ -60,6 +69,10 @@ and t = {
   mutable body_started : bool;
   mutable body_credit : int;
   mutable body_deadline : int;
+  mutable piece_off : int;
+  mutable piece_len : int;
+  mutable want_piece : bool;
+  mutable body_limit : int;
   mutable in_buf : Bigstring.t;
   mutable in_off : int;
   mutable in_len : int;
@@ -89,6 +102,13 @@ and t = {
   mutable broken : bool;
   mutable held : bool;
   mutable after : after;
+  mutable gen : int;
+  mutable suspended : bool;
+  mutable early : bool;
+  mutable flush_wanted : bool;
+  mutable cont : t -> unit;
+  mutable cancels : (unit -> unit) list;
+  mutable upgrade : Unix.file_descr -> string -> unit;
   peer : Bigstring.t;
   mutable peer_len : int;
 }
@@ -99,7 +119,7 @@ let tick_ms = 100
 let ticks ms = (ms + tick_ms - 1) / tick_ms
 
 let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~idle_ms ~body_ms
-    ~write_ms ~keep =
+    ~write_ms ~handler_ms ~keep =
   if not (Response.is_field_value server_name) then
     invalid_arg "Conn.create_shared: server_name is not a field value";
   let nop _ = () in
@@ -117,16 +137,20 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     idle_ticks = ticks idle_ms;
     body_ticks = ticks body_ms;
     write_ticks = ticks write_ms;
+    handler_ticks = ticks handler_ms;
     reads = Buffer_pool.create ~size:read_buffer ~keep;
     writes = Buffer_pool.create ~size:(write_buffer + reserve) ~keep;
     bodies = Buffer_pool.create ~size:body_class ~keep:(min keep 16);
     scratch = Bigstring.create 16384;
-    hooks = { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop };
+    hooks =
+      { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
   }
 
 let create sh ~slot ~peer =
   let limits =
-    { Request.default_limits with max_head = sh.read_buffer; max_content_length = sh.max_body }
+    (* Content-Length is bounded per use: [max_body] for a body read whole
+       (Ctx.await_body), the handler's own limit for a streamed one. *)
+    { Request.default_limits with max_head = sh.read_buffer }
   in
   {
     slot;
@@ -143,8 +167,8 @@ let create sh ~slot ~peer =
     next_pos = 0;
     cpos = 0;
     req = Request.create ~limits ();
-    (* The chunked decoder enforces max_body on the decoded size itself. *)
-    chunked = Chunked.create ~max_body:sh.max_body ();
+    (* Its body limit is set per request (Connection). *)
+    chunked = Chunked.create ();
     body_store = sh.empty;
     body_src = sh.empty;
     body_off = 0;
@@ -154,6 +178,10 @@ let create sh ~slot ~peer =
     body_started = false;
     body_credit = 0;
     body_deadline = 0;
+    piece_off = 0;
+    piece_len = 0;
+    want_piece = false;
+    body_limit = 0;
     in_buf = sh.empty;
     in_off = 0;
     in_len = 0;
@@ -183,6 +211,13 @@ let create sh ~slot ~peer =
     broken = false;
     held = false;
     after = Then_next;
+    gen = 0;
+    suspended = false;
+    early = false;
+    flush_wanted = false;
+    cont = ignore;
+    cancels = [];
+    upgrade = (fun _ _ -> ());
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;
   }

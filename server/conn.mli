@@ -40,6 +40,9 @@ type hooks = {
       (** try to send what [out] holds now, without waiting (a chunked body
           that outgrows [out]); may advance [out_sent], set [flushed] or
           [broken] *)
+  mutable resume : t -> int -> (t -> unit) -> unit;
+      (** [resume c gen k]: a suspended handler's continuation is ready; run
+          it if [c] still serves the request of generation [gen] *)
 }
 (** What the backend provides to the state machine; set once per worker. *)
 
@@ -57,6 +60,7 @@ and shared = {
   idle_ticks : int;
   body_ticks : int;
   write_ticks : int;
+  handler_ticks : int;
   reads : Buffer_pool.t;  (** [read_buffer] bytes *)
   writes : Buffer_pool.t;  (** [write_buffer + reserve] bytes *)
   bodies : Buffer_pool.t;  (** request bodies; 64 KiB class *)
@@ -65,7 +69,13 @@ and shared = {
 }
 (** Per-worker state that every connection sees. *)
 
-and state = Free | Reading_head | Reading_body | Writing | Lingering | Closed
+and state =
+  | Free
+  | Reading_head
+  | Reading_body
+  | Handling  (** the handler runs, or is suspended waiting for an event *)
+  | Writing
+  | Lingering
 
 and response = Idle | Head | Chunked_body | Done
 (** Where the handler is in its answer: nothing yet; status line written;
@@ -74,9 +84,11 @@ and response = Idle | Head | Chunked_body | Done
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
 (** What follows [out] on the wire. *)
 
-and after = Then_next | Then_body | Then_close
+and after = Then_next | Then_body | Then_close | Then_resume | Then_detach
 (** What to do once [out] (and [ext]) are written: serve the next request,
-    read the body announced by a [100 Continue], or close. *)
+    read the body announced by a [100 Continue], close, run the handler's
+    [cont] (it flushed part of a streamed response), or hand the socket
+    over ([upgrade]). *)
 
 and body =
   | No_body  (** the request has none, or it is behind us *)
@@ -87,9 +99,20 @@ and body =
   | Body_wanted
       (** the handler asked for it: it is read, then the handler is called
           again *)
+  | Body_streaming
+      (** the handler reads it piece by piece ([Ctx.read_body]); [body_need]
+          counts the Content-Length bytes not yet delivered *)
+  | Body_streamed  (** streamed to its end *)
 (** The request body, as far as the handler is concerned. *)
 
-and timer = No_timer | Idle_timer | Header_timer | Body_timer | Write_timer | Linger_timer
+and timer =
+  | No_timer
+  | Idle_timer
+  | Header_timer
+  | Body_timer
+  | Write_timer
+  | Linger_timer
+  | Handler_timer
 
 and t = {
   slot : int;
@@ -119,6 +142,12 @@ and t = {
   mutable body_deadline : int;
       (** tick by which the body must be complete; moved later only by data
           arriving at the minimum rate *)
+  mutable piece_off : int;
+  mutable piece_len : int;
+      (** the piece of a streamed body delivered to the handler, in
+          [body_src] *)
+  mutable want_piece : bool;  (** the handler asked for the next piece *)
+  mutable body_limit : int;  (** largest streamed body the handler accepts *)
   mutable in_buf : Httpz.Bigstring.t;
   mutable in_off : int;
   mutable in_len : int;
@@ -154,6 +183,19 @@ and t = {
           in the kernel for the shutdown that must follow before the
           close *)
   mutable after : after;
+  mutable gen : int;
+      (** changes whenever the request in progress ends (answered, or the
+          connection closed): a continuation of an earlier request is
+          dropped *)
+  mutable suspended : bool;  (** the handler asked to answer later *)
+  mutable early : bool;  (** its continuation came before it returned *)
+  mutable flush_wanted : bool;  (** [Ctx.flush]: write, then run [cont] *)
+  mutable cont : t -> unit;  (** what runs next for the handler *)
+  mutable cancels : (unit -> unit) list;
+      (** undo what the handler waits on (timers, watches) when the request
+          ends early *)
+  mutable upgrade : Unix.file_descr -> string -> unit;
+      (** who takes the socket after a 101 ([Then_detach]) *)
   peer : Httpz.Bigstring.t;
   mutable peer_len : int;
 }
@@ -174,6 +216,7 @@ val create_shared :
   idle_ms:int ->
   body_ms:int ->
   write_ms:int ->
+  handler_ms:int ->
   keep:int ->
   shared
 (** Allocates. [keep]: spare buffers each pool keeps.

@@ -7,7 +7,7 @@
 open Httpz
 open Conn
 
-type action = Read | Write | Close | Linger
+type action = Read | Write | Close | Linger | Wait | Detach
 
 (* Chunked bodies are decoded in the read buffer, after the head; a head
    leaving less room than this is refused (431). *)
@@ -25,7 +25,17 @@ let log_msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
 
 (* {1 Opening and closing} *)
 
+(* A continuation of the request that just ended must not run. *)
+let next_gen c =
+  c.gen <- c.gen + 1;
+  match c.cancels with
+  | [] -> ()
+  | l ->
+      c.cancels <- [];
+      List.iter (fun f -> try f () with e -> log_msg "a cancel hook raised %s" (Printexc.to_string e)) l
+
 let opened c =
+  next_gen c;
   c.state <- Reading_head;
   c.rpos <- 0;
   c.rlen <- 0;
@@ -38,6 +48,13 @@ let opened c =
   Read
 
 let closed c =
+  next_gen c;
+  c.suspended <- false;
+  c.early <- false;
+  c.flush_wanted <- false;
+  c.want_piece <- false;
+  c.cont <- ignore;
+  c.upgrade <- (fun _ _ -> ());
   release_all c;
   reset_response c;
   c.state <- Free;
@@ -112,7 +129,7 @@ let last c =
   match c.after with
   | Then_close -> true
   | Then_next -> c.close || c.sh.draining
-  | Then_body -> false
+  | Then_body | Then_resume | Then_detach -> false
 
 let advance c n =
   let out_rem = c.out_len - c.out_sent in
@@ -198,11 +215,43 @@ let chunk_error c =
 
 (* Runs the application and turns what it did into the next action. *)
 let rec answered c =
-  if c.resp = Done then begin
-    c.sh.hooks.log c true;
-    c.after <- Then_next;
+  if c.early then begin
+    (* Its continuation is ready already: run it now. *)
+    c.early <- false;
+    c.suspended <- false;
+    run c.cont c
+  end
+  else if c.resp = Done then begin
+    c.suspended <- false;
+    c.flush_wanted <- false;
+    c.want_piece <- false;
+    if c.after = Then_detach then begin
+      c.sh.hooks.log c true;
+      c.state <- Writing;
+      Write
+    end
+    else begin
+      c.sh.hooks.log c true;
+      c.after <- Then_next;
+      c.state <- Writing;
+      Write
+    end
+  end
+  else if c.flush_wanted then begin
+    c.flush_wanted <- false;
+    c.after <- Then_resume;
     c.state <- Writing;
     Write
+  end
+  else if c.suspended then begin
+    c.suspended <- false;
+    c.state <- Handling;
+    set_timer c Handler_timer c.sh.handler_ticks;
+    Wait
+  end
+  else if c.want_piece then begin
+    c.want_piece <- false;
+    stream_next c
   end
   else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
   else if c.flushed || c.broken then Close
@@ -221,6 +270,7 @@ and handler_failed c e =
 
 and run handler c =
   take_out c;
+  c.state <- Handling;
   match handler c with
   | () -> answered c
   | exception e -> handler_failed c e
@@ -228,11 +278,15 @@ and run handler c =
 (* The handler asked for a body that is not all here: make room for it,
    send [100 Continue] if the client waits for one, and read it. *)
 and read_wanted_body c =
-  if Request.is_chunked c.req then await_body c
+  if Request.is_chunked c.req then begin
+    Chunked.set_max_body c.chunked c.sh.max_body;
+    if c.body_len > c.sh.max_body then too_large c else await_body c
+  end
   else begin
     let cl = Request.content_length c.req in
     let cap = Bigstring.length c.rbuf in
-    if c.body_start - c.rpos + cl <= cap then begin
+    if cl > c.sh.max_body then too_large c
+    else if c.body_start - c.rpos + cl <= cap then begin
       (* It fits in the read buffer behind its head: read it there and
          hand the handler a span of [rbuf], with no copy. *)
       if c.body_start + cl > cap && not (relocate_head c) then internal_error c ~parsed:false
@@ -259,10 +313,19 @@ and read_wanted_body c =
     end
   end
 
+and too_large c =
+  respond_error c Status.Content_too_large (Status.reason Status.Content_too_large) ~parsed:true
+
 and await_body c =
   c.state <- Reading_body;
   start_body_clock c;
+  continue_if_expected c
+
+(* [100 Continue] before the first byte of a body the handler asked for,
+   when the client waits for it. *)
+and continue_if_expected c =
   if Request.expect_continue c.req && not c.body_started then begin
+    c.body_started <- true;
     reset_response c;
     take_out c;
     c.out_len <- Response.write_string c.out ~off:0 "HTTP/1.1 100 Continue\r\n\r\n";
@@ -272,6 +335,96 @@ and await_body c =
     Write
   end
   else Read
+
+(* {2 Streamed bodies} Pieces go to the handler from where they are: the
+   read buffer behind the head (Content-Length), or where the chunked
+   decoder finds them in it; one read buffer whatever the body's size. *)
+
+(* Delivers the next piece to the handler's continuation, or reads more. *)
+and stream_next c =
+  match c.body with
+  | Body_streamed -> deliver c c.rbuf ~off:0 ~len:0
+  | No_body ->
+      c.body <- Body_streamed;
+      deliver c c.rbuf ~off:0 ~len:0
+  | Body_ready ->
+      (* Whole already: one piece, then the end. *)
+      c.body <- Body_streamed;
+      deliver c c.body_src ~off:c.body_off ~len:c.body_len
+  | Body_unread ->
+      c.body <- Body_streaming;
+      if Request.is_chunked c.req then begin
+        Chunked.set_max_body c.chunked c.body_limit;
+        stream_next c
+      end
+      else begin
+        let cl = Request.content_length c.req in
+        if cl > c.body_limit then too_large c
+        else begin
+          c.body_need <- cl;
+          c.cpos <- c.body_start;
+          stream_next c
+        end
+      end
+  | Body_wanted -> invalid_arg "Connection: a body read whole cannot also be streamed"
+  | Body_streaming ->
+      if c.body_len > 0 && Bigstring.length c.body_store > 0 then begin
+        (* Decoded before the handler asked (it came with the head). *)
+        let len = c.body_len in
+        c.body_len <- 0;
+        deliver c c.body_store ~off:0 ~len
+      end
+      else if Request.is_chunked c.req then stream_chunks c
+      else begin
+        let avail = c.rlen - c.cpos in
+        let n = if avail < c.body_need then avail else c.body_need in
+        if n > 0 then begin
+          let off = c.cpos in
+          c.cpos <- c.cpos + n;
+          c.body_need <- c.body_need - n;
+          deliver c c.rbuf ~off ~len:n
+        end
+        else if c.body_need = 0 then begin
+          c.next_pos <- c.cpos;
+          c.body <- Body_streamed;
+          deliver c c.rbuf ~off:0 ~len:0
+        end
+        else begin
+          (* All that is here was delivered: read the rest into the same
+             space, no further than the body's end. *)
+          c.rlen <- c.body_start;
+          c.cpos <- c.body_start;
+          wait_piece c
+        end
+      end
+
+and stream_chunks c =
+  match Chunked.decode c.chunked c.rbuf ~off:c.cpos ~len:(c.rlen - c.cpos) with
+  | Chunked.Data ->
+      let off = Chunked.data_off c.chunked and len = Chunked.data_len c.chunked in
+      c.cpos <- c.cpos + Chunked.consumed c.chunked;
+      deliver c c.rbuf ~off ~len
+  | Chunked.Need_more ->
+      c.rlen <- c.body_start;
+      c.cpos <- c.body_start;
+      wait_piece c
+  | Chunked.Done ->
+      c.cpos <- c.cpos + Chunked.consumed c.chunked;
+      c.next_pos <- c.cpos;
+      c.body <- Body_streamed;
+      deliver c c.rbuf ~off:0 ~len:0
+  | Chunked.Error -> chunk_error c
+
+and deliver c src ~off ~len =
+  c.body_src <- src;
+  c.piece_off <- off;
+  c.piece_len <- len;
+  run c.cont c
+
+and wait_piece c =
+  c.state <- Reading_body;
+  if c.timer <> Body_timer then start_body_clock c;
+  continue_if_expected c
 
 (* The head of a request is parsed: decide what its body needs, then run
    the handler. The handler runs at once, before any body is read: a body
@@ -305,6 +458,9 @@ let begin_request c =
           "The request head leaves no room for its body." ~parsed:true
       else begin
         Chunked.reset c.chunked;
+        (* What came with the head is decoded now, and kept as for a body
+           read whole: at most a read buffer's worth. *)
+        Chunked.set_max_body c.chunked c.sh.max_body;
         c.cpos <- c.body_start;
         c.next_pos <- c.body_start;
         let r = decode_chunks c in
@@ -322,9 +478,6 @@ let begin_request c =
         c.body <- No_body;
         run c.sh.hooks.handler c
       end
-      else if cl > c.sh.max_body then
-        respond_error c Status.Content_too_large (Status.reason Status.Content_too_large)
-          ~parsed:true
       else if c.rlen - c.body_start >= cl then begin
         (* Already here, behind the head: a span of [rbuf], no copy. *)
         c.body_len <- cl;
@@ -384,8 +537,19 @@ let written c =
       c.state <- Lingering;
       set_timer c Linger_timer linger_ticks;
       Linger
+  | Then_resume ->
+      (* The handler's flushed output left: it goes on producing. *)
+      c.out_len <- 0;
+      c.out_sent <- 0;
+      c.after <- Then_next;
+      clear_timer c;
+      run c.cont c
+  | Then_detach ->
+      clear_timer c;
+      Detach
   | Then_next ->
       let close = c.close || c.broken || c.sh.draining in
+      next_gen c;
       reset_response c;
       release_body c;
       c.served <- c.served + 1;
@@ -393,7 +557,7 @@ let written c =
       if close then begin
         (* Unread body bytes may still be on their way: close(2) would
            answer them with a reset that can destroy the response. *)
-        if c.rlen > c.next_pos || c.body = Body_unread then begin
+        if c.rlen > c.next_pos || c.body = Body_unread || c.body = Body_streaming then begin
           c.state <- Lingering;
           set_timer c Linger_timer linger_ticks;
           Linger
@@ -424,6 +588,13 @@ let prepare_read c =
         c.in_len <- cap - c.rlen;
         Read
       end
+  | Reading_body when c.body = Body_streaming && not (Request.is_chunked c.req) ->
+      (* No further than the body's end: what follows is the next request. *)
+      let room = Bigstring.length c.rbuf - c.rlen in
+      c.in_buf <- c.rbuf;
+      c.in_off <- c.rlen;
+      c.in_len <- (if room < c.body_need then room else c.body_need);
+      Read
   | Reading_body ->
       if (not (Request.is_chunked c.req)) && c.body_src == c.body_store && c.body_need > 0 then begin
         c.in_buf <- c.body_store;
@@ -442,7 +613,8 @@ let prepare_read c =
       c.in_len <- Bigstring.length c.sh.scratch;
       Read
   | Writing -> Write
-  | Free | Closed -> Close
+  | Handling -> Wait
+  | Free -> Close
 
 let body_arrived c =
   c.state <- Reading_head;
@@ -456,6 +628,10 @@ let received c n =
     | Reading_head ->
         c.rlen <- c.rlen + n;
         process c
+    | Reading_body when c.body = Body_streaming ->
+        body_progress c n;
+        c.rlen <- c.rlen + n;
+        stream_next c
     | Reading_body ->
         body_progress c n;
         if Request.is_chunked c.req then begin
@@ -476,7 +652,8 @@ let received c n =
         end
     | Lingering -> Read
     | Writing -> Write
-    | Free | Closed -> Close
+    | Handling -> Wait
+    | Free -> Close
 
 let timeout c =
   clear_timer c;
@@ -487,7 +664,31 @@ let timeout c =
           ~parsed:false
       else Close
   | Reading_body ->
-      respond_error c Status.Request_timeout (Status.reason Status.Request_timeout) ~parsed:true
-  | Writing | Lingering | Free | Closed -> Close
+      if c.resp = Idle then
+        respond_error c Status.Request_timeout (Status.reason Status.Request_timeout) ~parsed:true
+      else Close
+  | Handling ->
+      (* The handler never answered: its continuations are dropped. *)
+      log_msg "a handler did not answer within the handler timeout";
+      next_gen c;
+      if c.resp = Idle then
+        respond_error c Status.Service_unavailable (Status.reason Status.Service_unavailable)
+          ~parsed:true
+      else Close
+  | Writing | Lingering | Free -> Close
+
+let resume c k =
+  clear_timer c;
+  run k c
+
+let detach c =
+  next_gen c;
+  let rest =
+    if c.rlen > c.next_pos then Bigstring.sub_string c.rbuf ~off:c.next_pos ~len:(c.rlen - c.next_pos)
+    else ""
+  in
+  reset_response c;
+  release_body c;
+  rest
 
 let idle c = c.state = Reading_head && c.rpos >= c.rlen

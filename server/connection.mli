@@ -48,6 +48,14 @@ type action =
       (** shut down the write side, then drain input (as [Read], into a
           scratch buffer) until the peer closes or the timer fires; then
           close *)
+  | Wait
+      (** the handler waits for an event of its own ({!Ctx.suspend}): no
+          I/O until {!resume}; only the peer's hang-up (close) or the
+          handler timer ({!timeout}) ends the wait *)
+  | Detach
+      (** the socket goes to the handler ({!Ctx.upgrade}): call {!detach},
+          free the slot without closing the descriptor, and hand both
+          over *)
 
 val min_body_rate : int
 (** [1024] bytes per second. *)
@@ -89,6 +97,14 @@ val blocked : Conn.t -> unit
 
 val timeout : Conn.t -> action
 (** The connection's timer fired. *)
+
+val resume : Conn.t -> (Conn.t -> unit) -> action
+(** [resume c k]: a suspended handler's continuation [k] is ready (the
+    caller checked [c.gen]); runs it as the handler. *)
+
+val detach : Conn.t -> string
+(** [detach c] ends the request of an upgraded connection and is the bytes
+    the client sent after its head (the new protocol's first bytes). *)
 
 val idle : Conn.t -> bool
 (** Between requests, with no byte of the next one yet. *)

@@ -10,7 +10,10 @@ type t = Conn.t
 
 let request c = c.req
 let buffer c = c.rbuf
-let body_ready c = match c.body with No_body | Body_ready -> true | Body_unread | Body_wanted -> false
+let body_ready c =
+  match c.body with
+  | No_body | Body_ready -> true
+  | Body_unread | Body_wanted | Body_streaming | Body_streamed -> false
 
 let body c =
   if not (body_ready c) then
@@ -25,6 +28,7 @@ let await_body c =
   | Body_wanted -> ()
   | Body_unread -> invalid_arg "Ctx.await_body: the response was already started"
   | No_body | Body_ready -> invalid_arg "Ctx.await_body: the body is already here"
+  | Body_streaming | Body_streamed -> invalid_arg "Ctx.await_body: the body is being streamed"
 
 let now c = c.sh.now
 
@@ -105,7 +109,11 @@ let end_head c ~content_length ~chunked =
   end;
   (* A body the handler did not ask for is not read: the connection closes
      after this response instead. *)
-  let unread = match c.body with Body_unread | Body_wanted -> true | No_body | Body_ready -> false in
+  let unread =
+    match c.body with
+    | Body_unread | Body_wanted | Body_streaming -> true
+    | No_body | Body_ready | Body_streamed -> false
+  in
   if c.close || unread || c.sh.draining || not (Request.keep_alive c.req) then begin
     c.close <- true;
     pos := Response.write_string out ~off:!pos connection_close
@@ -252,5 +260,84 @@ let chunked_end c =
   c.resp <- Done
 
 let close_after c = c.close <- true
+
+(* {1 Streamed bodies} *)
+
+let fixed_start c ~length =
+  if length < 0 then invalid_arg "Ctx.fixed_start: negative length";
+  end_head c ~content_length:length ~chunked:false;
+  (* Pieces go out as they are, with no chunk framing. *)
+  c.raw <- true;
+  c.resp <- Chunked_body
+
+let waiting c = c.suspended || c.flush_wanted || c.want_piece
+
+let flush c k =
+  in_chunked c;
+  if waiting c then invalid_arg "Ctx.flush: the handler already waits";
+  c.flush_wanted <- true;
+  c.cont <- k
+
+let read_body c ~limit k =
+  (match c.body with
+   | Body_wanted -> invalid_arg "Ctx.read_body: the body is read whole (await_body)"
+   | No_body | Body_ready | Body_unread | Body_streaming | Body_streamed -> ());
+  if waiting c then invalid_arg "Ctx.read_body: the handler already waits";
+  c.want_piece <- true;
+  c.body_limit <- limit;
+  c.cont <- k
+
+let body_piece c = Span.make ~off:c.piece_off ~len:c.piece_len
+let body_ended c = c.body = Body_streamed && c.piece_len = 0
+
+(* {1 Answering later} *)
+
+let suspend c k =
+  if waiting c then invalid_arg "Ctx.suspend: the handler already waits";
+  if c.resp = Done then invalid_arg "Ctx.suspend: the response is complete";
+  c.suspended <- true;
+  let gen = c.gen in
+  let fired = ref false in
+  fun () ->
+    if not !fired then begin
+      fired := true;
+      c.sh.hooks.resume c gen k
+    end
+
+let on_cancel c f = c.cancels <- f :: c.cancels
+
+let sleep c seconds k =
+  let resume = suspend c k in
+  let tm = Reactor.after (Reactor.current ()) seconds resume in
+  on_cancel c (fun () -> Reactor.cancel tm)
+
+let when_ready c fd ~write k =
+  let watch = ref None in
+  let stop () = match !watch with Some w -> Reactor.unwatch w | None -> () in
+  let resume = suspend c (fun c -> stop (); k c) in
+  watch := Some (Reactor.watch (Reactor.current ()) fd ~write resume);
+  on_cancel c stop
+
+let when_readable c fd k = when_ready c fd ~write:false k
+let when_writable c fd k = when_ready c fd ~write:true k
+
+let offload c work k =
+  let result = ref (Error Exit) in
+  let resume = suspend c (fun c -> match !result with Ok v -> k v c | Error e -> raise e) in
+  Reactor.offload (Reactor.current ())
+    (fun () -> result := (try Ok (work ()) with e -> Error e))
+    resume
+
+(* {1 Handing the connection over} *)
+
+let upgrade c k =
+  if c.resp <> Head || c.status <> Status.Switching_protocols then
+    invalid_arg "Ctx.upgrade: start a 101 Switching Protocols response first";
+  header c Header_name.Connection "Upgrade";
+  (* Not end_head: a 101 carries no framing and no Connection: close. *)
+  c.out_len <- Response.end_head c.out ~off:c.out_len;
+  c.resp <- Done;
+  c.after <- Then_detach;
+  c.upgrade <- k
 
 external of_conn : Conn.t -> t = "%identity"

@@ -137,6 +137,88 @@ val close_after : t -> unit
     before the body call; called later, the connection is still closed,
     without the header. *)
 
+(** {1 Streaming}
+
+    A response body of unknown length is sent chunked ({!chunked_start});
+    of known length, with [Content-Length] ({!fixed_start}). Either way the
+    handler may {!flush} what it wrote so far and go on once the client
+    has taken it: that is the backpressure, since nothing more is produced
+    until then. *)
+
+val fixed_start : t -> length:int -> unit
+(** [fixed_start c ~length] ends the head with [Content-Length: length];
+    the body follows through {!chunk} / {!chunk_bigstring} (sent as is,
+    without framing) and ends with {!chunked_end}. The pieces must add up
+    to exactly [length] bytes. *)
+
+val flush : t -> (t -> unit) -> unit
+(** [flush c k] sends what the open body holds so far: return from the
+    handler (or continuation) now; [k c] runs when the client has taken
+    all of it (the socket accepted it), and goes on with more {!chunk}s, a
+    {!flush}, a {!sleep}, or {!chunked_end}.
+    @raise Invalid_argument if no body is open or the handler already
+    waits. *)
+
+val read_body : t -> limit:int -> (t -> unit) -> unit
+(** [read_body c ~limit k] reads the request body piece by piece: return
+    from the handler now; [k c] runs with the next piece, {!body_piece} of
+    {!body_buffer}, valid until [k] returns; it calls [read_body] again
+    for the next one, or answers. The end of the body is an empty piece
+    ({!body_ended}). Memory stays at one read buffer whatever the body's
+    size; [100 Continue] is sent when the client expects it. A body over
+    [limit] bytes (Content-Length, or chunked as it arrives) is answered
+    413 and closed. Answering before the end closes the connection after
+    the response. *)
+
+val body_piece : t -> Httpz.Span.t
+val body_ended : t -> bool
+
+(** {1 Answering later}
+
+    A handler may return without answering after arranging to be called
+    back on this worker's loop: by a timer ({!sleep}), by a descriptor's
+    readiness ({!when_readable}), by blocking work done on a thread
+    ({!offload}), or by anything that calls the function {!suspend}
+    returns. The continuation is a handler again: it answers, or waits
+    once more. Until then the connection waits with no buffer of its own
+    in use beyond the request's; if the client hangs up, or the handler
+    timeout ([Server.config.handler_timeout]) passes first (the client then
+    gets 503), the continuation is dropped and {!on_cancel} hooks run. *)
+
+val suspend : t -> (t -> unit) -> unit -> unit
+(** [suspend c k] is [resume]: return from the handler now; [resume ()],
+    called from anywhere on this worker's loop (a callback, an Lwt
+    promise), runs [k c], at most once, if the request is still waiting.
+    @raise Invalid_argument if the handler already waits or answered. *)
+
+val sleep : t -> float -> (t -> unit) -> unit
+(** [sleep c seconds k]: [k c] runs [seconds] from now. *)
+
+val when_readable : t -> Unix.file_descr -> (t -> unit) -> unit
+val when_writable : t -> Unix.file_descr -> (t -> unit) -> unit
+(** [when_readable c fd k]: [k c] runs once [fd] (an upstream socket, a
+    pipe: non-blocking, owned by the caller) is readable. *)
+
+val offload : t -> (unit -> 'a) -> ('a -> t -> unit) -> unit
+(** [offload c work k] runs [work ()] on the worker's thread pool, then
+    [k v c] on the loop with its result (an exception from [work] makes
+    the answer a 500). [work] must not use [c] or the server's state. *)
+
+val on_cancel : t -> (unit -> unit) -> unit
+(** [on_cancel c f]: [f ()] runs if the request ends before the handler
+    answered (the client left, the handler timeout). *)
+
+(** {1 Handing the connection over} *)
+
+val upgrade : t -> (Unix.file_descr -> string -> unit) -> unit
+(** [upgrade c k] ends a [101 Switching Protocols] head the handler
+    started ([start c Switching_protocols], then its [Upgrade] and e.g.
+    [Sec-WebSocket-Accept] headers) with [Connection: Upgrade], and once it
+    is sent calls [k fd rest]: the socket (non-blocking) is then the
+    callee's to use and close — the server forgets it — and [rest] holds
+    the bytes the client sent after its request head.
+    @raise Invalid_argument unless a 101 head is open. *)
+
 (**/**)
 
 external of_conn : Conn.t -> t = "%identity"

@@ -18,6 +18,7 @@ type params = {
   idle_timeout_ms : int;
   body_timeout_ms : int;
   write_timeout_ms : int;
+  handler_timeout_ms : int;
   grace_ms : int;
   stats : bool;
   log_fd : int;
@@ -45,6 +46,7 @@ type t = {
   sfd : int;
   listen_token : int;
   signal_token : int;
+  reactor : Reactor.t;  (** its tokens start at [signal_token + 1] *)
   evs : Syscall.events;
   dummy : Conn.t;
   conns : Conn.t array;
@@ -156,6 +158,24 @@ let want w c ev =
 
 (* {1 Carrying out what the connection needs} *)
 
+(* A 101 was sent: the socket leaves the server for the handler's
+   callback, with what the client sent after its head. *)
+let detach w c =
+  let fd = c.fd and k = c.upgrade in
+  let rest = Connection.detach c in
+  if c.events <> 0 then ignore (Syscall.epoll_ctl_del w.epfd fd : int);
+  c.fd <- -1;
+  c.held <- false;
+  c.events <- 0;
+  Timer_wheel.cancel w.wheel c.slot;
+  Connection.closed c;
+  w.free.(w.nfree) <- c.slot;
+  w.nfree <- w.nfree + 1;
+  w.active <- w.active - 1;
+  maybe_resume_accept w;
+  try k (Syscall.unix_of_fd fd) rest
+  with e -> log_msg "an upgrade handler raised %s" (Printexc.to_string e)
+
 let rec perform w c (a : Connection.action) =
   match a with
   | Read ->
@@ -178,6 +198,12 @@ let rec perform w c (a : Connection.action) =
         sync_timer w c;
         want w c Syscall.epollin
       end
+  | Wait ->
+      (* Only a hang-up (or error) wakes a waiting connection: pipelined
+         bytes wait in the kernel until the handler answered. *)
+      sync_timer w c;
+      want w c Syscall.epollrdhup
+  | Detach -> detach w c
 
 (* One read per readiness (level-triggered: the loop comes back for more),
    into wherever the connection wants its next bytes. *)
@@ -272,6 +298,18 @@ let log_access w c parsed =
   end
 
 (* {1 Connections} *)
+
+(* A suspended handler's continuation is ready. It runs only for the same
+   request ([gen]); if the handler has not even returned yet, it runs as
+   soon as it does. *)
+let resume_conn w c gen k =
+  if c.fd >= 0 && c.gen = gen then begin
+    if c.suspended then begin
+      c.early <- true;
+      c.cont <- k
+    end
+    else if c.state = Handling then perform w c (Connection.resume c k)
+  end
 
 let on_timeout w c = if c.fd >= 0 then perform w c (Connection.timeout c)
 
@@ -374,36 +412,49 @@ let read_signals w =
 
 (* {1 The loop} *)
 
-let handle_event w tok =
+let handle_event w tok mask =
   if tok < w.p.max_connections then begin
     let c = w.conns.(tok) in
     if c.fd >= 0 then
       match c.state with
       | Writing -> perform w c Write
       | Reading_head | Reading_body | Lingering -> on_readable w c
-      | Free | Closed -> ()
+      | Handling -> close_conn w c (* the client hung up on a waiting handler *)
+      | Free -> ()
   end
   else if tok = w.listen_token then accept_ready w
   else if tok = w.signal_token then read_signals w
+  else if tok > w.signal_token then Reactor.dispatch w.reactor tok mask
 
 let timeout_ms w =
-  if Timer_wheel.count w.wheel > 0 || w.accept_resume_ns > 0 || w.draining
-     || Access_log.pending w.log
-  then tick_ms - (w.now_ns / 1_000_000 mod tick_ms)
-  else -1
+  let tick =
+    if Timer_wheel.count w.wheel > 0 || w.accept_resume_ns > 0 || w.draining
+       || Access_log.pending w.log
+    then tick_ms - (w.now_ns / 1_000_000 mod tick_ms)
+    else -1
+  in
+  let next = Reactor.next_timer_ns w.reactor in
+  if next = max_int then tick
+  else begin
+    (* Round up: waking a little late is fine, early means a spin. *)
+    let ms = (next - w.now_ns + 999_999) / 1_000_000 in
+    let ms = if ms < 0 then 0 else ms in
+    if tick < 0 || ms < tick then ms else tick
+  end
 
 let turn w =
   let n = Syscall.epoll_wait w.epfd w.evs events_cap (timeout_ms w) in
   update_clock w;
   if n > 0 then
     for i = 0 to n - 1 do
-      handle_event w (Syscall.event_token w.evs i)
+      handle_event w (Syscall.event_token w.evs i) (Syscall.event_mask w.evs i)
     done
   else if n < 0 && n <> - Syscall.eintr then begin
     log_msg "epoll_wait: %s" (Syscall.error_message n);
     begin_drain w;
     w.stop <- true
   end;
+  Reactor.run_timers w.reactor ~now_ns:w.now_ns;
   let id = ref (Timer_wheel.pop_expired w.wheel ~now:w.tick) in
   while !id >= 0 do
     on_timeout w w.conns.(!id);
@@ -426,6 +477,7 @@ let create p ~listen_fd ~signal_fd handler =
     Conn.create_shared ~server_name:p.server_name ~read_buffer:p.read_buffer
       ~write_buffer:p.write_buffer ~max_body:p.max_body ~header_ms:p.header_timeout_ms
       ~idle_ms:p.idle_timeout_ms ~body_ms:p.body_timeout_ms ~write_ms:p.write_timeout_ms
+      ~handler_ms:p.handler_timeout_ms
       ~keep:(min pool_keep p.max_connections)
   in
   let dummy = Conn.create sh ~slot:(-1) ~peer:false in
@@ -435,7 +487,8 @@ let create p ~listen_fd ~signal_fd handler =
     (* Enough buckets that no timeout wraps around the wheel. *)
     let longest =
       List.fold_left max (Connection.linger_ticks * tick_ms)
-        [ p.header_timeout_ms; p.idle_timeout_ms; p.body_timeout_ms; p.write_timeout_ms ]
+        [ p.header_timeout_ms; p.idle_timeout_ms; p.body_timeout_ms; p.write_timeout_ms;
+          p.handler_timeout_ms ]
     in
     (longest / tick_ms) + 2
   in
@@ -447,6 +500,7 @@ let create p ~listen_fd ~signal_fd handler =
       sfd = signal_fd;
       listen_token = n;
       signal_token = n + 1;
+      reactor = Reactor.create ~epfd ~base_token:(n + 2) ~threads:4;
       evs = Syscall.events_create events_cap;
       dummy;
       conns = Array.make n dummy;
@@ -484,6 +538,8 @@ let create p ~listen_fd ~signal_fd handler =
   sh.hooks.app <- app;
   sh.hooks.log <- log_access w;
   sh.hooks.flush <- Plain.write_now;
+  sh.hooks.resume <- resume_conn w;
+  Reactor.install w.reactor;
   if Syscall.epoll_ctl_add epfd signal_fd Syscall.epollin w.signal_token < 0 then
     failwith "epoll_ctl_add (signalfd)";
   maybe_resume_accept w;

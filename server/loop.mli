@@ -70,6 +70,7 @@ type params = {
   idle_timeout_ms : int;
   body_timeout_ms : int;
   write_timeout_ms : int;
+  handler_timeout_ms : int;
   grace_ms : int;
   stats : bool;
   log_fd : int;  (** access log fd, [-1] for none *)

@@ -14,6 +14,7 @@ type config = {
   idle_timeout : float;
   body_timeout : float;
   write_timeout : float;
+  handler_timeout : float;
   grace_period : float;
   send_lowat : int;
   defer_accept : bool;
@@ -40,6 +41,7 @@ let default_config =
     idle_timeout = 60.;
     body_timeout = 30.;
     write_timeout = 30.;
+    handler_timeout = 30.;
     grace_period = 10.;
     send_lowat = 16 * 1024;
     defer_accept = true;
@@ -64,6 +66,7 @@ let params c =
     idle_timeout_ms = ms c.idle_timeout;
     body_timeout_ms = ms c.body_timeout;
     write_timeout_ms = ms c.write_timeout;
+    handler_timeout_ms = ms c.handler_timeout;
     grace_ms = (if c.grace_period <= 0. then 0 else ms c.grace_period);
     stats = c.stats;
     log_fd =

@@ -115,6 +115,12 @@ type config = {
   write_timeout : float;
       (** Seconds a response may make no progress because the client does
           not read. Default [30.]. *)
+  handler_timeout : float;
+      (** Seconds a handler may wait at once after returning without an
+          answer ([Ctx.suspend], [Ctx.sleep], [Ctx.offload], …) before
+          the client gets 503 and the continuation is dropped. Each wait
+          has its own: a stream that sleeps between pieces is not cut.
+          Default [30.]. *)
   grace_period : float;
       (** Seconds in-flight requests get to finish after SIGTERM/SIGINT.
           Default [10.]. *)

@@ -7,6 +7,15 @@ open Httpz
 open Httpz_server
 module S = Httpz_test_support
 
+let later = ref None
+let flushes = ref 0
+let largest_piece = ref 0
+let upgraded = ref None
+
+let answer_later c =
+  Ctx.start c Status.Ok;
+  Ctx.body_string c "later"
+
 let handler c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let t = Request.target req in
@@ -19,25 +28,70 @@ let handler c =
     end
   end
   else if Span.equal buf t "/raise" then failwith "boom"
+  else if Span.equal buf t "/later" then later := Some (Ctx.suspend c answer_later)
+  else if Span.equal buf t "/at-once" then (Ctx.suspend c answer_later) ()
+  else if Span.equal buf t "/stream" then begin
+    Ctx.start c Status.Ok;
+    Ctx.chunked_start c;
+    Ctx.chunk c "one\n";
+    Ctx.flush c (fun c ->
+        incr flushes;
+        Ctx.chunk c "two\n";
+        Ctx.flush c (fun c ->
+            incr flushes;
+            Ctx.chunked_end c))
+  end
+  else if Span.equal buf t "/count" then begin
+    let total = ref 0 in
+    let rec next c =
+      if Ctx.body_ended c then begin
+        Ctx.start c Status.Ok;
+        Ctx.body_string c (Printf.sprintf "%d bytes" !total)
+      end
+      else begin
+        total := !total + Span.len (Ctx.body_piece c);
+        largest_piece := max !largest_piece (Span.len (Ctx.body_piece c));
+        Ctx.read_body c ~limit:10_000_000 next
+      end
+    in
+    Ctx.read_body c ~limit:10_000_000 next
+  end
+  else if Span.equal buf t "/upgrade" then begin
+    Ctx.start c Status.Switching_protocols;
+    Ctx.header c Header_name.Upgrade "echo";
+    Ctx.upgrade c (fun _fd rest -> upgraded := Some rest)
+  end
   else begin
     Ctx.start c Status.Ok;
     Ctx.header c Header_name.Content_type "text/plain";
     Ctx.body_bigstring c buf ~off:(Span.off t) ~len:(Span.len t)
   end
 
+let resumed = ref None
+
 let shared ?(read_buffer = 4096) ?(max_body = 1 lsl 20) () =
   let sh =
     Conn.create_shared ~server_name:"t" ~read_buffer ~write_buffer:1024 ~max_body
-      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~keep:4
+      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000 ~keep:4
   in
   let app c = handler (Ctx.of_conn c) in
   sh.hooks.handler <- app;
   sh.hooks.app <- app;
+  (* The backend's part of a resume, without a loop: a continuation that
+     comes while the handler runs waits for it to return. *)
+  sh.hooks.resume <-
+    (fun c gen k ->
+      if c.Conn.gen = gen then
+        if c.suspended then begin
+          c.early <- true;
+          c.cont <- k
+        end
+        else resumed := Some (c, k));
   sh
 
 (* {1 The in-memory peer} *)
 
-type outcome = Waiting | Closed | Lingering
+type outcome = Waiting | Closed | Lingering | Suspended | Detached
 
 type peer = {
   c : Conn.t;
@@ -77,6 +131,8 @@ and drive p (a : Connection.action) =
       Connection.closed p.c;
       Closed
   | Linger -> Lingering
+  | Wait -> Suspended
+  | Detach -> Detached
   | Read ->
       if p.input = "" then Waiting
       else begin
@@ -96,7 +152,17 @@ let take p = let s = Buffer.contents p.output in Buffer.clear p.output; s
 let open_ p = drive p (Connection.opened p.c)
 let exchange p s = send p s; drive p Read
 
-let outcome = Alcotest.testable (fun f o -> Format.pp_print_string f (match o with Waiting -> "waiting" | Closed -> "closed" | Lingering -> "lingering")) ( = )
+let outcome =
+  Alcotest.testable
+    (fun f o ->
+      Format.pp_print_string f
+        (match o with
+         | Waiting -> "waiting"
+         | Closed -> "closed"
+         | Lingering -> "lingering"
+         | Suspended -> "suspended"
+         | Detached -> "detached"))
+    ( = )
 
 let contains s sub =
   let n = String.length s and m = String.length sub in
@@ -243,6 +309,79 @@ let body_clock () =
   ignore (exchange p (String.make 20_000 'y'));
   Alcotest.(check int) "20 KB: capped at the timeout from now" (sh.tick + sh.body_ticks + 1) p.c.deadline
 
+(* {2 Answering later} *)
+
+let suspended () =
+  let sh = shared () in
+  let p = peer sh in
+  ignore (open_ p);
+  Alcotest.check outcome "handler waits" Suspended (exchange p (get "/later"));
+  Alcotest.(check string) "nothing written yet" "" (take p);
+  Alcotest.(check bool) "handler timer" true (p.c.timer = Conn.Handler_timer);
+  (match !later with Some resume -> resume () | None -> Alcotest.fail "no resume");
+  (match !resumed with
+   | Some (c, k) ->
+       resumed := None;
+       Alcotest.check outcome "answered later" Waiting (drive p (Connection.resume c k))
+   | None -> Alcotest.fail "not resumed");
+  check_has "the answer" (take p) "\r\n\r\nlater";
+  (* Resumed before the handler even returned. *)
+  Alcotest.check outcome "at once" Waiting (exchange p (get "/at-once"));
+  check_has "answered" (take p) "later";
+  (* A stale resume (the request is over) does nothing. *)
+  (match !later with Some resume -> resume () | None -> ());
+  Alcotest.(check bool) "stale resume dropped" true (!resumed = None)
+
+let handler_timeout () =
+  let sh = shared () in
+  let p = peer sh in
+  ignore (open_ p);
+  Alcotest.check outcome "waits" Suspended (exchange p (get "/later"));
+  let gen = p.c.gen in
+  Alcotest.check outcome "503, then lingers" Lingering (drive p (Connection.timeout p.c));
+  check_has "503" (take p) "HTTP/1.1 503 ";
+  Alcotest.(check bool) "the late continuation is dropped" true (p.c.gen <> gen)
+
+let streamed_response () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  flushes := 0;
+  Alcotest.check outcome "streamed" Waiting (exchange p (get "/stream"));
+  let out = take p in
+  Alcotest.(check int) "continued after each flush" 2 !flushes;
+  check_has "chunked" out "Transfer-Encoding: chunked\r\n";
+  check_has "pieces and end" out "\r\n\r\n4\r\none\n\r\n4\r\ntwo\n\r\n0\r\n\r\n"
+
+let streamed_request_body () =
+  let sh = shared ~read_buffer:1024 () in
+  let p = peer sh in
+  ignore (open_ p);
+  largest_piece := 0;
+  let n = 300_000 in
+  ignore (exchange p (Printf.sprintf "POST /count HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n" n));
+  Alcotest.check outcome "counted" Waiting (exchange p (String.make n 'b'));
+  check_has "all of it" (take p) (Printf.sprintf "%d bytes" n);
+  Alcotest.(check bool) "pieces no larger than the read buffer" true (!largest_piece <= 1024);
+  Alcotest.(check int) "no body buffer" 0 (Buffer_pool.in_use sh.bodies);
+  (* Chunked, and pipelined after it. *)
+  let chunks = String.concat "" (List.init 50 (fun _ -> "3e8\r\n" ^ String.make 1000 'c' ^ "\r\n")) in
+  Alcotest.check outcome "chunked counted" Waiting
+    (exchange p ("POST /count HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" ^ chunks ^ "0\r\n\r\n" ^ get "/after"));
+  let out = take p in
+  check_has "50,000 bytes" out "50000 bytes";
+  check_has "then the next request" out "\r\n\r\n/after"
+
+let upgrade () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  upgraded := None;
+  Alcotest.check outcome "handed over" Detached
+    (exchange p "GET /upgrade HTTP/1.1\r\nHost: t\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\nhello");
+  let out = take p in
+  check_has "101" out "HTTP/1.1 101 Switching Protocols\r\n";
+  check_has "upgrade" out "Upgrade: echo\r\nConnection: Upgrade\r\n\r\n";
+  Alcotest.(check string) "the bytes after the head" "hello" (Connection.detach p.c)
+
 (* {1 Allocation} *)
 
 (* The whole exchange — bytes in, parse, handler, response out, idle —
@@ -257,7 +396,7 @@ let zero_alloc_cycle () =
     | Write ->
         Connection.advance c (Connection.pending c);
         go (Connection.written c)
-    | Read | Close | Linger -> a
+    | Read | Close | Linger | Wait | Detach -> a
   in
   ignore (Connection.opened c : Connection.action);
   S.zero_alloc "request/response cycle" (fun () ->
@@ -283,6 +422,11 @@ let () =
           Alcotest.test_case "handler raises: 500" `Quick handler_raises;
           Alcotest.test_case "timeouts" `Quick timeouts;
           Alcotest.test_case "body clock" `Quick body_clock;
+          Alcotest.test_case "suspend and resume" `Quick suspended;
+          Alcotest.test_case "handler timeout: 503" `Quick handler_timeout;
+          Alcotest.test_case "streamed response, flush" `Quick streamed_response;
+          Alcotest.test_case "streamed request body" `Quick streamed_request_body;
+          Alcotest.test_case "upgrade: 101, hand over" `Quick upgrade;
         ] );
       ("allocation", [ zero_alloc_cycle () ]);
     ]

@@ -1,0 +1,68 @@
+(** What a worker's event loop offers code that waits: timers, readiness
+    of descriptors it did not create (an upstream socket, a pipe), and a
+    thread pool for blocking work. Handlers reach it through
+    {!Ctx.sleep}, {!Ctx.when_readable}, {!Ctx.offload} and {!Ctx.suspend};
+    the Lwt adapter builds an [Lwt_engine] on it.
+
+    Everything here runs on the worker's loop, between connection events:
+    a callback must not block. Callbacks and their registrations allocate
+    (this is the asynchronous path; the synchronous one stays at zero).
+    An exception escaping a callback is logged and the loop goes on.
+
+    One reactor per worker, created by the loop before serving; {!current}
+    is that worker's. Not thread-safe, except {!offload}'s completion,
+    which crosses from the pool's threads through a pipe. *)
+
+type t
+
+val current : unit -> t
+(** The reactor of the worker this process runs.
+    @raise Failure outside a running server. *)
+
+(** {1 Timers} *)
+
+type timer
+
+val after : t -> float -> (unit -> unit) -> timer
+(** [after r seconds f] calls [f ()] once, [seconds] from now (at the
+    loop's next turn after that time; the loop wakes for it). *)
+
+val cancel : timer -> unit
+(** [cancel tm] stops [tm] from firing; no effect if it fired. *)
+
+(** {1 Descriptors} *)
+
+type watch
+
+val watch : t -> Unix.file_descr -> write:bool -> (unit -> unit) -> watch
+(** [watch r fd ~write f] calls [f ()] every time [fd] is readable (or
+    writable, with [write]), level-triggered, until {!unwatch}. Several
+    watches may share a descriptor. The descriptor stays the caller's: it
+    must be unwatched before it is closed. *)
+
+val unwatch : watch -> unit
+(** Idempotent. *)
+
+(** {1 Blocking work} *)
+
+val offload : t -> (unit -> unit) -> (unit -> unit) -> unit
+(** [offload r job k] runs [job ()] on a thread of the worker's pool
+    (started on first use: [threads] threads, 4 by default), then [k ()]
+    on the loop. [job] must not touch the server's state: it runs
+    concurrently with the loop (OCaml's runtime lock lets it run while the
+    loop waits in epoll, and during [job]'s own blocking calls). *)
+
+(**/**)
+
+(* For the loop. *)
+val create : epfd:int -> base_token:int -> threads:int -> t
+val install : t -> unit
+val dispatch : t -> int -> int -> unit
+(** [dispatch r token mask]: an epoll event for one of the reactor's
+    tokens ([token >= base_token]). *)
+
+val run_timers : t -> now_ns:int -> unit
+val next_timer_ns : t -> int
+(** Monotonic time of the earliest timer, or [max_int]. *)
+
+val pending : t -> bool
