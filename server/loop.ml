@@ -460,6 +460,7 @@ let turn w =
     on_timeout w w.conns.(!id);
     id := Timer_wheel.pop_expired w.wheel ~now:w.tick
   done;
+  Reactor.end_of_turn w.reactor;
   if w.accept_resume_ns > 0 && w.now_ns >= w.accept_resume_ns then begin
     w.accept_resume_ns <- 0;
     maybe_resume_accept w

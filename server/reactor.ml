@@ -22,6 +22,7 @@ and t = {
   interest : (int, int) Hashtbl.t;  (* fd -> epoll events registered *)
   threads : int;
   mutable pool : pool option;
+  mutable turn_hooks : (unit -> unit) list;
 }
 
 and pool = {
@@ -53,6 +54,7 @@ let create ~epfd ~base_token ~threads =
     interest = Hashtbl.create 16;
     threads = max 1 threads;
     pool = None;
+    turn_hooks = [];
   }
 
 let install r = the_current := Some r
@@ -173,6 +175,13 @@ let dispatch r token mask =
     (List.rev (try Hashtbl.find r.watches fd with Not_found -> []))
 
 let pending r = r.size > 0 || Hashtbl.length r.watches > 0
+
+let at_each_turn r f = r.turn_hooks <- r.turn_hooks @ [ f ]
+
+let end_of_turn r =
+  match r.turn_hooks with
+  | [] -> ()
+  | l -> List.iter (fun f -> guard "a turn hook" f) l
 
 (* {1 The offload pool} *)
 

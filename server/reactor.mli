@@ -43,6 +43,12 @@ val watch : t -> Unix.file_descr -> write:bool -> (unit -> unit) -> watch
 val unwatch : watch -> unit
 (** Idempotent. *)
 
+val at_each_turn : t -> (unit -> unit) -> unit
+(** [at_each_turn r f] calls [f ()] at the end of every turn of the loop
+    (after its events and timers), for the worker's life: an event library
+    resumes its paused work there (the Lwt adapter calls
+    [Lwt.wakeup_paused]). Keep it cheap. *)
+
 (** {1 Blocking work} *)
 
 val offload : t -> (unit -> unit) -> (unit -> unit) -> unit
@@ -66,3 +72,4 @@ val next_timer_ns : t -> int
 (** Monotonic time of the earliest timer, or [max_int]. *)
 
 val pending : t -> bool
+val end_of_turn : t -> unit
