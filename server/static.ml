@@ -7,6 +7,7 @@ type config = {
   list_directories : bool;
   max_age : int;
   dotfiles : bool;
+  mount : string;
   follow_symlinks : bool;
   gzip_static : bool;
   multipart_max : int;
@@ -21,6 +22,7 @@ let default_config = {
   list_directories = false;
   max_age = -1;
   dotfiles = false;
+  mount = "/";
   follow_symlinks = true;
   gzip_static = true;
   multipart_max = 256 * 1024;
@@ -338,6 +340,14 @@ let root_fd t = t.root_fd
 let close t = ignore (Syscall.close t.root_fd)
 let mime t name = Mime_cache.type_of t.mime (Mime_cache.slot_of_path t.mime (B.of_string name) (String.length name))
 
+(* "/" or "/a/b/": what a normalised request path can start with. *)
+let valid_mount m =
+  let n = String.length m in
+  let segments = String.split_on_char '/' (String.sub m 1 (max 0 (n - 2))) in
+  n >= 1 && n < 1024 && m.[0] = '/' && m.[n - 1] = '/'
+  && String.for_all (fun ch -> ch > ' ' && ch < '\127' && ch <> '?' && ch <> '#' && ch <> '%') m
+  && (n = 1 || List.for_all (fun seg -> seg <> "" && seg <> "." && seg <> "..") segments)
+
 let random_boundary () =
   let st = Random.State.make_self_init () in
   String.init 24 (fun _ -> "0123456789abcdefghijklmnopqrstuvwxyz".[Random.State.int st 36])
@@ -346,6 +356,8 @@ let create cfg =
   if cfg.index = "" || String.contains cfg.index '/' || String.contains cfg.index '\000'
      || String.length cfg.index > suffix_room - 8
   then Error "index must be a plain file name"
+  else if not (valid_mount cfg.mount) then
+    Error "mount must be a path that starts and ends with '/', without '.' or '..' segments"
   else if cfg.multipart_max < 0 then Error "multipart_max must not be negative"
   else
     match Sys.is_directory cfg.root with
@@ -773,7 +785,10 @@ let serve_opened t c req buf fd n ~is_get =
 
 let redirect_to_slash t c n =
   let s = t.scratch in
-  let o = encode_into t.path ~off:0 ~len:n s 0 in
+  (* The path is relative to the mount point: the client's has it first. *)
+  let m = String.length t.cfg.mount - 1 in
+  B.blit_from_string t.cfg.mount ~src_off:0 s ~dst_off:0 ~len:m;
+  let o = encode_into t.path ~off:0 ~len:n s m in
   B.unsafe_set s o '/';
   let o = o + 1 in
   let q = Target.query t.target in
@@ -887,13 +902,40 @@ let serve_directory t c req buf dfd n ~is_get =
 
 (* {1 Entry point} *)
 
+(* The request's decoded, normalised path [t.path.{0 .. n-1}] seen from
+   the mount point: the mount prefix is removed (the rest keeps its
+   leading '/'), so everything after it resolves beneath the root as for a
+   handler mounted at "/". Decoding and normalising come first, so an
+   encoded "../" can never step out of the prefix. [-2]: the path is the
+   mount point without its slash (redirect); [-3]: outside the mount. *)
+let unmount t n =
+  let mount = t.cfg.mount in
+  let m = String.length mount in
+  if m = 1 then n
+  else if n = m - 1 && B.equal_string t.path ~off:0 ~len:n (String.sub mount 0 (m - 1)) then -2
+  else if n >= m && B.equal_string t.path ~off:0 ~len:m mount then begin
+    B.blit ~src:t.path ~src_off:(m - 1) ~dst:t.path ~dst_off:0 ~len:(n - m + 1);
+    n - m + 1
+  end
+  else -3
+
+let mount_redirect t c =
+  Ctx.start c Moved_permanently;
+  Ctx.header c Location t.cfg.mount;
+  if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+  Ctx.header c Content_type html_type;
+  Ctx.body_string c p301
+
 let serve t c req ~is_get =
   let buf = Ctx.buffer c in
   match Target.split t.target buf (Request.target req) with
   | Error | Asterisk -> error_page c Bad_request
   | Origin | Absolute ->
     let n = Target.decode_path buf (Target.path t.target) ~dst:t.path in
-    if n < 0 || n > path_capacity then error_page c Bad_request
+    let n = if n < 0 || n > path_capacity then n else unmount t n in
+    if n = -2 then mount_redirect t c
+    else if n = -3 then error_page c Not_found
+    else if n < 0 || n > path_capacity then error_page c Bad_request
     else if (not t.cfg.dotfiles) && has_hidden_segment t.path n then error_page c Not_found
     else begin
       t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;

@@ -139,6 +139,14 @@ type config = {
       (** Seconds for [Cache-Control: max-age=N] on file answers; negative
           (the default, [-1]) sends no [Cache-Control]. *)
   dotfiles : bool;  (** Serve dotfiles (see above). Default [false]. *)
+  mount : string;
+      (** The path prefix the handler answers under, starting and ending
+          with ['/'], e.g. ["/static/"]: [/static/a.css] is the file
+          [a.css] of the root, [/static] redirects to [/static/], any other
+          path is 404. The request path is decoded and normalised before
+          the prefix is checked and removed, and the rest opens beneath
+          the root with the kernel's containment, so no encoding of ".."
+          leaves the mount or the root. Default ["/"]. *)
   follow_symlinks : bool;
       (** Follow symlinks that stay beneath the root. Default [true]; with
           [false] any symlink on the path answers [404]. Symlinks leading

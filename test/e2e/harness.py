@@ -486,3 +486,21 @@ def part(results, name, fn, stop_servers=False):
         if stop_servers:
             _stop_all_servers()
     log("# %s took %.1f s" % (name, time.monotonic() - t0))
+
+
+class Program(Server):
+    """A program other than `httpz serve` that takes `-p PORT` (the examples),
+    started, checked and stopped like a Server."""
+
+    def __init__(self, argv, ready_path="/"):
+        super().__init__(docroot=None, ready_path=ready_path)
+        self.base_argv = list(argv)
+
+    @property
+    def argv(self):
+        return self.base_argv + ["-p", str(self.port)]
+
+
+def example(name):
+    """Path of a built example program (dune builds examples/NAME.exe)."""
+    return os.path.join(ROOT, "_build", "default", "examples", name + ".exe")
