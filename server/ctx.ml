@@ -32,6 +32,16 @@ let await_body c =
 
 let now c = c.sh.now
 
+let client c =
+  match Unix.getpeername (Syscall.unix_of_fd c.fd) with
+  | Unix.ADDR_INET (a, port) ->
+      let s = Unix.string_of_inet_addr a in
+      (* An IPv4 client of a dual-stack socket shows as ::ffff:a.b.c.d. *)
+      let s = if String.length s > 7 && String.sub s 0 7 = "::ffff:" then String.sub s 7 (String.length s - 7) else s in
+      (s, port)
+  | Unix.ADDR_UNIX _ -> ("unix", 0)
+  | exception Unix.Unix_error _ -> ("-", 0)
+
 (* {1 Head} *)
 
 let not_in_head () = invalid_arg "Ctx: no response head is open (call start first)"

@@ -69,6 +69,11 @@ val await_body : t -> unit
 
 val body_buffer : t -> Httpz.Bigstring.t
 
+val client : t -> string * int
+(** [client c] is the client's numeric address (IPv4 dotted, or IPv6; an
+    IPv4-mapped IPv6 address shown as IPv4) and port. Allocates (one
+    [getpeername]). *)
+
 val now : t -> int
 (** Wall-clock seconds at the start of this event-loop turn (for dates). *)
 

@@ -236,6 +236,11 @@ let handler c =
       Ctx.body_string c (string_of_int (Span.len (Ctx.body c)))
     end
   end
+  else if is buf t "/client" then begin
+    let addr, port = Ctx.client c in
+    Ctx.start c Status.Ok;
+    Ctx.body_string c (Printf.sprintf "%s %d" addr port)
+  end
   else if is buf t "/refuse" then begin
     (* Answers without looking at the body. *)
     Ctx.start c Status.Method_not_allowed;
@@ -676,6 +681,13 @@ let connect_requests () =
           let r = read_response cl in
           check_hdr r "connection" (Some "close");
           Alcotest.(check bool) "closed, nothing smuggled" true (at_eof cl)))
+
+let client_address () =
+  with_server handler (fun s ->
+      with_client s.port (fun cl ->
+          let port = match Unix.getsockname cl.fd with Unix.ADDR_INET (_, p) -> p | _ -> -1 in
+          send cl (get "/client");
+          check_str "address and port" (Printf.sprintf "127.0.0.1 %d" port) (read_response cl).body))
 
 let loopback_peers () =
   let ok a = Loop.is_loopback (Unix.ADDR_INET (Unix.inet_addr_of_string a, 80)) in
@@ -1189,6 +1201,7 @@ let () =
           Alcotest.test_case "body memory given back" `Quick body_memory_returns;
           Alcotest.test_case "CONNECT: no content, then close" `Quick connect_requests;
           Alcotest.test_case "stats: loopback peers only" `Quick loopback_peers;
+          Alcotest.test_case "the client's address and port" `Quick client_address;
           Alcotest.test_case "handler errors: 500" `Quick handler_errors;
           Alcotest.test_case "chunked, large and close responses" `Quick responses;
           Alcotest.test_case "write backpressure" `Quick backpressure;
