@@ -4,7 +4,7 @@
 
 open Cmdliner
 module Server = Httpz_server.Server
-module Static = Httpz_server.Static
+module Static = Httpz_static.Static
 
 (* Problems with option values (a missing directory, a port out of range)
    exit 2 with one line on stderr, never a backtrace. Cmdliner itself

@@ -19,3 +19,5 @@ let host_char =
 let[@inline] is_tchar c = String.unsafe_get tchar (Char.code c) <> '\000'
 let[@inline] is_host_char c = String.unsafe_get host_char (Char.code c) <> '\000'
 let[@inline] is_field_vchar c = (c > ' ' && c < '\127') || c >= '\128'
+
+let[@inline] is_ows c = c = ' ' || c = '\t'

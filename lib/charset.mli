@@ -3,6 +3,9 @@
     Each predicate is one [String.unsafe_get] and a compare: the parser's
     inner loops use them instead of chains of range tests. *)
 
+val is_ows : char -> bool
+(** [OWS] bytes: space and horizontal tab (RFC 9110 §5.6.3). *)
+
 val is_tchar : char -> bool
 (** [tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." /
     "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA] (RFC 9110 §5.6.2). *)

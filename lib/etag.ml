@@ -4,7 +4,6 @@ type condition = Match | No_match | Invalid
 (* etagc = %x21 / %x23-7E / obs-text  (RFC 9110 §8.8.3)
    that is, field-vchar (VCHAR / obs-text, §5.5) minus DQUOTE. *)
 let[@inline] is_etagc c = Charset.is_field_vchar c && c <> '"'
-let[@inline] is_ows c = c = ' ' || c = '\t'
 
 let scan (buf : Bigstring.t) ~off ~stop =
   let p = ref off in
@@ -78,14 +77,14 @@ let element_matches (buf : Bigstring.t) s e etag eo ~strong =
 let eval_list (buf : Bigstring.t) ~off ~len ~etag ~strong =
   let eo = opaque_start etag in
   let stop = ref (off + len) and pos = ref off in
-  while !pos < !stop && is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
-  while !stop > !pos && is_ows (Bigstring.unsafe_get buf (!stop - 1)) do decr stop done;
+  while !pos < !stop && Charset.is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
+  while !stop > !pos && Charset.is_ows (Bigstring.unsafe_get buf (!stop - 1)) do decr stop done;
   if !stop - !pos = 1 && Bigstring.unsafe_get buf !pos = '*' then Match
   else begin
     let matched = ref false and invalid = ref false in
     while (not !invalid) && !pos < !stop do
       let c = Bigstring.unsafe_get buf !pos in
-      if is_ows c then incr pos
+      if Charset.is_ows c then incr pos
       else if c = ',' then incr pos
       else begin
         let e = scan buf ~off:!pos ~stop:!stop in
@@ -93,7 +92,7 @@ let eval_list (buf : Bigstring.t) ~off ~len ~etag ~strong =
         else begin
           if eo >= 0 && element_matches buf !pos e etag eo ~strong then matched := true;
           pos := e;
-          while !pos < !stop && is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
+          while !pos < !stop && Charset.is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
           if !pos < !stop then
             if Bigstring.unsafe_get buf !pos = ',' then incr pos else invalid := true
         end
@@ -112,8 +111,8 @@ let if_match buf ~off ~len ~etag =
 let if_range (buf : Bigstring.t) ~off ~len ~etag =
   Bigstring.check_range "Httpz.Etag.if_range" buf ~off ~len;
   let stop = ref (off + len) and pos = ref off in
-  while !pos < !stop && is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
-  while !stop > !pos && is_ows (Bigstring.unsafe_get buf (!stop - 1)) do decr stop done;
+  while !pos < !stop && Charset.is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
+  while !stop > !pos && Charset.is_ows (Bigstring.unsafe_get buf (!stop - 1)) do decr stop done;
   if !pos = !stop || scan buf ~off:!pos ~stop:!stop <> !stop then Invalid
   else begin
     let eo = opaque_start etag in

@@ -39,7 +39,6 @@ let count t = t.count
 let start t i = t.res_start.(i)
 let stop t i = t.res_stop.(i)
 
-let[@inline] is_ows c = c = ' ' || c = '\t'
 let[@inline] is_digit c = c >= '0' && c <= '9'
 
 (* Out-of-band values of [read_number], negative so that one [< 0] test
@@ -76,7 +75,7 @@ let parse t (buf : Bigstring.t) ~off ~len =
   t.count <- 0;
   let stop = off + len in
   let pos = ref off in
-  while !pos < stop && is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
+  while !pos < stop && Charset.is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
   let unit_start = !pos in
   while !pos < stop && Charset.is_tchar (Bigstring.unsafe_get buf !pos) do incr pos done;
   let unit_len = !pos - unit_start in
@@ -90,7 +89,7 @@ let parse t (buf : Bigstring.t) ~off ~len =
     let result = ref Valid in
     let continue = ref true in
     while !continue do
-      while !pos < stop && is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
+      while !pos < stop && Charset.is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
       if !pos < stop && Bigstring.unsafe_get buf !pos <> ',' then begin
         (* A non-empty element: a range-spec. [first = -1] marks a
            suffix-range, [last = -1] an open-ended int-range; [bad] any
@@ -117,7 +116,7 @@ let parse t (buf : Bigstring.t) ~off ~len =
           end
         end;
         if not !bad then begin
-          while !pos < stop && is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
+          while !pos < stop && Charset.is_ows (Bigstring.unsafe_get buf !pos) do incr pos done;
           if !pos < stop && Bigstring.unsafe_get buf !pos <> ',' then bad := true
         end;
         (* The element is judged whole (spec, OWS, then "," or the end)

@@ -95,7 +95,6 @@ let max_leading_empty_lines = 4
 
 (* --- Field value semantics ------------------------------------------- *)
 
-let[@inline] is_ows c = c = ' ' || c = '\t'
 
 
 let connection_option t b off len =
@@ -129,11 +128,11 @@ let transfer_coding t b off len =
 let[@inline] list_elements t b pos stop ~te =
   let i = ref pos and n = ref 0 in
   while !i < stop do
-    while !i < stop && (is_ows (get b !i) || get b !i = ',') do incr i done;
+    while !i < stop && (Charset.is_ows (get b !i) || get b !i = ',') do incr i done;
     let start = !i in
     while !i < stop && get b !i <> ',' do incr i done;
     let e = ref !i in
-    while !e > start && is_ows (get b (!e - 1)) do decr e done;
+    while !e > start && Charset.is_ows (get b (!e - 1)) do decr e done;
     if !e > start then begin
       incr n;
       if te then transfer_coding t b start (!e - start)
@@ -319,7 +318,7 @@ let field_line t b pos stop =
         byte loops are fine here. *)
      if Swar.skip_tchars b n_start !pos < !pos then fail t Parse_error.Bad_header_name;
      let w = ref (!pos + 1) in
-     while !w < stop && is_ows (get b !w) do incr w done;
+     while !w < stop && Charset.is_ows (get b !w) do incr w done;
      if !w >= stop then raise_notrace Need_more;
      if get b !w = ':' then fail t Parse_error.Space_before_colon
      else fail t Parse_error.Bad_header_name
@@ -332,7 +331,7 @@ let field_line t b pos stop =
      if Swar.skip_tchars b n_start !pos < !pos then fail t Parse_error.Bad_header_name
    | _ -> ());
   incr pos;
-  while !pos < stop && is_ows (get b !pos) do incr pos done;
+  while !pos < stop && Charset.is_ows (get b !pos) do incr pos done;
   let v_start = !pos in
   (* The value runs to CR; HTAB is the one control byte allowed inside. *)
   let p = ref (Swar.skip_field_value b v_start stop) in
@@ -346,7 +345,7 @@ let field_line t b pos stop =
    | '\n' -> fail t Parse_error.Bare_lf
    | _ -> fail t Parse_error.Bad_header_value);
   let e = ref v_end in
-  while !e > v_start && is_ows (get b (!e - 1)) do decr e done;
+  while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
   let vlen = !e - v_start in
   let i = t.count in
   if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;

@@ -28,7 +28,6 @@ let is_token s =
 
 (* field-vchar / SP / HTAB: everything but the CTLs other than HTAB, and DEL. *)
 let[@inline] value_byte c = (c >= ' ' && c <> '\127') || c = '\t'
-let[@inline] is_ows c = c = ' ' || c = '\t'
 
 (* SWAR: is any of the 8 bytes of [w] below 0x20, or equal to 0x7F?
    [(x - 0x01..01 * n) land (lnot x) land 0x80..80] is non-zero iff some
@@ -46,7 +45,7 @@ let[@inline] word_suspect w =
 let is_field_value s =
   let n = String.length s in
   if n = 0 then true
-  else if is_ows (String.unsafe_get s 0) || is_ows (String.unsafe_get s (n - 1)) then false
+  else if Charset.is_ows (String.unsafe_get s 0) || Charset.is_ows (String.unsafe_get s (n - 1)) then false
   else begin
     let i = ref 0 and ok = ref true in
     while !ok && !i + 8 <= n do
@@ -67,7 +66,7 @@ let is_field_value s =
    is allowed inside a value, so step over it and scan on. *)
 let is_field_value_b b off n =
   if n = 0 then true
-  else if is_ows (B.unsafe_get b off) || is_ows (B.unsafe_get b (off + n - 1)) then false
+  else if Charset.is_ows (B.unsafe_get b off) || Charset.is_ows (B.unsafe_get b (off + n - 1)) then false
   else begin
     let stop = off + n in
     let i = ref (Swar.skip_field_value b off stop) in

@@ -1,5 +1,5 @@
-external map : int -> Httpz.Bigstring.t = "httpz_buffer_map"
-external unmap : Httpz.Bigstring.t -> int = "httpz_buffer_unmap"
+let map = Mapped.map
+let unmap = Mapped.unmap
 
 type t = {
   size : int;

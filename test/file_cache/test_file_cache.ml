@@ -1,6 +1,7 @@
 (* File_cache on its own: hits, limits, eviction, revalidation, and that a
    lookup allocates nothing. Real files, real fstat. *)
-open Httpz_server
+open Httpz_sys
+open Httpz_static
 module B = Httpz.Bigstring
 
 let dir =

@@ -5,6 +5,7 @@
    wheel and the access-log time format. *)
 
 open Httpz
+open Httpz_sys
 open Httpz_server
 
 (* {1 Servers} *)

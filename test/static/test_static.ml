@@ -5,7 +5,9 @@
    SIGTERM at exit. Requests are raw bytes over Unix sockets, so what is
    checked is exactly what goes on the wire. *)
 
+open Httpz_sys
 open Httpz_server
+open Httpz_static
 module B = Httpz.Bigstring
 
 (* {1 The document root} *)

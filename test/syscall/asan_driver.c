@@ -1,4 +1,4 @@
-/* Exercises the C helpers of server/httpz_stubs.c directly, built with
+/* Exercises the C helpers of sys/httpz_stubs.c directly, built with
    -fsanitize=address,undefined by asan_test.sh. The stubs file is included
    whole with HTTPZ_NO_OCAML, so no OCaml runtime is involved and the static
    helpers are in scope. Buffers are malloc'ed to their exact size so that a

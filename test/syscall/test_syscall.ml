@@ -2,7 +2,7 @@
    Every case checks that it leaves no fd open, and every hot-path stub has
    a zero-allocation case. *)
 
-module S = Httpz_server.Syscall
+module S = Httpz_sys.Syscall
 module B = Httpz.Bigstring
 module T = Httpz_test_support
 

@@ -1,4 +1,4 @@
-/* Bigstrings over anonymous mappings, for the buffer pool (buffer_pool.ml).
+/* Bigstrings over anonymous mappings, for the buffer pool (Mapped, for server/buffer_pool.ml).
    A bigstring made by Bigarray.create lives in malloc's heap and is freed
    only when the major GC finalizes it; a worker whose loop allocates nothing
    never runs that GC, and glibc keeps large freed blocks anyway. These are
