@@ -17,6 +17,7 @@
 
 open Httpz
 open Httpz_server
+open Httpz_static
 
 let text c status body =
   Ctx.start c status;
@@ -32,7 +33,7 @@ let path_and_query c =
   | None -> (target, [])
   | Some i ->
       let q = String.sub target (i + 1) (String.length target - i - 1) in
-      (String.sub target 0 i, Form.decode_string q)
+      (String.sub target 0 i, Form.pairs q)
 
 let int_param q name ~default ~max =
   match List.assoc_opt name q with
