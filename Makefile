@@ -15,8 +15,13 @@ deps:
 deps-bench:
 	@scripts/deps.sh bench
 
+# What `make serve` builds: the libraries, the httpz binary and the
+# examples, and nothing that needs a test-only package (test/build/
+# build_test.sh builds exactly this with those packages out of reach).
+BUILD_TARGETS = @install @examples/all
+
 build: deps-build
-	$(DUNE) build @install @default
+	$(DUNE) build $(BUILD_TARGETS)
 
 test: deps
 	$(DUNE) build @install @default

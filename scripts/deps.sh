@@ -6,7 +6,7 @@ set -euo pipefail
 
 build_pkgs=(
   ocaml-nox ocaml-dune ocaml-findlib gcc make
-  libcmdliner-ocaml-dev libmagic-mime-ocaml-dev
+  libcmdliner-ocaml-dev libmagic-mime-ocaml-dev liblwt-ocaml-dev
 )
 # `dune build` compiles the benchmarks too (so CI keeps them building), hence
 # cohttp and http_parser are test dependencies, not only bench ones.
@@ -18,6 +18,10 @@ test_pkgs=(
 bench_pkgs=(
   nginx-light lighttpd h2o nghttp2-client gnuplot-nox valgrind
 )
+
+# test/build/build_test.sh reads this list to check that `make build`
+# needs nothing else.
+if [ "${1:-}" = "--print-build" ]; then echo "${build_pkgs[@]}"; exit 0; fi
 
 case "${1:-test}" in
   build) want=("${build_pkgs[@]}") ;;
