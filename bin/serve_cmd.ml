@@ -15,7 +15,7 @@ let usage_error fmt =
 
 let run pos_dir dir port host workers max_age list access_log stats max_connections dotfiles
     no_symlinks no_gzip idle_timeout header_timeout write_timeout cache_max_file cache_size
-    send_lowat no_defer_accept =
+    send_lowat no_defer_accept user grace list_max =
   let root =
     match pos_dir, dir with
     | Some a, Some b when a <> b -> Error ()
@@ -39,37 +39,30 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
     else if cache_size < 0 then usage_error "--cache-size must not be negative"
     else if send_lowat < 0 || send_lowat > 0x3fff_ffff then
       usage_error "--send-lowat must be between 0 and 1073741823"
+    else if not (grace >= 0.) then usage_error "--grace must not be negative"
+    else if list_max < 1 then usage_error "--list-max must be at least 1"
+    else if (match user with Some u -> (try ignore (Unix.getpwnam u); false with Not_found -> true) | None -> false)
+    then usage_error "--user %s: no such user" (Option.get user)
     else
       match
         Static.create
           { Static.default_config with
-            root; list_directories = list;
+            root; list_directories = list; list_max;
             max_age = (match max_age with Some n -> n | None -> -1);
             dotfiles; follow_symlinks = not no_symlinks; gzip_static = not no_gzip;
             cache_max_file; cache_bytes = cache_size }
       with
       | Error msg -> usage_error "%s" msg
       | Ok static ->
-        let access_log =
-          match access_log with
-          | None -> Ok None
-          | Some "-" -> Ok (Some stdout)
-          | Some file ->
-            (match open_out_gen [ Open_wronly; Open_append; Open_creat ] 0o644 file with
-             | oc -> Ok (Some oc)
-             | exception Sys_error msg -> Error msg)
+        let config =
+          { Server.default_config with
+            host; port;
+            workers = (match workers with Some n -> n | None -> Server.cpu_count ());
+            stats; access_log; max_connections; idle_timeout; header_timeout; write_timeout;
+            send_lowat; defer_accept = not no_defer_accept; root = Some root; user;
+            grace_period = grace }
         in
-        match access_log with
-        | Error msg -> Static.close static; usage_error "--access-log: %s" msg
-        | Ok access_log ->
-          let config =
-            { Server.default_config with
-              host; port;
-              workers = (match workers with Some n -> n | None -> Server.cpu_count ());
-              stats; access_log; max_connections; idle_timeout; header_timeout; write_timeout;
-              send_lowat; defer_accept = not no_defer_accept; root = Some root }
-          in
-          Server.run config (Static.handler static)
+        Server.run config (Static.handler static)
 
 let pos_dir =
   Arg.(value & pos 0 (some string) None
@@ -86,12 +79,13 @@ let port =
 let host =
   Arg.(value & opt string "127.0.0.1"
        & info [ "host" ] ~docv:"ADDR"
-           ~doc:"Numeric IPv4 or IPv6 address to listen on ($(b,0.0.0.0) for every interface).")
+           ~doc:"Address to listen on: IPv4, IPv6 or a host name ($(b,localhost)); \
+                 $(b,0.0.0.0) for every interface.")
 
 let workers =
   Arg.(value & opt (some int) None
        & info [ "workers" ] ~docv:"N"
-           ~doc:"Worker processes sharing the port (SO_REUSEPORT). Default: the number of CPUs.")
+           ~doc:"Worker processes sharing the listening socket. Default: the number of CPUs.")
 
 let max_age =
   Arg.(value & opt (some int) None
@@ -105,8 +99,8 @@ let list =
 let access_log =
   Arg.(value & opt (some string) None
        & info [ "access-log" ] ~docv:"FILE"
-           ~doc:"Append an access log in Common Log Format to $(i,FILE) ($(b,-): standard output). \
-                 Default: no access log.")
+           ~doc:"Append an access log in Common Log Format to $(i,FILE) ($(b,-): standard output), \
+                 reopened on SIGHUP. Default: no access log.")
 
 let stats =
   Arg.(value & flag
@@ -167,6 +161,25 @@ let send_lowat =
                  the worker waits for the client to take them: large files go out in slices \
                  as the client reads. 0 leaves the kernel's default.")
 
+let user =
+  Arg.(value & opt (some string) None
+       & info [ "user" ] ~docv:"NAME"
+           ~doc:"Once the port is bound and the access log and the directory are open, run as \
+                 user $(i,NAME) (setgroups, setgid, setuid): the workers can read only what \
+                 $(i,NAME) may. Without it, a server started as root warns that it serves as root.")
+
+let grace =
+  Arg.(value & opt float Server.default_config.grace_period
+       & info [ "grace" ] ~docv:"SECONDS"
+           ~doc:"On SIGTERM or SIGINT, how long responses in progress (a large download) may \
+                 go on before the connections are closed.")
+
+let list_max =
+  Arg.(value & opt int Static.default_config.list_max
+       & info [ "list-max" ] ~docv:"N"
+           ~doc:"Most entries a directory listing ($(b,--list)) reads and shows; a larger \
+                 directory's listing says it was cut.")
+
 let no_defer_accept =
   Arg.(value & flag
        & info [ "no-defer-accept" ]
@@ -186,12 +199,17 @@ let serve_cmd =
     `P "0 after a graceful shutdown (SIGTERM or SIGINT). 1 when the server could not start \
         (address in use, ...). 2 for an invalid option value (missing directory, port out of \
         range). 124 for a command line cmdliner cannot parse.";
+    `S "SIGNALS";
+    `P "SIGTERM, SIGINT: stop accepting, let responses in progress finish (at most \
+        $(b,--grace) seconds), exit 0. SIGHUP: reopen the access log at its path (after \
+        logrotate moved it) and keep serving.";
     `S Manpage.s_examples;
     `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
   ] in
   Cmd.v (Cmd.info "serve" ~doc ~man ~exits:[])
     Term.(const run $ pos_dir $ dir $ port $ host $ workers $ max_age $ list $ access_log $ stats
           $ max_connections $ dotfiles $ no_symlinks $ no_gzip $ idle_timeout $ header_timeout
-          $ write_timeout $ cache_max_file $ cache_size $ send_lowat $ no_defer_accept)
+          $ write_timeout $ cache_max_file $ cache_size $ send_lowat $ no_defer_accept $ user
+          $ grace $ list_max)
 
 let cmds : int Cmd.t list = [ serve_cmd ]

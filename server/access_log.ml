@@ -21,6 +21,7 @@ let create ~fd =
   }
 
 let enabled t = t.fd >= 0
+
 let pending t = t.len > 0
 
 let flush t =
@@ -33,6 +34,18 @@ let flush t =
   done;
   t.len <- 0
 
+let reopen t path =
+  if t.fd < 0 then Error "no access log"
+  else
+    match Unix.openfile path [ Unix.O_WRONLY; Unix.O_APPEND; Unix.O_CREAT; Unix.O_CLOEXEC ] 0o644 with
+    | exception Unix.Unix_error (e, _, _) -> Error (path ^ ": " ^ Unix.error_message e)
+    | fd ->
+        flush t;
+        (* The new file takes the old one's descriptor number: whoever
+           holds [t.fd] (every worker has its own) writes to the new file. *)
+        Unix.dup2 ~cloexec:true fd (Syscall.unix_of_fd t.fd);
+        Unix.close fd;
+        Ok ()
 let hex = "0123456789ABCDEF"
 
 let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes =

@@ -25,6 +25,11 @@ val create : fd:int -> t
 
 val enabled : t -> bool
 
+val reopen : t -> string -> (unit, string) result
+(** [reopen t path] flushes [t] and makes its descriptor the file at
+    [path] (opened for appending, created 0644 if missing), as after a log
+    rotation; on [Error] nothing changes. Allocates. *)
+
 val line :
   t ->
   now:int ->

@@ -11,6 +11,7 @@ type hooks = {
 and shared = {
   date : Date.Cache.t;
   server_line : string;
+  headers : string;
   mutable now : int;
   mutable tick : int;
   mutable draining : bool;
@@ -119,13 +120,14 @@ let tick_ms = 100
 let ticks ms = (ms + tick_ms - 1) / tick_ms
 
 let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~idle_ms ~body_ms
-    ~write_ms ~handler_ms ~keep =
+    ~write_ms ~handler_ms ~headers ~keep =
   if not (Response.is_field_value server_name) then
     invalid_arg "Conn.create_shared: server_name is not a field value";
   let nop _ = () in
   {
     date = Date.Cache.create ();
-    server_line = "Server: " ^ server_name ^ "\r\n";
+    server_line = "Server: " ^ server_name ^ "\r\n" ^ headers;
+    headers;
     now = 0;
     tick = 0;
     draining = false;

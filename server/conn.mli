@@ -48,7 +48,9 @@ type hooks = {
 
 and shared = {
   date : Httpz.Date.Cache.t;
-  server_line : string;  (** ["Server: <name>\r\n"] *)
+  server_line : string;
+      (** ["Server: <name>\r\n"] and [headers], written together *)
+  headers : string;  (** added to every response: ["Name: value\r\n"]s *)
   mutable now : int;  (** wall-clock seconds of this loop turn *)
   mutable tick : int;  (** timer ticks (100 ms) of this loop turn *)
   mutable draining : bool;  (** graceful shutdown: every response closes *)
@@ -217,6 +219,7 @@ val create_shared :
   body_ms:int ->
   write_ms:int ->
   handler_ms:int ->
+  headers:string ->
   keep:int ->
   shared
 (** Allocates. [keep]: spare buffers each pool keeps.

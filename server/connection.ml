@@ -91,7 +91,7 @@ let body_progress c n =
 
 (* {1 Responses the server writes itself} *)
 
-let error_head = "Content-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n"
+let error_head = "Content-Type: text/plain; charset=utf-8\r\n"
 
 let respond_error c status msg ~parsed =
   reset_response c;

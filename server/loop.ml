@@ -22,6 +22,8 @@ type params = {
   grace_ms : int;
   stats : bool;
   log_fd : int;
+  log_path : string option;
+  headers : string;
   server_name : string;
 }
 
@@ -110,7 +112,11 @@ let maybe_resume_accept w =
   if (not w.listening) && (not w.draining) && w.lfd >= 0 && w.accept_resume_ns = 0
      && w.active < w.p.max_connections
   then begin
-    if Syscall.epoll_ctl_add w.epfd w.lfd Syscall.epollin w.listen_token = 0 then
+    (* Every worker waits on the same listening socket: EPOLLEXCLUSIVE
+       wakes one of them per connection, not all. *)
+    if Syscall.epoll_ctl_add w.epfd w.lfd (Syscall.epollin lor Syscall.epollexclusive)
+         w.listen_token = 0
+    then
       w.listening <- true
   end
 
@@ -399,13 +405,25 @@ let begin_drain w =
     done
   end
 
+(* SIGHUP: reopen the access log at its path (logrotate renamed the old
+   file), and keep serving. Certificates will be reloaded here too. *)
+let reload w =
+  match w.p.log_path with
+  | None -> ()
+  | Some path -> (
+      Access_log.flush w.log;
+      match Access_log.reopen w.log path with
+      | Ok () -> ()
+      | Error msg -> log_msg "SIGHUP: reopening the access log: %s (keeping the old one)" msg)
+
 let read_signals w =
   let continue = ref true in
   while !continue do
     let r = Extra.signalfd_read w.sfd in
     if r > 0 then begin
       let s = -r in
-      if s = Sys.sigterm || s = Sys.sigint || s = Sys.sighup then begin_drain w
+      if s = Sys.sighup then reload w
+      else if s = Sys.sigterm || s = Sys.sigint then begin_drain w
     end
     else if r <> - Syscall.eintr then continue := false
   done
@@ -478,7 +496,7 @@ let create p ~listen_fd ~signal_fd handler =
     Conn.create_shared ~server_name:p.server_name ~read_buffer:p.read_buffer
       ~write_buffer:p.write_buffer ~max_body:p.max_body ~header_ms:p.header_timeout_ms
       ~idle_ms:p.idle_timeout_ms ~body_ms:p.body_timeout_ms ~write_ms:p.write_timeout_ms
-      ~handler_ms:p.handler_timeout_ms
+      ~handler_ms:p.handler_timeout_ms ~headers:p.headers
       ~keep:(min pool_keep p.max_connections)
   in
   let dummy = Conn.create sh ~slot:(-1) ~peer:false in

@@ -74,6 +74,8 @@ type params = {
   grace_ms : int;
   stats : bool;
   log_fd : int;  (** access log fd, [-1] for none *)
+  log_path : string option;  (** reopened on SIGHUP (logrotate) *)
+  headers : string;  (** ["Name: value\r\n"]s added to every response *)
   server_name : string;
 }
 

@@ -19,7 +19,9 @@ type config = {
   send_lowat : int;
   defer_accept : bool;
   stats : bool;
-  access_log : out_channel option;
+  access_log : string option;
+  headers : (string * string) list;
+  user : string option;
   server_name : string;
   root : string option;
   on_listen : int -> unit;
@@ -47,6 +49,8 @@ let default_config =
     defer_accept = true;
     stats = false;
     access_log = None;
+    headers = [ ("X-Content-Type-Options", "nosniff") ];
+    user = None;
     server_name = "httpz";
     root = None;
     on_listen = ignore;
@@ -56,7 +60,7 @@ let log fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
 
 let ms s = if s <= 0. then 1 else int_of_float (Float.ceil (s *. 1000.))
 
-let params c =
+let params c ~log_fd =
   {
     Loop.max_connections = c.max_connections;
     read_buffer = c.read_buffer;
@@ -69,10 +73,9 @@ let params c =
     handler_timeout_ms = ms c.handler_timeout;
     grace_ms = (if c.grace_period <= 0. then 0 else ms c.grace_period);
     stats = c.stats;
-    log_fd =
-      (match c.access_log with
-       | Some oc -> Syscall.fd_of_unix (Unix.descr_of_out_channel oc)
-       | None -> -1);
+    log_fd;
+    log_path = (match c.access_log with Some "-" | None -> None | Some p -> Some p);
+    headers = String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") c.headers);
     server_name = c.server_name;
   }
 
@@ -87,7 +90,15 @@ let check c =
   else if c.port < 0 || c.port > 65535 then bad "port %d is outside 0-65535" c.port
   else if not (Httpz.Response.is_field_value c.server_name) then
     bad "server_name %S is not a valid header value" c.server_name
-  else Ok ()
+  else
+    match
+      List.find_opt
+        (fun (n, v) ->
+          n = "" || not (String.for_all Httpz.Charset.is_tchar n && Httpz.Response.is_field_value v))
+        c.headers
+    with
+    | Some (n, _) -> bad "header %S: not a token name with a valid value (no CR, LF or NUL)" n
+    | None -> Ok ()
 
 let url host port =
   if String.contains host ':' then Printf.sprintf "http://[%s]:%d" host port
@@ -98,22 +109,70 @@ let start_line c port workers =
     (match c.root with Some r -> ", root " ^ r | None -> "")
     (if Syscall.openat2_available () then "yes" else "no: walking paths without symlinks")
 
-let stop_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup ]
+(* SIGTERM and SIGINT stop; SIGHUP reopens the access log and goes on. *)
+let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup ]
 
-let flush_outputs c =
-  flush_all ();
-  match c.access_log with Some oc -> flush oc | None -> ()
+let flush_outputs () = flush_all ()
+
+(* {1 Start-up} *)
+
+(* A host name becomes the first address it resolves to. *)
+let resolve host =
+  match Unix.inet_addr_of_string host with
+  | _ -> Ok host
+  | exception Failure _ -> (
+      match
+        Unix.getaddrinfo host "" [ Unix.AI_SOCKTYPE Unix.SOCK_STREAM ]
+      with
+      | { Unix.ai_addr = Unix.ADDR_INET (a, _); _ } :: _ -> Ok (Unix.string_of_inet_addr a)
+      | _ -> Error (Printf.sprintf "%s: no address found" host)
+      | exception Unix.Unix_error (e, _, _) -> Error (host ^ ": " ^ Unix.error_message e))
+
+let open_access_log = function
+  | None -> Ok (-1)
+  | Some "-" -> Ok 1
+  | Some path -> (
+      match
+        Unix.openfile path [ Unix.O_WRONLY; Unix.O_APPEND; Unix.O_CREAT; Unix.O_CLOEXEC ] 0o644
+      with
+      | fd -> Ok (Syscall.fd_of_unix fd)
+      | exception Unix.Unix_error (e, _, _) -> Error (path ^ ": " ^ Unix.error_message e))
+
+(* setgroups, setgid, setuid: once the port is bound and the files the
+   server keeps open (the access log, the handler's root) are open. *)
+let drop_privileges = function
+  | None ->
+      if Unix.geteuid () = 0 then
+        log "serving as root: every file root can read is readable through the handler; \
+             give --user (config.user) to run as an unprivileged user";
+      Ok ()
+  | Some name -> (
+      match Unix.getpwnam name with
+      | exception Not_found -> Error (Printf.sprintf "user %s: no such user" name)
+      | pw -> (
+          try
+            if Unix.geteuid () = 0 then Unix.setgroups [| pw.Unix.pw_gid |];
+            Unix.setgid pw.Unix.pw_gid;
+            Unix.setuid pw.Unix.pw_uid;
+            if Unix.getuid () <> pw.Unix.pw_uid || Unix.geteuid () <> pw.Unix.pw_uid then
+              Error ("user " ^ name ^ ": setuid did not take")
+            else Ok ()
+          with Unix.Unix_error (e, f, _) ->
+            Error (Printf.sprintf "user %s: %s: %s" name f (Unix.error_message e))))
 
 (* {1 One process} *)
 
-(* The listening socket: bound, tuned, then listening, so that no
-   connection, not even one the kernel hands a restarted worker of a busy
-   SO_REUSEPORT group at once, is accepted before the options are set.
-   Accepted sockets inherit TCP_NODELAY and TCP_NOTSENT_LOWAT from it
+(* The listening socket, one for the whole server: bound without
+   SO_REUSEPORT, so a second server started on the same address by
+   mistake gets "address already in use" instead of half of the traffic;
+   created before any worker is forked, and inherited by all of them and
+   by every restarted one (which finds the accept queue as it was). Tuned
+   before it listens, so no connection is accepted without the options:
+   accepted sockets inherit TCP_NODELAY and TCP_NOTSENT_LOWAT from it
    (Linux), which saves a setsockopt per connection. A failed option only
    costs speed, so it is logged, not fatal. The fd, or [-errno]. *)
-let open_listener c ~reuseport =
-  let lfd = Syscall.socket_bind ~host:c.host ~port:c.port ~reuseport in
+let open_listener c =
+  let lfd = Syscall.socket_bind ~host:c.host ~port:c.port ~reuseport:false in
   if lfd < 0 then lfd
   else begin
     let set what opt v =
@@ -131,8 +190,8 @@ let open_listener c ~reuseport =
     else lfd
   end
 
-let serve_here c handler lfd =
-  let sfd = Extra.signalfd stop_signals in
+let serve_here c handler lfd ~log_fd =
+  let sfd = Extra.signalfd server_signals in
   if sfd < 0 then begin
     log "signalfd: %s" (Syscall.error_message sfd);
     ignore (Syscall.close lfd : int);
@@ -141,7 +200,7 @@ let serve_here c handler lfd =
   else
     Fun.protect
       ~finally:(fun () -> ignore (Syscall.close sfd : int))
-      (fun () -> Loop.run (params c) ~listen_fd:lfd ~signal_fd:sfd handler)
+      (fun () -> Loop.run (params c ~log_fd) ~listen_fd:lfd ~signal_fd:sfd handler)
 
 (* {1 Supervisor} *)
 
@@ -157,40 +216,51 @@ type slot = {
   mutable started : float;
   mutable delay : float;
   mutable restart_at : float; (* when pid = 0 *)
-  mutable ready : Unix.file_descr option; (* read end: one byte once listening *)
+  mutable ready : Unix.file_descr option; (* read end: one byte once serving *)
 }
 
-let worker_main c handler supervisor ready =
+let worker_main c handler supervisor ready ~lfd ~log_fd =
   (* A worker must not outlive its supervisor: the kernel sends SIGTERM
      (received through the signalfd, so it starts a graceful shutdown). *)
   ignore (Syscall.set_pdeathsig Sys.sigterm : int);
   if Unix.getppid () <> supervisor then Unix._exit 0;
   let code =
     try
-      let lfd = open_listener c ~reuseport:true in
-      if lfd < 0 then begin
-        log "worker %d: listen on %s: %s" (Unix.getpid ()) (url c.host c.port)
-          (Syscall.error_message lfd);
-        1
-      end
-      else begin
-        (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
-        Unix.close ready;
-        serve_here c handler lfd
-      end
+      (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
+      Unix.close ready;
+      serve_here c handler lfd ~log_fd
     with e ->
       log "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
       2
   in
-  flush_outputs c;
+  flush_outputs ();
   Unix._exit code
+
+(* OCaml numbers the signals of Sys with negative integers of its own:
+   name them as the system does. *)
+let signal_names =
+  [ (Sys.sighup, "SIGHUP", 1); (Sys.sigint, "SIGINT", 2); (Sys.sigquit, "SIGQUIT", 3);
+    (Sys.sigill, "SIGILL", 4); (Sys.sigtrap, "SIGTRAP", 5); (Sys.sigabrt, "SIGABRT", 6);
+    (Sys.sigbus, "SIGBUS", 7); (Sys.sigfpe, "SIGFPE", 8); (Sys.sigkill, "SIGKILL", 9);
+    (Sys.sigusr1, "SIGUSR1", 10); (Sys.sigsegv, "SIGSEGV", 11); (Sys.sigusr2, "SIGUSR2", 12);
+    (Sys.sigpipe, "SIGPIPE", 13); (Sys.sigalrm, "SIGALRM", 14); (Sys.sigterm, "SIGTERM", 15);
+    (Sys.sigchld, "SIGCHLD", 17); (Sys.sigcont, "SIGCONT", 18); (Sys.sigstop, "SIGSTOP", 19);
+    (Sys.sigtstp, "SIGTSTP", 20); (Sys.sigttin, "SIGTTIN", 21); (Sys.sigttou, "SIGTTOU", 22);
+    (Sys.sigurg, "SIGURG", 23); (Sys.sigxcpu, "SIGXCPU", 24); (Sys.sigxfsz, "SIGXFSZ", 25);
+    (Sys.sigvtalrm, "SIGVTALRM", 26); (Sys.sigprof, "SIGPROF", 27); (Sys.sigpoll, "SIGPOLL", 29);
+    (Sys.sigsys, "SIGSYS", 31) ]
+
+let signal_name s =
+  match List.find_opt (fun (o, _, _) -> o = s) signal_names with
+  | Some (_, name, n) -> Printf.sprintf "%s (%d)" name n
+  | None -> Printf.sprintf "signal %d" s
 
 let describe_status = function
   | Unix.WEXITED n -> Printf.sprintf "exited with code %d" n
-  | Unix.WSIGNALED s -> Printf.sprintf "was killed by signal %d" s
-  | Unix.WSTOPPED s -> Printf.sprintf "was stopped by signal %d" s
+  | Unix.WSIGNALED s -> "was killed by " ^ signal_name s
+  | Unix.WSTOPPED s -> "was stopped by " ^ signal_name s
 
-(* Waits until every worker started so far reports that it listens; [false]
+(* Waits until every worker started so far reports that it runs; [false]
    if one fails (exits, or is not ready within 10 s). *)
 let await_ready slots =
   let deadline = Unix.gettimeofday () +. 10. in
@@ -216,27 +286,28 @@ let await_ready slots =
     slots;
   !ok
 
-let supervise c handler nworkers ~announce =
-  let sfd = Extra.signalfd (Sys.sigchld :: stop_signals) in
+let supervise c handler nworkers ~lfd ~log_fd ~announce =
+  let sfd = Extra.signalfd (Sys.sigchld :: server_signals) in
   if sfd < 0 then begin
     log "signalfd: %s" (Syscall.error_message sfd);
     1
   end
   else begin
     let me = Unix.getpid () in
+    let lfd = ref lfd in
     let slots =
       Array.init nworkers (fun _ ->
           { pid = 0; started = 0.; delay = min_delay; restart_at = 0.; ready = None })
     in
     let spawn s =
-      flush_outputs c;
+      flush_outputs ();
       let r, w = Unix.pipe ~cloexec:true () in
       match Unix.fork () with
       | 0 ->
           ignore (Syscall.close sfd : int);
           Unix.close r;
           Array.iter (fun o -> match o.ready with Some fd -> Unix.close fd | None -> ()) slots;
-          worker_main c handler me w
+          worker_main c handler me w ~lfd:!lfd ~log_fd
       | pid ->
           Unix.close w;
           (match s.ready with Some fd -> Unix.close fd | None -> ());
@@ -256,11 +327,21 @@ let supervise c handler nworkers ~announce =
         (fun s -> if s.pid <> 0 then try Unix.kill s.pid signal with Unix.Unix_error _ -> ())
         slots
     in
+    (* Stopping: the supervisor's copy of the listening socket goes too, so
+       once the workers have closed theirs, new clients are refused instead
+       of waiting in a queue nobody accepts from. *)
+    let stop () =
+      stopping := true;
+      if !lfd >= 0 then begin
+        ignore (Syscall.close !lfd : int);
+        lfd := -1
+      end;
+      forward Sys.sigterm
+    in
     if await_ready slots then announce ()
     else begin
       log "workers failed to start";
-      stopping := true;
-      forward Sys.sigterm
+      stop ()
     end;
     let failed = !stopping in
     let running () = Array.exists (fun s -> s.pid <> 0) slots in
@@ -308,10 +389,13 @@ let supervise c handler nworkers ~announce =
         if r > 0 then begin
           let s = -r in
           if s = Sys.sigchld then reap ()
+          else if s = Sys.sighup then begin
+            log "SIGHUP: workers reopen the access log";
+            forward Sys.sighup
+          end
           else begin
             if not !stopping then log "stopping: workers finish in-flight requests";
-            stopping := true;
-            forward Sys.sigterm
+            stop ()
           end
         end
         else if r <> - Syscall.eintr then continue := false
@@ -321,59 +405,55 @@ let supervise c handler nworkers ~announce =
     done;
     Array.iter (fun s -> match s.ready with Some fd -> Unix.close fd | None -> ()) slots;
     ignore (Syscall.close sfd : int);
+    if !lfd >= 0 then ignore (Syscall.close !lfd : int);
     if failed then 1 else 0
   end
 
 (* {1 Entry point} *)
 
 let run c handler =
+  let fail fmt = Printf.ksprintf (fun s -> log "%s" s; 1) fmt in
   match check c with
-  | Error msg ->
-      log "%s" msg;
-      1
-  | Ok () ->
+  | Error msg -> fail "%s" msg
+  | Ok () -> (
+      match resolve c.host with
+      | Error msg -> fail "%s" msg
+      | Ok addr ->
+      let c = { c with host = addr } in
       Syscall.ignore_sigpipe ();
       ignore (Syscall.raise_nofile_limit () : int);
       let workers = if c.workers <= 0 then cpu_count () else c.workers in
       (* Blocked before any fork or signalfd, so no signal is lost in
          between; restored on the way out. *)
-      let old_mask = Unix.sigprocmask Unix.SIG_BLOCK (Sys.sigchld :: stop_signals) in
+      let old_mask = Unix.sigprocmask Unix.SIG_BLOCK (Sys.sigchld :: server_signals) in
       Fun.protect
         ~finally:(fun () -> ignore (Unix.sigprocmask Unix.SIG_SETMASK old_mask : int list))
         (fun () ->
-          if workers = 1 then begin
-            let lfd = open_listener c ~reuseport:false in
-            if lfd < 0 then begin
-              log "listen on %s: %s" (url c.host c.port) (Syscall.error_message lfd);
-              1
-            end
-            else begin
-              let port = Syscall.local_port lfd in
-              c.on_listen port;
-              start_line c port 1;
-              serve_here c handler lfd
-            end
-          end
-          else begin
-            (* Reserve the port (bound, not listening) for the whole run:
-               a bad address or a busy port is reported before forking, a
-               port 0 becomes a fixed one every worker can bind, and no
-               other program can take it while a worker restarts. The start
-               line and [on_listen] wait until every worker listens. *)
-            let reserve = Extra.reserve_port ~host:c.host ~port:c.port in
-            if reserve < 0 then begin
-              log "listen on %s: %s" (url c.host c.port) (Syscall.error_message reserve);
-              1
-            end
-            else
-              Fun.protect
-                ~finally:(fun () -> ignore (Syscall.close reserve : int))
-                (fun () ->
-                  let port = Syscall.local_port reserve in
-                  let c = { c with port } in
-                  let announce () =
-                    c.on_listen port;
-                    start_line c port workers
-                  in
-                  supervise c handler workers ~announce)
-          end)
+          let lfd = open_listener c in
+          if lfd < 0 then fail "listen on %s: %s" (url c.host c.port) (Syscall.error_message lfd)
+          else
+            match open_access_log c.access_log with
+            | Error msg ->
+                ignore (Syscall.close lfd : int);
+                fail "access log: %s" msg
+            | Ok log_fd -> (
+                match drop_privileges c.user with
+                | Error msg ->
+                    ignore (Syscall.close lfd : int);
+                    fail "%s" msg
+                | Ok () ->
+                    let port = Syscall.local_port lfd in
+                    let c = { c with port } in
+                    let announce () =
+                      c.on_listen port;
+                      start_line c port workers
+                    in
+                    let code =
+                      if workers = 1 then begin
+                        announce ();
+                        serve_here c handler lfd ~log_fd
+                      end
+                      else supervise c handler workers ~lfd ~log_fd ~announce
+                    in
+                    if log_fd > 2 then ignore (Syscall.close log_fd : int);
+                    code)))

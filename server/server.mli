@@ -10,29 +10,37 @@
     ]}
 
     {2 Processes}
-    With [workers = 1] the event loop runs in the calling process itself:
+    {!run} opens one listening socket, without [SO_REUSEPORT]: a second
+    server started on the same address fails with "address already in
+    use" instead of silently taking half of the traffic. With
+    [workers = 1] the event loop then runs in the calling process itself:
     no fork, so a test or an embedding program sees one process. With
-    [workers = n > 1] the calling process becomes a {e supervisor} that forks
-    [n] workers. Each worker opens its own listening socket on the same
-    address with [SO_REUSEPORT], so the kernel spreads connections across
-    them with no shared accept lock, and runs one event loop. The supervisor
-    serves no requests: it restarts a worker that dies (logging why, and
+    [workers = n > 1] the calling process becomes a {e supervisor} that
+    forks [n] workers; they share the socket (each waits on it with
+    [EPOLLEXCLUSIVE], so one is woken per connection, and a worker at its
+    connection limit simply stops accepting while the others go on), and
+    each runs one event loop. The supervisor serves no requests: it
+    restarts a worker that dies (logging why, with the signal's name, and
     waiting longer and longer — from 0.2 s up to 10 s — when workers keep
-    dying within a second of their start), and it forwards [SIGTERM]/[SIGINT] to the
-    workers. Workers ask the kernel for [SIGTERM] when the supervisor dies
-    ([PR_SET_PDEATHSIG]), so they never outlive it.
+    dying within a second of their start; a restarted worker inherits the
+    same socket and its queue of waiting connections), and it forwards
+    [SIGTERM]/[SIGINT]/[SIGHUP] to the workers. Workers ask the kernel for
+    [SIGTERM] when the supervisor dies ([PR_SET_PDEATHSIG]), so they never
+    outlive it.
 
     {2 Signals and shutdown}
-    [SIGPIPE] is ignored. [SIGTERM] and [SIGINT] (and [SIGHUP]) start a
-    graceful shutdown: a worker closes its listening socket, closes idle
-    keep-alive connections, lets in-flight requests finish (their responses
-    carry [Connection: close]) for at most [grace_period], then closes what
-    is left and exits 0. The supervisor exits when all workers have exited.
-    The server receives these signals through a [signalfd] registered in
-    epoll, so they are handled between events and never interrupt a handler.
-    While {!run} runs they are blocked in the calling thread (and in the
-    processes the handler may fork, unless it unblocks them); {!run} restores
-    the signal mask before it returns.
+    [SIGPIPE] is ignored. [SIGHUP] reopens the access log (after logrotate
+    renamed it) and serving goes on. [SIGTERM] and [SIGINT] start a
+    graceful shutdown: the listening socket is closed (new clients are
+    refused), idle keep-alive connections are closed, in-flight requests
+    finish (their responses carry [Connection: close]) for at most
+    [grace_period], then what is left is closed and the process exits 0.
+    The supervisor exits when all workers have exited. The server receives
+    these signals through a [signalfd] registered in epoll, so they are
+    handled between events and never interrupt a handler. While {!run}
+    runs they are blocked in the calling thread (and in the processes the
+    handler may fork, unless it unblocks them); {!run} restores the signal
+    mask before it returns.
 
     {2 Logs}
     On stderr, one line each: the start line (address, workers, the
@@ -52,7 +60,8 @@
     [slots_created] slots. With [stats = true], [GET /__httpz/stats] answers
     [{"requests": N, "minor_words": W, "minor_collections": N,
       "major_collections": N, "heap_words": N, "connections": N,
-      "slots_created": N, "setup_words": W, "pid": P}]
+      "slots_created": N, "setup_words": W, "buffer_bytes": N,
+      "spare_buffer_bytes": N, "pid": P}]
     where [requests] and [minor_words] are totals since the worker started
     ([minor_words] excludes slot set-up and what building this very answer
     allocates, and the stats requests are not counted), so two samples give
@@ -61,12 +70,12 @@
 
 type config = {
   host : string;
-      (** Numeric IPv4 or IPv6 address to listen on. Default ["127.0.0.1"]. *)
+      (** Address to listen on: numeric IPv4 or IPv6, or a host name
+          (resolved at start-up to its first address). Default
+          ["127.0.0.1"]. *)
   port : int;
       (** TCP port. Default [8080]. [0] picks a free port ({!config.on_listen}
-          tells which). With several workers the supervisor first binds the
-          port without listening (holding it, and fixing the port number when
-          [0] was asked) and each worker then binds and listens on it. *)
+          tells which). *)
   workers : int;
       (** Worker processes. Default: the number of CPUs this process may run
           on (sched_getaffinity, as [nproc] counts, so [taskset] is honoured).
@@ -147,10 +156,23 @@ type config = {
       (** Serve [GET /__httpz/stats] to clients on the loopback
           ([127.0.0.0/8], [::1]); from anywhere else the request goes to the
           handler like any other. Default [false]. *)
-  access_log : out_channel option;
-      (** Where to write the access log in Common Log Format, or [None]
-          (default). Lines are buffered per worker and written whole, once a
-          second and at exit, so lines of different workers never mix. *)
+  access_log : string option;
+      (** File to append the access log to, in Common Log Format ([Some "-"]:
+          standard output), or [None] (default). Opened before privileges
+          are dropped; reopened at the same path on [SIGHUP] (by each
+          worker, as [user]: it must be able to create the file there).
+          Lines are buffered per worker and written whole, once a second
+          and at exit, so lines of different workers never mix. *)
+  headers : (string * string) list;
+      (** Header fields added to every response, after [Server]. Default
+          [[("X-Content-Type-Options", "nosniff")]]: browsers do not guess
+          a type other than the one sent. Names must be tokens and values
+          field values (no CR, LF or NUL), or {!run} refuses to start. *)
+  user : string option;
+      (** Run as this user once the port is bound and the access log open:
+          [setgroups], [setgid], [setuid] to the user's ids, before any
+          worker is forked. Default [None]: as the caller, with a warning on
+          stderr when that is root. *)
   server_name : string;  (** The [Server] header value. Default ["httpz"]. *)
   root : string option;
       (** Shown in the start line only (the static file handler's document

@@ -6,13 +6,18 @@
 
 val answer :
   Httpz_server.Ctx.t ->
-  root_fd:int ->
   dfd:int ->
   dir_path:string ->
   dotfiles:bool ->
-  follow_symlinks:bool ->
+  max_entries:int ->
+  open_entry:(string -> int) ->
   unit
-(** [answer c ~root_fd ~dfd ~dir_path ~dotfiles ~follow_symlinks] answers
+(** [answer c ~dfd ~dir_path ~dotfiles ~max_entries ~open_entry] answers
     with the listing of the directory open as [dfd], whose decoded path
-    below the root is [dir_path] (ending in ['/']); 403 if it cannot be
-    read. Does not close [dfd]. *)
+    below the root is [dir_path] (ending in ['/']): at most [max_entries]
+    entries, in the order the directory gives them (then sorted,
+    directories first), with a note when there are more. Each entry is
+    opened with [open_entry] (its path below the root, without the
+    leading ['/']), which applies the handler's rules; entries it refuses
+    are left out. 403 if the directory cannot be read. Does not close
+    [dfd]. *)

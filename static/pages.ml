@@ -12,6 +12,7 @@ let p403 = page_of Forbidden
 let p404 = page_of Not_found
 let p405 = page_of Method_not_allowed
 let p412 = page_of Precondition_failed
+let p414 = page_of Uri_too_long
 let p416 = page_of Range_not_satisfiable
 let p500 = page_of Internal_server_error
 let p503 = page_of Service_unavailable
@@ -23,7 +24,7 @@ let error_page c (status : Status.t) =
   let body =
     match status with
     | Bad_request -> p400 | Forbidden -> p403 | Not_found -> p404
-    | Method_not_allowed -> p405 | Precondition_failed -> p412
+    | Method_not_allowed -> p405 | Precondition_failed -> p412 | Uri_too_long -> p414
     | Range_not_satisfiable -> p416 | Service_unavailable -> p503
     | _ -> p500
   in

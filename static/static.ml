@@ -5,6 +5,7 @@ type config = {
   root : string;
   index : string;
   list_directories : bool;
+  list_max : int;
   max_age : int;
   dotfiles : bool;
   mount : string;
@@ -20,6 +21,7 @@ let default_config = {
   root = ".";
   index = "index.html";
   list_directories = false;
+  list_max = 1000;
   max_age = -1;
   dotfiles = false;
   mount = "/";
@@ -64,6 +66,10 @@ type t = {
   etag_buf : B.t;
   etag_pool : Bytes.t array;  (** [etag_pool.(n)] has length [n] *)
   scratch : B.t;  (** Location, Content-Range *)
+  root_real : string;
+      (** the root's path as the kernel resolves it; [""] when it cannot
+          be read (no /proc), which turns the opened-path check off *)
+  resolved : B.t;  (** where an opened fd leads ({!leads_to_hidden}) *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
   cache : File_cache.t;
   mutable mem : B.t;
@@ -84,6 +90,11 @@ let valid_mount m =
   n >= 1 && n < 1024 && m.[0] = '/' && m.[n - 1] = '/'
   && String.for_all (fun ch -> ch > ' ' && ch < '\127' && ch <> '?' && ch <> '#' && ch <> '%') m
   && (n = 1 || List.for_all (fun seg -> seg <> "" && seg <> "." && seg <> "..") segments)
+
+let root_real fd =
+  let b = B.create 4096 in
+  let n = Extra.fd_path fd b 0 4096 in
+  if n <= 0 then "" else B.sub_string b ~off:0 ~len:n
 
 let random_boundary () =
   let st = Random.State.make_self_init () in
@@ -120,6 +131,8 @@ let create cfg =
           etag_buf = B.create 64;
           etag_pool = Array.init 64 Bytes.create;
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
+          root_real = root_real fd;
+          resolved = B.create (path_capacity + suffix_room + 4096);
           multipart = B.create 0;
           cache =
             File_cache.create ~max_file:cfg.cache_max_file ~max_bytes:cfg.cache_bytes
@@ -135,8 +148,8 @@ let create cfg =
 (* A segment starting with '.' ([/.git], [/a/.env]); normalisation has
    already removed "." and ".." segments, so this is exactly the dotfiles.
    [.well-known] (RFC 8615) is public by definition. *)
-let has_hidden_segment (p : B.t) n =
-  let hidden = ref false and i = ref 0 in
+let hidden_between (p : B.t) ~off n =
+  let hidden = ref false and i = ref off in
   while not !hidden && !i < n - 1 do
     if B.unsafe_get p !i = '/' && B.unsafe_get p (!i + 1) = '.' then begin
       let s = !i + 1 in
@@ -149,10 +162,35 @@ let has_hidden_segment (p : B.t) n =
   done;
   !hidden
 
+let has_hidden_segment p n = hidden_between p ~off:0 n
+
+(* The dotfile rule holds for what was opened, not only for the path
+   asked: [/gitlink/config] with [gitlink -> .git] opens [.git/config].
+   The kernel tells where the descriptor leads; below the root's own real
+   path, no segment may be hidden. An fd whose path cannot be read counts
+   as hidden (fail closed). One readlink per open; cached answers open
+   nothing. *)
+let leads_to_hidden t fd =
+  let n = Extra.fd_path fd t.resolved 0 (B.length t.resolved) in
+  let r = String.length t.root_real in
+  if n < 0 then true
+  else if n < r || not (B.equal_string t.resolved ~off:0 ~len:r t.root_real) then true
+  else hidden_between t.resolved ~off:(if r = 1 then 0 else r) n
+
+(* Opens [b.{off .. off+len-1}] beneath the root: the kernel keeps the
+   open inside it (openat2 RESOLVE_BENEATH), and unless dotfiles are
+   served, a descriptor that leads to one is closed and reported as
+   missing ([-enoent]). *)
+let open_beneath t b off len =
+  let fd = Syscall.openat2_beneath t.root_fd b off len ~no_symlinks:(not t.cfg.follow_symlinks) in
+  if fd >= 0 && (not t.cfg.dotfiles) && t.root_real <> "" && leads_to_hidden t fd then begin
+    ignore (Syscall.close fd);
+    - Syscall.enoent
+  end
+  else fd
+
 (* Opens the decoded path [t.path.{0 .. n-1}] beneath the root. *)
-let open_path t n =
-  if n <= 1 then Syscall.openat2_beneath t.root_fd t.dot 0 1 ~no_symlinks:(not t.cfg.follow_symlinks)
-  else Syscall.openat2_beneath t.root_fd t.path 1 (n - 1) ~no_symlinks:(not t.cfg.follow_symlinks)
+let open_path t n = if n <= 1 then open_beneath t t.dot 0 1 else open_beneath t t.path 1 (n - 1)
 
 let append_string (b : B.t) n s =
   B.blit_from_string s ~src_off:0 b ~dst_off:n ~len:(String.length s);
@@ -327,7 +365,7 @@ let find_sidecar t n ~orig_mtime =
     else (t.gz_slot <- slot; t.mem <- File_cache.content cache slot; Sidecar_mem)
   end
   else begin
-    let fd = Syscall.openat2_beneath t.root_fd t.path 1 (m - 1) ~no_symlinks:(not t.cfg.follow_symlinks) in
+    let fd = open_beneath t t.path 1 (m - 1) in
     if fd < 0 then (File_cache.insert_absent cache t.path ~len:m ~now_ms:t.now_ms; No_sidecar)
     else if Syscall.fstat fd t.st2 = 0 && Syscall.stat_is_regular t.st2 then begin
       if Syscall.stat_mtime_s t.st2 < orig_mtime then (release fd; No_sidecar)
@@ -440,6 +478,9 @@ let redirect_to_slash t c n =
   in
   Ctx.start c Moved_permanently;
   Ctx.header_bytes c Location s ~off:0 ~len:o;
+  (* A redirect is an answer like the file's: without Cache-Control a
+     cache would guess its freshness (RFC 9111 §4.2.2). *)
+  if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
   Ctx.header c Content_type html_type;
   Ctx.body_string c p301
 
@@ -450,7 +491,7 @@ let serve_directory t c req buf dfd n ~is_get =
   end
   else begin
     let m = append_string t.path n t.cfg.index in
-    let fd = Syscall.openat2_beneath t.root_fd t.path 1 (m - 1) ~no_symlinks:(not t.cfg.follow_symlinks) in
+    let fd = open_beneath t t.path 1 (m - 1) in
     if fd >= 0 && Syscall.fstat fd t.st = 0 && Syscall.stat_is_regular t.st then begin
       ignore (Syscall.close dfd);
       serve_opened t c req buf fd m ~is_get
@@ -459,8 +500,9 @@ let serve_directory t c req buf dfd n ~is_get =
       if fd >= 0 then ignore (Syscall.close fd);
       if t.cfg.list_directories then begin
         match
-          Listing.answer c ~root_fd:t.root_fd ~dfd ~dir_path:(B.sub_string t.path ~off:0 ~len:n)
-            ~dotfiles:t.cfg.dotfiles ~follow_symlinks:t.cfg.follow_symlinks
+          Listing.answer c ~dfd ~dir_path:(B.sub_string t.path ~off:0 ~len:n)
+            ~dotfiles:t.cfg.dotfiles ~max_entries:t.cfg.list_max
+            ~open_entry:(fun rel -> open_beneath t (B.of_string rel) 0 (String.length rel))
         with
         | () -> ignore (Syscall.close dfd)
         | exception e -> ignore (Syscall.close dfd); raise e
@@ -512,7 +554,9 @@ let serve t c req ~is_get =
     let n = if n < 0 || n > path_capacity then n else unmount t n in
     if n = mount_point then mount_redirect t c
     else if n = outside_mount then error_page c Not_found
-    else if n < 0 || n > path_capacity then error_page c Bad_request
+    else if n > path_capacity || (n < 0 && Target.decode_error n = Target.Too_long) then
+      error_page c Uri_too_long
+    else if n < 0 then error_page c Bad_request
     else if (not t.cfg.dotfiles) && has_hidden_segment t.path n then error_page c Not_found
     else begin
       t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;

@@ -135,6 +135,11 @@ type config = {
   list_directories : bool;
       (** Generate an HTML listing for a directory without index file.
           Default [false] ([403] instead). *)
+  list_max : int;
+      (** Most entries a listing reads and shows; a larger directory's
+          listing says it was cut (a listing is built on the event loop,
+          so its cost must stay bounded: about 1 ms per 100 entries).
+          Default 1000. *)
   max_age : int;
       (** Seconds for [Cache-Control: max-age=N] on file answers; negative
           (the default, [-1]) sends no [Cache-Control]. *)

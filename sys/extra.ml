@@ -17,6 +17,9 @@ external peer_address :
 
 let peer_address_max = 46
 
-external reserve_port_raw : string -> int -> int = "httpz_extra_reserve_port"
 
-let reserve_port ~host ~port = reserve_port_raw host port
+
+external fd_path :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_extra_fd_path_byte" "httpz_extra_fd_path"
+  [@@noalloc]

@@ -31,13 +31,16 @@ external peer_address :
     ([-einval] when [buf] has less than {!peer_address_max} bytes from
     [off]). *)
 
+external fd_path :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_extra_fd_path_byte" "httpz_extra_fd_path"
+  [@@noalloc]
+(** [fd_path fd buf off cap] writes the absolute path the kernel resolved
+    when [fd] was opened (readlink of [/proc/self/fd/FD]: symlinks
+    followed, so what was opened, not what was asked) at [off], at most
+    [cap] bytes, and is its length, or [-errno] ([-enametoolong] when it
+    does not fit, [-einval] for a bad range, [-enoent] without /proc). *)
+
 val peer_address_max : int
 (** [46]: INET6_ADDRSTRLEN. *)
 
-val reserve_port : host:string -> port:int -> int
-(** [reserve_port ~host ~port] is a TCP socket bound to [host]:[port] with
-    [SO_REUSEADDR] and [SO_REUSEPORT] but {e not} listening, or [-errno]
-    ([-eaddrinuse], [-einval] for an unparsable host, …). It holds the port
-    (and, with [port = 0], picks one: read it with {!Syscall.local_port})
-    for a group of [SO_REUSEPORT] listeners without receiving connections
-    itself. Start-up only. *)

@@ -1,6 +1,6 @@
-/* Syscalls the event loop needs beyond syscall.ml: signalfd, CPU affinity,
-   the peer address for the access log, and writev of a bigstring followed by
-   an OCaml string. Same conventions as httpz_stubs.c: one syscall per stub,
+/* Syscalls the server needs beyond syscall.ml: signalfd, CPU affinity,
+   the peer address for the access log, and the path an open descriptor
+   leads to (the static handler's dotfile rule). Same conventions as httpz_stubs.c: one syscall per stub,
    results as integers, negative = -errno; the [@@noalloc] stubs neither
    allocate, raise nor release the runtime lock. */
 
@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -21,7 +22,6 @@
 #include <caml/memory.h>
 #include <caml/mlvalues.h>
 #include <caml/signals.h>
-#include "hz_sockaddr.h"
 
 /* Exported by the runtime (runtime/signals.c) but declared only under
    CAML_INTERNALS: map OCaml's portable signal numbers to the system's. */
@@ -100,25 +100,19 @@ CAMLprim value httpz_extra_peer_address_byte(value fd, value buf, value off) {
   return Val_long(httpz_extra_peer_address(Long_val(fd), buf, Long_val(off)));
 }
 
-/* socket + SO_REUSEADDR + SO_REUSEPORT + bind, without listen: reserves a
-   port for a group of SO_REUSEPORT listeners (the workers) without joining
-   the group, since only listening sockets are handed connections. */
-CAMLprim value httpz_extra_reserve_port(value v_host, value v_port) {
-  struct sockaddr_storage ss;
-  socklen_t slen;
-  int one = 1;
-  const char *host = String_val(v_host);
-  if (strlen(host) != caml_string_length(v_host)) return Val_long(-EINVAL);
-  int family = hz_sockaddr(host, Int_val(v_port), &ss, &slen);
-  if (family < 0) return Val_long(family);
-  int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Val_long(-errno);
-  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-      setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
-      bind(fd, (struct sockaddr *)&ss, slen) < 0) {
-    int e = errno;
-    close(fd);
-    return Val_long(-e);
-  }
-  return Val_long(fd);
+/* readlink("/proc/self/fd/FD") into [buf] at [off], at most [cap] bytes:
+   the path the kernel resolved when [fd] was opened (what was opened, not
+   what was asked for). The length, or -errno (-ENAMETOOLONG when it does
+   not fit). */
+CAMLprim intnat httpz_extra_fd_path(intnat fd, value buf, intnat off, intnat cap) {
+  char link[32];
+  if (!span_ok(BA_CAP(buf), off, cap) || cap <= 0) return -EINVAL;
+  snprintf(link, sizeof link, "/proc/self/fd/%ld", (long)fd);
+  ssize_t n = readlink(link, (char *)BA_DATA(buf) + off, (size_t)cap);
+  if (n < 0) return -errno;
+  if (n == cap) return -ENAMETOOLONG;
+  return (intnat)n;
+}
+CAMLprim value httpz_extra_fd_path_byte(value fd, value buf, value off, value cap) {
+  return Val_long(httpz_extra_fd_path(Long_val(fd), buf, Long_val(off), Long_val(cap)));
 }

@@ -16,7 +16,8 @@ the baseline taken before the faults (no leaked socket or file descriptor).
    blocking. As root (which reads a chmod 000 file anyway), 4b starts a
    second server as nobody (setpriv) on chmod 000 files, big and small, and
    a chmod 000 directory: 403, no byte of them, listings leave them out.
-5. A directory of 100,000 entries with --list: answered in < 10 s.
+5. A directory of 100,000 entries with --list: at most --list-max (1000)
+   entries read and shown, with a note, answered in < 0.5 s.
 6. A 0-byte file: 200, Content-Length: 0, empty body; HEAD too.
 7. A sparse 5 GiB file: suffix ranges near the end are exact; HEAD shows
    Content-Length 5368709120.
@@ -374,10 +375,14 @@ def huge_directory():
     dt = time.monotonic() - t0
     H.log("# listing of 100,000 entries: %s, %d bytes in %.2f s" % (st, len(body), dt))
     text = body.decode("utf-8", "replace")
-    R.check("100,000-entry listing answered 200 in < 10 s (%.2f s, %d bytes)" % (dt, len(body)),
-            st == 200 and dt < 10, (st, dt))
-    R.check("listing contains known names and is closed HTML",
-            "entry-000000.txt" in text and "entry-099999.txt" in text and "entry-054321.txt" in text
+    # The listing is built on the event loop: it reads at most --list-max
+    # (1000 by default) entries, so it cannot stall the worker's other
+    # clients for long (100,000 entries took 1.2 s when it read them all).
+    R.check("100,000-entry listing answered 200 in < 0.5 s (%.3f s, %d bytes)" % (dt, len(body)),
+            st == 200 and dt < 0.5, (st, dt))
+    shown = text.count("<tr><td><a href=\"entry-")
+    R.check("listing shows 1000 entries (%d) and says it was cut, closed HTML" % shown,
+            shown == 1000 and "more entries than the 1000 shown" in text
             and "</html>" in text[-200:].lower(), text[:300] + " ... " + text[-300:])
     healthy("100,000-entry listing")
     shutil.rmtree(d, ignore_errors=True)

@@ -1042,17 +1042,29 @@ let graceful_shutdown () =
 
 let access_log () =
   let path = Filename.temp_file "httpz_test" ".log" in
-  let oc = open_out path in
-  let config = { Server.default_config with workers = 1; access_log = Some oc } in
+  let rotated = path ^ ".1" in
+  let config = { Server.default_config with workers = 1; access_log = Some path } in
   with_server ~config handler (fun s ->
       with_client s.port (fun cl ->
           send cl (get "/a\"b");
           ignore (read_response cl);
           send cl (get "/");
-          ignore (read_response cl)));
-  close_out oc;
+          ignore (read_response cl);
+          (* logrotate: move the file, SIGHUP, and the server writes a new
+             one at the path and keeps serving (the same connection too). *)
+          Unix.sleepf 1.2;
+          Sys.rename path rotated;
+          Unix.kill s.pid Sys.sighup;
+          Unix.sleepf 0.3;
+          send cl (get "/after-rotation");
+          check_str "still serving" "/after-rotation" (read_response cl).body));
+  let rotated_log = Httpz_test_support.read_file rotated in
   let log = Httpz_test_support.read_file path in
   Sys.remove path;
+  Sys.remove rotated;
+  Alcotest.(check bool) ("the new file has the request after SIGHUP: " ^ log) true
+    (find_sub log "/after-rotation" >= 0 && find_sub log "/a\\x22b" < 0);
+  let log = rotated_log in
   let lines = String.split_on_char '\n' (String.trim log) in
   Alcotest.(check int) "two lines" 2 (List.length lines);
   let l = List.nth lines 1 in
