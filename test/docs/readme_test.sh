@@ -33,7 +33,7 @@ PY
 for target in $(grep -oE 'make [a-z-]+' README.md | awk '{print $2}' | sort -u); do
   if grep -qE "^$target:" Makefile; then ok "make $target exists"; else ko "README names 'make $target', Makefile lacks it"; fi
 done
-for path in $(grep -oE '`(lib|server|bin|bench|test|examples|scripts)/[A-Za-z0-9_./-]+`' README.md | tr -d '`' | sort -u); do
+for path in $(grep -oE '`(lib|sys|server|static|lwt|bin|bench|test|examples|scripts)/[A-Za-z0-9_./-]+`' README.md | tr -d '`' | sort -u); do
   case "$path" in *results*) continue ;; esac
   if [ -e "$path" ]; then ok "path $path exists"; else ko "README names $path, which does not exist"; fi
 done
