@@ -214,6 +214,8 @@ let is = Span.equal
 let huge_size = 8 * 1024 * 1024
 let huge = Bigstring.of_string (String.init huge_size (fun i -> Char.chr (65 + (i mod 23))))
 
+let cancelled = ref 0
+
 let handler c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let t = Request.target req in
@@ -236,6 +238,36 @@ let handler c =
       Ctx.start c Status.Ok;
       Ctx.body_string c (string_of_int (Span.len (Ctx.body c)))
     end
+  end
+  else if is buf t "/pipe" then begin
+    (* Waits for a descriptor of its own: a pipe written by a timer. *)
+    let r, w = Unix.pipe ~cloexec:true () in
+    Unix.set_nonblock r;
+    ignore
+      (Reactor.after (Reactor.current ()) 0.05 (fun () ->
+           ignore (Unix.write_substring w "p" 0 1 : int);
+           Unix.close w)
+        : Reactor.timer);
+    Ctx.when_readable c r (fun c ->
+        let b = Bytes.create 1 in
+        let n = Unix.read r b 0 1 in
+        Unix.close r;
+        Ctx.start c Status.Ok;
+        Ctx.body_string c (if n = 1 then "read " ^ Bytes.to_string b else "nothing"))
+  end
+  else if is buf t "/forever" then begin
+    Ctx.on_cancel c (fun () -> incr cancelled);
+    ignore (Ctx.suspend c (fun c -> Ctx.start c Status.Ok; Ctx.body_string c "never") : unit -> unit)
+  end
+  else if is buf t "/cancelled" then begin
+    Ctx.start c Status.Ok;
+    Ctx.body_string c (string_of_int !cancelled)
+  end
+  else if is buf t "/stream-raise" then begin
+    Ctx.start c Status.Ok;
+    Ctx.chunked_start c;
+    Ctx.chunk c "first";
+    Ctx.flush c (fun _ -> failwith "after the head")
   end
   else if is buf t "/client" then begin
     let addr, port = Ctx.client c in
@@ -689,6 +721,33 @@ let client_address () =
           let port = match Unix.getsockname cl.fd with Unix.ADDR_INET (_, p) -> p | _ -> -1 in
           send cl (get "/client");
           check_str "address and port" (Printf.sprintf "127.0.0.1 %d" port) (read_response cl).body))
+
+let waiting_handlers () =
+  let config = { Server.default_config with workers = 1; handler_timeout = 0.3 } in
+  with_server ~config handler (fun s ->
+      with_client s.port (fun cl ->
+          send cl (get "/pipe");
+          check_str "woken by its own descriptor" "read p" (read_response cl).body;
+          (* Never answers: 503 after the handler timeout, then closed. *)
+          let r, dt = elapsed (fun () -> send cl (get "/forever"); read_response cl) in
+          check_status "503" 503 r.status;
+          Alcotest.(check bool) (Printf.sprintf "after ~0.3 s (%.2f)" dt) true (dt >= 0.25 && dt < 1.5));
+      (* The client leaves while the handler waits: its cancel hook runs. *)
+      with_client s.port (fun cl -> send cl (get "/forever"); Unix.sleepf 0.1);
+      Unix.sleepf 0.2;
+      with_client s.port (fun cl ->
+          send cl (get "/cancelled");
+          check_str "two cancels (timeout, hang-up)" "2" (read_response cl).body);
+      (* Raising after the head left: the connection is closed. *)
+      with_client s.port (fun cl ->
+          send cl (get "/stream-raise");
+          let head = take_line cl in
+          check_str "head sent" "HTTP/1.1 200 OK" head;
+          (* Read to the end of the stream (a timeout would raise). *)
+          let rec drain () = if recv_more cl then drain () in
+          drain ();
+          Alcotest.(check bool) "then closed, the body cut short" false
+            (find_sub cl.pending "0\r\n\r\n" >= 0)))
 
 let loopback_peers () =
   let ok a = Loop.is_loopback (Unix.ADDR_INET (Unix.inet_addr_of_string a, 80)) in
@@ -1215,6 +1274,7 @@ let () =
           Alcotest.test_case "CONNECT: no content, then close" `Quick connect_requests;
           Alcotest.test_case "stats: loopback peers only" `Quick loopback_peers;
           Alcotest.test_case "the client's address and port" `Quick client_address;
+          Alcotest.test_case "waiting handlers: fd, timeout, hang-up" `Quick waiting_handlers;
           Alcotest.test_case "handler errors: 500" `Quick handler_errors;
           Alcotest.test_case "chunked, large and close responses" `Quick responses;
           Alcotest.test_case "write backpressure" `Quick backpressure;
