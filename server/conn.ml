@@ -307,11 +307,14 @@ let ensure_body_store c n =
     c.body_store <- b
   end
 
+let shift_to_front b ~from ~until =
+  let n = until - from in
+  if n > 0 && from > 0 then Bigstring.blit ~src:b ~src_off:from ~dst:b ~dst_off:0 ~len:n;
+  n
+
 let compact_out c =
   if c.out_sent > 0 then begin
-    let n = c.out_len - c.out_sent in
-    if n > 0 then Bigstring.blit ~src:c.out ~src_off:c.out_sent ~dst:c.out ~dst_off:0 ~len:n;
-    c.out_len <- n;
+    c.out_len <- shift_to_front c.out ~from:c.out_sent ~until:c.out_len;
     c.out_sent <- 0
   end
 

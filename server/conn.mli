@@ -269,6 +269,10 @@ val grow_out : t -> int -> unit
 (** [grow_out c n] makes [out] at least [n] bytes (plus {!reserve}),
     keeping [\[out_sent, out_len)] (moved to offset 0). *)
 
+val shift_to_front : Httpz.Bigstring.t -> from:int -> until:int -> int
+(** [shift_to_front b ~from ~until] moves [b.{from .. until-1}] to offset 0
+    and is its length: how both buffers are compacted. *)
+
 val compact_out : t -> unit
 (** [compact_out c] moves the unsent bytes of [out] to offset 0. *)
 

@@ -165,9 +165,7 @@ let blocked c =
 
 let compact c =
   if c.rpos > 0 then begin
-    let n = c.rlen - c.rpos in
-    if n > 0 then Bigstring.blit ~src:c.rbuf ~src_off:c.rpos ~dst:c.rbuf ~dst_off:0 ~len:n;
-    c.rlen <- n;
+    c.rlen <- shift_to_front c.rbuf ~from:c.rpos ~until:c.rlen;
     c.rpos <- 0
   end
 

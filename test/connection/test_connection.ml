@@ -165,15 +165,8 @@ let outcome =
          | Detached -> "detached"))
     ( = )
 
-let contains s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i = i + m <= n && (String.sub s i m = sub || go (i + 1)) in
-  go 0
-
-let index s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i = if i + m > n then -1 else if String.sub s i m = sub then i else go (i + 1) in
-  go 0
+let index = S.find_sub
+let contains s sub = index s sub >= 0
 
 let count s sub =
   let n = String.length s and m = String.length sub in

@@ -504,3 +504,15 @@ class Program(Server):
 def example(name):
     """Path of a built example program (dune builds examples/NAME.exe)."""
     return os.path.join(ROOT, "_build", "default", "examples", name + ".exe")
+
+
+def rss_kib(pid):
+    """Resident memory of a process, in KiB (VmRSS), or -1."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1

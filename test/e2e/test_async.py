@@ -49,14 +49,6 @@ def get(port, path, timeout=5.0):
     return H.request(port, "GET", path, timeout=timeout)
 
 
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
-
-
 def concurrent_sleeps(port):
     n = 200
     socks = []
@@ -105,13 +97,13 @@ def upload(port, pid):
     blocks = 16384  # 1 GiB
     total = len(block) * blocks
     want_sum = (sum(block) * blocks) & 0xFFFFFFFF
-    before = rss_kib(pid)
+    before = H.rss_kib(pid)
     peak = [before]
     stop = threading.Event()
 
     def sample():
         while not stop.is_set():
-            peak[0] = max(peak[0], rss_kib(pid))
+            peak[0] = max(peak[0], H.rss_kib(pid))
             time.sleep(0.05)
 
     th = threading.Thread(target=sample)

@@ -41,18 +41,10 @@ with open(os.path.join(DOC, "index.html"), "wb") as f:
 MIB = 1 << 20
 
 
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
-
-
 def memory_attack(srv):
     n = 300
     pid = srv.proc.pid
-    before = rss_kib(pid)
+    before = H.rss_kib(pid)
     body = b"b" * MIB
     head = b"GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % MIB
     socks = []
@@ -93,7 +85,7 @@ def memory_attack(srv):
     R.check("300 GETs with 1 MiB bodies: all answered 200", answered == n, "%d of %d" % (answered, n))
     R.check("... each with Connection: close", closing == n, "%d of %d" % (closing, n))
     H.wait_until(lambda: srv.stats()["connections"] == 0, 5)
-    after = rss_kib(pid)
+    after = H.rss_kib(pid)
     R.check("worker RSS after they closed within 16 MiB of before (%d -> %d KiB)" % (before, after),
             after - before < 16 * 1024, "grew by %d KiB" % (after - before))
 

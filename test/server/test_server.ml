@@ -132,10 +132,7 @@ let recv_more cl =
       Alcotest.fail "timed out waiting for the server"
   | exception Unix.Unix_error (Unix.ECONNRESET, _, _) -> false
 
-let find_sub s sub =
-  let n = String.length s and m = String.length sub in
-  let rec go i = if i + m > n then -1 else if String.sub s i m = sub then i else go (i + 1) in
-  go 0
+let find_sub = Httpz_test_support.find_sub
 
 let take cl n =
   while String.length cl.pending < n do

@@ -41,3 +41,8 @@ let corpus_dir () =
     else up (Filename.dirname dir) (n - 1)
   in
   up (Sys.getcwd ()) 8
+
+let find_sub s sub =
+  let n = String.length s and m = String.length sub in
+  let rec go i = if i + m > n then -1 else if String.sub s i m = sub then i else go (i + 1) in
+  go 0

@@ -27,3 +27,7 @@ val read_file : string -> string
 val corpus_dir : unit -> string
 (** [corpus_dir ()] is [bench/requests] of the source tree, found from the
     test's working directory (dune runs tests inside [_build]). *)
+
+val find_sub : string -> string -> int
+(** [find_sub s sub] is the index of the first occurrence of [sub] in [s],
+    or [-1]. *)
