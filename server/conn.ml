@@ -49,6 +49,7 @@ and t = {
   slot : int;
   sh : shared;
   mutable fd : int;
+  mutable listener : int;
   mutable state : state;
   mutable timer : timer;
   mutable deadline : int;
@@ -158,6 +159,7 @@ let create sh ~slot ~peer =
     slot;
     sh;
     fd = -1;
+    listener = 0;
     state = Free;
     timer = No_timer;
     deadline = -1;

@@ -120,6 +120,9 @@ and t = {
   slot : int;
   sh : shared;
   mutable fd : int;  (** the backend's handle (a socket), [-1] when free *)
+  mutable listener : int;
+      (** which of the worker's listening sockets accepted it: it selects
+          the handler (and, with TLS, the transport) *)
   mutable state : state;
   mutable timer : timer;
   mutable deadline : int;  (** tick at which [timer] fires *)

@@ -179,10 +179,12 @@ let relocate_head c =
       true
   | _ -> false
 
-(* 0: needs more, 1: the body is complete, 2: an error answer is ready. *)
+type decoded = Decoding | Needs_more | Complete | Malformed
+
+(* Decodes what the read buffer holds of a chunked body into [body_store]. *)
 let decode_chunks c =
-  let result = ref (-1) in
-  while !result < 0 do
+  let result = ref Decoding in
+  while !result = Decoding do
     match Chunked.decode c.chunked c.rbuf ~off:c.cpos ~len:(c.rlen - c.cpos) with
     | Chunked.Data ->
         let off = Chunked.data_off c.chunked and len = Chunked.data_len c.chunked in
@@ -194,14 +196,14 @@ let decode_chunks c =
         (* Everything after the head is decoded: reuse that space. *)
         c.rlen <- c.body_start;
         c.cpos <- c.body_start;
-        result := 0
+        result := Needs_more
     | Chunked.Done ->
         c.cpos <- c.cpos + Chunked.consumed c.chunked;
         c.next_pos <- c.cpos;
         c.body_src <- c.body_store;
         c.body_off <- 0;
-        result := 1
-    | Chunked.Error -> result := 2
+        result := Complete
+    | Chunked.Error -> result := Malformed
   done;
   !result
 
@@ -461,12 +463,11 @@ let begin_request c =
         Chunked.set_max_body c.chunked c.sh.max_body;
         c.cpos <- c.body_start;
         c.next_pos <- c.body_start;
-        let r = decode_chunks c in
-        if r = 2 then chunk_error c
-        else begin
-          c.body <- (if r = 1 then Body_ready else Body_unread);
+        match decode_chunks c with
+        | Malformed -> chunk_error c
+        | r ->
+          c.body <- (if r = Complete then Body_ready else Body_unread);
           run c.sh.hooks.handler c
-        end
       end
     end
     else begin
@@ -635,9 +636,9 @@ let received c n =
         if Request.is_chunked c.req then begin
           c.rlen <- c.rlen + n;
           match decode_chunks c with
-          | 1 -> body_arrived c
-          | 2 -> chunk_error c
-          | _ -> Read
+          | Complete -> body_arrived c
+          | Malformed -> chunk_error c
+          | Decoding | Needs_more -> Read
         end
         else if c.body_src == c.body_store && c.body_need > 0 then begin
           c.body_len <- c.body_len + n;

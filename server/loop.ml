@@ -41,12 +41,15 @@ let pool_keep = 256
 (* Requests before the steady-state allocation figure starts counting. *)
 let warmup = 1000
 
+type listener = { listen_fd : int; handler : Ctx.t -> unit }
+
 type t = {
   p : params;
   epfd : int;
-  mutable lfd : int;
+  lfds : int array;  (** listening sockets, [-1] once closed *)
+  handlers : (Ctx.t -> unit) array;  (** the application of each listener *)
   sfd : int;
-  listen_token : int;
+  listen_token : int;  (** listener [i] is token [listen_token + i] *)
   signal_token : int;
   reactor : Reactor.t;  (** its tokens start at [signal_token + 1] *)
   evs : Syscall.events;
@@ -104,21 +107,41 @@ let sync_timer w c =
 
 let stop_listening w =
   if w.listening then begin
-    ignore (Syscall.epoll_ctl_del w.epfd w.lfd : int);
+    Array.iter (fun fd -> if fd >= 0 then ignore (Syscall.epoll_ctl_del w.epfd fd : int)) w.lfds;
     w.listening <- false
   end
 
 let maybe_resume_accept w =
-  if (not w.listening) && (not w.draining) && w.lfd >= 0 && w.accept_resume_ns = 0
+  if (not w.listening) && (not w.draining) && w.accept_resume_ns = 0
      && w.active < w.p.max_connections
   then begin
-    (* Every worker waits on the same listening socket: EPOLLEXCLUSIVE
+    (* Every worker waits on the same listening sockets: EPOLLEXCLUSIVE
        wakes one of them per connection, not all. *)
-    if Syscall.epoll_ctl_add w.epfd w.lfd (Syscall.epollin lor Syscall.epollexclusive)
-         w.listen_token = 0
-    then
-      w.listening <- true
+    let ok = ref true in
+    Array.iteri
+      (fun i fd ->
+        if fd >= 0 then begin
+          let r =
+            Syscall.epoll_ctl_add w.epfd fd (Syscall.epollin lor Syscall.epollexclusive)
+              (w.listen_token + i)
+          in
+          (* EEXIST: still registered from an attempt that failed for
+             another listener. *)
+          if r <> 0 && r <> - Syscall.eexist then ok := false
+        end)
+      w.lfds;
+    w.listening <- !ok
   end
+
+let close_listeners w =
+  stop_listening w;
+  Array.iteri
+    (fun i fd ->
+      if fd >= 0 then begin
+        ignore (Syscall.close fd : int);
+        w.lfds.(i) <- -1
+      end)
+    w.lfds
 
 (* {1 Closing} *)
 
@@ -280,7 +303,9 @@ let serve_stats w c =
 
 (* What the connection calls for each new request: the statistics endpoint
    or the application, counted. *)
-let front w app c =
+let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
+
+let front w c =
   if w.p.stats && is_stats_request w c then serve_stats w c
   else begin
     w.requests <- w.requests + 1;
@@ -288,7 +313,7 @@ let front w app c =
       w.base_words <- net_words w;
       w.base_requests <- w.requests
     end;
-    app c
+    app w c
   end
 
 let log_access w c parsed =
@@ -337,13 +362,14 @@ let conn w slot =
     c
   end
 
-let new_conn w fd =
+let new_conn w fd listener =
   w.nfree <- w.nfree - 1;
   let slot = w.free.(w.nfree) in
   let c = conn w slot in
   (* TCP_NODELAY and TCP_NOTSENT_LOWAT come from the listening socket
      (Server.open_listener). *)
   c.fd <- fd;
+  c.listener <- listener;
   c.events <- 0;
   if Access_log.enabled w.log then begin
     let n = Extra.peer_address fd c.peer 0 in
@@ -356,17 +382,17 @@ let new_conn w fd =
      and the connection enters epoll. *)
   on_readable w c
 
-let accept_ready w =
+let accept_ready w listener =
   let budget = ref accept_batch in
   while !budget > 0 && w.listening do
     decr budget;
     if w.active >= w.p.max_connections then stop_listening w
     else begin
-      let fd = Syscall.accept4 w.lfd in
+      let fd = Syscall.accept4 w.lfds.(listener) in
       if fd >= 0 then begin
         (* Log a shortage once per episode, not at every 100 ms retry. *)
         w.accept_error_logged <- false;
-        new_conn w fd
+        new_conn w fd listener
       end
       else if fd = - Syscall.eagain then budget := 0
       else if fd = - Syscall.eintr || fd = - Syscall.econnaborted || fd = - Syscall.eproto then ()
@@ -394,11 +420,7 @@ let begin_drain w =
     w.draining <- true;
     w.sh.draining <- true;
     w.drain_deadline_ns <- w.now_ns + (w.p.grace_ms * 1_000_000);
-    stop_listening w;
-    if w.lfd >= 0 then begin
-      ignore (Syscall.close w.lfd : int);
-      w.lfd <- -1
-    end;
+    close_listeners w;
     for i = 0 to w.p.max_connections - 1 do
       let c = w.conns.(i) in
       if c.fd >= 0 && Connection.idle c then close_conn w c
@@ -440,7 +462,7 @@ let handle_event w tok mask =
       | Handling -> close_conn w c (* the client hung up on a waiting handler *)
       | Free -> ()
   end
-  else if tok = w.listen_token then accept_ready w
+  else if tok < w.signal_token then accept_ready w (tok - w.listen_token)
   else if tok = w.signal_token then read_signals w
   else if tok > w.signal_token then Reactor.dispatch w.reactor tok mask
 
@@ -489,7 +511,7 @@ let turn w =
   end;
   if w.draining && (w.active = 0 || w.now_ns >= w.drain_deadline_ns) then w.stop <- true
 
-let create p ~listen_fd ~signal_fd handler =
+let create p ~listeners ~signal_fd =
   let epfd = Syscall.epoll_create () in
   if epfd < 0 then failwith ("epoll_create: " ^ Syscall.error_message epfd);
   let sh =
@@ -502,6 +524,8 @@ let create p ~listen_fd ~signal_fd handler =
   let dummy = Conn.create sh ~slot:(-1) ~peer:false in
   let now_ns = Syscall.clock_monotonic_ns () in
   let n = p.max_connections in
+  let nl = Array.length listeners in
+  if nl = 0 then invalid_arg "Loop.run: no listening socket";
   let wheel_size =
     (* Enough buckets that no timeout wraps around the wheel. *)
     let longest =
@@ -515,11 +539,12 @@ let create p ~listen_fd ~signal_fd handler =
     {
       p;
       epfd;
-      lfd = listen_fd;
+      lfds = Array.map (fun l -> l.listen_fd) listeners;
+      handlers = Array.map (fun l -> l.handler) listeners;
       sfd = signal_fd;
       listen_token = n;
-      signal_token = n + 1;
-      reactor = Reactor.create ~epfd ~base_token:(n + 2) ~threads:4;
+      signal_token = n + nl;
+      reactor = Reactor.create ~epfd ~base_token:(n + nl + 1) ~threads:4;
       evs = Syscall.events_create events_cap;
       dummy;
       conns = Array.make n dummy;
@@ -550,11 +575,10 @@ let create p ~listen_fd ~signal_fd handler =
     }
   in
   update_clock w;
-  (* [Ctx.t] is [Conn.t] (Ctx.of_conn is the identity): one closure for
-     the worker's life, no allocation per call. *)
-  let app c = handler (Ctx.of_conn c) in
-  sh.hooks.handler <- front w app;
-  sh.hooks.app <- app;
+  (* [Ctx.t] is [Conn.t] (Ctx.of_conn is the identity): one closure each
+     for the worker's life, no allocation per call. *)
+  sh.hooks.handler <- front w;
+  sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
   sh.hooks.flush <- Plain.write_now;
   sh.hooks.resume <- resume_conn w;
@@ -562,7 +586,7 @@ let create p ~listen_fd ~signal_fd handler =
   if Syscall.epoll_ctl_add epfd signal_fd Syscall.epollin w.signal_token < 0 then
     failwith "epoll_ctl_add (signalfd)";
   maybe_resume_accept w;
-  if not w.listening then failwith "epoll_ctl_add (listening socket)";
+  if not w.listening then failwith "epoll_ctl_add (listening sockets)";
   w.start_words <- words ();
   w
 
@@ -574,8 +598,8 @@ let words_per_request w =
   in
   if requests = 0 then 0. else float_of_int words /. float_of_int requests
 
-let run p ~listen_fd ~signal_fd handler =
-  let w = create p ~listen_fd ~signal_fd handler in
+let run p ~listeners ~signal_fd =
+  let w = create p ~listeners ~signal_fd in
   while not w.stop do
     turn w
   done;

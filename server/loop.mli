@@ -79,12 +79,18 @@ type params = {
   server_name : string;
 }
 
-val run : params -> listen_fd:int -> signal_fd:int -> (Ctx.t -> unit) -> int
-(** [run p ~listen_fd ~signal_fd handler] serves connections accepted on
-    [listen_fd] until a [SIGTERM], [SIGINT] or [SIGHUP] arrives on the
-    signalfd [signal_fd], then shuts down gracefully (see {!Server}), prints
-    the worker's exit line on stderr and is the exit code ([0]). Closes
-    [listen_fd]; leaves [signal_fd] open. *)
+type listener = { listen_fd : int; handler : Ctx.t -> unit }
+(** A listening socket and the application that answers the connections
+    it accepts. *)
+
+val run : params -> listeners:listener array -> signal_fd:int -> int
+(** [run p ~listeners ~signal_fd] serves connections accepted on every
+    listener (each with its own handler) until a [SIGTERM] or [SIGINT]
+    arrives on the signalfd [signal_fd] ([SIGHUP] reopens the access log),
+    then shuts down gracefully (see {!Server}), prints the worker's exit
+    line on stderr and is the exit code ([0]). Closes the listening
+    sockets; leaves [signal_fd] open.
+    @raise Invalid_argument when [listeners] is empty. *)
 
 val is_loopback : Unix.sockaddr -> bool
 (** [true] for an address of this machine's loopback: [127.0.0.0/8], [::1],

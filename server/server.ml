@@ -4,6 +4,7 @@
 type config = {
   host : string;
   port : int;
+  listen : (string * int) list;
   workers : int;
   max_connections : int;
   backlog : int;
@@ -33,6 +34,7 @@ let default_config =
   {
     host = "127.0.0.1";
     port = 8080;
+    listen = [];
     workers = cpu_count ();
     max_connections = 10_000;
     backlog = 4096;
@@ -79,6 +81,9 @@ let params c ~log_fd =
     server_name = c.server_name;
   }
 
+(* Where the server listens: [listen], or [host]:[port] when it is empty. *)
+let addresses c = if c.listen = [] then [ (c.host, c.port) ] else c.listen
+
 let check c =
   let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
   if c.max_connections < 1 then bad "max_connections must be at least 1"
@@ -87,7 +92,8 @@ let check c =
   else if c.max_body < 0 then bad "max_body must not be negative"
   else if c.send_lowat < 0 || c.send_lowat > 0x3fff_ffff then
     bad "send_lowat must be between 0 and 1 GiB"
-  else if c.port < 0 || c.port > 65535 then bad "port %d is outside 0-65535" c.port
+  else if List.exists (fun (_, p) -> p < 0 || p > 65535) (addresses c) then
+    bad "port %d is outside 0-65535" (snd (List.find (fun (_, p) -> p < 0 || p > 65535) (addresses c)))
   else if not (Httpz.Response.is_field_value c.server_name) then
     bad "server_name %S is not a valid header value" c.server_name
   else
@@ -104,8 +110,10 @@ let url host port =
   if String.contains host ':' then Printf.sprintf "http://[%s]:%d" host port
   else Printf.sprintf "http://%s:%d" host port
 
-let start_line c port workers =
-  log "listening on %s (workers %d%s, openat2 %s)" (url c.host port) workers
+let start_line c workers =
+  log "listening on %s (workers %d%s, openat2 %s)"
+    (String.concat ", " (List.map (fun (h, p) -> url h p) (addresses c)))
+    workers
     (match c.root with Some r -> ", root " ^ r | None -> "")
     (if Syscall.openat2_available () then "yes" else "no: walking paths without symlinks")
 
@@ -171,8 +179,8 @@ let drop_privileges = function
    accepted sockets inherit TCP_NODELAY and TCP_NOTSENT_LOWAT from it
    (Linux), which saves a setsockopt per connection. A failed option only
    costs speed, so it is logged, not fatal. The fd, or [-errno]. *)
-let open_listener c =
-  let lfd = Syscall.socket_bind ~host:c.host ~port:c.port ~reuseport:false in
+let open_listener c (host, port) =
+  let lfd = Syscall.socket_bind ~host ~port ~reuseport:false in
   if lfd < 0 then lfd
   else begin
     let set what opt v =
@@ -190,17 +198,35 @@ let open_listener c =
     else lfd
   end
 
-let serve_here c handler lfd ~log_fd =
+let close_all fds = List.iter (fun fd -> if fd >= 0 then ignore (Syscall.close fd : int)) fds
+
+(* Opens every address, or none: the fds, or the first error. *)
+let open_listeners c =
+  let rec go acc = function
+    | [] -> Ok (List.rev acc)
+    | ((host, port) as a) :: rest ->
+        let fd = open_listener c a in
+        if fd < 0 then begin
+          close_all acc;
+          Error (Printf.sprintf "listen on %s: %s" (url host port) (Syscall.error_message fd))
+        end
+        else go (fd :: acc) rest
+  in
+  go [] (addresses c)
+
+let serve_here c handler lfds ~log_fd =
   let sfd = Extra.signalfd server_signals in
   if sfd < 0 then begin
     log "signalfd: %s" (Syscall.error_message sfd);
-    ignore (Syscall.close lfd : int);
+    close_all lfds;
     1
   end
   else
     Fun.protect
       ~finally:(fun () -> ignore (Syscall.close sfd : int))
-      (fun () -> Loop.run (params c ~log_fd) ~listen_fd:lfd ~signal_fd:sfd handler)
+      (fun () ->
+        let listeners = Array.of_list (List.map (fun fd -> { Loop.listen_fd = fd; handler }) lfds) in
+        Loop.run (params c ~log_fd) ~listeners ~signal_fd:sfd)
 
 (* {1 Supervisor} *)
 
@@ -219,7 +245,7 @@ type slot = {
   mutable ready : Unix.file_descr option; (* read end: one byte once serving *)
 }
 
-let worker_main c handler supervisor ready ~lfd ~log_fd =
+let worker_main c handler supervisor ready ~lfds ~log_fd =
   (* A worker must not outlive its supervisor: the kernel sends SIGTERM
      (received through the signalfd, so it starts a graceful shutdown). *)
   ignore (Syscall.set_pdeathsig Sys.sigterm : int);
@@ -228,7 +254,7 @@ let worker_main c handler supervisor ready ~lfd ~log_fd =
     try
       (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
       Unix.close ready;
-      serve_here c handler lfd ~log_fd
+      serve_here c handler lfds ~log_fd
     with e ->
       log "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
       2
@@ -286,7 +312,7 @@ let await_ready slots =
     slots;
   !ok
 
-let supervise c handler nworkers ~lfd ~log_fd ~announce =
+let supervise c handler nworkers ~lfds ~log_fd ~announce =
   let sfd = Extra.signalfd (Sys.sigchld :: server_signals) in
   if sfd < 0 then begin
     log "signalfd: %s" (Syscall.error_message sfd);
@@ -294,7 +320,7 @@ let supervise c handler nworkers ~lfd ~log_fd ~announce =
   end
   else begin
     let me = Unix.getpid () in
-    let lfd = ref lfd in
+    let lfds = ref lfds in
     let slots =
       Array.init nworkers (fun _ ->
           { pid = 0; started = 0.; delay = min_delay; restart_at = 0.; ready = None })
@@ -307,7 +333,7 @@ let supervise c handler nworkers ~lfd ~log_fd ~announce =
           ignore (Syscall.close sfd : int);
           Unix.close r;
           Array.iter (fun o -> match o.ready with Some fd -> Unix.close fd | None -> ()) slots;
-          worker_main c handler me w ~lfd:!lfd ~log_fd
+          worker_main c handler me w ~lfds:!lfds ~log_fd
       | pid ->
           Unix.close w;
           (match s.ready with Some fd -> Unix.close fd | None -> ());
@@ -327,15 +353,13 @@ let supervise c handler nworkers ~lfd ~log_fd ~announce =
         (fun s -> if s.pid <> 0 then try Unix.kill s.pid signal with Unix.Unix_error _ -> ())
         slots
     in
-    (* Stopping: the supervisor's copy of the listening socket goes too, so
-       once the workers have closed theirs, new clients are refused instead
-       of waiting in a queue nobody accepts from. *)
+    (* Stopping: the supervisor's copies of the listening sockets go too,
+       so once the workers have closed theirs, new clients are refused
+       instead of waiting in a queue nobody accepts from. *)
     let stop () =
       stopping := true;
-      if !lfd >= 0 then begin
-        ignore (Syscall.close !lfd : int);
-        lfd := -1
-      end;
+      close_all !lfds;
+      lfds := [];
       forward Sys.sigterm
     in
     if await_ready slots then announce ()
@@ -405,21 +429,31 @@ let supervise c handler nworkers ~lfd ~log_fd ~announce =
     done;
     Array.iter (fun s -> match s.ready with Some fd -> Unix.close fd | None -> ()) slots;
     ignore (Syscall.close sfd : int);
-    if !lfd >= 0 then ignore (Syscall.close !lfd : int);
+    close_all !lfds;
     if failed then 1 else 0
   end
 
 (* {1 Entry point} *)
+
+(* Every address with its host resolved, or the first failure. *)
+let resolve_all c =
+  List.fold_right
+    (fun (host, port) acc ->
+      match (acc, resolve host) with
+      | Error e, _ -> Error e
+      | _, Error e -> Error e
+      | Ok l, Ok addr -> Ok ((addr, port) :: l))
+    (addresses c) (Ok [])
 
 let run c handler =
   let fail fmt = Printf.ksprintf (fun s -> log "%s" s; 1) fmt in
   match check c with
   | Error msg -> fail "%s" msg
   | Ok () -> (
-      match resolve c.host with
+      match resolve_all c with
       | Error msg -> fail "%s" msg
-      | Ok addr ->
-      let c = { c with host = addr } in
+      | Ok addrs ->
+      let c = { c with listen = addrs; host = fst (List.hd addrs) } in
       Syscall.ignore_sigpipe ();
       ignore (Syscall.raise_nofile_limit () : int);
       let workers = if c.workers <= 0 then cpu_count () else c.workers in
@@ -429,31 +463,35 @@ let run c handler =
       Fun.protect
         ~finally:(fun () -> ignore (Unix.sigprocmask Unix.SIG_SETMASK old_mask : int list))
         (fun () ->
-          let lfd = open_listener c in
-          if lfd < 0 then fail "listen on %s: %s" (url c.host c.port) (Syscall.error_message lfd)
-          else
+          match open_listeners c with
+          | Error msg -> fail "%s" msg
+          | Ok lfds -> (
             match open_access_log c.access_log with
             | Error msg ->
-                ignore (Syscall.close lfd : int);
+                close_all lfds;
                 fail "access log: %s" msg
             | Ok log_fd -> (
                 match drop_privileges c.user with
                 | Error msg ->
-                    ignore (Syscall.close lfd : int);
+                    close_all lfds;
                     fail "%s" msg
                 | Ok () ->
-                    let port = Syscall.local_port lfd in
-                    let c = { c with port } in
+                    (* Port 0 was a free port: say which. *)
+                    let listen =
+                      List.map2 (fun (h, _) fd -> (h, Syscall.local_port fd)) c.listen lfds
+                    in
+                    let port = snd (List.hd listen) in
+                    let c = { c with listen; port } in
                     let announce () =
                       c.on_listen port;
-                      start_line c port workers
+                      start_line c workers
                     in
                     let code =
                       if workers = 1 then begin
                         announce ();
-                        serve_here c handler lfd ~log_fd
+                        serve_here c handler lfds ~log_fd
                       end
-                      else supervise c handler workers ~lfd ~log_fd ~announce
+                      else supervise c handler workers ~lfds ~log_fd ~announce
                     in
                     if log_fd > 2 then ignore (Syscall.close log_fd : int);
-                    code)))
+                    code))))

@@ -76,6 +76,11 @@ type config = {
   port : int;
       (** TCP port. Default [8080]. [0] picks a free port ({!config.on_listen}
           tells which). *)
+  listen : (string * int) list;
+      (** Every address to listen on, as [(host, port)] with [host] as in
+          {!config.host}; each serves the handler, and every worker accepts
+          on all of them. Default [[]]: [host]:[port] alone. When given,
+          [host] and [port] are not used. *)
   workers : int;
       (** Worker processes. Default: the number of CPUs this process may run
           on (sched_getaffinity, as [nproc] counts, so [taskset] is honoured).

@@ -719,6 +719,25 @@ let client_address () =
           send cl (get "/client");
           check_str "address and port" (Printf.sprintf "127.0.0.1 %d" port) (read_response cl).body))
 
+(* A port nobody listens on right now (bound, read, released). *)
+let free_port () =
+  let fd = Unix.socket Unix.PF_INET Unix.SOCK_STREAM 0 in
+  Unix.bind fd (Unix.ADDR_INET (Unix.inet_addr_loopback, 0));
+  let p = match Unix.getsockname fd with Unix.ADDR_INET (_, p) -> p | _ -> 0 in
+  Unix.close fd;
+  p
+
+let several_listeners () =
+  let second = free_port () in
+  let config = { Server.default_config with listen = [ ("127.0.0.1", 0); ("localhost", second) ] } in
+  with_server ~config handler (fun s ->
+      List.iter
+        (fun port ->
+          with_client port (fun cl ->
+              send cl (get "/");
+              check_str (Printf.sprintf "answered on port %d" port) hello (read_response cl).body))
+        [ s.port; second ])
+
 let waiting_handlers () =
   let config = { Server.default_config with workers = 1; handler_timeout = 0.3 } in
   with_server ~config handler (fun s ->
@@ -1271,6 +1290,7 @@ let () =
           Alcotest.test_case "CONNECT: no content, then close" `Quick connect_requests;
           Alcotest.test_case "stats: loopback peers only" `Quick loopback_peers;
           Alcotest.test_case "the client's address and port" `Quick client_address;
+          Alcotest.test_case "several listening addresses" `Quick several_listeners;
           Alcotest.test_case "waiting handlers: fd, timeout, hang-up" `Quick waiting_handlers;
           Alcotest.test_case "handler errors: 500" `Quick handler_errors;
           Alcotest.test_case "chunked, large and close responses" `Quick responses;
