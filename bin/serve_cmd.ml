@@ -13,9 +13,69 @@ module Static = Httpz_static.Static
 let usage_error fmt =
   Printf.ksprintf (fun msg -> Printf.eprintf "httpz serve: %s\nTry 'httpz serve --help'.\n%!" msg; 2) fmt
 
+(* {1 HTTPS} One term for the TLS options, checked together. *)
+
+type tls_options = {
+  cert : string option;
+  key : string option;
+  redirect_http : int option;
+  hsts : int option;
+  ticket_rotation : int;
+}
+
+let tls_config host t =
+  match t with
+  | { cert = None; key = None; redirect_http = None; hsts = None; _ } -> Ok None
+  | { cert = Some cert_file; key = Some key_file; redirect_http; hsts; ticket_rotation } ->
+      if (match redirect_http with Some p -> p < 0 || p > 65535 | None -> false) then
+        Error "--redirect-http: port out of range (0-65535)"
+      else if (match hsts with Some n -> n < 0 | None -> false) then
+        Error "--hsts must not be negative"
+      else if ticket_rotation < 1 then Error "--tls-ticket-rotation must be at least 1"
+      else
+        let redirect_http = match redirect_http with Some p -> [ (host, p) ] | None -> [] in
+        Ok
+          (Some
+             { (Server.tls ~cert_file ~key_file) with
+               hsts; redirect_http; ticket_period = ticket_rotation })
+  | { cert = None; key = Some _; _ } | { cert = Some _; key = None; _ } ->
+      Error "--tls-cert and --tls-key go together"
+  | { cert = None; key = None; _ } -> Error "--redirect-http and --hsts need --tls-cert and --tls-key"
+
+let tls_cert =
+  Arg.(value & opt (some file) None
+       & info [ "tls-cert" ] ~docv:"FILE"
+           ~doc:"Serve HTTPS with this PEM certificate chain (leaf first, as Let's Encrypt's                  fullchain.pem): TLS 1.2 and 1.3, Mozilla intermediate ciphers, ALPN http/1.1,                  session tickets shared by the workers. Needs $(b,--tls-key).")
+
+let tls_key =
+  Arg.(value & opt (some file) None
+       & info [ "tls-key" ] ~docv:"FILE"
+           ~doc:"The certificate's PEM private key (RSA or ECDSA, not encrypted). Read before                  $(b,--user) takes effect; SIGHUP reads certificate and key again as that user.")
+
+let redirect_http =
+  Arg.(value & opt (some int) None
+       & info [ "redirect-http" ] ~docv:"PORT"
+           ~doc:"Also listen for plain HTTP on $(i,PORT) and answer every request with 301 to                  the same host and path over https.")
+
+let hsts =
+  Arg.(value & opt (some int) None
+       & info [ "hsts" ] ~docv:"SECONDS"
+           ~doc:"Send $(b,Strict-Transport-Security: max-age=)$(i,SECONDS) on every https response.")
+
+let ticket_rotation =
+  Arg.(value & opt int 3600
+       & info [ "tls-ticket-rotation" ] ~docv:"SECONDS"
+           ~doc:"Rotate the session-ticket key every $(i,SECONDS): a ticket resumes a session \
+                 for one to two such periods, on any worker.")
+
+let tls_term =
+  Term.(const (fun cert key redirect_http hsts ticket_rotation ->
+            { cert; key; redirect_http; hsts; ticket_rotation })
+        $ tls_cert $ tls_key $ redirect_http $ hsts $ ticket_rotation)
+
 let run pos_dir dir port host workers max_age list access_log stats max_connections dotfiles
     no_symlinks no_gzip idle_timeout header_timeout write_timeout cache_max_file cache_size
-    send_lowat no_defer_accept user grace list_max =
+    send_lowat no_defer_accept user grace list_max tls =
   let root =
     match pos_dir, dir with
     | Some a, Some b when a <> b -> Error ()
@@ -44,6 +104,9 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
     else if (match user with Some u -> (try ignore (Unix.getpwnam u); false with Not_found -> true) | None -> false)
     then usage_error "--user %s: no such user" (Option.get user)
     else
+      match tls_config host tls with
+      | Error msg -> usage_error "%s" msg
+      | Ok tls ->
       match
         Static.create
           { Static.default_config with
@@ -60,7 +123,7 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
             workers = (match workers with Some n -> n | None -> Server.cpu_count ());
             stats; access_log; max_connections; idle_timeout; header_timeout; write_timeout;
             send_lowat; defer_accept = not no_defer_accept; root = Some root; user;
-            grace_period = grace }
+            grace_period = grace; tls }
         in
         Server.run config (Static.handler static)
 
@@ -202,14 +265,17 @@ let serve_cmd =
     `S "SIGNALS";
     `P "SIGTERM, SIGINT: stop accepting, let responses in progress finish (at most \
         $(b,--grace) seconds), exit 0. SIGHUP: reopen the access log at its path (after \
-        logrotate moved it) and keep serving.";
+        logrotate moved it), read the TLS certificate and key again for new connections, \
+        and keep serving.";
     `S Manpage.s_examples;
     `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
+    `Pre "httpz serve /var/www -p 443 --host 0.0.0.0 --tls-cert fullchain.pem \\
+    --tls-key privkey.pem --redirect-http 80 --hsts 31536000 --user www-data";
   ] in
   Cmd.v (Cmd.info "serve" ~doc ~man ~exits:[])
     Term.(const run $ pos_dir $ dir $ port $ host $ workers $ max_age $ list $ access_log $ stats
           $ max_connections $ dotfiles $ no_symlinks $ no_gzip $ idle_timeout $ header_timeout
           $ write_timeout $ cache_max_file $ cache_size $ send_lowat $ no_defer_accept $ user
-          $ grace $ list_max)
+          $ grace $ list_max $ tls_term)
 
 let cmds : int Cmd.t list = [ serve_cmd ]

@@ -7,6 +7,7 @@ set -euo pipefail
 build_pkgs=(
   ocaml-nox ocaml-dune ocaml-findlib gcc make
   libcmdliner-ocaml-dev libmagic-mime-ocaml-dev liblwt-ocaml-dev
+  libssl-dev
 )
 # `dune build` compiles the benchmarks too (so CI keeps them building), hence
 # cohttp and http_parser are test dependencies, not only bench ones.
@@ -14,6 +15,7 @@ test_pkgs=(
   libalcotest-ocaml-dev libqcheck-ocaml-dev
   libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
   python3 python3-h11 curl wrk chromium procps util-linux
+  openssl testssl.sh
 )
 bench_pkgs=(
   nginx-light lighttpd h2o nghttp2-client gnuplot-nox valgrind

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test suite and ends with one line: "N passed, N failed".
 #  - Alcotest executables: every test/**/test_*.exe that dune built.
-#  - Script suites: every test/**/*_test.sh and test/e2e/test_*.py; each must
-#    end its output with a line "N passed, N failed".
+#  - Script suites: every test/**/*_test.sh and test/e2e/test_*.py (once per
+#    transport, E2E_TRANSPORTS="plain tls"); each must end its output with a
+#    line "N passed, N failed".
 # A suite that dies without its summary counts as one failure, and so does
 # one that outlives SUITE_TIMEOUT seconds (default 300; the slowest takes
 # about 20): a hang must fail the run, not stall CI until its time limit.
@@ -32,7 +33,7 @@ count_plain() {
 
 run_suite() { # kind name cmd...
   local kind=$1 name=$2; shift 2
-  local log="$logdir/$(echo "$name" | tr '/' '_').log" start end p f
+  local log="$logdir/$(echo "$name" | tr '/ []' '____').log" start end p f
   start=$(date +%s)
   timeout -k 10 "${SUITE_TIMEOUT:-300}" "$@" >"$log" 2>&1; local rc=$?
   end=$(date +%s)
@@ -52,8 +53,16 @@ done
 for sh in $(find test -name '*_test.sh' | sort); do
   run_suite plain "$sh" bash "$sh"
 done
-for py in $(find test/e2e -name 'test_*.py' 2>/dev/null | sort); do
+# The TLS suite (test/tls) speaks TLS itself: once.
+for py in $(find test/tls -name 'test_*.py' 2>/dev/null | sort); do
   run_suite plain "$py" python3 "$py"
+done
+# Every end-to-end suite runs once per transport (test/e2e/harness.py reads
+# HTTPZ_TRANSPORT): the same checks over plain TCP and over TLS.
+for transport in ${E2E_TRANSPORTS:-plain tls}; do
+  for py in $(find test/e2e -name 'test_*.py' 2>/dev/null | sort); do
+    run_suite plain "$py [$transport]" env HTTPZ_TRANSPORT="$transport" python3 "$py"
+  done
 done
 
 if [ ${#failed_suites[@]} -ne 0 ]; then echo "failing suites: ${failed_suites[*]} (logs in $logdir)"; fi

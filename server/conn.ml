@@ -10,7 +10,7 @@ type hooks = {
 
 and shared = {
   date : Date.Cache.t;
-  server_line : string;
+  server_lines : string array;
   headers : string;
   mutable now : int;
   mutable tick : int;
@@ -28,6 +28,10 @@ and shared = {
   writes : Buffer_pool.t;
   bodies : Buffer_pool.t;
   scratch : Bigstring.t;
+  limits : Request.limits;
+  idle_req : Request.t;
+  parsers : Request.t array;
+  mutable spare_parsers : int;
   hooks : hooks;
 }
 
@@ -50,6 +54,8 @@ and t = {
   sh : shared;
   mutable fd : int;
   mutable listener : int;
+  mutable ssl : Openssl.ssl;
+  mutable handshaking : bool;
   mutable state : state;
   mutable timer : timer;
   mutable deadline : int;
@@ -60,7 +66,7 @@ and t = {
   mutable body_start : int;
   mutable next_pos : int;
   mutable cpos : int;
-  req : Request.t;
+  mutable req : Request.t;
   chunked : Chunked.t;
   mutable body_store : Bigstring.t;
   mutable body_src : Bigstring.t;
@@ -120,14 +126,20 @@ let body_class = 65536
 let tick_ms = 100
 let ticks ms = (ms + tick_ms - 1) / tick_ms
 
+let dummy_req = Request.create ~limits:{ Request.default_limits with max_headers = 1 } ()
+
 let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~idle_ms ~body_ms
-    ~write_ms ~handler_ms ~headers ~keep =
+    ~write_ms ~handler_ms ~headers ~listener_headers ~keep =
   if not (Response.is_field_value server_name) then
     invalid_arg "Conn.create_shared: server_name is not a field value";
   let nop _ = () in
+  (* Content-Length is bounded per use: [max_body] for a body read whole
+     (Ctx.await_body), the handler's own limit for a streamed one. *)
+  let limits = { Request.default_limits with max_head = read_buffer } in
   {
     date = Date.Cache.create ();
-    server_line = "Server: " ^ server_name ^ "\r\n" ^ headers;
+    server_lines =
+      Array.map (fun extra -> "Server: " ^ server_name ^ "\r\n" ^ headers ^ extra) listener_headers;
     headers;
     now = 0;
     tick = 0;
@@ -145,21 +157,22 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     writes = Buffer_pool.create ~size:(write_buffer + reserve) ~keep;
     bodies = Buffer_pool.create ~size:body_class ~keep:(min keep 16);
     scratch = Bigstring.create 16384;
+    limits;
+    idle_req = Request.create ~limits ();
+    parsers = Array.make keep dummy_req;
+    spare_parsers = 0;
     hooks =
       { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
   }
 
 let create sh ~slot ~peer =
-  let limits =
-    (* Content-Length is bounded per use: [max_body] for a body read whole
-       (Ctx.await_body), the handler's own limit for a streamed one. *)
-    { Request.default_limits with max_head = sh.read_buffer }
-  in
   {
     slot;
     sh;
     fd = -1;
     listener = 0;
+    ssl = Openssl.none;
+    handshaking = false;
     state = Free;
     timer = No_timer;
     deadline = -1;
@@ -170,7 +183,7 @@ let create sh ~slot ~peer =
     body_start = 0;
     next_pos = 0;
     cpos = 0;
-    req = Request.create ~limits ();
+    req = sh.idle_req;
     (* Its body limit is set per request (Connection). *)
     chunked = Chunked.create ();
     body_store = sh.empty;
@@ -228,7 +241,31 @@ let create sh ~slot ~peer =
 
 (* {1 Buffers} *)
 
-let take_rbuf c = if Bigstring.length c.rbuf = 0 then c.rbuf <- Buffer_pool.take c.sh.reads
+(* The parse state goes with the read buffer: an idle connection holds
+   neither. A stack of spares, like the buffer pools. *)
+let take_parser sh =
+  if sh.spare_parsers > 0 then begin
+    sh.spare_parsers <- sh.spare_parsers - 1;
+    sh.parsers.(sh.spare_parsers)
+  end
+  else Request.create ~limits:sh.limits ()
+
+let give_parser sh r =
+  if r != sh.idle_req then begin
+    (* A Partial head at offset 0 must not be continued by another
+       connection's bytes. *)
+    Request.reset r;
+    if sh.spare_parsers < Array.length sh.parsers then begin
+      sh.parsers.(sh.spare_parsers) <- r;
+      sh.spare_parsers <- sh.spare_parsers + 1
+    end
+  end
+
+let take_rbuf c =
+  if Bigstring.length c.rbuf = 0 then begin
+    c.rbuf <- Buffer_pool.take c.sh.reads;
+    c.req <- take_parser c.sh
+  end
 
 let take_out c =
   if Bigstring.length c.out = 0 then begin
@@ -245,6 +282,8 @@ let give_out c =
 
 let give_rbuf c =
   Buffer_pool.give c.sh.reads c.rbuf;
+  give_parser c.sh c.req;
+  c.req <- c.sh.idle_req;
   c.rbuf <- c.sh.empty;
   c.rpos <- 0;
   c.rlen <- 0

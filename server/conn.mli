@@ -17,7 +17,8 @@
       any pipelined bytes after it, up to [rlen]. Request spans point into
       it, so it is only compacted (bytes moved to offset 0) between requests
       or, within a request, followed by a re-parse of the head. Given back
-      when no byte of a request is in it.
+      when no byte of a request is in it, together with the parse state
+      [req] (its header tables are most of a slot's size).
     - [out] holds the response head and small bodies; [\[out_sent, out_len)]
       is still to be written. Its last {!reserve} bytes are kept for the
       framing headers the server adds after the handler's own. Taken when a
@@ -48,8 +49,10 @@ type hooks = {
 
 and shared = {
   date : Httpz.Date.Cache.t;
-  server_line : string;
-      (** ["Server: <name>\r\n"] and [headers], written together *)
+  server_lines : string array;
+      (** per listener: ["Server: <name>\r\n"], [headers] and the
+          listener's own (Strict-Transport-Security on a TLS one), written
+          together *)
   headers : string;  (** added to every response: ["Name: value\r\n"]s *)
   mutable now : int;  (** wall-clock seconds of this loop turn *)
   mutable tick : int;  (** timer ticks (100 ms) of this loop turn *)
@@ -67,6 +70,14 @@ and shared = {
   writes : Buffer_pool.t;  (** [write_buffer + reserve] bytes *)
   bodies : Buffer_pool.t;  (** request bodies; 64 KiB class *)
   scratch : Httpz.Bigstring.t;  (** where a lingering close drains input *)
+  limits : Httpz.Request.limits;  (** of every parse state *)
+  idle_req : Httpz.Request.t;
+      (** the parse state of a connection holding no read buffer: never
+          parsed into *)
+  parsers : Httpz.Request.t array;
+  mutable spare_parsers : int;
+      (** parse states for reuse, [parsers.(0 .. spare_parsers - 1)]: taken
+          with a read buffer, given back with it *)
   hooks : hooks;
 }
 (** Per-worker state that every connection sees. *)
@@ -122,7 +133,10 @@ and t = {
   mutable fd : int;  (** the backend's handle (a socket), [-1] when free *)
   mutable listener : int;
       (** which of the worker's listening sockets accepted it: it selects
-          the handler (and, with TLS, the transport) *)
+          the handler, the headers and the transport *)
+  mutable ssl : Openssl.ssl;
+      (** the TLS transport's connection, {!Openssl.none} for plain TCP *)
+  mutable handshaking : bool;  (** the TLS handshake is not complete *)
   mutable state : state;
   mutable timer : timer;
   mutable deadline : int;  (** tick at which [timer] fires *)
@@ -134,7 +148,9 @@ and t = {
   mutable body_start : int;
   mutable next_pos : int;  (** where the next request starts *)
   mutable cpos : int;  (** chunked: first byte not yet decoded *)
-  req : Httpz.Request.t;
+  mutable req : Httpz.Request.t;
+      (** the parse state of the request in [rbuf]: taken with [rbuf],
+          given back with it ([sh.idle_req] while there is none) *)
   chunked : Httpz.Chunked.t;
   mutable body_store : Httpz.Bigstring.t;
   mutable body_src : Httpz.Bigstring.t;  (** [rbuf] or [body_store] *)
@@ -223,6 +239,7 @@ val create_shared :
   write_ms:int ->
   handler_ms:int ->
   headers:string ->
+  listener_headers:string array ->
   keep:int ->
   shared
 (** Allocates. [keep]: spare buffers each pool keeps.

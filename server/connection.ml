@@ -101,7 +101,7 @@ let respond_error c status msg ~parsed =
   let out = c.out in
   let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
   let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
-  let pos = Response.write_string out ~off:pos c.sh.server_line in
+  let pos = Response.write_string out ~off:pos c.sh.server_lines.(c.listener) in
   let pos = Response.write_string out ~off:pos error_head in
   let pos =
     Response.header_int out ~off:pos Header_name.Content_length (String.length msg + 1)

@@ -32,8 +32,8 @@ let await_body c =
 
 let now c = c.sh.now
 
-let client c =
-  match Unix.getpeername (Syscall.unix_of_fd c.fd) with
+let address name fd =
+  match name (Syscall.unix_of_fd fd) with
   | Unix.ADDR_INET (a, port) ->
       let s = Unix.string_of_inet_addr a in
       (* An IPv4 client of a dual-stack socket shows as ::ffff:a.b.c.d. *)
@@ -41,6 +41,9 @@ let client c =
       (s, port)
   | Unix.ADDR_UNIX _ -> ("unix", 0)
   | exception Unix.Unix_error _ -> ("-", 0)
+
+let client c = address Unix.getpeername c.fd
+let local c = address Unix.getsockname c.fd
 
 (* {1 Head} *)
 
@@ -52,7 +55,7 @@ let start c status =
   let out = c.out in
   let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
   let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
-  let pos = Response.write_string out ~off:pos c.sh.server_line in
+  let pos = Response.write_string out ~off:pos c.sh.server_lines.(c.listener) in
   c.out_len <- pos;
   c.out_sent <- 0;
   c.status <- status;
@@ -340,9 +343,12 @@ let offload c work k =
 
 (* {1 Handing the connection over} *)
 
+let secure c = c.ssl <> Openssl.none
+
 let upgrade c k =
   if c.resp <> Head || c.status <> Status.Switching_protocols then
     invalid_arg "Ctx.upgrade: start a 101 Switching Protocols response first";
+  if secure c then invalid_arg "Ctx.upgrade: not on a TLS connection";
   header c Header_name.Connection "Upgrade";
   (* Not end_head: a 101 carries no framing and no Connection: close. *)
   c.out_len <- Response.end_head c.out ~off:c.out_len;

@@ -74,6 +74,10 @@ val client : t -> string * int
     IPv4-mapped IPv6 address shown as IPv4) and port. Allocates (one
     [getpeername]). *)
 
+val local : t -> string * int
+(** [local c] is the server's own address and port of this connection, as
+    {!client} shows addresses ([getsockname]). *)
+
 val now : t -> int
 (** Wall-clock seconds at the start of this event-loop turn (for dates). *)
 
@@ -222,7 +226,12 @@ val upgrade : t -> (Unix.file_descr -> string -> unit) -> unit
     is sent calls [k fd rest]: the socket (non-blocking) is then the
     callee's to use and close — the server forgets it — and [rest] holds
     the bytes the client sent after its request head.
-    @raise Invalid_argument unless a 101 head is open. *)
+    @raise Invalid_argument unless a 101 head is open, or on a TLS
+    connection ({!secure}): its socket carries TLS records that only the
+    server can read, so it cannot be handed over. *)
+
+val secure : t -> bool
+(** The connection speaks TLS (the request came over https). *)
 
 (**/**)
 

@@ -41,13 +41,19 @@ let pool_keep = 256
 (* Requests before the steady-state allocation figure starts counting. *)
 let warmup = 1000
 
-type listener = { listen_fd : int; handler : Ctx.t -> unit }
+type listener = {
+  listen_fd : int;
+  handler : Ctx.t -> unit;
+  tls : Tls.server option;
+  headers : string;
+}
 
 type t = {
   p : params;
   epfd : int;
   lfds : int array;  (** listening sockets, [-1] once closed *)
   handlers : (Ctx.t -> unit) array;  (** the application of each listener *)
+  tls_servers : Tls.server option array;  (** each listener's TLS, if any *)
   sfd : int;
   listen_token : int;  (** listener [i] is token [listen_token + i] *)
   signal_token : int;
@@ -148,6 +154,8 @@ let close_listeners w =
 let close_conn w c =
   if c.fd >= 0 then begin
     Conn.release_file c;
+    Transport.close_notify c;
+    Transport.release c;
     (* Bytes held by MSG_MORE leave now, with the FIN, in one packet: a
        close(2) that finds unread input would send a reset and drop them. *)
     if c.held then ignore (Syscall.shutdown_write c.fd : int);
@@ -190,6 +198,9 @@ let want w c ev =
 (* A 101 was sent: the socket leaves the server for the handler's
    callback, with what the client sent after its head. *)
 let detach w c =
+  (* Ctx.upgrade refuses TLS connections: their bytes are not the
+     socket's. *)
+  assert (c.ssl = Openssl.none);
   let fd = c.fd and k = c.upgrade in
   let rest = Connection.detach c in
   if c.events <> 0 then ignore (Syscall.epoll_ctl_del w.epfd fd : int);
@@ -208,10 +219,15 @@ let detach w c =
 let rec perform w c (a : Connection.action) =
   match a with
   | Read ->
-      sync_timer w c;
-      want w c Syscall.epollin
+      (* TLS reads records ahead: bytes of the next request may be inside
+         OpenSSL already, and the socket would never announce them. *)
+      if Transport.buffered c then on_readable w c
+      else begin
+        sync_timer w c;
+        want w c Syscall.epollin
+      end
   | Write -> (
-      match Plain.write c with
+      match Transport.write c with
       | Plain.Flushed -> perform w c (Connection.written c)
       | Plain.Blocked ->
           Connection.blocked c;
@@ -222,6 +238,7 @@ let rec perform w c (a : Connection.action) =
   | Linger ->
       Conn.release_file c;
       c.held <- false;
+      Transport.close_notify c;
       if Syscall.shutdown_write c.fd < 0 then close_conn w c
       else begin
         sync_timer w c;
@@ -236,17 +253,34 @@ let rec perform w c (a : Connection.action) =
 
 (* One read per readiness (level-triggered: the loop comes back for more),
    into wherever the connection wants its next bytes. *)
-let on_readable w c =
-  match Connection.prepare_read c with
-  | Read ->
-      let n = Plain.read c in
-      if n > 0 then perform w c (Connection.received c n)
-      else if n = - Syscall.eagain || n = - Syscall.eintr then begin
-        (* Nothing yet (a connection read on accept): wait for it. *)
-        if c.events = 0 then perform w c Read
-      end
-      else close_conn w c (* EOF, ECONNRESET, … *)
-  | a -> perform w c a
+and on_readable w c =
+  if c.handshaking then handshake w c
+  else
+    match Connection.prepare_read c with
+    | Read ->
+        let n = Transport.read c in
+        if n > 0 then perform w c (Connection.received c n)
+        else if n = - Syscall.eagain || n = - Syscall.eintr then begin
+          (* Nothing yet (a connection read on accept, or a TLS record
+             not complete): wait for the socket. *)
+          sync_timer w c;
+          want w c Syscall.epollin
+        end
+        else close_conn w c (* EOF, ECONNRESET, … *)
+    | a -> perform w c a
+
+(* The TLS handshake, as far as the socket lets it go; the header timeout
+   (armed when the connection opened) bounds it. *)
+and handshake w c =
+  match Tls.handshake c with
+  | Tls.Done -> on_readable w c
+  | Tls.Want_read ->
+      sync_timer w c;
+      want w c Syscall.epollin
+  | Tls.Want_write ->
+      sync_timer w c;
+      want w c Syscall.epollout
+  | Tls.Failed -> close_conn w c
 
 (* {1 Statistics} *)
 
@@ -370,6 +404,11 @@ let new_conn w fd listener =
      (Server.open_listener). *)
   c.fd <- fd;
   c.listener <- listener;
+  let tls_failed =
+    match w.tls_servers.(listener) with
+    | None -> false
+    | Some s -> not (Tls.accept s c)
+  in
   c.events <- 0;
   if Access_log.enabled w.log then begin
     let n = Extra.peer_address fd c.peer 0 in
@@ -377,10 +416,15 @@ let new_conn w fd listener =
   end;
   w.active <- w.active + 1;
   ignore (Connection.opened c : Connection.action);
-  (* With TCP_DEFER_ACCEPT the request is usually here already: answer it
-     now. Otherwise this read finds nothing (EAGAIN) and costs one call,
-     and the connection enters epoll. *)
-  on_readable w c
+  if tls_failed then begin
+    log_msg "TLS: %s (closing the connection)" (Openssl.error ());
+    close_conn w c
+  end
+  else
+    (* With TCP_DEFER_ACCEPT the request (or the ClientHello) is usually
+       here already: answer it now. Otherwise this read finds nothing
+       (EAGAIN) and costs one call, and the connection enters epoll. *)
+    on_readable w c
 
 let accept_ready w listener =
   let budget = ref accept_batch in
@@ -428,15 +472,26 @@ let begin_drain w =
   end
 
 (* SIGHUP: reopen the access log at its path (logrotate renamed the old
-   file), and keep serving. Certificates will be reloaded here too. *)
+   file), read the TLS certificate and key again for new connections, and
+   keep serving. *)
 let reload w =
-  match w.p.log_path with
-  | None -> ()
-  | Some path -> (
-      Access_log.flush w.log;
-      match Access_log.reopen w.log path with
-      | Ok () -> ()
-      | Error msg -> log_msg "SIGHUP: reopening the access log: %s (keeping the old one)" msg)
+  (match w.p.log_path with
+   | None -> ()
+   | Some path -> (
+       Access_log.flush w.log;
+       match Access_log.reopen w.log path with
+       | Ok () -> ()
+       | Error msg -> log_msg "SIGHUP: reopening the access log: %s (keeping the old one)" msg));
+  let seen = ref [] in
+  Array.iter
+    (function
+      | Some s when not (List.memq s !seen) -> (
+          seen := s :: !seen;
+          match Tls.reload s with
+          | Ok () -> ()
+          | Error msg -> log_msg "SIGHUP: reloading the certificate: %s (keeping the old one)" msg)
+      | _ -> ())
+    w.tls_servers
 
 let read_signals w =
   let continue = ref true in
@@ -519,6 +574,7 @@ let create p ~listeners ~signal_fd =
       ~write_buffer:p.write_buffer ~max_body:p.max_body ~header_ms:p.header_timeout_ms
       ~idle_ms:p.idle_timeout_ms ~body_ms:p.body_timeout_ms ~write_ms:p.write_timeout_ms
       ~handler_ms:p.handler_timeout_ms ~headers:p.headers
+      ~listener_headers:(Array.map (fun l -> l.headers) listeners)
       ~keep:(min pool_keep p.max_connections)
   in
   let dummy = Conn.create sh ~slot:(-1) ~peer:false in
@@ -541,6 +597,7 @@ let create p ~listeners ~signal_fd =
       epfd;
       lfds = Array.map (fun l -> l.listen_fd) listeners;
       handlers = Array.map (fun l -> l.handler) listeners;
+      tls_servers = Array.map (fun l -> l.tls) listeners;
       sfd = signal_fd;
       listen_token = n;
       signal_token = n + nl;
@@ -580,7 +637,7 @@ let create p ~listeners ~signal_fd =
   sh.hooks.handler <- front w;
   sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
-  sh.hooks.flush <- Plain.write_now;
+  sh.hooks.flush <- Transport.write_now;
   sh.hooks.resume <- resume_conn w;
   Reactor.install w.reactor;
   if Syscall.epoll_ctl_add epfd signal_fd Syscall.epollin w.signal_token < 0 then

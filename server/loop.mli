@@ -79,9 +79,15 @@ type params = {
   server_name : string;
 }
 
-type listener = { listen_fd : int; handler : Ctx.t -> unit }
-(** A listening socket and the application that answers the connections
-    it accepts. *)
+type listener = {
+  listen_fd : int;
+  handler : Ctx.t -> unit;  (** answers the connections it accepts *)
+  tls : Tls.server option;  (** they speak TLS *)
+  headers : string;
+      (** ["Name: value\r\n"]s added to its responses, after
+          [params.headers] (Strict-Transport-Security on a TLS one) *)
+}
+(** A listening socket and how its connections are served. *)
 
 val run : params -> listeners:listener array -> signal_fd:int -> int
 (** [run p ~listeners ~signal_fd] serves connections accepted on every

@@ -1,6 +1,17 @@
 (* Configuration, start-up, and the supervisor that forks and restarts
    workers. The per-request work is in Loop. *)
 
+type tls = {
+  cert_file : string;
+  key_file : string;
+  hsts : int option;
+  redirect_http : (string * int) list;
+  ticket_period : int;
+}
+
+let tls ~cert_file ~key_file =
+  { cert_file; key_file; hsts = None; redirect_http = []; ticket_period = 3600 }
+
 type config = {
   host : string;
   port : int;
@@ -20,6 +31,7 @@ type config = {
   send_lowat : int;
   defer_accept : bool;
   stats : bool;
+  tls : tls option;
   access_log : string option;
   headers : (string * string) list;
   user : string option;
@@ -51,6 +63,7 @@ let default_config =
     defer_accept = true;
     stats = false;
     access_log = None;
+    tls = None;
     headers = [ ("X-Content-Type-Options", "nosniff") ];
     user = None;
     server_name = "httpz";
@@ -84,6 +97,14 @@ let params c ~log_fd =
 (* Where the server listens: [listen], or [host]:[port] when it is empty. *)
 let addresses c = if c.listen = [] then [ (c.host, c.port) ] else c.listen
 
+(* What a listening socket is for: serving the handler (over TLS when the
+   server has it), or redirecting plain HTTP to https. *)
+type role = Serve | Redirect
+
+let endpoints c =
+  List.map (fun (h, p) -> (h, p, Serve)) (addresses c)
+  @ match c.tls with Some t -> List.map (fun (h, p) -> (h, p, Redirect)) t.redirect_http | None -> []
+
 let check c =
   let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
   if c.max_connections < 1 then bad "max_connections must be at least 1"
@@ -92,8 +113,12 @@ let check c =
   else if c.max_body < 0 then bad "max_body must not be negative"
   else if c.send_lowat < 0 || c.send_lowat > 0x3fff_ffff then
     bad "send_lowat must be between 0 and 1 GiB"
-  else if List.exists (fun (_, p) -> p < 0 || p > 65535) (addresses c) then
-    bad "port %d is outside 0-65535" (snd (List.find (fun (_, p) -> p < 0 || p > 65535) (addresses c)))
+  else if List.exists (fun (_, p, _) -> p < 0 || p > 65535) (endpoints c) then
+    bad "a port is outside 0-65535"
+  else if (match c.tls with Some t -> t.cert_file = "" || t.key_file = "" | None -> false) then
+    bad "tls: give both a certificate and a key file"
+  else if (match c.tls with Some { hsts = Some n; _ } -> n < 0 | _ -> false) then
+    bad "tls: hsts must not be negative"
   else if not (Httpz.Response.is_field_value c.server_name) then
     bad "server_name %S is not a valid header value" c.server_name
   else
@@ -106,16 +131,26 @@ let check c =
     | Some (n, _) -> bad "header %S: not a token name with a valid value (no CR, LF or NUL)" n
     | None -> Ok ()
 
-let url host port =
-  if String.contains host ':' then Printf.sprintf "http://[%s]:%d" host port
-  else Printf.sprintf "http://%s:%d" host port
+let url ?(scheme = "http") host port =
+  if String.contains host ':' then Printf.sprintf "%s://[%s]:%d" scheme host port
+  else Printf.sprintf "%s://%s:%d" scheme host port
 
-let start_line c workers =
-  log "listening on %s (workers %d%s, openat2 %s)"
-    (String.concat ", " (List.map (fun (h, p) -> url h p) (addresses c)))
+let endpoint_url c (h, p, role) =
+  match (role, c.tls) with
+  | Serve, Some _ -> url ~scheme:"https" h p
+  | Serve, None -> url h p
+  | Redirect, _ -> url h p ^ " (redirecting to https)"
+
+let start_line c workers ~ktls =
+  log "listening on %s (workers %d%s, openat2 %s%s)"
+    (String.concat ", " (List.map (endpoint_url c) (endpoints c)))
     workers
     (match c.root with Some r -> ", root " ^ r | None -> "")
     (if Syscall.openat2_available () then "yes" else "no: walking paths without symlinks")
+    (match (c.tls, ktls) with
+     | None, _ -> ""
+     | Some _, true -> ", TLS: kernel TLS for files"
+     | Some _, false -> ", TLS: encrypting in user space (the kernel offers no TLS ULP)")
 
 (* SIGTERM and SIGINT stop; SIGHUP reopens the access log and goes on. *)
 let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup ]
@@ -159,7 +194,9 @@ let drop_privileges = function
       | exception Not_found -> Error (Printf.sprintf "user %s: no such user" name)
       | pw -> (
           try
-            if Unix.geteuid () = 0 then Unix.setgroups [| pw.Unix.pw_gid |];
+            (* The user's own groups, as a login would have them: ssl-cert
+               for a key kept readable by that group, say. *)
+            if Unix.geteuid () = 0 then Unix.initgroups name pw.Unix.pw_gid;
             Unix.setgid pw.Unix.pw_gid;
             Unix.setuid pw.Unix.pw_uid;
             if Unix.getuid () <> pw.Unix.pw_uid || Unix.geteuid () <> pw.Unix.pw_uid then
@@ -204,17 +241,40 @@ let close_all fds = List.iter (fun fd -> if fd >= 0 then ignore (Syscall.close f
 let open_listeners c =
   let rec go acc = function
     | [] -> Ok (List.rev acc)
-    | ((host, port) as a) :: rest ->
-        let fd = open_listener c a in
+    | (host, port, _) :: rest ->
+        let fd = open_listener c (host, port) in
         if fd < 0 then begin
           close_all acc;
           Error (Printf.sprintf "listen on %s: %s" (url host port) (Syscall.error_message fd))
         end
         else go (fd :: acc) rest
   in
-  go [] (addresses c)
+  go [] (endpoints c)
 
-let serve_here c handler lfds ~log_fd =
+(* The worker's listeners: [lfds] are the sockets of [endpoints c], in
+   order; [tls] the server's TLS, loaded before the workers forked. *)
+let listeners c handler tls lfds =
+  let https_port =
+    match List.find_opt (fun (_, _, r) -> r = Serve) (endpoints c) with
+    | Some (_, p, _) -> p
+    | None -> 443
+  in
+  let hsts =
+    match c.tls with
+    | Some { hsts = Some n; _ } -> Printf.sprintf "Strict-Transport-Security: max-age=%d\r\n" n
+    | _ -> ""
+  in
+  Array.of_list
+    (List.map2
+       (fun (_, _, role) fd ->
+         match role with
+         | Serve -> { Loop.listen_fd = fd; handler; tls; headers = (if tls = None then "" else hsts) }
+         | Redirect ->
+             { Loop.listen_fd = fd; handler = Https_redirect.handler ~port:https_port; tls = None;
+               headers = "" })
+       (endpoints c) lfds)
+
+let serve_here c handler tls lfds ~log_fd =
   let sfd = Extra.signalfd server_signals in
   if sfd < 0 then begin
     log "signalfd: %s" (Syscall.error_message sfd);
@@ -225,8 +285,7 @@ let serve_here c handler lfds ~log_fd =
     Fun.protect
       ~finally:(fun () -> ignore (Syscall.close sfd : int))
       (fun () ->
-        let listeners = Array.of_list (List.map (fun fd -> { Loop.listen_fd = fd; handler }) lfds) in
-        Loop.run (params c ~log_fd) ~listeners ~signal_fd:sfd)
+        Loop.run (params c ~log_fd) ~listeners:(listeners c handler tls lfds) ~signal_fd:sfd)
 
 (* {1 Supervisor} *)
 
@@ -245,7 +304,7 @@ type slot = {
   mutable ready : Unix.file_descr option; (* read end: one byte once serving *)
 }
 
-let worker_main c handler supervisor ready ~lfds ~log_fd =
+let worker_main c handler tls supervisor ready ~lfds ~log_fd =
   (* A worker must not outlive its supervisor: the kernel sends SIGTERM
      (received through the signalfd, so it starts a graceful shutdown). *)
   ignore (Syscall.set_pdeathsig Sys.sigterm : int);
@@ -254,7 +313,7 @@ let worker_main c handler supervisor ready ~lfds ~log_fd =
     try
       (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
       Unix.close ready;
-      serve_here c handler lfds ~log_fd
+      serve_here c handler tls lfds ~log_fd
     with e ->
       log "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
       2
@@ -312,7 +371,7 @@ let await_ready slots =
     slots;
   !ok
 
-let supervise c handler nworkers ~lfds ~log_fd ~announce =
+let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
   let sfd = Extra.signalfd (Sys.sigchld :: server_signals) in
   if sfd < 0 then begin
     log "signalfd: %s" (Syscall.error_message sfd);
@@ -333,7 +392,7 @@ let supervise c handler nworkers ~lfds ~log_fd ~announce =
           ignore (Syscall.close sfd : int);
           Unix.close r;
           Array.iter (fun o -> match o.ready with Some fd -> Unix.close fd | None -> ()) slots;
-          worker_main c handler me w ~lfds:!lfds ~log_fd
+          worker_main c handler tls me w ~lfds:!lfds ~log_fd
       | pid ->
           Unix.close w;
           (match s.ready with Some fd -> Unix.close fd | None -> ());
@@ -414,7 +473,8 @@ let supervise c handler nworkers ~lfds ~log_fd ~announce =
           let s = -r in
           if s = Sys.sigchld then reap ()
           else if s = Sys.sighup then begin
-            log "SIGHUP: workers reopen the access log";
+            log "SIGHUP: workers reopen the access log%s"
+              (if c.tls <> None then " and reload the certificate" else "");
             forward Sys.sighup
           end
           else begin
@@ -436,14 +496,54 @@ let supervise c handler nworkers ~lfds ~log_fd ~announce =
 (* {1 Entry point} *)
 
 (* Every address with its host resolved, or the first failure. *)
-let resolve_all c =
+let resolve_list l =
   List.fold_right
     (fun (host, port) acc ->
       match (acc, resolve host) with
       | Error e, _ -> Error e
       | _, Error e -> Error e
       | Ok l, Ok addr -> Ok ((addr, port) :: l))
-    (addresses c) (Ok [])
+    l (Ok [])
+
+(* [c] with every host resolved, or the first failure. *)
+let resolve_all c =
+  match resolve_list (addresses c) with
+  | Error e -> Error e
+  | Ok listen -> (
+      let c = { c with listen; host = fst (List.hd listen) } in
+      match c.tls with
+      | None -> Ok c
+      | Some t -> (
+          match resolve_list t.redirect_http with
+          | Error e -> Error e
+          | Ok redirect_http -> Ok { c with tls = Some { t with redirect_http } }))
+
+(* [c] with the ports the sockets were bound to (port 0: a free one). *)
+let bound_ports c lfds =
+  let ports = List.map Syscall.local_port lfds in
+  let n = List.length (addresses c) in
+  let listen = List.mapi (fun i (h, _) -> (h, List.nth ports i)) (addresses c) in
+  let tls =
+    Option.map
+      (fun t ->
+        { t with redirect_http = List.mapi (fun i (h, _) -> (h, List.nth ports (n + i))) t.redirect_http })
+      c.tls
+  in
+  { c with listen; port = snd (List.hd listen); tls }
+
+(* The TLS context, made before privileges are dropped (the key may be
+   readable by root alone) and before the workers fork (they share the
+   ticket secret). *)
+let load_tls c =
+  match c.tls with
+  | None -> Ok None
+  | Some t -> (
+      match Openssl.init_tickets ~period:t.ticket_period with
+      | Error e -> Error ("tls: " ^ e)
+      | Ok () -> (
+          match Tls.load ~cert_file:t.cert_file ~key_file:t.key_file with
+          | Ok s -> Ok (Some s)
+          | Error e -> Error ("tls: " ^ e)))
 
 let run c handler =
   let fail fmt = Printf.ksprintf (fun s -> log "%s" s; 1) fmt in
@@ -452,8 +552,7 @@ let run c handler =
   | Ok () -> (
       match resolve_all c with
       | Error msg -> fail "%s" msg
-      | Ok addrs ->
-      let c = { c with listen = addrs; host = fst (List.hd addrs) } in
+      | Ok c ->
       Syscall.ignore_sigpipe ();
       ignore (Syscall.raise_nofile_limit () : int);
       let workers = if c.workers <= 0 then cpu_count () else c.workers in
@@ -463,6 +562,9 @@ let run c handler =
       Fun.protect
         ~finally:(fun () -> ignore (Unix.sigprocmask Unix.SIG_SETMASK old_mask : int list))
         (fun () ->
+          match load_tls c with
+          | Error msg -> fail "%s" msg
+          | Ok tls -> (
           match open_listeners c with
           | Error msg -> fail "%s" msg
           | Ok lfds -> (
@@ -476,22 +578,18 @@ let run c handler =
                     close_all lfds;
                     fail "%s" msg
                 | Ok () ->
-                    (* Port 0 was a free port: say which. *)
-                    let listen =
-                      List.map2 (fun (h, _) fd -> (h, Syscall.local_port fd)) c.listen lfds
-                    in
-                    let port = snd (List.hd listen) in
-                    let c = { c with listen; port } in
+                    let c = bound_ports c lfds in
+                    let ktls = match tls with Some s -> s.Tls.ktls | None -> false in
                     let announce () =
-                      c.on_listen port;
-                      start_line c workers
+                      c.on_listen c.port;
+                      start_line c workers ~ktls
                     in
                     let code =
                       if workers = 1 then begin
                         announce ();
-                        serve_here c handler lfds ~log_fd
+                        serve_here c handler tls lfds ~log_fd
                       end
-                      else supervise c handler workers ~lfds ~log_fd ~announce
+                      else supervise c handler tls workers ~lfds ~log_fd ~announce
                     in
                     if log_fd > 2 then ignore (Syscall.close log_fd : int);
-                    code))))
+                    code)))))

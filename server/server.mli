@@ -68,6 +68,54 @@
     words per request.
     The request never reaches the handler. *)
 
+type tls = {
+  cert_file : string;
+      (** PEM certificate chain, leaf first (Let's Encrypt's
+          [fullchain.pem]). *)
+  key_file : string;  (** its PEM private key, RSA or ECDSA, not encrypted *)
+  hsts : int option;
+      (** [Some n]: [Strict-Transport-Security: max-age=n] on every https
+          response. Default [None]. *)
+  redirect_http : (string * int) list;
+      (** Plain-HTTP addresses, as [(host, port)], that answer every request
+          with [301] to the same host and target over https (on the port of
+          the first address of {!config.listen}, left out when 443).
+          Default [[]]. *)
+  ticket_period : int;
+      (** Seconds between session-ticket key rotations. A ticket stays
+          valid for one to two periods. Default [3600]. *)
+}
+(** HTTPS: every address of {!config.listen} speaks TLS.
+
+    TLS 1.2 and 1.3 only, Mozilla's "intermediate" cipher suites (ECDHE
+    with AES-GCM or ChaCha20-Poly1305; DHE for old RSA clients), groups
+    X25519, P-256 and P-384; no renegotiation, no compression. ALPN
+    selects [http/1.1]; a client that offers only other protocols ([h2]
+    alone) is refused with the [no_application_protocol] alert. SNI is
+    accepted (one certificate serves every name).
+
+    Sessions resume with stateless tickets (TLS 1.2 and 1.3) whose keys are
+    derived from a secret drawn once, before the workers fork: a client
+    resumes on whichever worker it reaches. There is no session cache.
+
+    The certificate and key are read before privileges are dropped
+    ({!config.user}), so the key may be readable by root alone at start.
+    [SIGHUP] reads them again in each worker, as the server's user, for
+    new connections (open ones keep theirs): for that, the files must be
+    readable by that user, e.g. through a group such as Debian's
+    [ssl-cert] (the user's own groups are kept when privileges drop). A
+    reload that fails is logged and the old certificate stays.
+
+    Idle connections keep no record buffers (released when empty) and no
+    handshake state. Files are sent with [sendfile] by the kernel where it
+    offers kernel TLS (checked at start and logged), else read and
+    encrypted in user space. {!Ctx.upgrade} is refused on TLS
+    connections. *)
+
+val tls : cert_file:string -> key_file:string -> tls
+(** [tls ~cert_file ~key_file] has the defaults documented on each
+    field. *)
+
 type config = {
   host : string;
       (** Address to listen on: numeric IPv4 or IPv6, or a host name
@@ -161,6 +209,7 @@ type config = {
       (** Serve [GET /__httpz/stats] to clients on the loopback
           ([127.0.0.0/8], [::1]); from anywhere else the request goes to the
           handler like any other. Default [false]. *)
+  tls : tls option;  (** Serve HTTPS ({!tls}). Default [None]. *)
   access_log : string option;
       (** File to append the access log to, in Common Log Format ([Some "-"]:
           standard output), or [None] (default). Opened before privileges

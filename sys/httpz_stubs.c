@@ -234,6 +234,11 @@ static long hz_sendv2(int fd, const unsigned char *b1, size_t cap1, long off1, l
   return hz_neg_errno(sendmsg(fd, &m, hz_send_flags(more)));
 }
 
+static long hz_pread(int fd, unsigned char *base, size_t cap, long off, long len, long file_off) {
+  if (!hz_span_ok(cap, off, len) || file_off < 0) return -EINVAL;
+  return hz_neg_errno(pread(fd, base + off, (size_t)len, (off_t)file_off));
+}
+
 static long hz_sendfile(int out_fd, int in_fd, long offset, long count) {
   if (offset < 0 || count < 0) return -EINVAL;
   off_t off = (off_t)offset;
@@ -609,6 +614,13 @@ CAMLprim value httpz_sendv_string_byte(value *argv, int argn) {
   return Val_long(httpz_sendv_string(Long_val(argv[0]), argv[1], Long_val(argv[2]),
                                      Long_val(argv[3]), argv[4], Long_val(argv[5]),
                                      Long_val(argv[6]), Long_val(argv[7])));
+}
+
+CAMLprim intnat httpz_pread(intnat fd, value buf, intnat off, intnat len, intnat file_off) {
+  return hz_pread((int)fd, BA_DATA(buf), BA_CAP(buf), off, len, file_off);
+}
+CAMLprim value httpz_pread_byte(value fd, value buf, value off, value len, value file_off) {
+  return Val_long(httpz_pread(Long_val(fd), buf, Long_val(off), Long_val(len), Long_val(file_off)));
 }
 
 CAMLprim intnat httpz_sendfile(intnat out_fd, intnat in_fd, intnat offset, intnat count) {

@@ -131,6 +131,12 @@ external sendv_string :
   = "httpz_sendv_string_byte" "httpz_sendv_string"
   [@@noalloc]
 
+external pread :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) -> (int[@untagged])
+  = "httpz_pread_byte" "httpz_pread"
+  [@@noalloc]
+
 external sendfile :
   (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_sendfile_byte" "httpz_sendfile"

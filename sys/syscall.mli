@@ -309,6 +309,18 @@ external sendv_string :
 (** [sendv_string fd b boff blen s soff slen more]: a response head and a
     string body, the string not copied. *)
 
+external pread :
+  (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) -> (int[@untagged])
+  = "httpz_pread_byte" "httpz_pread"
+  [@@noalloc]
+
+(** [pread fd buf off len file_off] reads at most [len] bytes of file [fd]
+    at byte [file_off] into [buf] at [off], without moving [fd]'s position
+    (pread(2)): the count, [0] at end of file, or [-errno] ([-einval] for a
+    span outside [buf] or a negative [file_off], [-eintr], [-eio]). How a
+    file body is fed to a transport that encrypts in user space. *)
+
 external sendfile :
   (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_sendfile_byte" "httpz_sendfile"

@@ -73,7 +73,7 @@ let shared ?(read_buffer = 4096) ?(max_body = 1 lsl 20) () =
   let sh =
     Conn.create_shared ~server_name:"t" ~read_buffer ~write_buffer:1024 ~max_body
       ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000
-      ~headers:"X-Content-Type-Options: nosniff\r\n" ~keep:4
+      ~headers:"X-Content-Type-Options: nosniff\r\n" ~listener_headers:[| "" |] ~keep:4
   in
   let app c = handler (Ctx.of_conn c) in
   sh.hooks.handler <- app;

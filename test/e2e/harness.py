@@ -14,6 +14,11 @@ with real clients. This module gives them:
   enough for pipelining, error responses and keep-alive loops.
 - `suite_deadline`: a wall-clock bound for the whole suite; on expiry the
   suite records a failure, kills its servers and still prints its summary.
+- Transports: with HTTPZ_TRANSPORT=tls every `Server` serves HTTPS with a
+  certificate of a test CA made at test time (`tls_files`), and `connect`,
+  `request`, `url` and `curl` speak TLS (Python's ssl, curl --cacert):
+  scripts/test.sh runs every suite once per transport, so a suite written
+  against these helpers tests both.
 
 Every wait here is bounded, and all traffic goes to 127.0.0.1. A missing
 binary is a failure, never a skip.
@@ -24,6 +29,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -34,6 +40,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = os.environ.get("HTTPZ_BIN") or os.path.join(ROOT, "_build", "install", "default", "bin", "httpz")
 HOST = "127.0.0.1"
 
+# How bytes move between the clients and every server of the suite.
+TRANSPORT = os.environ.get("HTTPZ_TRANSPORT", "plain")
+if TRANSPORT not in ("plain", "tls"):
+    raise SystemExit("HTTPZ_TRANSPORT must be plain or tls, not %r" % TRANSPORT)
+TLS = TRANSPORT == "tls"
+SCHEME = "https" if TLS else "http"
+
 # Subprocess clients (curl, wrk, chromium) must never go through a proxy.
 CLIENT_ENV = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
 CLIENT_ENV["NO_PROXY"] = "*"
@@ -42,6 +55,101 @@ CLIENT_ENV["no_proxy"] = "*"
 
 def log(msg):
     print(msg, flush=True)
+
+
+_tls_dir = None
+
+
+def openssl(*args):
+    subprocess.run(["openssl"] + list(args), check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.PIPE, timeout=30)
+
+
+def make_cert(d, name, ca=None, key_type="ec", sans="DNS:localhost,IP:127.0.0.1,IP:::1"):
+    """A key and a certificate in directory d: self-signed CA when ca is
+    None, else a server certificate for localhost signed by ca (a
+    (cert, key) pair). Returns (cert, key)."""
+    key, csr, cert = (os.path.join(d, name + ext) for ext in (".key", ".csr", ".pem"))
+    if key_type == "ec":
+        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key)
+    else:
+        openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", key)
+    if ca is None:
+        openssl("req", "-x509", "-new", "-key", key, "-out", cert, "-days", "2", "-subj",
+                "/CN=httpz test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign")
+    else:
+        ext = os.path.join(d, name + ".ext")
+        with open(ext, "w") as f:
+            # A CRL location, as a public CA's certificates carry (testssl.sh
+            # flags a certificate without one); nothing is served there.
+            f.write("subjectAltName=%s\nextendedKeyUsage=serverAuth\n"
+                    "crlDistributionPoints=URI:http://127.0.0.1/httpz-test-ca.crl\n" % sans)
+        openssl("req", "-new", "-key", key, "-out", csr, "-subj", "/CN=localhost")
+        openssl("x509", "-req", "-in", csr, "-CA", ca[0], "-CAkey", ca[1], "-CAcreateserial",
+                "-out", cert, "-days", "2", "-extfile", ext)
+    return cert, key
+
+
+def tls_files():
+    """(ca_cert, server_cert, server_key) of a test CA made once per
+    process, in a temporary directory removed at exit."""
+    global _tls_dir
+    if _tls_dir is None:
+        d = tempfile.mkdtemp(prefix="httpz-e2e-tls-")
+        atexit.register(lambda: __import__("shutil").rmtree(d, ignore_errors=True))
+        ca = make_cert(d, "ca")
+        cert, key = make_cert(d, "server", ca=ca)
+        # Test-only keys, readable by any user: suites also start servers
+        # as nobody.
+        os.chmod(d, 0o755)
+        for f in (ca[0], cert, key):
+            os.chmod(f, 0o644)
+        _tls_dir = (d, ca[0], cert, key)
+    return _tls_dir[1:]
+
+
+def client_context(alpn=("http/1.1",), **versions):
+    """Python's ssl client context trusting the test CA."""
+    ctx = ssl.create_default_context(cafile=tls_files()[0])
+    if alpn:
+        ctx.set_alpn_protocols(list(alpn))
+    for k, v in versions.items():
+        setattr(ctx, k, v)
+    return ctx
+
+
+_default_ctx = None
+
+
+def wrap(sock, ctx=None, session=None):
+    """[sock] over TLS (verified against the test CA, for 127.0.0.1)."""
+    global _default_ctx
+    if ctx is None:
+        if _default_ctx is None:
+            _default_ctx = client_context()
+        ctx = _default_ctx
+    return ctx.wrap_socket(sock, server_hostname=HOST, session=session)
+
+
+def wrap_nonblocking(sock):
+    """A non-blocking socket over TLS; the caller drives do_handshake()."""
+    global _default_ctx
+    if _default_ctx is None:
+        _default_ctx = client_context()
+    return _default_ctx.wrap_socket(sock, server_hostname=HOST, do_handshake_on_connect=False)
+
+
+def http_client(port, timeout=5):
+    """Python's http.client connection in the suite's transport."""
+    import http.client
+    if TLS:
+        return http.client.HTTPSConnection(HOST, port, timeout=timeout, context=client_context())
+    return http.client.HTTPConnection(HOST, port, timeout=timeout)
+
+
+def url(port, path="/"):
+    return "%s://%s:%d%s" % (SCHEME, HOST, port, path)
 
 
 class Results:
@@ -151,13 +259,15 @@ class ServerError(Exception):
 class Server:
     """One `httpz serve` process. Its stderr goes to a file (`stderr_text()`)."""
 
-    def __init__(self, docroot, workers=1, args=(), prefix=(), ready_path="/", binary=None):
+    def __init__(self, docroot, workers=1, args=(), prefix=(), ready_path="/", binary=None,
+                 tls=None):
         self.docroot = docroot
         self.binary = binary or BIN
         self.workers = workers
         self.args = list(args)
         self.prefix = list(prefix)
         self.ready_path = ready_path
+        self.tls = tls  # (cert, key) instead of the test CA's server pair
         self.port = None
         self.proc = None
         self.returncode = None
@@ -168,7 +278,7 @@ class Server:
     @property
     def argv(self):
         return self.prefix + [self.binary, "serve", "-d", self.docroot, "-p", str(self.port),
-                              "--host", HOST, "--workers", str(self.workers)] + self.args
+                              "--host", HOST, "--workers", str(self.workers)] + transport_args(self.tls) + self.args
 
     def start(self, timeout=10.0):
         """Start on a free port; return once a request gets any HTTP answer."""
@@ -413,8 +523,28 @@ class Reader:
         return data
 
 
-def connect(port, timeout=5.0):
-    return socket.create_connection((HOST, port), timeout=timeout)
+def transport_args(pair=None):
+    """`httpz serve` arguments for the suite's transport: over TLS, the
+    test CA's server certificate, or [pair] = (cert, key)."""
+    if not TLS:
+        return []
+    cert, key = pair or tls_files()[1:]
+    return ["--tls-cert", cert, "--tls-key", key]
+
+
+def connect(port, timeout=5.0, rcvbuf=None):
+    """A connection to the server on [port] in the suite's transport (TLS
+    handshake done); [rcvbuf]: SO_RCVBUF set before connecting."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(timeout)
+    try:
+        s.connect((HOST, port))
+        return wrap(s) if TLS else s
+    except BaseException:
+        s.close()
+        raise
 
 
 def request(port, method, path, headers=None, body=b"", timeout=5.0):
@@ -447,7 +577,8 @@ def wait_until(pred, timeout, step=0.05):
 
 def curl(args, timeout=20):
     """Runs curl; returns CompletedProcess (stdout bytes)."""
-    return subprocess.run(["curl", "-sS", "--noproxy", "*", "--max-time", str(timeout)] + list(args),
+    tls = ["--cacert", tls_files()[0]] if TLS else []
+    return subprocess.run(["curl", "-sS", "--noproxy", "*", "--max-time", str(timeout)] + tls + list(args),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=CLIENT_ENV,
                           timeout=timeout + 5)
 
@@ -498,7 +629,8 @@ class Program(Server):
 
     @property
     def argv(self):
-        return self.base_argv + ["-p", str(self.port)]
+        # The example programs take the transport options of `httpz serve`.
+        return self.base_argv + ["-p", str(self.port)] + transport_args()
 
 
 def example(name):

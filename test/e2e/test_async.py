@@ -53,7 +53,7 @@ def concurrent_sleeps(port):
     n = 200
     socks = []
     for _ in range(n):
-        s = socket.create_connection((H.HOST, port), timeout=5)
+        s = H.connect(port, timeout=5)
         socks.append(s)
     t0 = time.monotonic()
     for s in socks:
@@ -70,7 +70,7 @@ def concurrent_sleeps(port):
 
 
 def stream(port):
-    s = socket.create_connection((H.HOST, port), timeout=5)
+    s = H.connect(port, timeout=5)
     t0 = time.monotonic()
     s.sendall(b"GET /stream?n=5&ms=300 HTTP/1.1\r\nHost: x\r\n\r\n")
     data = b""
@@ -108,7 +108,7 @@ def upload(port, pid):
 
     th = threading.Thread(target=sample)
     th.start()
-    s = socket.create_connection((H.HOST, port), timeout=30)
+    s = H.connect(port, timeout=30)
     t0 = time.monotonic()
     try:
         s.sendall(b"POST /count HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % total)
@@ -127,7 +127,7 @@ def upload(port, pid):
             "before %d, peak %d KiB" % (before, peak[0]))
     # Chunked, 20 MiB in uneven chunks.
     body = bytes((i * 7) & 0xFF for i in range(1 << 20))
-    s = socket.create_connection((H.HOST, port), timeout=30)
+    s = H.connect(port, timeout=30)
     s.sendall(b"POST /count HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
     sent = 0
     for i in range(20):

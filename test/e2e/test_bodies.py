@@ -22,6 +22,7 @@ The last line is `N passed, N failed`.
 
 import os
 import select
+import ssl
 import socket
 import sys
 import tempfile
@@ -49,7 +50,7 @@ def memory_attack(srv):
     head = b"GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % MIB
     socks = []
     for _ in range(n):
-        s = socket.create_connection((H.HOST, srv.port), timeout=5)
+        s = H.connect(srv.port, timeout=5)
         s.setblocking(False)
         socks.append([s, head + body, b""])
     # Push every request while collecting answers, all connections at once.
@@ -65,11 +66,16 @@ def memory_attack(srv):
                 try:
                     k = s.send(p[1][:262144])
                     p[1] = p[1][k:]
+                except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                    pass  # the socket is full after all: later
                 except OSError:
                     p[1] = b""
-            if s in r:
+            # A TLS socket may hold decrypted bytes select() cannot see.
+            if s in r or (H.TLS and s.pending()):
                 try:
                     chunk = s.recv(65536)
+                except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                    continue  # part of a record: later
                 except OSError:
                     chunk = b""
                 if chunk:

@@ -9,6 +9,8 @@ and /usr/bin/chromium). The last line is `N passed, N failed`.
 """
 
 import html.parser
+import base64
+import hashlib
 import os
 import re
 import signal
@@ -131,11 +133,25 @@ def local_paths(refs):
     return out
 
 
+def tls_trust():
+    """Over TLS, Chromium trusts the test server's key, and only it (by the
+    SHA-256 of its public key, as in HPKP pins)."""
+    if not H.TLS:
+        return []
+    cert = H.tls_files()[1]
+    pub = subprocess.run(["openssl", "x509", "-in", cert, "-pubkey", "-noout"], check=True,
+                         stdout=subprocess.PIPE).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=pub, check=True,
+                         stdout=subprocess.PIPE).stdout
+    pin = base64.b64encode(hashlib.sha256(der).digest()).decode()
+    return ["--ignore-certificate-errors-spki-list=" + pin]
+
+
 def chromium(args, timeout=40):
     prof = tempfile.mkdtemp(prefix="profile-", dir=TMP)
     argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--no-proxy-server", "--user-data-dir=" + prof] + args
+            "--no-proxy-server", "--user-data-dir=" + prof] + tls_trust() + args
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=H.CLIENT_ENV,
                          start_new_session=True)
     try:
@@ -175,7 +191,7 @@ def main():
     except H.ServerError as e:
         R.check("server starts", False, e)
         R.finish()
-    url = "http://%s:%d/" % (H.HOST, srv.port)
+    url = H.url(srv.port, "/")
 
     rc, out, err = chromium(["--dump-dom", url])
     dom = out.decode("utf-8", "replace")

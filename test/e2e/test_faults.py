@@ -86,11 +86,7 @@ def fd_count(srv):
 
 
 def send_get(port, path, rcvbuf=None, extra=""):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    if rcvbuf:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    s.settimeout(5)
-    s.connect((H.HOST, port))
+    s = H.connect(port, timeout=5, rcvbuf=rcvbuf)
     s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n" % (path, extra)).encode())
     return s
 
@@ -462,8 +458,10 @@ def out_of_fds():
         r = keep_r.read_response(timeout=3)
         R.check("EMFILE: keep-alive connection served before the flood", r and r.status == 200, r)
         extra = []
+        # Plain TCP connections, also over TLS: most of them wait in the
+        # accept queue, where no handshake could complete.
         for _ in range(100):
-            extra.append(H.connect(srv.port))
+            extra.append(socket.create_connection((H.HOST, srv.port), timeout=5))
         full = H.wait_until(lambda: fd_count(srv) >= 64, 3)
         n_full = fd_count(srv)
         H.log("# server fds with 100 extra connections: %d (limit 64, baseline %d)" % (n_full, base))

@@ -78,7 +78,7 @@ for name, data in LIST_NAMES.items():
 
 
 def conn(port):
-    return http.client.HTTPConnection(H.HOST, port, timeout=5)
+    return H.http_client(port)
 
 
 def get(port, path, headers=None, method="GET", body=None):
@@ -103,7 +103,7 @@ def main():
         R.check("server starts", False, e)
         R.finish()
     port = srv.port
-    base = "http://%s:%d" % (H.HOST, port)
+    base = H.url(port, "")
 
     # --- curl: byte-equal bodies, Date, Server -----------------------------
     for path, data in (("/empty.txt", EMPTY), ("/index.html", PAGE), ("/big.bin", BIG)):

@@ -20,9 +20,11 @@ The last line is `N passed, N failed`.
 import errno
 import os
 import re
+import select
 import selectors
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -89,8 +91,7 @@ def response_complete(buf):
 
 
 def curl_timed(port, path="/small.txt"):
-    p = H.curl(["-o", "/dev/null", "-w", "%{http_code} %{time_total}",
-                "http://%s:%d%s" % (H.HOST, port, path)], timeout=10)
+    p = H.curl(["-o", "/dev/null", "-w", "%{http_code} %{time_total}", H.url(port, path)], timeout=10)
     try:
         code, t = p.stdout.decode().split()
         return int(code), float(t), p.stderr
@@ -139,13 +140,38 @@ def many_connections():
                     del live[s.fileno()]
                     s.close()
                     continue
-                s.send(req)
+                if H.TLS:
+                    sel.unregister(s)
+                    s = st[0] = H.wrap_nonblocking(s)
+                    st[1] = "handshaking"
+                    sel.register(s, selectors.EVENT_WRITE, st)
+                else:
+                    s.send(req)
+                    st[1] = "reading"
+                    sel.modify(s, selectors.EVENT_READ, st)
+                    continue
+            if st[1] == "handshaking":
+                try:
+                    s.do_handshake()
+                except ssl.SSLWantReadError:
+                    sel.modify(s, selectors.EVENT_READ, st)
+                    continue
+                except ssl.SSLWantWriteError:
+                    sel.modify(s, selectors.EVENT_WRITE, st)
+                    continue
+                except (ssl.SSLError, OSError) as e:
+                    errors.append("handshake: %r" % e)
+                    sel.unregister(s)
+                    del live[s.fileno()]
+                    s.close()
+                    continue
+                s.send(req)  # a 36-byte record: the socket takes it
                 st[1] = "reading"
                 sel.modify(s, selectors.EVENT_READ, st)
                 continue
             try:
                 data = s.recv(65536)
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 continue
             except OSError as e:
                 data, err = None, e
@@ -178,15 +204,11 @@ def many_connections():
     code, t, err = curl_timed(srv.port)
     R.check("with %d connections open, a fresh curl gets 200 within 2 s" % len(done),
             code == 200 and t < 2.0, "http_code=%s time_total=%s stderr=%r" % (code, t, err))
-    still = 0
+    # An idle, open connection has nothing to read; a closed one reads EOF.
+    poll = select.poll()
     for s in done:
-        try:
-            if s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b"":
-                pass  # unexpected bytes: counted as not idle-open
-        except BlockingIOError:
-            still += 1
-        except OSError:
-            pass
+        poll.register(s, select.POLLIN)
+    still = len(done) - len(poll.poll(0))
     R.check("all %d connections still open (server keeps idle keep-alive connections)" % len(done),
             still == len(done), "%d of %d still open after %.1f s" % (still, len(done), time.monotonic() - t0))
     for s in done:
@@ -219,6 +241,8 @@ def slowloris():
                     continue
                 try:
                     s.send(b"a")
+                except (ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                    pass
                 except OSError:
                     closed_at[i] = now - t_first
         for i, s in enumerate(slow):
@@ -230,7 +254,7 @@ def slowloris():
                     if not d:
                         closed_at[i] = time.monotonic() - t_first
                         break
-            except BlockingIOError:
+            except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 pass
             except OSError:
                 closed_at[i] = time.monotonic() - t_first
@@ -309,10 +333,7 @@ def kill_worker():
 # ---------------------------------------------------------------------------
 def sigterm_download():
     srv = H.Server(DOC, workers=1, ready_path="/small.txt").start()
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
-    s.settimeout(10)
-    s.connect((H.HOST, srv.port))
+    s = H.connect(srv.port, timeout=10, rcvbuf=64 * 1024)
     s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
     buf = b""
     while b"\r\n\r\n" not in buf:
@@ -388,7 +409,7 @@ def sigterm_download():
 # ---------------------------------------------------------------------------
 def wrk_run():
     srv = H.Server(DOC, workers=2, ready_path="/small.txt").start()
-    p = subprocess.run(["wrk", "-t1", "-c50", "-d3s", "http://%s:%d/small.txt" % (H.HOST, srv.port)],
+    p = subprocess.run(["wrk", "-t1", "-c50", "-d3s", H.url(srv.port, "/small.txt")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=H.CLIENT_ENV, timeout=30)
     out = p.stdout.decode("utf-8", "replace")
     H.log("# wrk output:\n" + "\n".join("#   " + l for l in out.splitlines()))

@@ -69,7 +69,7 @@ os.symlink(".git/config", os.path.join(DOC, "configlink"))
 
 
 def raw(port, data, timeout=5):
-    s = socket.create_connection((H.HOST, port), timeout=timeout)
+    s = H.connect(port, timeout=timeout)
     try:
         s.sendall(data)
         return H.Reader(s).read_response(timeout=timeout)
@@ -209,7 +209,7 @@ def grace():
     size = os.path.getsize(os.path.join(DOC, "big.bin"))
     for g, want_whole in [(1, False), (6, True)]:
         srv = H.Server(DOC, workers=1, args=["--grace", str(g)]).start()
-        s = socket.create_connection((H.HOST, srv.port), timeout=10)
+        s = H.connect(srv.port, timeout=10)
         s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
         data_len = len(s.recv(65536))
         t0 = time.monotonic()

@@ -1,0 +1,168 @@
+open Conn
+
+type server = {
+  cert_file : string;
+  key_file : string;
+  ktls : bool;
+  mutable ctx : Openssl.ctx;
+}
+
+let read_file path =
+  match open_in_bin path with
+  | exception Sys_error e -> Error e
+  | ic ->
+      Fun.protect
+        ~finally:(fun () -> close_in_noerr ic)
+        (fun () ->
+          match really_input_string ic (in_channel_length ic) with
+          | s -> Ok s
+          | exception (Sys_error e | Failure e) -> Error (path ^ ": " ^ e)
+          | exception End_of_file -> Error (path ^ ": changed while read"))
+
+let context ~cert_file ~key_file ~ktls =
+  match (read_file cert_file, read_file key_file) with
+  | Error e, _ | _, Error e -> Error e
+  | Ok cert, Ok key -> (
+      match Openssl.ctx_create ~cert ~key ~ktls with
+      | Ok ctx -> Ok ctx
+      | Error e -> Error (Printf.sprintf "%s, %s: %s" cert_file key_file e))
+
+let load ~cert_file ~key_file =
+  let ktls = Openssl.kernel_tls_available () in
+  match context ~cert_file ~key_file ~ktls with
+  | Ok ctx -> Ok { cert_file; key_file; ktls; ctx }
+  | Error e -> Error e
+
+let reload s =
+  match context ~cert_file:s.cert_file ~key_file:s.key_file ~ktls:s.ktls with
+  | Error e -> Error e
+  | Ok ctx ->
+      let old = s.ctx in
+      s.ctx <- ctx;
+      (* Connections made from it hold their own reference. *)
+      Openssl.ctx_free old;
+      Ok ()
+
+let accept s c =
+  let ssl = Openssl.create s.ctx c.fd in
+  c.ssl <- ssl;
+  c.handshaking <- true;
+  ssl <> Openssl.none
+
+type step = Done | Want_read | Want_write | Failed
+
+let handshake c =
+  let r = Openssl.handshake c.ssl in
+  if r = 1 then begin
+    c.handshaking <- false;
+    Done
+  end
+  else if r = Openssl.want_read then Want_read
+  else if r = Openssl.want_write then Want_write
+  else Failed
+
+(* A read that needs to write (a TLS 1.3 key update answered into a full
+   socket) is treated as a failure: renegotiation is off, so nothing else
+   can ask for it, and waiting for writability on a read would need a
+   state of its own for a case that does not happen. *)
+let read c =
+  let r = Openssl.read c.ssl c.in_buf c.in_off c.in_len in
+  if r >= 0 then r else if r = Openssl.want_read then - Syscall.eagain else - Syscall.econnreset
+
+(* One TLS record carries at most this much plaintext. *)
+let record = 16384
+
+(* As in Plain: a budget per readiness, none for a body that would have to
+   be copied to yield. *)
+let write_budget = 1 lsl 20
+
+(* Moves a small body behind its head in [out] (there is room: [out] holds
+   [write_buffer + reserve] bytes), so both leave in one record. *)
+let absorb_body c =
+  let len = c.ext_len in
+  (match c.ext with
+   | Ext_string ->
+       Httpz.Bigstring.blit_from_string c.ext_str ~src_off:c.ext_off c.out ~dst_off:c.out_len ~len
+   | Ext_bigstring ->
+       Httpz.Bigstring.blit ~src:c.ext_bs ~src_off:c.ext_off ~dst:c.out ~dst_off:c.out_len ~len
+   | Ext_file | No_ext -> ());
+  c.out_len <- c.out_len + len;
+  c.ext_off <- c.ext_off + len;
+  c.ext_len <- 0
+
+(* The next slice of a file body, read into [out] (empty by now). *)
+let fill_from_file c =
+  let cap = Httpz.Bigstring.length c.out in
+  let len = if c.ext_len < cap then c.ext_len else cap in
+  let n = Syscall.pread c.file_fd c.out 0 len c.ext_off in
+  if n > 0 then begin
+    c.out_sent <- 0;
+    c.out_len <- n;
+    c.ext_off <- c.ext_off + n;
+    c.ext_len <- c.ext_len - n
+  end;
+  n
+
+type progress = Going | Done_writing | Socket_full | Gone
+
+let write c =
+  let result = ref Going in
+  let budget = ref (if c.ext = Ext_bigstring && not c.ext_stable then max_int else write_budget) in
+  while !result = Going do
+    let out_rem = c.out_len - c.out_sent in
+    if out_rem = 0 && c.ext_len = 0 then result := Done_writing
+    else if !budget <= 0 then result := Socket_full
+    else begin
+      let n =
+        if out_rem > 0 then begin
+          if c.ext_len > 0 && c.ext <> Ext_file && out_rem + c.ext_len <= record
+             && c.out_len + c.ext_len <= Httpz.Bigstring.length c.out
+          then absorb_body c;
+          Openssl.write c.ssl c.out c.out_sent (c.out_len - c.out_sent)
+        end
+        else
+          let len = if c.ext_len < !budget then c.ext_len else !budget in
+          match c.ext with
+          | Ext_string -> Openssl.write_string c.ssl c.ext_str c.ext_off len
+          | Ext_bigstring -> Openssl.write c.ssl c.ext_bs c.ext_off len
+          | Ext_file when Openssl.ktls_send c.ssl <> 0 ->
+              Openssl.sendfile c.ssl c.file_fd c.ext_off len
+          | Ext_file ->
+              (* Read into [out], then encrypt from there (next turn). *)
+              let r = fill_from_file c in
+              if r > 0 then 0 else Openssl.failed
+          | No_ext -> Openssl.failed
+      in
+      if n > 0 then begin
+        budget := !budget - n;
+        Connection.advance c n
+      end
+      else if n = 0 then ()
+      else if n = Openssl.want_write then result := Socket_full
+      else result := Gone
+    end
+  done;
+  match !result with
+  | Done_writing -> Plain.Flushed
+  | Socket_full -> Plain.Blocked
+  | Going | Gone -> Plain.Dead
+
+let write_now c =
+  let n = c.out_len - c.out_sent in
+  if n > 0 then begin
+    let r = Openssl.write c.ssl c.out c.out_sent n in
+    if r > 0 then begin
+      c.out_sent <- c.out_sent + r;
+      c.flushed <- true
+    end
+    else if r <> Openssl.want_write && r <> Openssl.want_read then c.broken <- true
+  end
+
+let buffered c = Openssl.pending c.ssl <> 0
+
+let close_notify c = if not c.handshaking then ignore (Openssl.close_notify c.ssl : int)
+
+let release c =
+  ignore (Openssl.free c.ssl : int);
+  c.ssl <- Openssl.none;
+  c.handshaking <- false

@@ -1,0 +1,74 @@
+(** The TLS transport: a connection's bytes through OpenSSL ({!Openssl}),
+    over its socket.
+
+    A listener with TLS has a {!server}: the certificate and key it was
+    loaded from, and the OpenSSL context every new connection starts from
+    ({!reload} replaces it for new connections; open ones keep theirs).
+    A connection accepted there gets [c.ssl] from {!accept} and
+    [c.handshaking] until {!handshake} says [Done]; from then on the
+    backend moves its bytes with {!read} and {!write} exactly as with
+    {!Plain}, and asks {!buffered} before waiting for the socket:
+    OpenSSL reads whole records ahead, so bytes of the next request may
+    already sit inside it when the socket has nothing more to say.
+
+    {2 Writing}
+    Output is [out] then [ext], as for {!Plain}, one TLS record (at most
+    16 KiB) per [SSL_write]. A small body is copied behind its head in
+    [out] first, so that head and body leave as one record in one
+    [write(2)]. A file body is read into [out] ([pread]) and encrypted
+    from there, unless the kernel encrypts ({!server.ktls}: kTLS), when it
+    goes out with [SSL_sendfile]. A write that would block is retried with
+    the same bytes: they stay in [out] (or [ext]) until taken, possibly
+    moved to its front by a compaction, which OpenSSL is told to accept.
+
+    {2 Allocation}
+    None per request: every OpenSSL call is a [@@noalloc] stub on
+    integers and buffers. The handshake allocates in C only. *)
+
+type server = private {
+  cert_file : string;
+  key_file : string;
+  ktls : bool;  (** the kernel offers kernel TLS, and it was asked for *)
+  mutable ctx : Openssl.ctx;
+}
+
+val load : cert_file:string -> key_file:string -> (server, string) result
+(** [load ~cert_file ~key_file] reads a PEM certificate chain (leaf first)
+    and its unencrypted PEM key (RSA or ECDSA) and makes the context new
+    connections start from. *)
+
+val reload : server -> (unit, string) result
+(** [reload s] reads the files again (SIGHUP, after a renewal): new
+    connections use them; on an error the old ones stay in use. *)
+
+val accept : server -> Conn.t -> bool
+(** [accept s c]: [c] (just accepted, [c.fd] set) speaks TLS from now on;
+    [false] when OpenSSL could not create the connection (out of
+    memory). *)
+
+type step = Done | Want_read | Want_write | Failed
+
+val handshake : Conn.t -> step
+(** One step of the handshake, as far as the socket allows. *)
+
+val read : Conn.t -> int
+(** As {!Plain.read}: decrypted bytes put at [c.in_buf] from [c.in_off]
+    (at most [c.in_len]), [0] at the end of the stream, or [-errno]
+    ([-eagain]: wait until the socket is readable; any failure of the
+    TLS layer is [-econnreset]). *)
+
+val write : Conn.t -> Plain.flushed
+(** As {!Plain.write}. *)
+
+val write_now : Conn.t -> unit
+(** As {!Plain.write_now}. *)
+
+val buffered : Conn.t -> bool
+(** Bytes received on the socket wait inside OpenSSL: read again before
+    waiting for readiness. *)
+
+val close_notify : Conn.t -> unit
+(** Sends close_notify (once, after a complete handshake; never blocks). *)
+
+val release : Conn.t -> unit
+(** Frees [c.ssl] (the socket stays open) and makes [c] plain again. *)

@@ -1,0 +1,129 @@
+(** OpenSSL 3 (Debian's [libssl]) for the TLS transport: thin stubs in
+    [tls_stubs.c], one libssl call each.
+
+    Why not the ocaml-ssl binding ([libssl-ocaml-dev])? Its non-blocking
+    reads and writes report "would block" by raising an exception with an
+    argument (an allocation per event), and it has no way to set a ticket
+    key callback (tickets shared by the workers), kTLS, or the buffer
+    release mode that keeps idle connections small. These stubs return
+    integers, allocate nothing on the OCaml heap on the request path, and
+    take bigstrings and strings without copying.
+
+    Handles are immediate integers holding the C pointer; [0] is "none".
+    A context ({!ctx}) is shared by the connections created from it and
+    freed with {!ctx_free} (connections keep their own reference, so a
+    context replaced on reload stays alive until its last connection is
+    freed). A connection ({!ssl}) belongs to one socket and is freed with
+    {!free}, before its socket is closed.
+
+    {2 Results of I/O}
+    [n > 0]: bytes; [0]: the peer closed (close_notify or a plain end of
+    stream); {!want_read} / {!want_write}: retry the same call when the
+    socket is readable / writable (a write must be retried with the same
+    bytes, which may have moved); {!failed}: protocol or socket error, the
+    connection is over ({!error} tells why). *)
+
+type ctx = private int
+type ssl = private int
+
+val none : ssl
+(** [0]: no connection (a plain one). *)
+
+val want_read : int
+(** [-1] *)
+
+val want_write : int
+(** [-2] *)
+
+val failed : int
+(** [-3] *)
+
+val init_tickets : period:int -> (unit, string) result
+(** [init_tickets ~period] draws the secret that session-ticket keys are
+    derived from: call it once, in the process that forks the workers,
+    before forking, so they all share it. Ticket keys rotate every
+    [period] seconds (a ticket is accepted for the period it was issued in
+    and the next one, then renewed); [period <= 0] keeps the default,
+    3600. Without it no ticket is issued. *)
+
+val ctx_create : cert:string -> key:string -> ktls:bool -> (ctx, string) result
+(** [ctx_create ~cert ~key ~ktls] is a server context for the PEM
+    certificate chain [cert] (leaf first) and unencrypted PEM private key
+    [key] (RSA or ECDSA): TLS 1.2 and 1.3 only, Mozilla's "intermediate"
+    cipher suites in the server's order (but ChaCha20 first for a client
+    that prefers it), groups X25519, P-256, P-384, no renegotiation, no
+    compression, ALPN [http/1.1] only (a client offering only other
+    protocols is refused), stateless session tickets (see
+    {!init_tickets}) and no session cache, record buffers released when
+    empty. [ktls]: ask for kernel TLS where the kernel offers it.
+    Allocates. *)
+
+val ctx_free : ctx -> unit
+
+val error : unit -> string
+(** The reason of the last failure of a stub (allocates). *)
+
+external create : (ctx[@untagged]) -> (int[@untagged]) -> (ssl[@untagged]) = "httpz_tls_new_byte" "httpz_tls_new"
+  [@@noalloc]
+(** [create ctx fd]: a server-side connection over socket [fd], in
+    accepting state; [0] when OpenSSL is out of memory. *)
+
+external free : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_free_byte" "httpz_tls_free"
+  [@@noalloc]
+(** Frees the connection (not the socket). [free 0] does nothing. *)
+
+external handshake : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_handshake_byte" "httpz_tls_handshake"
+  [@@noalloc]
+(** [1] when the handshake is complete, else {!want_read}, {!want_write} or
+    {!failed}. *)
+
+external read :
+  (ssl[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_tls_read_byte" "httpz_tls_read"
+  [@@noalloc]
+(** [read s buf off len] decrypts at most [len > 0] bytes into [buf] at
+    [off]. *)
+
+external write :
+  (ssl[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_tls_write_byte" "httpz_tls_write"
+  [@@noalloc]
+(** [write s buf off len] encrypts and sends one record of at most 16 KiB
+    of the [len > 0] bytes: the count taken. *)
+
+external write_string :
+  (ssl[@untagged]) -> string -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_tls_write_string_byte" "httpz_tls_write_string"
+  [@@noalloc]
+
+external pending : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_pending_byte" "httpz_tls_pending"
+  [@@noalloc]
+(** Non-zero when bytes read from the socket wait inside OpenSSL (a record
+    not yet decrypted, or plaintext not yet returned): readiness of the
+    socket will not announce them. *)
+
+external close_notify : (ssl[@untagged]) -> (int[@untagged])
+  = "httpz_tls_close_notify_byte" "httpz_tls_close_notify"
+  [@@noalloc]
+(** Sends the close_notify alert if the handshake is done and it was not
+    sent yet; best effort, never blocks. *)
+
+external ktls_send : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_ktls_send_byte" "httpz_tls_ktls_send"
+  [@@noalloc]
+(** Non-zero when the kernel encrypts what this connection sends (kTLS):
+    {!sendfile} works. *)
+
+external sendfile :
+  (ssl[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_tls_sendfile_byte" "httpz_tls_sendfile"
+  [@@noalloc]
+(** [sendfile s fd off len] (kTLS only): bytes sent, {!want_write} or
+    {!failed}. *)
+
+val describe : ssl -> string
+(** ["TLSv1.3 TLS_AES_128_GCM_SHA256 http/1.1"], plus [" resumed"] for a
+    resumed session (allocates). *)
+
+val kernel_tls_available : unit -> bool
+(** The kernel offers the TLS upper-layer protocol
+    ([/proc/sys/net/ipv4/tcp_available_ulp] lists [tls]). *)

@@ -1,0 +1,528 @@
+/* OpenSSL 3 (Debian's libssl) for httpz's TLS transport: one libssl call per
+   stub, results as integers, nothing raised.
+
+   Handles cross into OCaml as immediate integers: an SSL_CTX* or SSL* is a
+   user-space address, below 2^62, so Val_long keeps it exactly and the
+   stubs on the per-request path ([hz_tls_read], [hz_tls_write], ...) are
+   [@@noalloc]. 0 is "no handle".
+
+   Results of I/O stubs: n > 0 bytes; 0 the peer closed (close_notify, or a
+   plain EOF: HTTP frames its own messages, so a missing close_notify loses
+   nothing); HZ_TLS_WANT_READ / HZ_TLS_WANT_WRITE: retry when the socket is
+   readable / writable; HZ_TLS_FAILED: a protocol or socket error, the
+   connection is over. After a failure the thread's error queue is emptied
+   (SSL_get_error needs it empty before every call) and its first reason is
+   kept for [hz_tls_error].
+
+   Layout as in httpz_stubs.c: [hz_*] are plain C (test/syscall/asan_driver.c
+   includes this file with -DHTTPZ_NO_OCAML), the [httpz_*] OCaml stubs at
+   the end unpack values and call them. */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <openssl/bio.h>
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#define HZ_TLS_WANT_READ (-1)
+#define HZ_TLS_WANT_WRITE (-2)
+#define HZ_TLS_FAILED (-3)
+
+/* ------------------------------------------------------------------------ */
+/* Errors */
+
+static char hz_tls_errbuf[256];
+
+/* Keeps the most specific reason of the queue (the last one pushed), then
+   empties the queue. */
+static void hz_tls_note(const char *what) {
+  unsigned long e = ERR_peek_last_error();
+  if (e != 0) {
+    char reason[200];
+    ERR_error_string_n(e, reason, sizeof reason);
+    snprintf(hz_tls_errbuf, sizeof hz_tls_errbuf, "%s: %s", what, reason);
+  } else if (errno != 0) {
+    snprintf(hz_tls_errbuf, sizeof hz_tls_errbuf, "%s: %s", what, strerror(errno));
+  } else {
+    snprintf(hz_tls_errbuf, sizeof hz_tls_errbuf, "%s", what);
+  }
+  ERR_clear_error();
+}
+
+static const char *hz_tls_error(void) { return hz_tls_errbuf; }
+
+/* ------------------------------------------------------------------------ */
+/* Session tickets: keys shared by every worker of a server, rotated.
+
+   A 32-byte master secret is drawn once, in the process that forks the
+   workers, before it forks: every worker (and every restarted one)
+   inherits it. The key of each period of [hz_ticket_period] seconds is
+   derived from it (HMAC-SHA256 of the period number), so workers agree on
+   the current key without talking to each other. A ticket is encrypted
+   with the current period's key and accepted for that period and the one
+   before (then renewed), so it lives between one and two periods. The
+   key name carries the period number and a tag derived from the secret:
+   a ticket of another server, or a forged one, falls back to a full
+   handshake. */
+
+static unsigned char hz_master[32];
+static int hz_master_ready;
+static long hz_ticket_period = 3600;
+
+struct hz_tkey {
+  uint64_t period;
+  int valid;
+  unsigned char name[16];
+  unsigned char aes[32];
+  unsigned char mac[32];
+};
+
+static struct hz_tkey hz_tkeys[2];
+
+static int hz_tls_init_tickets(long period) {
+  if (period > 0) hz_ticket_period = period;
+  hz_tkeys[0].valid = hz_tkeys[1].valid = 0;
+  if (RAND_bytes(hz_master, sizeof hz_master) != 1) {
+    hz_tls_note("RAND_bytes");
+    return -1;
+  }
+  hz_master_ready = 1;
+  return 0;
+}
+
+static void hz_put_be64(unsigned char *p, uint64_t v) {
+  for (int i = 7; i >= 0; i--) {
+    p[i] = (unsigned char)(v & 0xff);
+    v >>= 8;
+  }
+}
+
+static uint64_t hz_get_be64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
+  return v;
+}
+
+static int hz_kdf(uint64_t period, char label, unsigned char out[32]) {
+  unsigned char msg[17];
+  unsigned int len = 32;
+  memcpy(msg, "httpz-tk", 8);
+  hz_put_be64(msg + 8, period);
+  msg[16] = (unsigned char)label;
+  return HMAC(EVP_sha256(), hz_master, sizeof hz_master, msg, sizeof msg, out, &len) != NULL;
+}
+
+/* The key of [period], derived once and cached for the two live periods. */
+static const struct hz_tkey *hz_tkey_for(uint64_t period) {
+  struct hz_tkey *k = &hz_tkeys[period & 1];
+  if (k->valid && k->period == period) return k;
+  unsigned char tag[32];
+  if (!hz_kdf(period, 'n', tag) || !hz_kdf(period, 'a', k->aes) || !hz_kdf(period, 'm', k->mac)) {
+    k->valid = 0;
+    return NULL;
+  }
+  hz_put_be64(k->name, period);
+  memcpy(k->name + 8, tag, 8);
+  k->period = period;
+  k->valid = 1;
+  return k;
+}
+
+static int hz_ticket_cb(SSL *s, unsigned char key_name[16], unsigned char *iv, EVP_CIPHER_CTX *ectx,
+                        EVP_MAC_CTX *hctx, int enc) {
+  (void)s;
+  if (!hz_master_ready) return 0;
+  uint64_t now = (uint64_t)time(NULL) / (uint64_t)hz_ticket_period;
+  const struct hz_tkey *k;
+  if (enc) {
+    k = hz_tkey_for(now);
+    if (k == NULL || RAND_bytes(iv, 16) != 1) return -1;
+    memcpy(key_name, k->name, 16);
+    if (EVP_EncryptInit_ex(ectx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1) return -1;
+  } else {
+    uint64_t period = hz_get_be64(key_name);
+    if (period != now && period + 1 != now) return 0; /* expired or unknown: full handshake */
+    k = hz_tkey_for(period);
+    if (k == NULL || CRYPTO_memcmp(k->name, key_name, 16) != 0) return 0;
+    if (EVP_DecryptInit_ex(ectx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1) return -1;
+  }
+  OSSL_PARAM params[3];
+  params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, (void *)k->mac, sizeof k->mac);
+  params[1] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
+  params[2] = OSSL_PARAM_construct_end();
+  if (EVP_MAC_CTX_set_params(hctx, params) != 1) return -1;
+  /* 2: valid, but from the previous period: issue a fresh ticket. */
+  return (!enc && k->period != now) ? 2 : 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Contexts */
+
+/* ALPN: http/1.1 when the client offers it; a client that offers only
+   other protocols (h2 alone) gets the no_application_protocol alert, as
+   RFC 7301 §3.2 asks. A client that sends no ALPN is not asked. */
+static int hz_alpn_cb(SSL *s, const unsigned char **out, unsigned char *outlen,
+                      const unsigned char *in, unsigned int inlen, void *arg) {
+  (void)s;
+  (void)arg;
+  unsigned int i = 0;
+  while (i < inlen) {
+    unsigned int n = in[i];
+    if (i + 1 + n > inlen) break;
+    if (n == 8 && memcmp(in + i + 1, "http/1.1", 8) == 0) {
+      *out = in + i + 1;
+      *outlen = 8;
+      return SSL_TLSEXT_ERR_OK;
+    }
+    i += 1 + n;
+  }
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+/* An encrypted key is refused rather than prompting on a terminal. */
+static int hz_no_passphrase(char *buf, int size, int rwflag, void *u) {
+  (void)buf;
+  (void)size;
+  (void)rwflag;
+  (void)u;
+  return -1;
+}
+
+/* Mozilla's "intermediate" configuration (v5.7): TLS 1.2 with forward-secret
+   AEAD suites, and TLS 1.3's three suites. */
+static const char hz_ciphers12[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
+    "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305";
+static const char hz_ciphers13[] =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+
+/* Loads a certificate chain (leaf first) and its key from PEM text. */
+static int hz_load_pem(SSL_CTX *ctx, const char *cert, size_t cert_len, const char *key,
+                       size_t key_len) {
+  BIO *b = BIO_new_mem_buf(cert, (int)cert_len);
+  if (b == NULL) return 0;
+  X509 *leaf = PEM_read_bio_X509_AUX(b, NULL, hz_no_passphrase, NULL);
+  if (leaf == NULL || SSL_CTX_use_certificate(ctx, leaf) != 1) {
+    X509_free(leaf);
+    BIO_free(b);
+    hz_tls_note("certificate");
+    return 0;
+  }
+  X509_free(leaf);
+  SSL_CTX_clear_chain_certs(ctx);
+  X509 *ca;
+  while ((ca = PEM_read_bio_X509(b, NULL, hz_no_passphrase, NULL)) != NULL) {
+    if (SSL_CTX_add0_chain_cert(ctx, ca) != 1) {
+      X509_free(ca);
+      BIO_free(b);
+      hz_tls_note("certificate chain");
+      return 0;
+    }
+  }
+  /* The loop ends on "no start line": the end of the file, not an error. */
+  unsigned long e = ERR_peek_last_error();
+  if (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
+    ERR_clear_error();
+  BIO_free(b);
+  if (ERR_peek_error() != 0) {
+    hz_tls_note("certificate chain");
+    return 0;
+  }
+  b = BIO_new_mem_buf(key, (int)key_len);
+  if (b == NULL) return 0;
+  EVP_PKEY *pk = PEM_read_bio_PrivateKey(b, NULL, hz_no_passphrase, NULL);
+  BIO_free(b);
+  if (pk == NULL || SSL_CTX_use_PrivateKey(ctx, pk) != 1) {
+    EVP_PKEY_free(pk);
+    hz_tls_note("private key (PEM, not encrypted)");
+    return 0;
+  }
+  EVP_PKEY_free(pk);
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    hz_tls_note("the private key does not match the certificate");
+    return 0;
+  }
+  return 1;
+}
+
+static SSL_CTX *hz_tls_ctx_create(const char *cert, size_t cert_len, const char *key,
+                                  size_t key_len, int ktls) {
+  ERR_clear_error();
+  errno = 0;
+  SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == NULL) {
+    hz_tls_note("SSL_CTX_new");
+    return NULL;
+  }
+  /* The server's order of suites (AES-128-GCM first: the cheapest with
+     AES instructions), except that a client that prefers ChaCha20 (no AES
+     hardware: phones) gets it. testssl.sh counts a missing server order as
+     a flaw; every suite offered is strong either way. */
+  uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF |
+                  SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA;
+#ifdef SSL_OP_ENABLE_KTLS
+  if (ktls) opts |= SSL_OP_ENABLE_KTLS;
+#else
+  (void)ktls;
+#endif
+  SSL_CTX_set_options(ctx, opts);
+  /* Record buffers are freed whenever they are empty: an idle keep-alive
+     connection holds none. Partial writes let one call send one record;
+     the write buffer may move between a blocked write and its retry (the
+     bytes are the same, copied by the server). */
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
+                            SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  /* One read(2) fetches whatever records arrived, not a 5-byte header and
+     then the rest. */
+  SSL_CTX_set_read_ahead(ctx, 1);
+  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+      SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1 ||
+      SSL_CTX_set_cipher_list(ctx, hz_ciphers12) != 1 ||
+      SSL_CTX_set_ciphersuites(ctx, hz_ciphers13) != 1 ||
+      SSL_CTX_set1_groups_list(ctx, "X25519:P-256:P-384") != 1 ||
+      SSL_CTX_set_dh_auto(ctx, 1) != 1) {
+    hz_tls_note("TLS settings");
+    SSL_CTX_free(ctx);
+    return NULL;
+  }
+  /* Resumption by tickets alone (stateless, valid on every worker); no
+     per-process session cache to grow or to miss on another worker. */
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+  SSL_CTX_set_timeout(ctx, hz_ticket_period);
+  SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, hz_ticket_cb);
+  SSL_CTX_set_alpn_select_cb(ctx, hz_alpn_cb, NULL);
+  if (!hz_load_pem(ctx, cert, cert_len, key, key_len)) {
+    SSL_CTX_free(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connections */
+
+static SSL *hz_tls_new(SSL_CTX *ctx, int fd) {
+  SSL *s = SSL_new(ctx);
+  if (s == NULL) {
+    hz_tls_note("SSL_new");
+    return NULL;
+  }
+  if (SSL_set_fd(s, fd) != 1) {
+    hz_tls_note("SSL_set_fd");
+    SSL_free(s);
+    return NULL;
+  }
+  SSL_set_accept_state(s);
+  return s;
+}
+
+static long hz_tls_result(SSL *s, int r, const char *what) {
+  switch (SSL_get_error(s, r)) {
+    case SSL_ERROR_WANT_READ:
+      return HZ_TLS_WANT_READ;
+    case SSL_ERROR_WANT_WRITE:
+      return HZ_TLS_WANT_WRITE;
+    case SSL_ERROR_ZERO_RETURN:
+      return 0;
+    case SSL_ERROR_SYSCALL:
+      if (ERR_peek_error() == 0 && errno == 0) return 0; /* EOF */
+      /* fall through */
+    default:
+      hz_tls_note(what);
+      return HZ_TLS_FAILED;
+  }
+}
+
+static long hz_tls_handshake(SSL *s) {
+  errno = 0;
+  int r = SSL_do_handshake(s);
+  if (r == 1) return 1;
+  long e = hz_tls_result(s, r, "handshake");
+  return e == 0 ? HZ_TLS_FAILED : e;
+}
+
+static long hz_tls_read(SSL *s, unsigned char *base, size_t cap, long off, long len) {
+  if (off < 0 || len <= 0 || (size_t)off > cap || (size_t)len > cap - (size_t)off) return HZ_TLS_FAILED;
+  if (len > 0x40000000) len = 0x40000000;
+  errno = 0;
+  int r = SSL_read(s, base + off, (int)len);
+  return r > 0 ? r : hz_tls_result(s, r, "read");
+}
+
+static long hz_tls_write(SSL *s, const unsigned char *base, size_t cap, long off, long len) {
+  if (off < 0 || len <= 0 || (size_t)off > cap || (size_t)len > cap - (size_t)off) return HZ_TLS_FAILED;
+  if (len > 0x40000000) len = 0x40000000;
+  errno = 0;
+  int r = SSL_write(s, base + off, (int)len);
+  if (r > 0) return r;
+  long e = hz_tls_result(s, r, "write");
+  return e == 0 ? HZ_TLS_FAILED : e;
+}
+
+/* kTLS: the kernel encrypts, so a file goes out with sendfile(2). */
+static int hz_tls_ktls_send(SSL *s) {
+#ifdef SSL_OP_ENABLE_KTLS
+  return BIO_get_ktls_send(SSL_get_wbio(s)) ? 1 : 0;
+#else
+  (void)s;
+  return 0;
+#endif
+}
+
+static long hz_tls_sendfile(SSL *s, int fd, long off, long len) {
+#ifdef SSL_OP_ENABLE_KTLS
+  errno = 0;
+  ossl_ssize_t r = SSL_sendfile(s, fd, (off_t)off, (size_t)len, 0);
+  if (r > 0) return (long)r;
+  if (errno == EAGAIN) {
+    ERR_clear_error();
+    return HZ_TLS_WANT_WRITE;
+  }
+  hz_tls_note("sendfile");
+  return HZ_TLS_FAILED;
+#else
+  (void)s;
+  (void)fd;
+  (void)off;
+  (void)len;
+  return HZ_TLS_FAILED;
+#endif
+}
+
+/* Sends close_notify once the handshake is done (best effort: the socket
+   is non-blocking and the connection is ending anyway). */
+static void hz_tls_close_notify(SSL *s) {
+  if (SSL_is_init_finished(s) && !(SSL_get_shutdown(s) & SSL_SENT_SHUTDOWN)) {
+    errno = 0;
+    if (SSL_shutdown(s) < 0) ERR_clear_error();
+  }
+}
+
+#ifndef HTTPZ_NO_OCAML
+/* ------------------------------------------------------------------------ */
+/* OCaml stubs */
+
+#include <caml/alloc.h>
+#include <caml/bigarray.h>
+#include <caml/memory.h>
+#include <caml/mlvalues.h>
+
+#define TLS_CTX(v) ((SSL_CTX *)Long_val(v))
+#define TLS_SSL(v) ((SSL *)(intnat)(v))
+#define BA_DATA(v) ((unsigned char *)Caml_ba_data_val(v))
+#define BA_CAP(v) ((size_t)Caml_ba_array_val(v)->dim[0])
+
+CAMLprim value httpz_tls_init_tickets(value period) {
+  return Val_int(hz_tls_init_tickets(Long_val(period)));
+}
+
+CAMLprim value httpz_tls_error(value unit) {
+  (void)unit;
+  return caml_copy_string(hz_tls_error());
+}
+
+/* Not on the request path: runs at start-up and on SIGHUP. */
+CAMLprim value httpz_tls_ctx_create(value cert, value key, value ktls) {
+  SSL_CTX *ctx = hz_tls_ctx_create(String_val(cert), caml_string_length(cert), String_val(key),
+                                   caml_string_length(key), Bool_val(ktls));
+  return Val_long((intnat)ctx);
+}
+
+CAMLprim value httpz_tls_ctx_free(value ctx) {
+  if (Long_val(ctx) != 0) SSL_CTX_free(TLS_CTX(ctx));
+  return Val_unit;
+}
+
+CAMLprim intnat httpz_tls_new(intnat ctx, intnat fd) {
+  return (intnat)hz_tls_new((SSL_CTX *)ctx, (int)fd);
+}
+CAMLprim value httpz_tls_new_byte(value ctx, value fd) {
+  return Val_long(httpz_tls_new(Long_val(ctx), Long_val(fd)));
+}
+
+CAMLprim intnat httpz_tls_free(intnat s) {
+  if (s != 0) SSL_free(TLS_SSL(s));
+  return 0;
+}
+CAMLprim value httpz_tls_free_byte(value s) { return Val_long(httpz_tls_free(Long_val(s))); }
+
+CAMLprim intnat httpz_tls_handshake(intnat s) { return hz_tls_handshake(TLS_SSL(s)); }
+CAMLprim value httpz_tls_handshake_byte(value s) {
+  return Val_long(httpz_tls_handshake(Long_val(s)));
+}
+
+CAMLprim intnat httpz_tls_read(intnat s, value buf, intnat off, intnat len) {
+  return hz_tls_read(TLS_SSL(s), BA_DATA(buf), BA_CAP(buf), off, len);
+}
+CAMLprim value httpz_tls_read_byte(value s, value buf, value off, value len) {
+  return Val_long(httpz_tls_read(Long_val(s), buf, Long_val(off), Long_val(len)));
+}
+
+CAMLprim intnat httpz_tls_write(intnat s, value buf, intnat off, intnat len) {
+  return hz_tls_write(TLS_SSL(s), BA_DATA(buf), BA_CAP(buf), off, len);
+}
+CAMLprim value httpz_tls_write_byte(value s, value buf, value off, value len) {
+  return Val_long(httpz_tls_write(Long_val(s), buf, Long_val(off), Long_val(len)));
+}
+
+/* The string is not copied: the runtime lock is held, so the GC cannot move
+   it during the call. */
+CAMLprim intnat httpz_tls_write_string(intnat s, value str, intnat off, intnat len) {
+  return hz_tls_write(TLS_SSL(s), (const unsigned char *)String_val(str), caml_string_length(str),
+                      off, len);
+}
+CAMLprim value httpz_tls_write_string_byte(value s, value str, value off, value len) {
+  return Val_long(httpz_tls_write_string(Long_val(s), str, Long_val(off), Long_val(len)));
+}
+
+CAMLprim intnat httpz_tls_pending(intnat s) { return SSL_has_pending(TLS_SSL(s)); }
+CAMLprim value httpz_tls_pending_byte(value s) { return Val_long(httpz_tls_pending(Long_val(s))); }
+
+CAMLprim intnat httpz_tls_close_notify(intnat s) {
+  hz_tls_close_notify(TLS_SSL(s));
+  return 0;
+}
+CAMLprim value httpz_tls_close_notify_byte(value s) {
+  return Val_long(httpz_tls_close_notify(Long_val(s)));
+}
+
+CAMLprim intnat httpz_tls_ktls_send(intnat s) { return hz_tls_ktls_send(TLS_SSL(s)); }
+CAMLprim value httpz_tls_ktls_send_byte(value s) {
+  return Val_long(httpz_tls_ktls_send(Long_val(s)));
+}
+
+CAMLprim intnat httpz_tls_sendfile(intnat s, intnat fd, intnat off, intnat len) {
+  return hz_tls_sendfile(TLS_SSL(s), (int)fd, off, len);
+}
+CAMLprim value httpz_tls_sendfile_byte(value s, value fd, value off, value len) {
+  return Val_long(httpz_tls_sendfile(Long_val(s), Long_val(fd), Long_val(off), Long_val(len)));
+}
+
+/* What was negotiated, for logs and tests: "TLSv1.3 TLS_AES_128_GCM_SHA256
+   http/1.1 resumed" (allocates). */
+CAMLprim value httpz_tls_describe(value sv) {
+  CAMLparam1(sv);
+  SSL *s = TLS_SSL(Long_val(sv));
+  char buf[160];
+  const unsigned char *alpn = NULL;
+  unsigned int alpn_len = 0;
+  SSL_get0_alpn_selected(s, &alpn, &alpn_len);
+  snprintf(buf, sizeof buf, "%s %s %.*s%s", SSL_get_version(s),
+           SSL_CIPHER_get_name(SSL_get_current_cipher(s)), (int)alpn_len,
+           alpn ? (const char *)alpn : "", SSL_session_reused(s) ? " resumed" : "");
+  CAMLreturn(caml_copy_string(buf));
+}
+#endif
