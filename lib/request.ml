@@ -169,7 +169,10 @@ let host_field t b voff vlen =
     if !i >= stop || !i = voff + 1 then fail t Parse_error.Bad_host;
     incr i (* past ']' *)
   end
-  else
+  else begin
+    (* Letters, digits, '-' and '.' (all of most names) a word at a time;
+       the loop below checks whatever else there is byte by byte. *)
+    i := Swar.skip_hostname b voff stop;
     while !i < stop && get b !i <> ':' do
       let c = get b !i in
       if c = '%' then begin
@@ -179,7 +182,8 @@ let host_field t b voff vlen =
       end
       else if c = '[' || c = ']' || not (Charset.is_host_char c) then fail t Parse_error.Bad_host
       else incr i
-    done;
+    done
+  end;
   if !i < stop then begin
     if get b !i <> ':' then fail t Parse_error.Bad_host;
     incr i;
@@ -219,6 +223,33 @@ let[@inline] eol t b pos stop =
   | '\n' -> fail t Parse_error.Bare_lf
   | _ -> fail t Parse_error.Bad_request_line
 
+(* The HTTP-version at [v] and the CRLF after it; returns the position
+   after them. *)
+let version t b v stop =
+  if v + 8 > stop then begin
+    (* Refuse early what can never become a version. *)
+    let prefix = "HTTP/" in
+    for i = 0 to min (stop - v) 5 - 1 do
+      if get b (v + i) <> String.unsafe_get prefix i then fail t Parse_error.Bad_version
+    done;
+    raise_notrace Need_more
+  end;
+  if not (Bigstring.equal_string b ~off:v ~len:5 "HTTP/")
+  || get b (v + 6) <> '.'
+  || (let c = get b (v + 5) in c < '0' || c > '9')
+  || (let c = get b (v + 7) in c < '0' || c > '9')
+  then fail t Parse_error.Bad_version;
+  if get b (v + 5) <> '1' then fail t Parse_error.Unsupported_version;
+  t.version <- (if get b (v + 7) = '0' then Version.Http_1_0 else Version.Http_1_1);
+  eol t b (v + 8) stop
+
+(* Little-endian words of the request-line's common spellings, compared
+   with [word]: [Int64.to_int] keeps the low 63 bits, all that ASCII uses. *)
+let[@inline] word b i = Int64.to_int (Bigstring.unsafe_get64 b i)
+let get_sp = 0x20544547 (* "GET " *)
+let post_sp = 0x2054534f50 (* "POST " *)
+let http_1_1 = 0x312e312f50545448 (* "HTTP/1.1" *)
+
 let request_line t b off stop =
   let lim = t.limits in
   let pos = ref off in
@@ -229,15 +260,26 @@ let request_line t b off stop =
     incr empties;
     if !empties > max_leading_empty_lines then fail t Parse_error.Bad_request_line
   done;
-  (* method = token *)
+  (* method = token; "GET " and "POST " are recognised by one word. *)
   let m_start = !pos in
-  pos := Swar.skip_tchars b m_start stop;
-  if !pos >= stop then raise_notrace Need_more;
-  if get b !pos <> ' ' || !pos = m_start then fail t Parse_error.Bad_method;
-  let mlen = !pos - m_start in
-  t.meth_span <- Span.make ~off:m_start ~len:mlen;
-  t.meth <- Meth.of_buffer b ~off:m_start ~len:mlen;
-  incr pos;
+  let w = if m_start + 8 <= stop && not Sys.big_endian then word b m_start else 0 in
+  if w land 0xFFFF_FFFF = get_sp then begin
+    t.meth_span <- Span.make ~off:m_start ~len:3;
+    t.meth <- Meth.Get;
+    pos := m_start + 4
+  end else if w land 0xFF_FFFF_FFFF = post_sp then begin
+    t.meth_span <- Span.make ~off:m_start ~len:4;
+    t.meth <- Meth.Post;
+    pos := m_start + 5
+  end else begin
+    pos := Swar.skip_tchars b m_start stop;
+    if !pos >= stop then raise_notrace Need_more;
+    if get b !pos <> ' ' || !pos = m_start then fail t Parse_error.Bad_method;
+    let mlen = !pos - m_start in
+    t.meth_span <- Span.make ~off:m_start ~len:mlen;
+    t.meth <- Meth.of_buffer b ~off:m_start ~len:mlen;
+    incr pos
+  end;
   (* request-target: everything up to the next SP, checked for bytes no
      form of request-target can contain. *)
   let t_start = !pos in
@@ -284,24 +326,13 @@ let request_line t b off stop =
        if !i = t_start || !i >= t_stop || get b !i <> ':' then fail t Parse_error.Bad_target
      end);
   pos := t_stop + 1;
-  (* HTTP-version = "HTTP/" DIGIT "." DIGIT *)
+  (* HTTP-version = "HTTP/" DIGIT "." DIGIT; "HTTP/1.1" is one word. *)
   let v = !pos in
-  if v + 8 > stop then begin
-    (* Refuse early what can never become a version. *)
-    let prefix = "HTTP/" in
-    for i = 0 to min (stop - v) 5 - 1 do
-      if get b (v + i) <> String.unsafe_get prefix i then fail t Parse_error.Bad_version
-    done;
-    raise_notrace Need_more
-  end;
-  if not (Bigstring.equal_string b ~off:v ~len:5 "HTTP/")
-  || get b (v + 6) <> '.'
-  || (let c = get b (v + 5) in c < '0' || c > '9')
-  || (let c = get b (v + 7) in c < '0' || c > '9')
-  then fail t Parse_error.Bad_version;
-  if get b (v + 5) <> '1' then fail t Parse_error.Unsupported_version;
-  t.version <- (if get b (v + 7) = '0' then Version.Http_1_0 else Version.Http_1_1);
-  eol t b (v + 8) stop
+  if v + 8 <= stop && (not Sys.big_endian) && word b v = http_1_1 then begin
+    t.version <- Version.Http_1_1;
+    eol t b (v + 8) stop
+  end
+  else version t b v stop
 
 (* The line at [n_start] does not start with a name and its colon: the
    name scan stopped at [n_end], on a byte that is no tchar. Either this is

@@ -39,20 +39,6 @@ let[@inline] target_flags x =
           (Int64.logand (Int64.sub z 0x0101010101010101L) (Int64.lognot z))))
     0x8080808080808080L
 
-(* Bytes <= 0x20, >= 0x7F or = ':'. *)
-let[@inline] name_flags x =
-  let y = Int64.logxor x 0x7f7f7f7f7f7f7f7fL in
-  let z = Int64.logxor x 0x3a3a3a3a3a3a3a3aL in
-  Int64.logand
-    (Int64.logor
-       (Int64.logor
-          (Int64.logand (Int64.sub x 0x2121212121212121L) (Int64.lognot x))
-          x)
-       (Int64.logor
-          (Int64.logand (Int64.sub y 0x0101010101010101L) (Int64.lognot y))
-          (Int64.logand (Int64.sub z 0x0101010101010101L) (Int64.lognot z))))
-    0x8080808080808080L
-
 let[@inline] lf_flags x =
   let y = Int64.logxor x 0x0a0a0a0a0a0a0a0aL in
   Int64.logand (Int64.logand (Int64.sub y 0x0101010101010101L) (Int64.lognot y))
@@ -105,22 +91,6 @@ let[@inline never] skip_target b pos stop =
     do incr i done;
   !i
 
-let[@inline never] skip_name b pos stop =
-  let i = ref pos and go = ref true in
-  while !go && !i + 8 <= stop do
-    let f = name_flags (Bigstring.unsafe_get64 b !i) in
-    if (f : int64) = 0L then i := !i + 8
-    else begin
-      go := false;
-      if not Sys.big_endian then i := !i + first_flagged f
-    end
-  done;
-  if !go || Sys.big_endian then
-    while !i < stop
-          && (let c = Char.code (Bigstring.unsafe_get b !i) in c > 0x20 && c < 0x7f && c <> 0x3a)
-    do incr i done;
-  !i
-
 let[@inline never] find_lf b pos stop =
   let i = ref pos and go = ref true in
   while !go && !i + 8 <= stop do
@@ -148,6 +118,25 @@ let[@inline] alnum_dash_flags x =
   let digit = Int64.logand (ge x 0x5050505050505050L) (Int64.lognot (ge x 0x4646464646464646L)) in
   let dash = Int64.logand (ge x 0x5353535353535353L) (Int64.lognot (ge x 0x5252525252525252L)) in
   Int64.logand (Int64.logor letter (Int64.logor digit dash)) 0x8080808080808080L
+
+(* 0x80 in each byte that is '.'. *)
+let[@inline] dot_flags x =
+  Int64.logand (Int64.logand (ge x 0x5252525252525252L) (Int64.lognot (ge x 0x5151515151515151L)))
+    0x8080808080808080L
+
+let[@inline never] skip_hostname b pos stop =
+  let i = ref pos in
+  while !i + 8 <= stop
+        && (let x = Bigstring.unsafe_get64 b !i in
+            (Int64.logand x 0x8080808080808080L : int64) = 0L
+            && (Int64.logor (alnum_dash_flags x) (dot_flags x) : int64) = 0x8080808080808080L)
+  do i := !i + 8 done;
+  while !i < stop
+        && (match Bigstring.unsafe_get b !i with
+            | 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' | '-' | '.' -> true
+            | _ -> false)
+  do incr i done;
+  !i
 
 (* 0x80 in each byte that is not a letter, digit or '-', bytes >= 0x80
    included: their high bit is cleared before the range tests (so no add
