@@ -1476,7 +1476,8 @@ let alloc_cases () =
       "Error unsupported_transfer_coding";
     parse_case "parse 5 leading CRLF" ("\r\n\r\n\r\n\r\n\r\n" ^ get11 []) "Error bad_request_line";
   ]
-  @ [ Alcotest.test_case "medium.http for the accessors" `Quick (fun () ->
+  @ let name_at_end = Bigstring.of_string "Content-Type" in
+  [ Alcotest.test_case "medium.http for the accessors" `Quick (fun () ->
           Alcotest.(check string) "medium" "Complete" (status_name t ready));
     S.zero_alloc "find" (fun () -> ignore (R.find t Header_name.If_modified_since : int));
     S.zero_alloc "find absent" (fun () -> ignore (R.find t Header_name.Content_length : int));
@@ -1493,6 +1494,11 @@ let alloc_cases () =
     S.zero_alloc "Header_name.of_buffer" (fun () ->
         ignore (Header_name.of_buffer sample ~off:(Span.off cl) ~len:14 : Header_name.t);
         ignore (Header_name.of_buffer sample ~off:custom ~len:20 : Header_name.t));
+    (* The name at the very end of its buffer: the byte-wise path. *)
+    S.zero_alloc "Header_name.of_token at the buffer's end" (fun () ->
+        ignore (Header_name.of_token name_at_end ~off:0 ~len:12 : Header_name.t));
+    S.zero_alloc "Swar.skip_hostname" (fun () ->
+        ignore (Swar.skip_hostname sample 0 (Bigstring.length sample) : int));
     S.zero_alloc "Meth.of_buffer" (fun () ->
         ignore (Meth.of_buffer sample ~off:propfind ~len:8 : Meth.t);
         ignore (Meth.of_buffer sample ~off:propfind ~len:4 : Meth.t)) ]
