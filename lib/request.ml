@@ -243,12 +243,14 @@ let version t b v stop =
   t.version <- (if get b (v + 7) = '0' then Version.Http_1_0 else Version.Http_1_1);
   eol t b (v + 8) stop
 
-(* Little-endian words of the request-line's common spellings, compared
-   with [word]: [Int64.to_int] keeps the low 63 bits, all that ASCII uses. *)
+(* Little-endian words of the request-line's common spellings. [word]
+   drops bit 63 (the top bit of the eighth byte), so it may only be
+   compared under a mask that excludes that byte; a whole word is compared
+   as an [int64] ("HTTP/1.\xb1" must not pass for "HTTP/1.1"). *)
 let[@inline] word b i = Int64.to_int (Bigstring.unsafe_get64 b i)
 let get_sp = 0x20544547 (* "GET " *)
 let post_sp = 0x2054534f50 (* "POST " *)
-let http_1_1 = 0x312e312f50545448 (* "HTTP/1.1" *)
+let http_1_1 = 0x312e312f50545448L (* "HTTP/1.1" *)
 
 let request_line t b off stop =
   let lim = t.limits in
@@ -328,7 +330,7 @@ let request_line t b off stop =
   pos := t_stop + 1;
   (* HTTP-version = "HTTP/" DIGIT "." DIGIT; "HTTP/1.1" is one word. *)
   let v = !pos in
-  if v + 8 <= stop && (not Sys.big_endian) && word b v = http_1_1 then begin
+  if v + 8 <= stop && (not Sys.big_endian) && (Bigstring.unsafe_get64 b v : int64) = http_1_1 then begin
     t.version <- Version.Http_1_1;
     eol t b (v + 8) stop
   end

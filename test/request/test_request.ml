@@ -1337,6 +1337,26 @@ let test_word_and_byte_paths () =
     Header_name.all;
   finish r
 
+(* "HTTP/1.1" is recognised as one word: every other byte in each of its
+   eight positions must give what the grammar says (HTTP/1.D is version
+   1.D, anything else an error), high bytes included. *)
+let test_version_bytes () =
+  let r = new_report () in
+  for pos = 0 to 7 do
+    for c = 0 to 255 do
+      let v = put "HTTP/1.1" [ (pos, Char.chr c) ] in
+      let where = sprintf "version %S" v in
+      let t, _, st = parse_scratch ("GET / " ^ v ^ "\r\nHost: a\r\n\r\n") in
+      let d = v.[7] in
+      if String.sub v 0 7 = "HTTP/1." && d >= '0' && d <= '9' then begin
+        if expect_complete r where t st then
+          chk r where "version" (if d = '0' then "HTTP/1.0" else "HTTP/1.1") (Version.to_string (R.version t))
+      end
+      else chk r where "status" "Error" (match st with R.Error -> "Error" | s -> status_name t s)
+    done
+  done;
+  finish r
+
 (* ---------- Linear-time resumption ---------- *)
 
 (* A head fed one byte at a time must cost time linear in its size
@@ -1537,7 +1557,8 @@ let () =
       ("reference, exhaustive",
        [ Alcotest.test_case "every byte in every lane" `Quick test_lanes;
          Alcotest.test_case "known names with one byte changed" `Quick test_known_name_bytes;
-         Alcotest.test_case "word and byte paths agree" `Quick test_word_and_byte_paths ]);
+         Alcotest.test_case "word and byte paths agree" `Quick test_word_and_byte_paths;
+         Alcotest.test_case "every byte in the version" `Quick test_version_bytes ]);
       ("resumption",
        [ Alcotest.test_case "8 KiB head of short lines, byte by byte" `Quick
            (bytewise_big "8k lines" ~size:8192 ~many_lines:true);
