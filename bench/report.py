@@ -941,6 +941,53 @@ def parser_summary(doc, res, resp, summ):
         % (runs if runs is not None else "the", ", pinned to CPU %s" % m["pinned_cpu"]
            if m.get("pinned_cpu") is not None else ""),
         table(header, rows)]
+    summ["parser"] += pico_summary(doc, res)
+
+
+# Issue 15's target: httpz's parse time within 2x of picohttpparser built
+# with SSE4.2 (the fastest widely used C parser), on every request.
+PICO_SSE42, PICO_DEBIAN, PICO_TARGET = "picohttpparser_sse42", "picohttpparser", 2.0
+
+
+def pico_summary(doc, res):
+    """Per request: httpz's median time ÷ each picohttpparser build's (the
+    medians come from the same interleaved run), and instructions per parse.
+    Says so when the SSE4.2 build could not be made (bench/parse/pico_sse42.sh)."""
+    if not any(r["impl"] == PICO_DEBIAN for r in res) and not any(r["impl"] == PICO_SSE42 for r in res):
+        return []
+    groups = sorted({r["request"] for r in res},
+                    key=lambda q: (REQUEST_ORDER.index(q) if q in REQUEST_ORDER else 99, q))
+    rows = []
+    for q in groups:
+        by = {r["impl"]: r for r in res if r["request"] == q}
+        hz = by.get(SUBJECT)
+        hz_ns = med((hz or {}).get("ns_per_op"))
+        cells = ["parse %s" % q]
+        for impl in (PICO_SSE42, PICO_DEBIAN):
+            p = by.get(impl)
+            p_ns = med((p or {}).get("ns_per_op"))
+            ratio = hz_ns / p_ns if hz_ns and p_ns else None
+            mark = ""
+            if impl == PICO_SSE42 and ratio is not None:
+                mark = " (within %g×)" % PICO_TARGET if ratio <= PICO_TARGET else " (over %g×)" % PICO_TARGET
+            cells.append("%s ÷ %s = %s%s" % (f_ns(hz_ns), f_ns(p_ns), f_ratio(ratio), mark)
+                         if ratio is not None else "–")
+        cells.append(" / ".join(f_int((by.get(i) or {}).get("instructions"))
+                                for i in (SUBJECT, PICO_SSE42, PICO_DEBIAN)))
+        rows.append(cells)
+    out = ["\nhttpz against picohttpparser (h2o's parser; issue 15's target: at most %g× the "
+           "time of its SSE4.2 build on every request). Time ratio = httpz's median ÷ the peer's, "
+           "from the same interleaved run; instructions from callgrind, which cannot run the "
+           "SSE4.2 build (valgrind lacks its pcmpestri mode), hence its \"–\".\n" % PICO_TARGET,
+           table(["request", "httpz ÷ picohttpparser SSE4.2", "httpz ÷ picohttpparser (Debian, no SSE4.2)",
+                  "instructions/parse (httpz / SSE4.2 / Debian)"], rows)]
+    note = (doc.get("config") or {}).get(PICO_SSE42)
+    if not any(r["impl"] == PICO_SSE42 for r in res):
+        out.append("\n**picohttpparser SSE4.2 build missing from this run**: %s\n"
+                   % (note or "bench/parse/pico_sse42.sh did not produce it"))
+    elif note:
+        out.append("\nSSE4.2 build: %s\n" % note.split(": /")[0])
+    return out
 
 
 def _close_lower(a, b):

@@ -169,7 +169,10 @@ let host_field t b voff vlen =
     if !i >= stop || !i = voff + 1 then fail t Parse_error.Bad_host;
     incr i (* past ']' *)
   end
-  else
+  else begin
+    (* Letters, digits, '-' and '.' (all of most names) a word at a time;
+       the loop below checks whatever else there is byte by byte. *)
+    i := Swar.skip_hostname b voff stop;
     while !i < stop && get b !i <> ':' do
       let c = get b !i in
       if c = '%' then begin
@@ -179,7 +182,8 @@ let host_field t b voff vlen =
       end
       else if c = '[' || c = ']' || not (Charset.is_host_char c) then fail t Parse_error.Bad_host
       else incr i
-    done;
+    done
+  end;
   if !i < stop then begin
     if get b !i <> ':' then fail t Parse_error.Bad_host;
     incr i;
@@ -219,6 +223,35 @@ let[@inline] eol t b pos stop =
   | '\n' -> fail t Parse_error.Bare_lf
   | _ -> fail t Parse_error.Bad_request_line
 
+(* The HTTP-version at [v] and the CRLF after it; returns the position
+   after them. *)
+let version t b v stop =
+  if v + 8 > stop then begin
+    (* Refuse early what can never become a version. *)
+    let prefix = "HTTP/" in
+    for i = 0 to min (stop - v) 5 - 1 do
+      if get b (v + i) <> String.unsafe_get prefix i then fail t Parse_error.Bad_version
+    done;
+    raise_notrace Need_more
+  end;
+  if not (Bigstring.equal_string b ~off:v ~len:5 "HTTP/")
+  || get b (v + 6) <> '.'
+  || (let c = get b (v + 5) in c < '0' || c > '9')
+  || (let c = get b (v + 7) in c < '0' || c > '9')
+  then fail t Parse_error.Bad_version;
+  if get b (v + 5) <> '1' then fail t Parse_error.Unsupported_version;
+  t.version <- (if get b (v + 7) = '0' then Version.Http_1_0 else Version.Http_1_1);
+  eol t b (v + 8) stop
+
+(* Little-endian words of the request-line's common spellings. [word]
+   drops bit 63 (the top bit of the eighth byte), so it may only be
+   compared under a mask that excludes that byte; a whole word is compared
+   as an [int64] ("HTTP/1.\xb1" must not pass for "HTTP/1.1"). *)
+let[@inline] word b i = Int64.to_int (Bigstring.unsafe_get64 b i)
+let get_sp = 0x20544547 (* "GET " *)
+let post_sp = 0x2054534f50 (* "POST " *)
+let http_1_1 = 0x312e312f50545448L (* "HTTP/1.1" *)
+
 let request_line t b off stop =
   let lim = t.limits in
   let pos = ref off in
@@ -229,15 +262,26 @@ let request_line t b off stop =
     incr empties;
     if !empties > max_leading_empty_lines then fail t Parse_error.Bad_request_line
   done;
-  (* method = token *)
+  (* method = token; "GET " and "POST " are recognised by one word. *)
   let m_start = !pos in
-  pos := Swar.skip_tchars b m_start stop;
-  if !pos >= stop then raise_notrace Need_more;
-  if get b !pos <> ' ' || !pos = m_start then fail t Parse_error.Bad_method;
-  let mlen = !pos - m_start in
-  t.meth_span <- Span.make ~off:m_start ~len:mlen;
-  t.meth <- Meth.of_buffer b ~off:m_start ~len:mlen;
-  incr pos;
+  let w = if m_start + 8 <= stop && not Sys.big_endian then word b m_start else 0 in
+  if w land 0xFFFF_FFFF = get_sp then begin
+    t.meth_span <- Span.make ~off:m_start ~len:3;
+    t.meth <- Meth.Get;
+    pos := m_start + 4
+  end else if w land 0xFF_FFFF_FFFF = post_sp then begin
+    t.meth_span <- Span.make ~off:m_start ~len:4;
+    t.meth <- Meth.Post;
+    pos := m_start + 5
+  end else begin
+    pos := Swar.skip_tchars b m_start stop;
+    if !pos >= stop then raise_notrace Need_more;
+    if get b !pos <> ' ' || !pos = m_start then fail t Parse_error.Bad_method;
+    let mlen = !pos - m_start in
+    t.meth_span <- Span.make ~off:m_start ~len:mlen;
+    t.meth <- Meth.of_buffer b ~off:m_start ~len:mlen;
+    incr pos
+  end;
   (* request-target: everything up to the next SP, checked for bytes no
      form of request-target can contain. *)
   let t_start = !pos in
@@ -284,77 +328,93 @@ let request_line t b off stop =
        if !i = t_start || !i >= t_stop || get b !i <> ':' then fail t Parse_error.Bad_target
      end);
   pos := t_stop + 1;
-  (* HTTP-version = "HTTP/" DIGIT "." DIGIT *)
+  (* HTTP-version = "HTTP/" DIGIT "." DIGIT; "HTTP/1.1" is one word. *)
   let v = !pos in
-  if v + 8 > stop then begin
-    (* Refuse early what can never become a version. *)
-    let prefix = "HTTP/" in
-    for i = 0 to min (stop - v) 5 - 1 do
-      if get b (v + i) <> String.unsafe_get prefix i then fail t Parse_error.Bad_version
-    done;
-    raise_notrace Need_more
-  end;
-  if not (Bigstring.equal_string b ~off:v ~len:5 "HTTP/")
-  || get b (v + 6) <> '.'
-  || (let c = get b (v + 5) in c < '0' || c > '9')
-  || (let c = get b (v + 7) in c < '0' || c > '9')
-  then fail t Parse_error.Bad_version;
-  if get b (v + 5) <> '1' then fail t Parse_error.Unsupported_version;
-  t.version <- (if get b (v + 7) = '0' then Version.Http_1_0 else Version.Http_1_1);
-  eol t b (v + 8) stop
+  if v + 8 <= stop && (not Sys.big_endian) && (Bigstring.unsafe_get64 b v : int64) = http_1_1 then begin
+    t.version <- Version.Http_1_1;
+    eol t b (v + 8) stop
+  end
+  else version t b v stop
 
-(* One field line at [pos]; returns the position after its CRLF. *)
-let field_line t b pos stop =
-  let n_start = pos in
-  let pos = ref (Swar.skip_name b n_start stop) in
-  if !pos >= stop then raise_notrace Need_more;
-  let nlen = !pos - n_start in
-  (match get b !pos with
-   | ':' -> if nlen = 0 then fail t Parse_error.Bad_header_name
-   | ' ' | '\t' ->
-     (* A token, whitespace, then a colon is RFC 9112 §5.1's case.
-        Whitespace followed by anything else ("Ho st: x", a line of words),
-        or a name that is no token anyway, is a bad name. Error path only:
-        byte loops are fine here. *)
-     if Swar.skip_tchars b n_start !pos < !pos then fail t Parse_error.Bad_header_name;
-     let w = ref (!pos + 1) in
-     while !w < stop && Charset.is_ows (get b !w) do incr w done;
-     if !w >= stop then raise_notrace Need_more;
-     if get b !w = ':' then fail t Parse_error.Space_before_colon
-     else fail t Parse_error.Bad_header_name
-   | _ -> fail t Parse_error.Bad_header_name);
-  (* Known names are proved tokens by the match itself; only the others
-     need the byte-by-byte tchar check. *)
-  let id = Header_name.of_token b ~off:n_start ~len:nlen in
-  (match id with
-   | Header_name.Other ->
-     if Swar.skip_tchars b n_start !pos < !pos then fail t Parse_error.Bad_header_name
-   | _ -> ());
-  incr pos;
-  while !pos < stop && Charset.is_ows (get b !pos) do incr pos done;
-  let v_start = !pos in
-  (* The value runs to CR; HTAB is the one control byte allowed inside. *)
-  let p = ref (Swar.skip_field_value b v_start stop) in
-  while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
-  let v_end = !p in
-  if v_end >= stop then raise_notrace Need_more;
-  (match get b v_end with
-   | '\r' ->
-     if v_end + 1 >= stop then raise_notrace Need_more;
-     if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
-   | '\n' -> fail t Parse_error.Bare_lf
-   | _ -> fail t Parse_error.Bad_header_value);
-  let e = ref v_end in
-  while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
-  let vlen = !e - v_start in
-  let i = t.count in
-  if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
-  Array.unsafe_set t.names i id;
-  Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
-  Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
-  t.count <- i + 1;
-  (match id with Header_name.Other -> () | _ -> field_semantics t b id v_start vlen);
-  v_end + 2
+(* The line at [n_start] does not start with a name and its colon: the
+   name scan stopped at [n_end], on a byte that is no tchar. Either this is
+   the empty line ending the head (returns the position after it), or an
+   error. Off the hot path. *)
+let[@inline never] not_a_field t b n_start n_end stop =
+  if n_end = n_start then
+    match get b n_start with
+    | '\r' ->
+      if n_start + 1 >= stop then raise_notrace Need_more;
+      if get b (n_start + 1) <> '\n' then fail t Parse_error.Bare_cr;
+      n_start + 2
+    | '\n' -> fail t Parse_error.Bare_lf
+    | ' ' | '\t' ->
+      (* A line starting with whitespace continues the previous one
+         (obs-fold), or, before any field, is whitespace after the
+         request-line; RFC 9112 §2.2 and §5.2 let a server reject both. *)
+      fail t Parse_error.Obs_fold
+    | _ -> fail t Parse_error.Bad_header_name
+  else
+    match get b n_end with
+    | ' ' | '\t' ->
+      (* A token, whitespace, then a colon is RFC 9112 §5.1's case.
+         Whitespace followed by anything else ("Ho st: x", a line of
+         words) is a bad name. *)
+      let w = ref (n_end + 1) in
+      while !w < stop && Charset.is_ows (get b !w) do incr w done;
+      if !w >= stop then raise_notrace Need_more;
+      if get b !w = ':' then fail t Parse_error.Space_before_colon
+      else fail t Parse_error.Bad_header_name
+    | _ -> fail t Parse_error.Bad_header_name
+
+(* The field lines from [pos] and the empty line after them; returns the
+   position after the head. One pass per line: the name scan stops at the
+   first byte that is no tchar, which must be the colon (so the name is
+   proved a token as it is found); the value scan at the first control
+   byte, which must be the CR of CRLF (HTAB excepted). *)
+let fields t b pos stop =
+  let pos = ref pos and fin = ref false in
+  while not !fin do
+    let n_start = !pos in
+    let n_end = Swar.skip_tchars b n_start stop in
+    if n_end >= stop then raise_notrace Need_more;
+    if n_end = n_start || get b n_end <> ':' then begin
+      pos := not_a_field t b n_start n_end stop;
+      fin := true
+    end else begin
+      let nlen = n_end - n_start in
+      let id = Header_name.of_token b ~off:n_start ~len:nlen in
+      let v = ref (n_end + 1) in
+      while !v < stop && Charset.is_ows (get b !v) do incr v done;
+      let v_start = !v in
+      (* The value runs to CR; HTAB is the one control byte allowed inside. *)
+      let p = ref (Swar.skip_field_value b v_start stop) in
+      while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
+      let v_end = !p in
+      if v_end >= stop then raise_notrace Need_more;
+      (match get b v_end with
+       | '\r' ->
+         if v_end + 1 >= stop then raise_notrace Need_more;
+         if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
+       | '\n' -> fail t Parse_error.Bare_lf
+       | _ -> fail t Parse_error.Bad_header_value);
+      let e = ref v_end in
+      while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
+      let vlen = !e - v_start in
+      let i = t.count in
+      if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
+      Array.unsafe_set t.names i id;
+      Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
+      Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
+      t.count <- i + 1;
+      (match id with
+       | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
+         field_semantics t b id v_start vlen
+       | _ -> ());
+      pos := v_end + 2
+    end
+  done;
+  !pos
 
 let finish t =
   if t.te_seen then begin
@@ -374,26 +434,9 @@ let finish t =
 
 let parse_head t b off stop =
   clear t;
-  let pos = ref (request_line t b off stop) in
-  let fin = ref false in
-  while not !fin do
-    if !pos >= stop then raise_notrace Need_more;
-    match get b !pos with
-    | '\r' ->
-      if !pos + 1 >= stop then raise_notrace Need_more;
-      if get b (!pos + 1) <> '\n' then fail t Parse_error.Bare_cr;
-      pos := !pos + 2;
-      fin := true
-    | '\n' -> fail t Parse_error.Bare_lf
-    | ' ' | '\t' ->
-      (* A line starting with whitespace continues the previous one
-         (obs-fold), or, before any field, is whitespace after the
-         request-line; RFC 9112 §2.2 and §5.2 let a server reject both. *)
-      fail t Parse_error.Obs_fold
-    | _ -> pos := field_line t b !pos stop
-  done;
+  let pos = fields t b (request_line t b off stop) stop in
   finish t;
-  !pos - off
+  pos - off
 
 (* Is there an empty line (the end of a head) ending in [from, stop)? Looks
    for LF preceded by LF or CRLF; the full parse then validates it all. *)

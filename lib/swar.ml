@@ -39,20 +39,6 @@ let[@inline] target_flags x =
           (Int64.logand (Int64.sub z 0x0101010101010101L) (Int64.lognot z))))
     0x8080808080808080L
 
-(* Bytes <= 0x20, >= 0x7F or = ':'. *)
-let[@inline] name_flags x =
-  let y = Int64.logxor x 0x7f7f7f7f7f7f7f7fL in
-  let z = Int64.logxor x 0x3a3a3a3a3a3a3a3aL in
-  Int64.logand
-    (Int64.logor
-       (Int64.logor
-          (Int64.logand (Int64.sub x 0x2121212121212121L) (Int64.lognot x))
-          x)
-       (Int64.logor
-          (Int64.logand (Int64.sub y 0x0101010101010101L) (Int64.lognot y))
-          (Int64.logand (Int64.sub z 0x0101010101010101L) (Int64.lognot z))))
-    0x8080808080808080L
-
 let[@inline] lf_flags x =
   let y = Int64.logxor x 0x0a0a0a0a0a0a0a0aL in
   Int64.logand (Int64.logand (Int64.sub y 0x0101010101010101L) (Int64.lognot y))
@@ -64,17 +50,27 @@ let[@inline] is_ctl c = c < 0x20 || c = 0x7f
    hosts [first_flagged] would count from the wrong end, so there the word
    loop only detects and the byte loop locates. *)
 
+(* Two words per step while they fit: one test and one branch per 16
+   bytes on long values (User-Agent, Cookie, Authorization). *)
 let[@inline never] skip_field_value b pos stop =
-  let i = ref pos and go = ref true in
-  while !go && !i + 8 <= stop do
-    let f = ctl_flags (Bigstring.unsafe_get64 b !i) in
-    if (f : int64) = 0L then i := !i + 8
-    else begin
-      go := false;
-      if not Sys.big_endian then i := !i + first_flagged f
-    end
-  done;
-  if !go || Sys.big_endian then
+  let i = ref pos and found = ref false in
+  if not Sys.big_endian then begin
+    while not !found && !i + 16 <= stop do
+      let f0 = ctl_flags (Bigstring.unsafe_get64 b !i) in
+      let f1 = ctl_flags (Bigstring.unsafe_get64 b (!i + 8)) in
+      if (Int64.logor f0 f1 : int64) = 0L then i := !i + 16
+      else begin
+        found := true;
+        i := !i + (if (f0 : int64) <> 0L then first_flagged f0 else 8 + first_flagged f1)
+      end
+    done;
+    while not !found && !i + 8 <= stop do
+      let f = ctl_flags (Bigstring.unsafe_get64 b !i) in
+      if (f : int64) = 0L then i := !i + 8
+      else begin found := true; i := !i + first_flagged f end
+    done
+  end;
+  if not !found then
     while !i < stop && not (is_ctl (Char.code (Bigstring.unsafe_get b !i))) do incr i done;
   !i
 
@@ -92,22 +88,6 @@ let[@inline never] skip_target b pos stop =
     while !i < stop
           && (let c = Char.code (Bigstring.unsafe_get b !i) in
               not (c <= 0x20 || c = 0x7f || c = 0x23))
-    do incr i done;
-  !i
-
-let[@inline never] skip_name b pos stop =
-  let i = ref pos and go = ref true in
-  while !go && !i + 8 <= stop do
-    let f = name_flags (Bigstring.unsafe_get64 b !i) in
-    if (f : int64) = 0L then i := !i + 8
-    else begin
-      go := false;
-      if not Sys.big_endian then i := !i + first_flagged f
-    end
-  done;
-  if !go || Sys.big_endian then
-    while !i < stop
-          && (let c = Char.code (Bigstring.unsafe_get b !i) in c > 0x20 && c < 0x7f && c <> 0x3a)
     do incr i done;
   !i
 
@@ -139,14 +119,48 @@ let[@inline] alnum_dash_flags x =
   let dash = Int64.logand (ge x 0x5353535353535353L) (Int64.lognot (ge x 0x5252525252525252L)) in
   Int64.logand (Int64.logor letter (Int64.logor digit dash)) 0x8080808080808080L
 
-let[@inline never] skip_tchars b pos stop =
+(* 0x80 in each byte that is '.'. *)
+let[@inline] dot_flags x =
+  Int64.logand (Int64.logand (ge x 0x5252525252525252L) (Int64.lognot (ge x 0x5151515151515151L)))
+    0x8080808080808080L
+
+let[@inline never] skip_hostname b pos stop =
   let i = ref pos in
-  (* Whole words of letters, digits and '-' (bytes >= 0x80 excluded first,
-     as the range trick requires), then the table for the rest. *)
   while !i + 8 <= stop
         && (let x = Bigstring.unsafe_get64 b !i in
             (Int64.logand x 0x8080808080808080L : int64) = 0L
-            && (alnum_dash_flags x : int64) = 0x8080808080808080L)
+            && (Int64.logor (alnum_dash_flags x) (dot_flags x) : int64) = 0x8080808080808080L)
   do i := !i + 8 done;
-  while !i < stop && Charset.is_tchar (Bigstring.unsafe_get b !i) do incr i done;
+  while !i < stop
+        && (match Bigstring.unsafe_get b !i with
+            | 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' | '-' | '.' -> true
+            | _ -> false)
+  do incr i done;
+  !i
+
+(* 0x80 in each byte that is not a letter, digit or '-', bytes >= 0x80
+   included: their high bit is cleared before the range tests (so no add
+   carries into the next byte) and then flagged directly. Exact per byte,
+   so [first_flagged] can locate the first. *)
+let[@inline] not_alnum_dash_flags x =
+  let high = Int64.logand x 0x8080808080808080L in
+  Int64.logor high
+    (Int64.logxor (alnum_dash_flags (Int64.logxor x high)) 0x8080808080808080L)
+
+(* One pass: whole words of letters, digits and '-' go eight bytes at a
+   time; the first other byte of a word is looked up in the table, and if
+   it is one of the rarer tchars ('_', '.', '!', ...) the scan goes on by
+   words after it. *)
+let[@inline never] skip_tchars b pos stop =
+  let i = ref pos and go = ref (not Sys.big_endian) in
+  while !go && !i + 8 <= stop do
+    let f = not_alnum_dash_flags (Bigstring.unsafe_get64 b !i) in
+    if (f : int64) = 0L then i := !i + 8
+    else begin
+      i := !i + first_flagged f;
+      if Charset.is_tchar (Bigstring.unsafe_get b !i) then incr i else go := false
+    end
+  done;
+  if !go || Sys.big_endian then
+    while !i < stop && Charset.is_tchar (Bigstring.unsafe_get b !i) do incr i done;
   !i

@@ -15,17 +15,18 @@ val skip_target : Bigstring.t -> int -> int -> int
 (** [skip_target b pos stop] is the first index in [\[pos, stop)] whose byte
     is <= 0x20, DEL or ['#'], or [stop]. *)
 
-val skip_name : Bigstring.t -> int -> int -> int
-(** [skip_name b pos stop] is the first index in [\[pos, stop)] whose byte
-    is <= 0x20, >= 0x7F or [':'], or [stop]: the end of a field name, whose
-    bytes are then all in 0x21-0x7E (not yet checked to be tchars). *)
-
 val find_lf : Bigstring.t -> int -> int -> int
 (** [find_lf b pos stop] is the first index of ['\n'] in [\[pos, stop)], or
     [stop]. *)
+
+val skip_hostname : Bigstring.t -> int -> int -> int
+(** [skip_hostname b pos stop] is the first index in [\[pos, stop)] whose
+    byte is not a letter, digit, ['-'] or ['.'], or [stop]: the bytes of
+    almost every Host value, eight at a time. *)
 
 val skip_tchars : Bigstring.t -> int -> int -> int
 (** [skip_tchars b pos stop] is the first index in [\[pos, stop)] whose byte
     is not a tchar ({!Charset.is_tchar}), or [stop]. Whole words of
     letters, digits and ['-'] are passed eight bytes at a time; the table
-    decides the rest. *)
+    decides the first other byte of a word, and the scan goes on by words
+    after it. *)

@@ -17,8 +17,12 @@ test_pkgs=(
   python3 python3-h11 curl wrk chromium procps util-linux
   openssl testssl.sh
 )
+# libh2o-evloop-dev: Debian's picohttpparser (phr_parse_request, built
+# without SSE4.2), a parser peer; python3-pip: bench/parse/pico_sse42.sh
+# fetches picohttpparser's C source from PyPI for the SSE4.2 build.
 bench_pkgs=(
   nginx-light lighttpd h2o nghttp2-client gnuplot-nox valgrind
+  libh2o-evloop-dev python3-pip
 )
 
 # test/build/build_test.sh reads this list to check that `make build`

@@ -1,11 +1,12 @@
 (* Request-head parser and response-head writer microbenchmarks: httpz
-   against cohttp and Node's C http_parser on the corpus in bench/requests.
+   against cohttp, Node's C http_parser and picohttpparser (Debian's build
+   and an SSE4.2 build) on the corpus in bench/requests.
 
    Method. Each case is a function [run n] that performs [n] operations
    and returns the elapsed CLOCK_MONOTONIC nanoseconds of that batch only
-   (for http_parser the loop and the clock both run in C, so no
-   OCaml-to-C call is timed). [n] is calibrated per case so that a batch
-   lasts [batch_ms]; after one warm-up batch per case, the runs go
+   (for http_parser and picohttpparser the loop and the clock both run in
+   C, so no OCaml-to-C call is timed). [n] is calibrated per case so that a
+   batch lasts [batch_ms]; after one warm-up batch per case, the runs go
    round-robin over all cases, so background noise on this shared machine
    lands on every implementation alike rather than on whichever ran at
    the wrong moment. Minor-heap words are read (Gc.minor_words, which
@@ -27,6 +28,34 @@ external hp_span : (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   [@@noalloc]
 
 let hp_available = hp_headers (Bigstring.create 1) 0 <> -2
+
+(* picohttpparser, two builds in slots of pico_stubs.c: Debian's (no
+   SSE4.2) and the SSE4.2 build bench/parse/pico_sse42.sh compiles at bench
+   time, whose path comes in HTTPZ_PICO_SSE42. *)
+external pico_open : int -> string -> int = "httpz_bench_pico_open"
+
+external pico_loop :
+  (int[@untagged]) -> Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_bench_pico_loop_byte" "httpz_bench_pico_loop"
+  [@@noalloc]
+
+external pico_headers : (int[@untagged]) -> Bigstring.t -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_bench_pico_headers_byte" "httpz_bench_pico_headers"
+  [@@noalloc]
+
+external pico_span : Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_bench_pico_span_byte" "httpz_bench_pico_span"
+  [@@noalloc]
+
+type pico = { slot : int; pico_impl : string; source : string }
+
+let picos =
+  let debian = "libh2o-evloop.so" in
+  let sse42 = Option.value (Sys.getenv_opt "HTTPZ_PICO_SSE42") ~default:"" in
+  List.filter
+    (fun p -> p.source <> "" && pico_open p.slot p.source = 0)
+    [ { slot = 0; pico_impl = "picohttpparser"; source = debian };
+      { slot = 1; pico_impl = "picohttpparser_sse42"; source = sse42 } ]
 
 (* ------------------------------------------------------------ the corpus *)
 
@@ -139,7 +168,22 @@ let parse_cases reqs =
             };
           ]
       in
-      (httpz :: cohttp) @ hp)
+      let pico =
+        List.map
+          (fun p ->
+            {
+              httpz with
+              impl = p.pico_impl;
+              c_code = true;
+              run =
+                (fun n ->
+                  let e = pico_loop p.slot r.buf r.len n in
+                  if e < 0 then fail "%s rejected %s" p.pico_impl r.name;
+                  e);
+            })
+          picos
+      in
+      (httpz :: cohttp) @ hp @ pico)
     reqs
 
 let response_cases () =
@@ -178,23 +222,41 @@ let check reqs ~verbose =
       let hp = if hp_available then hp_headers r.buf r.len else -2 in
       if Cohttp_peer.available && co < 0 then fail "cohttp does not parse %s" r.name;
       if hp_available && hp < 0 then fail "http_parser does not parse %s" r.name;
-      let mism = ref 0 in
-      if hp_available then
-        for i = 0 to min hz hp - 1 do
+      (* Header spans of a peer's last parse against httpz's. *)
+      let mismatches count span =
+        let mism = ref 0 in
+        for i = 0 to min hz count - 1 do
           let n = Request.header_name_span st i and v = Request.header_value st i in
-          let pn = hp_span 0 i and pv = hp_span 1 i in
+          let pn = span 0 i and pv = span 1 i in
           let m = (1 lsl 31) - 1 in
           if Span.off n <> pn lsr 31 || Span.len n <> pn land m
              || Span.off v <> pv lsr 31 || Span.len v <> pv land m
           then incr mism
         done;
-      let agree = (co < 0 || co = hz) && (hp < 0 || hp = hz) && !mism = 0 in
+        !mism
+      in
+      let mism = if hp_available then mismatches hp hp_span else 0 in
+      let pico =
+        List.map
+          (fun p ->
+            let count = pico_headers p.slot r.buf r.len in
+            if count < 0 then fail "%s does not parse %s" p.pico_impl r.name;
+            (p.pico_impl, count, mismatches count (pico_span r.buf)))
+          picos
+      in
+      let agree =
+        (co < 0 || co = hz) && (hp < 0 || hp = hz) && mism = 0
+        && List.for_all (fun (_, c, m) -> c = hz && m = 0) pico
+      in
       if verbose || not agree then
-        Printf.eprintf "%-9s %5d B  headers: httpz %d, cohttp %s, http_parser %s; span mismatches vs http_parser: %d%s\n"
+        Printf.eprintf "%-9s %5d B  headers: httpz %d, cohttp %s, http_parser %s%s; span mismatches vs http_parser: %d%s%s\n"
           r.name r.len hz
           (if co = -2 then "n/a" else string_of_int co)
           (if hp = -2 then "n/a" else string_of_int hp)
-          !mism (if agree then "" else "  <-- DISAGREE"))
+          (String.concat "" (List.map (fun (i, c, _) -> Printf.sprintf ", %s %d" i c) pico))
+          mism
+          (String.concat "" (List.map (fun (i, _, m) -> Printf.sprintf ", vs %s: %d" i m) pico))
+          (if agree then "" else "  <-- DISAGREE"))
     reqs
 
 (* ---------------------------------------------------------- measurement *)
@@ -266,10 +328,20 @@ let json cfg ~loadavg_start parse resp =
             ("batch_target_ms", B.Int (cfg.batch_ns / 1_000_000));
             ("warmup", B.String "one batch per case, after calibration");
             ("order", B.String "round-robin over all cases, one batch each per run");
-            ("clock", B.String "CLOCK_MONOTONIC around each batch (inside C for http_parser)");
+            ("clock", B.String "CLOCK_MONOTONIC around each batch (inside C for http_parser and picohttpparser)");
             ("words", B.String "Gc.minor_words delta over all runs / operations; null for C (off the OCaml heap)");
             ("cohttp", B.String (if Cohttp_peer.available then "4.0.0: Request.Make(in-memory IO).read" else "not installed"));
             ("http_parser", B.String (if hp_available then "libhttp_parser (Debian libhttp-parser-dev), span-recording callbacks" else "not installed"));
+            ( "picohttpparser",
+              B.String
+                (if List.exists (fun p -> p.slot = 0) picos
+                 then "phr_parse_request from libh2o-evloop.so (Debian libh2o-evloop-dev, built without SSE4.2)"
+                 else "not installed") );
+            ( "picohttpparser_sse42",
+              B.String
+                (match List.find_opt (fun p -> p.slot = 1) picos with
+                 | Some p -> "picohttpparser.c from PyPI pypicohp 0.1.3 (upstream commit 066d2b1e), cc -O3 -msse4.2: " ^ p.source
+                 | None -> "not available (HTTPZ_PICO_SSE42 unset or not loadable: see bench/parse/pico_sse42.sh)") );
             ("response_full_head", B.String "status line, Date (cached), Content-Type, Content-Length, Connection, ETag, Last-Modified, CRLF; cohttp gets its Date and Last-Modified strings preformatted");
           ] );
       ("results", B.List (List.map json_of_case parse));
@@ -340,14 +412,21 @@ let callgrind_one reqs impl what n =
       if not hp_available then fail "http_parser is not installed";
       let r = find () in
       if hp_loop r.buf r.len n < 0 then fail "http_parser failed"
+  | ("picohttpparser" | "picohttpparser_sse42"), _ -> (
+      match List.find_opt (fun p -> p.pico_impl = impl) picos with
+      | None -> fail "%s is not available" impl
+      | Some p ->
+          let r = find () in
+          if pico_loop p.slot r.buf r.len n < 0 then fail "%s failed" impl)
   | _ -> fail "unknown implementation %s" impl
 
 let usage () =
   prerr_endline
     "usage: bench_parse.exe [--json] [--quick|--full]\n\
     \       bench_parse.exe --check\n\
-    \       bench_parse.exe --callgrind-one httpz|cohttp|http_parser REQUEST|full_head|status_line N\n\
-     Default: --quick, human-readable. --json prints the httpz-bench-parse/1 document on stdout.";
+    \       bench_parse.exe --callgrind-one httpz|cohttp|http_parser|picohttpparser|picohttpparser_sse42 REQUEST|full_head|status_line N\n\
+     Default: --quick, human-readable. --json prints the httpz-bench-parse/1 document on stdout.\n\
+     HTTPZ_PICO_SSE42=LIB adds picohttpparser's SSE4.2 build (bench/parse/pico_sse42.sh prints LIB).";
   exit 2
 
 let () =

@@ -1303,6 +1303,60 @@ let test_known_name_bytes () =
     Header_name.all;
   finish r
 
+(* Header_name.of_token reads whole words when they fit in the buffer and
+   bytes when the name ends less than a word before the buffer's end: both
+   paths must give the same answer, the known id for the name in any case
+   and, with one byte changed to another token byte, whatever
+   [known_id] (the reference, by string comparison) says. *)
+let test_word_and_byte_paths () =
+  let r = new_report () in
+  let at_end name =
+    let b = Bigstring.of_string name in
+    Header_name.of_token b ~off:0 ~len:(String.length name)
+  in
+  let in_line name =
+    let b = Bigstring.of_string ("\x00" ^ name ^ ": value\r\n\r\n") in
+    Header_name.of_token b ~off:1 ~len:(String.length name)
+  in
+  let one where name =
+    let want = Header_name.to_string (known_id name) in
+    chk r where "id (bytes)" want (Header_name.to_string (at_end name));
+    chk r where "id (words)" want (Header_name.to_string (in_line name))
+  in
+  Array.iter
+    (fun id ->
+      let name = Header_name.to_string id in
+      List.iter (fun n -> one n n) [ name; String.lowercase_ascii name; String.uppercase_ascii name ];
+      String.iteri
+        (fun pos _ ->
+          for c = 0x21 to 0x7e do
+            if Charset.is_tchar (Char.chr c) then
+              one (sprintf "%s with %C at %d" name (Char.chr c) pos) (put name [ (pos, Char.chr c) ])
+          done)
+        name)
+    Header_name.all;
+  finish r
+
+(* "HTTP/1.1" is recognised as one word: every other byte in each of its
+   eight positions must give what the grammar says (HTTP/1.D is version
+   1.D, anything else an error), high bytes included. *)
+let test_version_bytes () =
+  let r = new_report () in
+  for pos = 0 to 7 do
+    for c = 0 to 255 do
+      let v = put "HTTP/1.1" [ (pos, Char.chr c) ] in
+      let where = sprintf "version %S" v in
+      let t, _, st = parse_scratch ("GET / " ^ v ^ "\r\nHost: a\r\n\r\n") in
+      let d = v.[7] in
+      if String.sub v 0 7 = "HTTP/1." && d >= '0' && d <= '9' then begin
+        if expect_complete r where t st then
+          chk r where "version" (if d = '0' then "HTTP/1.0" else "HTTP/1.1") (Version.to_string (R.version t))
+      end
+      else chk r where "status" "Error" (match st with R.Error -> "Error" | s -> status_name t s)
+    done
+  done;
+  finish r
+
 (* ---------- Linear-time resumption ---------- *)
 
 (* A head fed one byte at a time must cost time linear in its size
@@ -1442,7 +1496,8 @@ let alloc_cases () =
       "Error unsupported_transfer_coding";
     parse_case "parse 5 leading CRLF" ("\r\n\r\n\r\n\r\n\r\n" ^ get11 []) "Error bad_request_line";
   ]
-  @ [ Alcotest.test_case "medium.http for the accessors" `Quick (fun () ->
+  @ let name_at_end = Bigstring.of_string "Content-Type" in
+  [ Alcotest.test_case "medium.http for the accessors" `Quick (fun () ->
           Alcotest.(check string) "medium" "Complete" (status_name t ready));
     S.zero_alloc "find" (fun () -> ignore (R.find t Header_name.If_modified_since : int));
     S.zero_alloc "find absent" (fun () -> ignore (R.find t Header_name.Content_length : int));
@@ -1459,6 +1514,11 @@ let alloc_cases () =
     S.zero_alloc "Header_name.of_buffer" (fun () ->
         ignore (Header_name.of_buffer sample ~off:(Span.off cl) ~len:14 : Header_name.t);
         ignore (Header_name.of_buffer sample ~off:custom ~len:20 : Header_name.t));
+    (* The name at the very end of its buffer: the byte-wise path. *)
+    S.zero_alloc "Header_name.of_token at the buffer's end" (fun () ->
+        ignore (Header_name.of_token name_at_end ~off:0 ~len:12 : Header_name.t));
+    S.zero_alloc "Swar.skip_hostname" (fun () ->
+        ignore (Swar.skip_hostname sample 0 (Bigstring.length sample) : int));
     S.zero_alloc "Meth.of_buffer" (fun () ->
         ignore (Meth.of_buffer sample ~off:propfind ~len:8 : Meth.t);
         ignore (Meth.of_buffer sample ~off:propfind ~len:4 : Meth.t)) ]
@@ -1496,7 +1556,9 @@ let () =
            prop_method_reference ]);
       ("reference, exhaustive",
        [ Alcotest.test_case "every byte in every lane" `Quick test_lanes;
-         Alcotest.test_case "known names with one byte changed" `Quick test_known_name_bytes ]);
+         Alcotest.test_case "known names with one byte changed" `Quick test_known_name_bytes;
+         Alcotest.test_case "word and byte paths agree" `Quick test_word_and_byte_paths;
+         Alcotest.test_case "every byte in the version" `Quick test_version_bytes ]);
       ("resumption",
        [ Alcotest.test_case "8 KiB head of short lines, byte by byte" `Quick
            (bytewise_big "8k lines" ~size:8192 ~many_lines:true);
