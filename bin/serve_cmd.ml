@@ -45,17 +45,21 @@ let tls_config host t =
 let tls_cert =
   Arg.(value & opt (some file) None
        & info [ "tls-cert" ] ~docv:"FILE"
-           ~doc:"Serve HTTPS with this PEM certificate chain (leaf first, as Let's Encrypt's                  fullchain.pem): TLS 1.2 and 1.3, Mozilla intermediate ciphers, ALPN http/1.1,                  session tickets shared by the workers. Needs $(b,--tls-key).")
+           ~doc:"Serve HTTPS with this PEM certificate chain (leaf first, as Let's Encrypt's \
+                 fullchain.pem): TLS 1.2 and 1.3, Mozilla intermediate ciphers, ALPN http/1.1, \
+                 session tickets shared by the workers. Needs $(b,--tls-key).")
 
 let tls_key =
   Arg.(value & opt (some file) None
        & info [ "tls-key" ] ~docv:"FILE"
-           ~doc:"The certificate's PEM private key (RSA or ECDSA, not encrypted). Read before                  $(b,--user) takes effect; SIGHUP reads certificate and key again as that user.")
+           ~doc:"The certificate's PEM private key (RSA or ECDSA, not encrypted). Read before \
+                 $(b,--user) takes effect; SIGHUP reads certificate and key again as that user.")
 
 let redirect_http =
   Arg.(value & opt (some int) None
        & info [ "redirect-http" ] ~docv:"PORT"
-           ~doc:"Also listen for plain HTTP on $(i,PORT) and answer every request with 301 to                  the same host and path over https.")
+           ~doc:"Also listen for plain HTTP on $(i,PORT) and answer every request with 301 to \
+                 the same host and path over https.")
 
 let hsts =
   Arg.(value & opt (some int) None
@@ -73,7 +77,14 @@ let tls_term =
             { cert; key; redirect_http; hsts; ticket_rotation })
         $ tls_cert $ tls_key $ redirect_http $ hsts $ ticket_rotation)
 
-let run pos_dir dir port host workers max_age list access_log stats max_connections dotfiles
+let io =
+  Arg.(value & opt (enum [ ("uring", Server.Uring); ("epoll", Server.Epoll) ]) Server.default_config.io
+       & info [ "io" ] ~docv:"BACKEND"
+           ~doc:"How workers wait for and move bytes: $(b,uring) (io_uring: a loop turn's reads \
+                 and writes in one system call; epoll is used instead, with a line in the log, \
+                 where the kernel refuses io_uring) or $(b,epoll).")
+
+let run io pos_dir dir port host workers max_age list access_log stats max_connections dotfiles
     no_symlinks no_gzip idle_timeout header_timeout write_timeout cache_max_file cache_size
     send_lowat no_defer_accept user grace list_max tls =
   let root =
@@ -119,7 +130,7 @@ let run pos_dir dir port host workers max_age list access_log stats max_connecti
       | Ok static ->
         let config =
           { Server.default_config with
-            host; port;
+            io; host; port;
             workers = (match workers with Some n -> n | None -> Server.cpu_count ());
             stats; access_log; max_connections; idle_timeout; header_timeout; write_timeout;
             send_lowat; defer_accept = not no_defer_accept; root = Some root; user;
@@ -269,11 +280,10 @@ let serve_cmd =
         and keep serving.";
     `S Manpage.s_examples;
     `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
-    `Pre "httpz serve /var/www -p 443 --host 0.0.0.0 --tls-cert fullchain.pem \\
-    --tls-key privkey.pem --redirect-http 80 --hsts 31536000 --user www-data";
+    `Pre "httpz serve /var/www -p 443 --host 0.0.0.0 --user www-data --tls-cert fullchain.pem --tls-key privkey.pem --redirect-http 80 --hsts 31536000";
   ] in
   Cmd.v (Cmd.info "serve" ~doc ~man ~exits:[])
-    Term.(const run $ pos_dir $ dir $ port $ host $ workers $ max_age $ list $ access_log $ stats
+    Term.(const run $ io $ pos_dir $ dir $ port $ host $ workers $ max_age $ list $ access_log $ stats
           $ max_connections $ dotfiles $ no_symlinks $ no_gzip $ idle_timeout $ header_timeout
           $ write_timeout $ cache_max_file $ cache_size $ send_lowat $ no_defer_accept $ user
           $ grace $ list_max $ tls_term)

@@ -109,16 +109,18 @@ let handler static c =
   | _ -> text c Status.Not_found "not found\n"
 
 let () =
-  let port = ref 8080 and dir = ref "." and cert = ref "" and key = ref "" in
+  let port = ref 8080 and dir = ref "." and cert = ref "" and key = ref "" and io = ref Server.default_config.io in
   Arg.parse
     [ ("-p", Arg.Set_int port, "PORT port (default 8080)"); ("-d", Arg.Set_string dir, "DIR served under /static/");
       ("--tls-cert", Arg.Set_string cert, "FILE serve HTTPS with this PEM certificate chain");
-      ("--tls-key", Arg.Set_string key, "FILE and this PEM key") ]
-    (fun _ -> ()) "async_demo.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE]";
+      ("--tls-key", Arg.Set_string key, "FILE and this PEM key");
+      ("--io", Arg.Symbol ([ "uring"; "epoll" ], fun s -> io := if s = "epoll" then Server.Epoll else Server.Uring),
+       " the backend (default uring)") ]
+    (fun _ -> ()) "async_demo.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE] [--io uring|epoll]";
   let tls = if !cert = "" then None else Some (Server.tls ~cert_file:!cert ~key_file:!key) in
   match Static.create { Static.default_config with root = !dir; mount = "/static/" } with
   | Error e ->
       prerr_endline ("async_demo: " ^ e);
       exit 1
   | Ok static ->
-      exit (Server.run { Server.default_config with port = !port; workers = 1; tls } (handler static))
+      exit (Server.run { Server.default_config with port = !port; workers = 1; tls; io = !io } (handler static))

@@ -24,11 +24,13 @@ let handler file c =
   else text c Status.Not_found "not found\n"
 
 let () =
-  let port = ref 8080 and file = ref Sys.executable_name and cert = ref "" and key = ref "" in
+  let port = ref 8080 and file = ref Sys.executable_name and cert = ref "" and key = ref "" and io = ref Server.default_config.io in
   Arg.parse
     [ ("-p", Arg.Set_int port, "PORT port (default 8080)"); ("-f", Arg.Set_string file, "FILE served at /file");
       ("--tls-cert", Arg.Set_string cert, "FILE serve HTTPS with this PEM certificate chain");
-      ("--tls-key", Arg.Set_string key, "FILE and this PEM key") ]
-    (fun _ -> ()) "lwt_demo.exe [-p PORT] [-f FILE] [--tls-cert FILE --tls-key FILE]";
+      ("--tls-key", Arg.Set_string key, "FILE and this PEM key");
+      ("--io", Arg.Symbol ([ "uring"; "epoll" ], fun s -> io := if s = "epoll" then Server.Epoll else Server.Uring),
+       " the backend (default uring)") ]
+    (fun _ -> ()) "lwt_demo.exe [-p PORT] [-f FILE] [--tls-cert FILE --tls-key FILE] [--io uring|epoll]";
   let tls = if !cert = "" then None else Some (Server.tls ~cert_file:!cert ~key_file:!key) in
-  exit (Server.run { Server.default_config with port = !port; workers = 1; tls } (handler !file))
+  exit (Server.run { Server.default_config with port = !port; workers = 1; tls; io = !io } (handler !file))

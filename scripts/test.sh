@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test suite and ends with one line: "N passed, N failed".
 #  - Alcotest executables: every test/**/test_*.exe that dune built.
-#  - Script suites: every test/**/*_test.sh and test/e2e/test_*.py (once per
-#    transport, E2E_TRANSPORTS="plain tls"); each must end its output with a
-#    line "N passed, N failed".
+#  - Script suites: every test/**/*_test.sh; test/tls/test_*.py once per
+#    backend (E2E_IO="epoll uring") and test/e2e/test_*.py once per backend
+#    and transport (E2E_TRANSPORTS="plain tls"); each must end its output
+#    with a line "N passed, N failed".
 # A suite that dies without its summary counts as one failure, and so does
 # one that outlives SUITE_TIMEOUT seconds (default 300; the slowest takes
 # about 20): a hang must fail the run, not stall CI until its time limit.
@@ -53,15 +54,18 @@ done
 for sh in $(find test -name '*_test.sh' | sort); do
   run_suite plain "$sh" bash "$sh"
 done
-# The TLS suite (test/tls) speaks TLS itself: once.
-for py in $(find test/tls -name 'test_*.py' 2>/dev/null | sort); do
-  run_suite plain "$py" python3 "$py"
-done
-# Every end-to-end suite runs once per transport (test/e2e/harness.py reads
-# HTTPZ_TRANSPORT): the same checks over plain TCP and over TLS.
-for transport in ${E2E_TRANSPORTS:-plain tls}; do
-  for py in $(find test/e2e -name 'test_*.py' 2>/dev/null | sort); do
-    run_suite plain "$py [$transport]" env HTTPZ_TRANSPORT="$transport" python3 "$py"
+# Server suites run once per backend (HTTPZ_IO, `--io`), and the
+# end-to-end ones once per transport too (HTTPZ_TRANSPORT): the same checks
+# over epoll and io_uring, plain TCP and TLS (test/e2e/harness.py). The TLS
+# suite (test/tls) speaks TLS itself.
+for io in ${E2E_IO:-epoll uring}; do
+  for py in $(find test/tls -name 'test_*.py' 2>/dev/null | sort); do
+    run_suite plain "$py [$io]" env HTTPZ_IO="$io" python3 "$py"
+  done
+  for transport in ${E2E_TRANSPORTS:-plain tls}; do
+    for py in $(find test/e2e -name 'test_*.py' 2>/dev/null | sort); do
+      run_suite plain "$py [$io $transport]" env HTTPZ_IO="$io" HTTPZ_TRANSPORT="$transport" python3 "$py"
+    done
   done
 done
 

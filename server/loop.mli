@@ -1,27 +1,24 @@
-(** One worker's event loop: epoll, connection slots, timers.
+(** One worker's event loop: waits for events, hands each to the backend
+    that serves the connection, and runs the timers.
 
-    {2 Readiness}
-    Level-triggered epoll. Each connection is registered for exactly one of
-    [EPOLLIN] (reading a head or a body, or draining before a close) or
-    [EPOLLOUT] (a response the socket could not take at once), so a ready
-    fd always means work for its current state. Level-triggered lets the
-    loop do {e one} read per readiness and come back later (fair to other
-    connections, and the read buffer is bounded anyway) where edge-triggered
-    would have to read until [EAGAIN] or risk never being woken again; the
-    price, an extra [epoll_ctl] when a write blocks, is paid only under
-    backpressure.
+    {2 Backends}
+    - {!Epoll_io} (readiness, level-triggered epoll): every connection
+      under [io = Epoll]; under [io = Uring], the TLS connections (OpenSSL
+      reads and writes its socket itself) and the reactor's descriptors,
+      whose epoll set the ring watches.
+    - {!Uring_io} (completions): plain connections under [io = Uring]:
+      multishot accept and receive (into provided buffers, so an idle
+      connection holds none), sendmsg requests batched into the one
+      [io_uring_enter] per loop turn that also waits.
+    Where the kernel refuses io_uring (too old, [kernel.io_uring_disabled],
+    a seccomp filter) the loop logs one line and serves with epoll.
 
-    {2 What it does and what it leaves to others}
-    The loop owns the listening socket, the signalfd, every connection's
-    descriptor and epoll interest, the timer wheel and the slot table. What
-    a connection needs next — read, write, close, linger — comes from the
-    state machine ({!Connection}), which also holds the protocol, the
-    timeouts' values and the buffers; its bytes move through the plain
-    transport ({!Plain}). A connection enters epoll only when it first has
-    to wait: one accepted with its request already there
-    (TCP_DEFER_ACCEPT) and answered at once never does. A write that would
-    block registers [EPOLLOUT]; no further request is read until the
-    response is out.
+    {2 What it leaves to others}
+    What a connection needs next — read, write, close, linger — comes from
+    the state machine ({!Connection}), which also holds the protocol, the
+    timeouts' values and the buffers; its bytes move through its transport
+    ({!Transport}); slots, timers, statistics, the idle list and the
+    shutdown state are {!Worker}'s.
 
     {2 Closing}
     A response to a request that cannot be parsed, a timeout, an oversized
@@ -46,22 +43,33 @@
     A timed-out head or body is answered [408] (when bytes of it arrived),
     an idle connection or a stalled write is just closed.
 
+    {2 Connections at the limit}
+    At [max_connections] a worker closes the connection idle longest (a
+    keep-alive connection between requests, or one that has sent nothing
+    yet) to accept a new one, as nginx does; only when none is idle does it
+    stop accepting until one closes.
+
     {2 Memory}
-    A slot costs its record and its parser state; read, write and body
-    buffers come from the worker's pools only while the connection has a
+    A slot costs its record; read, write and body buffers and the parse
+    state come from the worker's pools only while the connection has a
     request in progress (see {!Conn}). Each pool keeps up to 256 spare
     buffers; [/__httpz/stats] reports the bytes taken ([buffer_bytes]) and
     kept ([spare_buffer_bytes]).
 
     {2 Allocation}
     The steady state — read, parse, handler, write, next request —
-    allocates nothing (tested). Allocation happens on a slot's first use
-    (its record, once per slot for the worker's life), when a pool has no
-    spare buffer, when a chunked response outgrows the write buffer, when
-    a non-stable bigstring body must be copied because the client reads
-    slowly, and on error paths that log. *)
+    allocates nothing, on either backend (tested). Allocation happens on a
+    slot's first use (its record, once per slot for the worker's life),
+    when a pool has no spare buffer, when a chunked response outgrows the
+    write buffer, when a non-stable bigstring body must be copied because
+    the client reads slowly, and on error paths that log. *)
 
-type params = {
+type io = Worker.io = Epoll | Uring
+
+type params = Worker.params = {
+  io : io;  (** the backend asked for *)
+  alone : bool;
+      (** no other worker accepts on these listening sockets (one worker) *)
   max_connections : int;
   read_buffer : int;
   write_buffer : int;
@@ -79,7 +87,7 @@ type params = {
   server_name : string;
 }
 
-type listener = {
+type listener = Worker.listener = {
   listen_fd : int;
   handler : Ctx.t -> unit;  (** answers the connections it accepts *)
   tls : Tls.server option;  (** they speak TLS *)

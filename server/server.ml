@@ -12,7 +12,10 @@ type tls = {
 let tls ~cert_file ~key_file =
   { cert_file; key_file; hsts = None; redirect_http = []; ticket_period = 3600 }
 
+type io = Loop.io = Epoll | Uring
+
 type config = {
+  io : io;
   host : string;
   port : int;
   listen : (string * int) list;
@@ -44,6 +47,7 @@ let cpu_count = Extra.cpu_count
 
 let default_config =
   {
+    io = Uring;
     host = "127.0.0.1";
     port = 8080;
     listen = [];
@@ -77,7 +81,9 @@ let ms s = if s <= 0. then 1 else int_of_float (Float.ceil (s *. 1000.))
 
 let params c ~log_fd =
   {
-    Loop.max_connections = c.max_connections;
+    Loop.io = c.io;
+    alone = c.workers = 1;
+    max_connections = c.max_connections;
     read_buffer = c.read_buffer;
     write_buffer = c.write_buffer;
     max_body = c.max_body;
@@ -556,6 +562,7 @@ let run c handler =
       Syscall.ignore_sigpipe ();
       ignore (Syscall.raise_nofile_limit () : int);
       let workers = if c.workers <= 0 then cpu_count () else c.workers in
+      let c = { c with workers } in
       (* Blocked before any fork or signalfd, so no signal is lost in
          between; restored on the way out. *)
       let old_mask = Unix.sigprocmask Unix.SIG_BLOCK (Sys.sigchld :: server_signals) in

@@ -116,7 +116,15 @@ val tls : cert_file:string -> key_file:string -> tls
 (** [tls ~cert_file ~key_file] has the defaults documented on each
     field. *)
 
+type io = Loop.io =
+  | Epoll  (** readiness: epoll, one system call per read and per write *)
+  | Uring
+      (** completions: io_uring, the reads and writes of a whole loop turn
+          in one system call; TLS connections on readiness through it. Where
+          the kernel refuses io_uring, epoll, with one line in the log. *)
+
 type config = {
+  io : io;  (** How a worker waits for and moves bytes. Default [Uring]. *)
   host : string;
       (** Address to listen on: numeric IPv4 or IPv6, or a host name
           (resolved at start-up to its first address). Default

@@ -84,6 +84,7 @@ static const struct hz_const hz_constants[] = {
     HZ_E(EBADF),        HZ_E(ENOMEM),      HZ_E(ENOBUFS),      HZ_E(ECONNABORTED),
     HZ_E(EPROTO),       HZ_E(ENAMETOOLONG), HZ_E(ENOSYS),      HZ_E(EADDRINUSE),
     HZ_E(EADDRNOTAVAIL), HZ_E(ENOTCONN),   HZ_E(ETIMEDOUT),    HZ_E(EFAULT),
+    HZ_E(ECANCELED),
     HZ_E(EEXIST),       HZ_E(ENOSPC),      HZ_E(EIO),          HZ_E(EOVERFLOW),
     HZ_E(ESPIPE),       HZ_E(ENOTSOCK),    HZ_E(EOPNOTSUPP),   HZ_E(EHOSTUNREACH),
     HZ_E(ENETUNREACH),  HZ_E(ECONNREFUSED), HZ_E(ESRCH),

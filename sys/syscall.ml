@@ -39,6 +39,7 @@ let enotsock = constant "ENOTSOCK"
 let eexist = constant "EEXIST"
 let etimedout = constant "ETIMEDOUT"
 let eproto = constant "EPROTO"
+let ecanceled = constant "ECANCELED"
 
 let error_message n =
   let e = abs n in

@@ -144,6 +144,9 @@ val etimedout : int
 val eproto : int
 (** Protocol error (may be returned by [accept4]). *)
 
+val ecanceled : int
+(** An io_uring request was cancelled. *)
+
 val error_message : int -> string
 (** [error_message n] describes errno [abs n] as ["NAME: strerror text"]
     (e.g. ["ECONNRESET: Connection reset by peer"]), or ["errno N: text"]

@@ -14,6 +14,7 @@ with real clients. This module gives them:
   enough for pipelining, error responses and keep-alive loops.
 - `suite_deadline`: a wall-clock bound for the whole suite; on expiry the
   suite records a failure, kills its servers and still prints its summary.
+- Backends: HTTPZ_IO=epoll|uring passes `--io` to every server.
 - Transports: with HTTPZ_TRANSPORT=tls every `Server` serves HTTPS with a
   certificate of a test CA made at test time (`tls_files`), and `connect`,
   `request`, `url` and `curl` speak TLS (Python's ssl, curl --cacert):
@@ -46,6 +47,10 @@ if TRANSPORT not in ("plain", "tls"):
     raise SystemExit("HTTPZ_TRANSPORT must be plain or tls, not %r" % TRANSPORT)
 TLS = TRANSPORT == "tls"
 SCHEME = "https" if TLS else "http"
+# And the server's backend (`--io`); empty: the server's default.
+IO = os.environ.get("HTTPZ_IO", "")
+if IO not in ("", "epoll", "uring"):
+    raise SystemExit("HTTPZ_IO must be epoll or uring, not %r" % IO)
 
 # Subprocess clients (curl, wrk, chromium) must never go through a proxy.
 CLIENT_ENV = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
@@ -524,12 +529,13 @@ class Reader:
 
 
 def transport_args(pair=None):
-    """`httpz serve` arguments for the suite's transport: over TLS, the
-    test CA's server certificate, or [pair] = (cert, key)."""
+    """`httpz serve` arguments for the suite's backend and transport: over
+    TLS, the test CA's server certificate, or [pair] = (cert, key)."""
+    io = ["--io", IO] if IO else []
     if not TLS:
-        return []
+        return io
     cert, key = pair or tls_files()[1:]
-    return ["--tls-cert", cert, "--tls-key", key]
+    return io + ["--tls-cert", cert, "--tls-key", key]
 
 
 def connect(port, timeout=5.0, rcvbuf=None):

@@ -1,0 +1,424 @@
+(* The completion backend ([--io uring]): plain connections driven by
+   io_uring (Uring). Accepts are multishot; each connection has a multishot
+   receive into the ring's provided buffers (an idle connection holds
+   none); responses go out as sendmsg requests. Requests queue up while the
+   loop turn runs and reach the kernel together at the start of the next
+   turn, in the io_uring_enter that also waits: one system call per turn,
+   not several per request.
+
+   What stays on readiness: TLS connections (OpenSSL reads and writes its
+   socket itself; they are driven by Epoll_io, whose epoll set the ring
+   watches), file bodies and bodies the GC could move (written by
+   Transport with sendfile/sendmsg at once, and, when the socket is full,
+   resumed on a POLLOUT completion), and the reactor's descriptors.
+
+   A connection's requests reference its buffers until they complete: a
+   connection that closes first cancels them and keeps its slot (and
+   buffers) until the last completion, then closes its descriptor. *)
+
+open Conn
+module W = Worker
+
+(* Provided buffers: 256 of 4 KiB (1 MiB per worker, touched as the ring
+   turns): a request head larger than one spans several. *)
+let nbufs = 256
+let buf_size = 4096
+
+(* Bytes received ahead for one connection (pipelined requests it is not
+   reading yet) before its receive is paused: one client cannot take the
+   ring's buffers from the others. *)
+let max_queued = 65536
+
+let batch = 256
+
+(* User data: the kind in the low 3 bits, the slot (or listener) above. *)
+let k_accept = 1
+let k_recv = 2
+let k_send = 3
+let k_pollout = 4
+let k_epoll = 5
+let ud kind slot = (slot lsl 3) lor kind
+
+type t = {
+  w : W.t;
+  e : Epoll_io.t;
+  ring : bool array;  (** the slot's connection is driven by the ring *)
+  (* Bytes received and not taken yet, per slot: a queue of provided
+     buffers, linked through [bnext] (a buffer is in one queue at most). *)
+  qhead : int array;
+  qtail : int array;
+  qbytes : int array;
+  bnext : int array;
+  boff : int array;
+  blen : int array;
+  eof : bool array;  (** the stream ended (or failed) after the queued bytes *)
+  recv_on : bool array;
+  sending : bool array;
+  pollout_on : bool array;
+  closing : bool array;
+  detaching : bool array;
+  starved : int array;  (** slots whose receive ended for want of a buffer *)
+  mutable nstarved : int;
+  accepting : bool array;  (** per listener *)
+  cq_ud : int array;
+  cq_res : int array;
+  cq_flags : int array;
+  mutable on_epoll : unit -> unit;
+}
+
+let busy u s = u.recv_on.(s) || u.sending.(s) || u.pollout_on.(s)
+
+(* {1 Received bytes} *)
+
+let enqueue u s bid len =
+  u.bnext.(bid) <- -1;
+  u.boff.(bid) <- 0;
+  u.blen.(bid) <- len;
+  if u.qtail.(s) < 0 then u.qhead.(s) <- bid else u.bnext.(u.qtail.(s)) <- bid;
+  u.qtail.(s) <- bid;
+  u.qbytes.(s) <- u.qbytes.(s) + len
+
+let pop u s =
+  let bid = u.qhead.(s) in
+  u.qhead.(s) <- u.bnext.(bid);
+  if u.qhead.(s) < 0 then u.qtail.(s) <- -1;
+  ignore (Uring.recycle bid : int)
+
+(* Copies queued bytes to where the connection reads next: the count. *)
+let take u c =
+  let s = c.slot in
+  let bid = u.qhead.(s) in
+  let n = if u.blen.(bid) < c.in_len then u.blen.(bid) else c.in_len in
+  ignore (Uring.copy_buf bid u.boff.(bid) c.in_buf c.in_off n : int);
+  u.boff.(bid) <- u.boff.(bid) + n;
+  u.blen.(bid) <- u.blen.(bid) - n;
+  u.qbytes.(s) <- u.qbytes.(s) - n;
+  if u.blen.(bid) = 0 then pop u s;
+  n
+
+let drop_queue u s =
+  while u.qhead.(s) >= 0 do
+    pop u s
+  done;
+  u.qbytes.(s) <- 0
+
+let arm_recv u c =
+  let s = c.slot in
+  if not (u.recv_on.(s) || u.eof.(s) || u.closing.(s)) && u.qbytes.(s) < max_queued then
+    if Uring.recv c.fd (ud k_recv s) = 0 then u.recv_on.(s) <- true else u.eof.(s) <- true
+
+(* {1 Closing} *)
+
+let finish_close u c =
+  let s = c.slot in
+  drop_queue u s;
+  u.eof.(s) <- false;
+  u.closing.(s) <- false;
+  u.ring.(s) <- false;
+  Conn.release_file c;
+  if c.held then ignore (Syscall.shutdown_write c.fd : int);
+  ignore (Syscall.close c.fd : int);
+  W.release_slot u.w c
+
+let close u c =
+  let s = c.slot in
+  if c.fd >= 0 && not u.closing.(s) then begin
+    u.closing.(s) <- true;
+    W.idle_remove u.w c;
+    Timer_wheel.cancel u.w.wheel s;
+    if busy u s then ignore (Uring.cancel_fd c.fd : int) else finish_close u c
+  end
+
+(* The socket goes to the handler's callback once the receive has stopped,
+   with what the client sent after its head (in the read buffer, then in
+   the queue). *)
+let finish_detach u c =
+  let s = c.slot in
+  u.detaching.(s) <- false;
+  let fd = c.fd and k = c.upgrade in
+  let rest = Connection.detach c in
+  let b = Buffer.create (String.length rest + u.qbytes.(s)) in
+  Buffer.add_string b rest;
+  while u.qhead.(s) >= 0 do
+    let bid = u.qhead.(s) in
+    let tmp = Httpz.Bigstring.create u.blen.(bid) in
+    ignore (Uring.copy_buf bid u.boff.(bid) tmp 0 u.blen.(bid) : int);
+    Buffer.add_string b (Httpz.Bigstring.to_string tmp);
+    pop u s
+  done;
+  u.qbytes.(s) <- 0;
+  u.eof.(s) <- false;
+  u.ring.(s) <- false;
+  W.release_slot u.w c;
+  try k (Syscall.unix_of_fd fd) (Buffer.contents b)
+  with ex -> W.log_msg "an upgrade handler raised %s" (Printexc.to_string ex)
+
+(* {1 Carrying out what the connection needs} *)
+
+let rec perform u c (a : Connection.action) =
+  match a with
+  | Read -> pump u c
+  | Write -> send u c
+  | Close -> close u c
+  | Linger ->
+      Conn.release_file c;
+      c.held <- false;
+      if Syscall.shutdown_write c.fd < 0 then close u c
+      else begin
+        W.sync_timer u.w c;
+        pump u c
+      end
+  | Wait ->
+      (* A hang-up ends the wait; pipelined bytes are queued meanwhile. *)
+      W.sync_timer u.w c;
+      if u.eof.(c.slot) then close u c
+  | Detach ->
+      u.detaching.(c.slot) <- true;
+      if u.recv_on.(c.slot) then ignore (Uring.cancel (ud k_recv c.slot) : int) else finish_detach u c
+
+(* The connection wants bytes: queued ones are handed over at once;
+   without any, its receive stays armed and it waits (holding no buffer:
+   the read buffer is taken only when bytes are there). *)
+and pump u c =
+  let s = c.slot in
+  if u.qhead.(s) >= 0 then
+    match Connection.prepare_read c with
+    | Read ->
+        let n = take u c in
+        W.idle_remove u.w c;
+        perform u c (Connection.received c n)
+    | a -> perform u c a
+  else if u.eof.(s) then close u c
+  else begin
+    arm_recv u c;
+    W.sync_timer u.w c;
+    W.waiting u.w c
+  end
+
+(* Output: [out] and a stable bigstring body go to the kernel as one
+   sendmsg completed later; what the kernel must not read later (a string
+   body, which the GC may move; a bigstring the handler may reuse) and file
+   bodies are written at once, as by the readiness backend. *)
+and send u c =
+  let s = c.slot in
+  let now =
+    match c.ext with
+    | Ext_file | Ext_string -> true
+    | Ext_bigstring -> not c.ext_stable
+    | No_ext -> false
+  in
+  if now then
+    match Transport.write c with
+    | Plain.Flushed -> perform u c (Connection.written c)
+    | Plain.Blocked ->
+        Connection.blocked c;
+        W.sync_timer u.w c;
+        if Uring.poll c.fd Uring.pollout 0 (ud k_pollout s) = 0 then u.pollout_on.(s) <- true
+        else close u c
+    | Plain.Dead -> close u c
+  else if Connection.pending c = 0 then perform u c (Connection.written c)
+  else begin
+    let last = Connection.last c in
+    c.held <- last;
+    let body = c.ext_len > 0 in
+    let r =
+      Uring.send2 s c.fd c.out c.out_sent (c.out_len - c.out_sent) c.ext_bs
+        (if body then c.ext_off else 0) (if body then c.ext_len else 0)
+        (if last then 1 else 0) (ud k_send s)
+    in
+    if r = 0 then begin
+      u.sending.(s) <- true;
+      Conn.set_timer c Write_timer c.sh.write_ticks;
+      W.sync_timer u.w c
+    end
+    else begin
+      W.log_msg "io_uring send: %s (closing the connection)" (Syscall.error_message r);
+      close u c
+    end
+  end
+
+(* {1 Completions} *)
+
+let on_recv u c res flags =
+  let s = c.slot in
+  if flags land Uring.more = 0 then u.recv_on.(s) <- false;
+  if res > 0 then enqueue u s (Uring.buffer_id flags) res
+  else if res = - Syscall.enobufs then begin
+    (* The ring ran dry: receive again once buffers come back. *)
+    u.starved.(u.nstarved) <- s;
+    u.nstarved <- u.nstarved + 1
+  end
+  else if res <> - Syscall.ecanceled then u.eof.(s) <- true;
+  if u.closing.(s) then (if not (busy u s) then finish_close u c)
+  else if u.detaching.(s) then (if not u.recv_on.(s) then finish_detach u c)
+  else begin
+    (* A connection streaming much more than it reads is paused. *)
+    if u.recv_on.(s) && u.qbytes.(s) >= max_queued then ignore (Uring.cancel (ud k_recv s) : int);
+    match c.state with
+    | Reading_head | Reading_body | Lingering -> pump u c
+    | Handling -> if u.eof.(s) then close u c
+    | Writing | Free -> ()
+  end
+
+let on_send u c res =
+  let s = c.slot in
+  u.sending.(s) <- false;
+  if u.closing.(s) then (if not (busy u s) then finish_close u c)
+  else if res > 0 then begin
+    Connection.advance c res;
+    if Connection.pending c > 0 then send u c else perform u c (Connection.written c)
+  end
+  else close u c
+
+let on_pollout u c =
+  let s = c.slot in
+  u.pollout_on.(s) <- false;
+  if u.closing.(s) then (if not (busy u s) then finish_close u c) else send u c
+
+(* {1 Accepting} *)
+
+(* Runs at every close: loops, not closures, so it allocates nothing. *)
+let resume_accept u =
+  let w = u.w in
+  if (not w.draining) && w.accept_resume_ns = 0 && W.may_accept w then
+    for i = 0 to Array.length w.lfds - 1 do
+      let fd = w.lfds.(i) in
+      if fd >= 0 && (not u.accepting.(i)) && Uring.accept fd (ud k_accept i) = 0 then
+        u.accepting.(i) <- true
+    done;
+  let any = ref false in
+  for i = 0 to Array.length u.accepting - 1 do
+    if u.accepting.(i) then any := true
+  done;
+  w.listening <- !any
+
+(* By user data, not by descriptor: the listening socket may be closed
+   before the cancellation reaches the kernel. *)
+let stop_accepting u =
+  Array.iteri (fun i on -> if on then ignore (Uring.cancel (ud k_accept i) : int)) u.accepting
+
+let start u c =
+  let s = c.slot in
+  u.ring.(s) <- true;
+  arm_recv u c;
+  W.sync_timer u.w c;
+  W.waiting u.w c
+
+let on_accept u listener res flags =
+  let w = u.w in
+  if flags land Uring.more = 0 then u.accepting.(listener) <- false;
+  if res >= 0 then begin
+    w.accept_error_logged <- false;
+    (* Accepted already: at the limit it makes room by closing the
+       connection idle longest once other workers had their chance, or
+       waits in a spare slot. *)
+    if (W.must_wait w && w.nfree > 0) || W.make_room w then w.start_conn (W.open_conn w res listener)
+    else ignore (Syscall.close res : int);
+    (* Full: the next clients are left to other workers for a while. *)
+    if W.must_wait w then begin
+      stop_accepting u;
+      W.pause_accepts w
+    end
+  end
+  else if res <> - Syscall.ecanceled && res <> - Syscall.econnaborted then begin
+    (* EMFILE, ENFILE, ENOMEM: retry in 100 ms instead of spinning. *)
+    if not w.accept_error_logged then begin
+      W.log_msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message res);
+      w.accept_error_logged <- true
+    end;
+    stop_accepting u;
+    w.accept_resume_ns <- w.now_ns + W.accept_pause_ns
+  end;
+  if not u.accepting.(listener) then resume_accept u
+
+(* {1 The turn} *)
+
+let arm_epoll u = if Uring.poll u.e.epfd Uring.pollin 1 (ud k_epoll 0) <> 0 then failwith "io_uring: poll"
+
+let dispatch u i =
+  let v = u.cq_ud.(i) and res = u.cq_res.(i) and flags = u.cq_flags.(i) in
+  let kind = v land 7 and s = v lsr 3 in
+  if kind = k_recv then on_recv u u.w.conns.(s) res flags
+  else if kind = k_send then on_send u u.w.conns.(s) res
+  else if kind = k_accept then on_accept u s res flags
+  else if kind = k_pollout then on_pollout u u.w.conns.(s)
+  else if kind = k_epoll then begin
+    if flags land Uring.more = 0 then arm_epoll u;
+    u.on_epoll ()
+  end
+
+(* Waits at most [timeout_ms] (negative: no limit) and handles what
+   completed. *)
+let turn u ~timeout_ms =
+  let n = Uring.submit_wait ~timeout_ns:(if timeout_ms < 0 then -1 else timeout_ms * 1_000_000) in
+  W.update_clock u.w;
+  if n < 0 && n <> - Syscall.eintr then begin
+    W.log_msg "io_uring_enter: %s" (Syscall.error_message n);
+    u.w.stop <- true
+  end;
+  let k = ref (Uring.reap u.cq_ud u.cq_res u.cq_flags) in
+  while !k > 0 do
+    for i = 0 to !k - 1 do
+      dispatch u i
+    done;
+    k := Uring.reap u.cq_ud u.cq_res u.cq_flags
+  done;
+  if u.nstarved > 0 then begin
+    let n = u.nstarved in
+    u.nstarved <- 0;
+    for i = 0 to n - 1 do
+      let c = u.w.conns.(u.starved.(i)) in
+      if c.fd >= 0 && u.ring.(c.slot) then arm_recv u c
+    done
+  end
+
+(* {1 Set-up} *)
+
+let create (w : W.t) e =
+  let n = Array.length w.conns in
+  let r = Uring.setup ~entries:4096 ~slots:n ~nbufs ~buf_size in
+  if r < 0 then Error r
+  else
+    Ok
+      {
+        w;
+        e;
+        ring = Array.make n false;
+        qhead = Array.make n (-1);
+        qtail = Array.make n (-1);
+        qbytes = Array.make n 0;
+        bnext = Array.make nbufs (-1);
+        boff = Array.make nbufs 0;
+        blen = Array.make nbufs 0;
+        eof = Array.make n false;
+        recv_on = Array.make n false;
+        sending = Array.make n false;
+        pollout_on = Array.make n false;
+        closing = Array.make n false;
+        detaching = Array.make n false;
+        starved = Array.make n 0;
+        nstarved = 0;
+        accepting = Array.make (Array.length w.lfds) false;
+        cq_ud = Array.make batch 0;
+        cq_res = Array.make batch 0;
+        cq_flags = Array.make batch 0;
+        on_epoll = ignore;
+      }
+
+(* At exit: the ring goes first (the kernel lets go of every buffer), then
+   the descriptors. *)
+let shutdown u =
+  Uring.exit ();
+  Array.iteri
+    (fun s on ->
+      if on then begin
+        u.recv_on.(s) <- false;
+        u.sending.(s) <- false;
+        u.pollout_on.(s) <- false;
+        u.closing.(s) <- false;
+        (* The ring is gone: its buffers are no longer the kernel's. *)
+        u.qhead.(s) <- -1;
+        u.qtail.(s) <- -1;
+        finish_close u u.w.conns.(s)
+      end)
+    u.ring

@@ -1,0 +1,506 @@
+(* What one worker's event loop keeps whatever moves its bytes: the
+   connection slots, the timer wheel, the listening sockets and their
+   handlers, the statistics, the access log, the shutdown state. The
+   backends (Epoll_io, Uring_io) and the loop (Loop) act on it; nothing
+   here performs connection I/O. *)
+
+open Httpz
+open Conn
+
+type io = Epoll | Uring
+
+type params = {
+  io : io;
+  alone : bool;
+  max_connections : int;
+  read_buffer : int;
+  write_buffer : int;
+  max_body : int;
+  header_timeout_ms : int;
+  idle_timeout_ms : int;
+  body_timeout_ms : int;
+  write_timeout_ms : int;
+  handler_timeout_ms : int;
+  grace_ms : int;
+  stats : bool;
+  log_fd : int;
+  log_path : string option;
+  headers : string;
+  server_name : string;
+}
+
+type listener = {
+  listen_fd : int;
+  handler : Ctx.t -> unit;
+  tls : Tls.server option;
+  headers : string;
+}
+
+let tick_ms = Conn.tick_ms
+let tick_ns = tick_ms * 1_000_000
+let accept_pause_ns = 100 * 1_000_000
+let pool_keep = 256
+let warmup = 1000
+
+(* Slots beyond [max_connections]: a connection closed by the completion
+   backend keeps its slot until the kernel has let go of its buffers, so
+   the slots of evicted connections must not be the ones new clients
+   need. *)
+let spare_slots = 64
+
+type t = {
+  p : params;
+  lfds : int array;
+  handlers : (Ctx.t -> unit) array;
+  tls_servers : Tls.server option array;
+  sfd : int;
+  reactor : Reactor.t;
+  dummy : Conn.t;
+  conns : Conn.t array;
+  free : int array;
+  mutable nfree : int;
+  mutable active : int;
+  wheel : Timer_wheel.t;
+  sh : Conn.shared;
+  log : Access_log.t;
+  (* Idle connections, oldest first: a doubly linked list over slots. *)
+  idle_prev : int array;
+  idle_next : int array;
+  mutable idle_head : int;
+  mutable idle_tail : int;
+  mutable evicted : int;
+  mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
+  mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
+  mutable close : Conn.t -> unit;
+  mutable start_conn : Conn.t -> unit;  (** a connection just accepted *)
+  mutable resume_accept : unit -> unit;
+  mutable now_ns : int;
+  mutable tick : int;
+  mutable listening : bool;
+  mutable accept_resume_ns : int;
+  mutable accept_error_logged : bool;
+  mutable draining : bool;
+  mutable drain_deadline_ns : int;
+  mutable stop : bool;
+  mutable log_flushed_s : int;
+  mutable requests : int;
+  mutable start_words : int;
+  mutable excluded_words : int;
+  mutable setup_words : int;
+  mutable slots_created : int;
+  mutable base_words : int;
+  mutable base_requests : int;
+  mutable final_words : int;
+  mutable final_requests : int;
+}
+
+let words () = int_of_float (Gc.minor_words ())
+let net_words w = words () - w.excluded_words
+
+let log_msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
+
+(* {1 Clock and timers} *)
+
+let update_clock w =
+  w.now_ns <- Syscall.clock_monotonic_ns ();
+  w.tick <- w.now_ns / tick_ns;
+  w.sh.tick <- w.tick;
+  w.sh.now <- Syscall.clock_realtime_s ()
+
+let sync_timer w c =
+  if c.timer = No_timer then Timer_wheel.cancel w.wheel c.slot
+  else if Timer_wheel.deadline w.wheel c.slot <> c.deadline then
+    Timer_wheel.set w.wheel c.slot c.deadline
+
+let timeout_ms w =
+  let tick =
+    if Timer_wheel.count w.wheel > 0 || w.accept_resume_ns > 0 || w.draining
+       || Access_log.pending w.log
+    then tick_ms - (w.now_ns / 1_000_000 mod tick_ms)
+    else -1
+  in
+  let next = Reactor.next_timer_ns w.reactor in
+  if next = max_int then tick
+  else begin
+    (* Round up: waking a little late is fine, early means a spin. *)
+    let ms = (next - w.now_ns + 999_999) / 1_000_000 in
+    let ms = if ms < 0 then 0 else ms in
+    if tick < 0 || ms < tick then ms else tick
+  end
+
+(* {1 Idle connections} Oldest first, so that a worker at its connection
+   limit closes the one idle longest to make room for a new client, as
+   nginx does with its keep-alive connections. *)
+
+let idle_remove w c =
+  let s = c.slot in
+  if w.idle_prev.(s) <> -2 then begin
+    let p = w.idle_prev.(s) and n = w.idle_next.(s) in
+    if p >= 0 then w.idle_next.(p) <- n else w.idle_head <- n;
+    if n >= 0 then w.idle_prev.(n) <- p else w.idle_tail <- p;
+    w.idle_prev.(s) <- -2;
+    w.idle_next.(s) <- -2
+  end
+
+let idle_add w c =
+  let s = c.slot in
+  if w.idle_prev.(s) = -2 then begin
+    w.idle_prev.(s) <- w.idle_tail;
+    w.idle_next.(s) <- -1;
+    if w.idle_tail >= 0 then w.idle_next.(w.idle_tail) <- s else w.idle_head <- s;
+    w.idle_tail <- s
+  end
+
+(* A connection about to wait for bytes: listed while it holds no part of
+   a request. *)
+let waiting w c = if Connection.idle c then idle_add w c else idle_remove w c
+
+(* Closes the connection idle longest; [false] when none is. *)
+let evict w =
+  let s = w.idle_head in
+  if s < 0 then false
+  else begin
+    let c = w.conns.(s) in
+    idle_remove w c;
+    w.evicted <- w.evicted + 1;
+    w.close c;
+    true
+  end
+
+(* {1 Statistics} *)
+
+let stats_path = "/__httpz/stats"
+
+(* The counters reveal the worker's pid and load: only a client on this
+   machine may read them; anyone else gets what the handler answers for
+   that path. *)
+let is_loopback = function
+  | Unix.ADDR_INET (a, _) ->
+      let s = Unix.string_of_inet_addr a in
+      let prefix p = String.length s >= String.length p && String.sub s 0 (String.length p) = p in
+      prefix "127." || s = "::1" || prefix "::ffff:127."
+  | Unix.ADDR_UNIX _ -> true
+
+let peer_is_loopback c =
+  match Unix.getpeername (Syscall.unix_of_fd c.fd) with
+  | a -> is_loopback a
+  | exception Unix.Unix_error _ -> false
+
+let is_stats_request w c =
+  (match Request.meth c.req with Meth.Get | Meth.Head -> true | _ -> false)
+  && Span.equal c.rbuf (Request.target c.req) stats_path
+  &&
+  let before = words () in
+  let local = peer_is_loopback c in
+  w.excluded_words <- w.excluded_words + (words () - before);
+  local
+
+let serve_stats w c =
+  let before = words () in
+  let g = Gc.quick_stat () in
+  let sh = w.sh in
+  let json =
+    Printf.sprintf
+      "{\"requests\": %d, \"minor_words\": %d, \"minor_collections\": %d, \
+       \"major_collections\": %d, \"heap_words\": %d, \"connections\": %d, \
+       \"slots_created\": %d, \"setup_words\": %d, \"buffer_bytes\": %d, \
+       \"spare_buffer_bytes\": %d, \"evicted\": %d, \"io\": \"%s\", \"pid\": %d}\n"
+      w.requests
+      (before - w.excluded_words - w.start_words)
+      g.Gc.minor_collections g.Gc.major_collections g.Gc.heap_words w.active
+      w.slots_created w.setup_words
+      (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies)
+      (Buffer_pool.kept sh.reads + Buffer_pool.kept sh.writes + Buffer_pool.kept sh.bodies)
+      w.evicted
+      (match w.backend with Epoll -> "epoll" | Uring -> "uring")
+      (Syscall.getpid ())
+  in
+  let ctx = Ctx.of_conn c in
+  Ctx.start ctx Status.Ok;
+  Ctx.header ctx Header_name.Content_type "application/json";
+  Ctx.header ctx Header_name.Cache_control "no-store";
+  Ctx.body_string ctx json;
+  w.excluded_words <- w.excluded_words + (words () - before)
+
+(* What the connection calls for each new request: the statistics endpoint
+   or the application of its listener, counted. *)
+let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
+
+let front w c =
+  if w.p.stats && is_stats_request w c then serve_stats w c
+  else begin
+    w.requests <- w.requests + 1;
+    if w.requests = warmup then begin
+      w.base_words <- net_words w;
+      w.base_requests <- w.requests
+    end;
+    app w c
+  end
+
+let log_access w c parsed =
+  if Access_log.enabled w.log then begin
+    let req_len =
+      if parsed then
+        let cr = Bigstring.index_from c.rbuf ~off:c.rpos ~stop:c.body_start '\r' in
+        if cr < 0 then -1 else cr - c.rpos
+      else -1
+    in
+    Access_log.line w.log ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf
+      ~req_off:c.rpos ~req_len ~status:(Status.code c.status) ~bytes:c.resp_bytes
+  end
+
+(* {1 Slots} *)
+
+let conn w slot =
+  let c = w.conns.(slot) in
+  if c != w.dummy then c
+  else begin
+    (* A slot is created on its first use and kept (a few hundred bytes:
+       buffers and parse state come from the pools). That is
+       per-connection growth, not per-request work, so it is counted apart
+       (stats: setup_words). *)
+    let before = words () in
+    let c = Conn.create w.sh ~slot ~peer:(Access_log.enabled w.log) in
+    w.conns.(slot) <- c;
+    let spent = words () - before in
+    w.setup_words <- w.setup_words + spent;
+    w.excluded_words <- w.excluded_words + spent;
+    w.slots_created <- w.slots_created + 1;
+    c
+  end
+
+(* Worth listening for new connections: there is a free slot below the
+   limit, or an idle connection to close for one. *)
+let may_accept w = w.nfree > 0 && (w.active < w.p.max_connections || w.idle_head >= 0)
+
+(* At the limit, other workers may still have room: new clients are first
+   left to them, for [accept_pause_ns] (the caller stops accepting for that
+   long); only then does one cost the connection idle longest. [true]
+   while new clients should wait. *)
+let must_wait w =
+  if w.active < w.p.max_connections then begin
+    w.full_since_ns <- 0;
+    false
+  end
+  else begin
+    if w.full_since_ns = 0 then w.full_since_ns <- w.now_ns;
+    w.now_ns - w.full_since_ns < accept_pause_ns || w.idle_head < 0
+  end
+
+(* A client was just accepted: at the limit, the connection idle longest
+   makes room for it. [false] when no slot is left (every spare one taken
+   too: the client is refused). *)
+let make_room w =
+  if w.active >= w.p.max_connections && w.idle_head >= 0 then ignore (evict w : bool);
+  w.nfree > 0
+
+(* Accepting stops for a while (at once resumed when a connection
+   closes). *)
+let pause_accepts w =
+  if w.full_since_ns = 0 then w.full_since_ns <- w.now_ns;
+  if w.accept_resume_ns = 0 then w.accept_resume_ns <- w.now_ns + accept_pause_ns
+
+(* A slot for a connection just accepted on [listener]; with TLS, [c.ssl]
+   is [Openssl.none] if OpenSSL could not make one (the caller closes). *)
+let open_conn w fd listener =
+  w.nfree <- w.nfree - 1;
+  let c = conn w w.free.(w.nfree) in
+  c.fd <- fd;
+  c.listener <- listener;
+  c.events <- 0;
+  (match w.tls_servers.(listener) with
+   | None -> ()
+   | Some s -> if not (Tls.accept s c) then log_msg "TLS: %s (closing the connection)" (Openssl.error ()));
+  if Access_log.enabled w.log then begin
+    let n = Extra.peer_address fd c.peer 0 in
+    c.peer_len <- (if n > 0 then n else 0)
+  end;
+  w.active <- w.active + 1;
+  ignore (Connection.opened c : Connection.action);
+  c
+
+let tls_failed w c = w.tls_servers.(c.listener) <> None && c.ssl = Openssl.none
+
+(* The descriptor is closed (or handed over): the slot is free again. *)
+let release_slot w c =
+  c.fd <- -1;
+  c.events <- 0;
+  c.held <- false;
+  idle_remove w c;
+  Timer_wheel.cancel w.wheel c.slot;
+  Connection.closed c;
+  w.free.(w.nfree) <- c.slot;
+  w.nfree <- w.nfree + 1;
+  w.active <- w.active - 1;
+  w.resume_accept ()
+
+(* {1 Shutdown, signals} *)
+
+(* Starts the graceful shutdown: the backend then closes its listeners and
+   the idle connections. [false] if it had started already. *)
+let start_drain w =
+  if w.draining then false
+  else begin
+    w.final_words <- net_words w;
+    w.final_requests <- w.requests;
+    w.draining <- true;
+    w.sh.draining <- true;
+    w.drain_deadline_ns <- w.now_ns + (w.p.grace_ms * 1_000_000);
+    true
+  end
+
+let close_idle w =
+  for i = 0 to Array.length w.conns - 1 do
+    let c = w.conns.(i) in
+    if c.fd >= 0 && Connection.idle c then w.close c
+  done
+
+(* SIGHUP: reopen the access log at its path (logrotate renamed the old
+   file), read the TLS certificate and key again for new connections, and
+   keep serving. *)
+let reload w =
+  (match w.p.log_path with
+   | None -> ()
+   | Some path -> (
+       Access_log.flush w.log;
+       match Access_log.reopen w.log path with
+       | Ok () -> ()
+       | Error msg -> log_msg "SIGHUP: reopening the access log: %s (keeping the old one)" msg));
+  let seen = ref [] in
+  Array.iter
+    (function
+      | Some s when not (List.memq s !seen) -> (
+          seen := s :: !seen;
+          match Tls.reload s with
+          | Ok () -> ()
+          | Error msg -> log_msg "SIGHUP: reloading the certificate: %s (keeping the old one)" msg)
+      | _ -> ())
+    w.tls_servers
+
+(* Reads the signals that arrived; [true] when one asks to stop. *)
+let read_signals w =
+  let stop = ref false in
+  let continue = ref true in
+  while !continue do
+    let r = Extra.signalfd_read w.sfd in
+    if r > 0 then begin
+      let s = -r in
+      if s = Sys.sighup then reload w else if s = Sys.sigterm || s = Sys.sigint then stop := true
+    end
+    else if r <> - Syscall.eintr then continue := false
+  done;
+  !stop
+
+(* Work every turn ends with, whatever the backend. *)
+let end_of_turn w ~on_timeout =
+  Reactor.run_timers w.reactor ~now_ns:w.now_ns;
+  let id = ref (Timer_wheel.pop_expired w.wheel ~now:w.tick) in
+  while !id >= 0 do
+    on_timeout w.conns.(!id);
+    id := Timer_wheel.pop_expired w.wheel ~now:w.tick
+  done;
+  Reactor.end_of_turn w.reactor;
+  if w.accept_resume_ns > 0 && w.now_ns >= w.accept_resume_ns then begin
+    w.accept_resume_ns <- 0;
+    w.resume_accept ()
+  end;
+  if Access_log.pending w.log && w.sh.now <> w.log_flushed_s then begin
+    Access_log.flush w.log;
+    w.log_flushed_s <- w.sh.now
+  end;
+  if w.draining && (w.active = 0 || w.now_ns >= w.drain_deadline_ns) then w.stop <- true
+
+(* {1 Creation and exit} *)
+
+let create p ~listeners ~signal_fd ~reactor =
+  let n = p.max_connections + spare_slots in
+  if Array.length listeners = 0 then invalid_arg "Loop.run: no listening socket";
+  let sh =
+    Conn.create_shared ~server_name:p.server_name ~read_buffer:p.read_buffer
+      ~write_buffer:p.write_buffer ~max_body:p.max_body ~header_ms:p.header_timeout_ms
+      ~idle_ms:p.idle_timeout_ms ~body_ms:p.body_timeout_ms ~write_ms:p.write_timeout_ms
+      ~handler_ms:p.handler_timeout_ms ~headers:p.headers
+      ~listener_headers:(Array.map (fun (l : listener) -> l.headers) listeners)
+      ~keep:(min pool_keep p.max_connections)
+  in
+  let dummy = Conn.create sh ~slot:(-1) ~peer:false in
+  let now_ns = Syscall.clock_monotonic_ns () in
+  let wheel_size =
+    (* Enough buckets that no timeout wraps around the wheel. *)
+    let longest =
+      List.fold_left max (Connection.linger_ticks * tick_ms)
+        [ p.header_timeout_ms; p.idle_timeout_ms; p.body_timeout_ms; p.write_timeout_ms;
+          p.handler_timeout_ms ]
+    in
+    (longest / tick_ms) + 2
+  in
+  let w =
+    {
+      p;
+      lfds = Array.map (fun l -> l.listen_fd) listeners;
+      handlers = Array.map (fun l -> l.handler) listeners;
+      tls_servers = Array.map (fun (l : listener) -> l.tls) listeners;
+      sfd = signal_fd;
+      reactor;
+      dummy;
+      conns = Array.make n dummy;
+      free = Array.init n (fun i -> n - 1 - i);
+      nfree = n;
+      active = 0;
+      wheel = Timer_wheel.create ~ids:n ~size:(min wheel_size 65536) ~now:(now_ns / tick_ns);
+      sh;
+      log = Access_log.create ~fd:p.log_fd;
+      idle_prev = Array.make n (-2);
+      idle_next = Array.make n (-2);
+      idle_head = -1;
+      idle_tail = -1;
+      evicted = 0;
+      full_since_ns = 0;
+      backend = p.io;
+      close = ignore;
+      start_conn = ignore;
+      resume_accept = ignore;
+      now_ns;
+      tick = now_ns / tick_ns;
+      listening = false;
+      accept_resume_ns = 0;
+      accept_error_logged = false;
+      draining = false;
+      drain_deadline_ns = 0;
+      stop = false;
+      log_flushed_s = 0;
+      requests = 0;
+      start_words = 0;
+      excluded_words = 0;
+      setup_words = 0;
+      slots_created = 0;
+      base_words = 0;
+      base_requests = 0;
+      final_words = 0;
+      final_requests = 0;
+    }
+  in
+  update_clock w;
+  (* [Ctx.t] is [Conn.t] (Ctx.of_conn is the identity): one closure each
+     for the worker's life, no allocation per call. *)
+  sh.hooks.handler <- front w;
+  sh.hooks.app <- app w;
+  sh.hooks.log <- log_access w;
+  sh.hooks.flush <- Transport.write_now;
+  w
+
+let words_per_request w =
+  let words, requests =
+    if w.base_requests > 0 && w.final_requests > w.base_requests then
+      (w.final_words - w.base_words, w.final_requests - w.base_requests)
+    else (w.final_words - w.start_words, w.final_requests)
+  in
+  if requests = 0 then 0. else float_of_int words /. float_of_int requests
+
+let finish w =
+  Buffer_pool.trim w.sh.reads;
+  Buffer_pool.trim w.sh.writes;
+  Buffer_pool.trim w.sh.bodies;
+  Access_log.flush w.log;
+  log_msg "worker %d served %d requests, minor words/request %.2f" (Syscall.getpid ())
+    w.final_requests (words_per_request w)
