@@ -30,10 +30,13 @@ and shared = {
   scratch : Bigstring.t;
   limits : Request.limits;
   idle_req : Request.t;
-  parsers : Request.t array;
-  mutable spare_parsers : int;
+  parsers : Request.t spares;
+  idle_chunked : Chunked.t;
+  chunkers : Chunked.t spares;
   hooks : hooks;
 }
+
+and 'a spares = { items : 'a array; mutable count : int; make : unit -> 'a }
 
 and state = Free | Reading_head | Reading_body | Handling | Writing | Lingering
 and response = Idle | Head | Chunked_body | Done
@@ -67,7 +70,7 @@ and t = {
   mutable next_pos : int;
   mutable cpos : int;
   mutable req : Request.t;
-  chunked : Chunked.t;
+  mutable chunked : Chunked.t;
   mutable body_store : Bigstring.t;
   mutable body_src : Bigstring.t;
   mutable body_off : int;
@@ -127,6 +130,7 @@ let tick_ms = 100
 let ticks ms = (ms + tick_ms - 1) / tick_ms
 
 let dummy_req = Request.create ~limits:{ Request.default_limits with max_headers = 1 } ()
+let dummy_chunked = Chunked.create ()
 
 let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~idle_ms ~body_ms
     ~write_ms ~handler_ms ~headers ~listener_headers ~keep =
@@ -159,8 +163,9 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     scratch = Bigstring.create 16384;
     limits;
     idle_req = Request.create ~limits ();
-    parsers = Array.make keep dummy_req;
-    spare_parsers = 0;
+    parsers = { items = Array.make keep dummy_req; count = 0; make = (fun () -> Request.create ~limits ()) };
+    idle_chunked = Chunked.create ();
+    chunkers = { items = Array.make keep dummy_chunked; count = 0; make = (fun () -> Chunked.create ()) };
     hooks =
       { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
   }
@@ -185,7 +190,7 @@ let create sh ~slot ~peer =
     cpos = 0;
     req = sh.idle_req;
     (* Its body limit is set per request (Connection). *)
-    chunked = Chunked.create ();
+    chunked = sh.idle_chunked;
     body_store = sh.empty;
     body_src = sh.empty;
     body_off = 0;
@@ -241,30 +246,27 @@ let create sh ~slot ~peer =
 
 (* {1 Buffers} *)
 
-(* The parse state goes with the read buffer: an idle connection holds
-   neither. A stack of spares, like the buffer pools. *)
-let take_parser sh =
-  if sh.spare_parsers > 0 then begin
-    sh.spare_parsers <- sh.spare_parsers - 1;
-    sh.parsers.(sh.spare_parsers)
+(* The parse state (head parser, chunk decoder) goes with the read buffer:
+   an idle connection holds none of them. Stacks of spares, like the
+   buffer pools. *)
+let take sp =
+  if sp.count > 0 then begin
+    sp.count <- sp.count - 1;
+    sp.items.(sp.count)
   end
-  else Request.create ~limits:sh.limits ()
+  else sp.make ()
 
-let give_parser sh r =
-  if r != sh.idle_req then begin
-    (* A Partial head at offset 0 must not be continued by another
-       connection's bytes. *)
-    Request.reset r;
-    if sh.spare_parsers < Array.length sh.parsers then begin
-      sh.parsers.(sh.spare_parsers) <- r;
-      sh.spare_parsers <- sh.spare_parsers + 1
-    end
+let give sp x =
+  if sp.count < Array.length sp.items then begin
+    sp.items.(sp.count) <- x;
+    sp.count <- sp.count + 1
   end
 
 let take_rbuf c =
   if Bigstring.length c.rbuf = 0 then begin
     c.rbuf <- Buffer_pool.take c.sh.reads;
-    c.req <- take_parser c.sh
+    c.req <- take c.sh.parsers;
+    c.chunked <- take c.sh.chunkers
   end
 
 let take_out c =
@@ -282,8 +284,15 @@ let give_out c =
 
 let give_rbuf c =
   Buffer_pool.give c.sh.reads c.rbuf;
-  give_parser c.sh c.req;
+  if c.req != c.sh.idle_req then begin
+    (* A Partial head at offset 0 must not be continued by another
+       connection's bytes. *)
+    Request.reset c.req;
+    give c.sh.parsers c.req;
+    give c.sh.chunkers c.chunked
+  end;
   c.req <- c.sh.idle_req;
+  c.chunked <- c.sh.idle_chunked;
   c.rbuf <- c.sh.empty;
   c.rpos <- 0;
   c.rlen <- 0

@@ -74,13 +74,17 @@ and shared = {
   idle_req : Httpz.Request.t;
       (** the parse state of a connection holding no read buffer: never
           parsed into *)
-  parsers : Httpz.Request.t array;
-  mutable spare_parsers : int;
-      (** parse states for reuse, [parsers.(0 .. spare_parsers - 1)]: taken
-          with a read buffer, given back with it *)
+  parsers : Httpz.Request.t spares;
+  idle_chunked : Httpz.Chunked.t;
+  chunkers : Httpz.Chunked.t spares;
+      (** parse states (head parsers, chunk decoders) for reuse: taken with
+          a read buffer, given back with it *)
   hooks : hooks;
 }
 (** Per-worker state that every connection sees. *)
+
+and 'a spares = { items : 'a array; mutable count : int; make : unit -> 'a }
+(** A stack of spare values, [items.(0 .. count - 1)]; [make] when empty. *)
 
 and state =
   | Free
@@ -151,7 +155,7 @@ and t = {
   mutable req : Httpz.Request.t;
       (** the parse state of the request in [rbuf]: taken with [rbuf],
           given back with it ([sh.idle_req] while there is none) *)
-  chunked : Httpz.Chunked.t;
+  mutable chunked : Httpz.Chunked.t;  (** taken and given back with [rbuf], like [req] *)
   mutable body_store : Httpz.Bigstring.t;
   mutable body_src : Httpz.Bigstring.t;  (** [rbuf] or [body_store] *)
   mutable body_off : int;

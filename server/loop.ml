@@ -46,6 +46,11 @@ type t = {
   evs : Syscall.events;
   signal_token : int;
   mutable on_timeout : Conn.t -> unit;  (** made once: no closure per turn *)
+  mutable epoll_busy : bool;
+      (** under io_uring: the last look at the epoll set found events, so
+          there may be more (level-triggered: what a handler did not
+          finish stays ready, and the ring's poll fires only on new
+          wake-ups): look again next turn without waiting *)
 }
 
 let on_ring l c = match l.u with Some u -> u.Uring_io.ring.(c.slot) | None -> false
@@ -95,6 +100,7 @@ let handle_event l tok mask =
 let epoll_events l ~timeout_ms =
   let n = Syscall.epoll_wait l.e.epfd l.evs events_cap timeout_ms in
   if timeout_ms <> 0 then W.update_clock l.w;
+  l.epoll_busy <- n > 0;
   if n > 0 then
     for i = 0 to n - 1 do
       handle_event l (Syscall.event_token l.evs i) (Syscall.event_mask l.evs i)
@@ -109,7 +115,10 @@ let turn l =
   let w = l.w in
   (match l.u with
    | None -> epoll_events l ~timeout_ms:(W.timeout_ms w)
-   | Some u -> Uring_io.turn u ~timeout_ms:(W.timeout_ms w));
+   | Some u ->
+       let busy = l.epoll_busy in
+       Uring_io.turn u ~timeout_ms:(if busy then 0 else W.timeout_ms w);
+       if busy then epoll_events l ~timeout_ms:0);
   W.end_of_turn w ~on_timeout:l.on_timeout
 
 (* {1 Set-up} *)
@@ -133,7 +142,8 @@ let create p ~listeners ~signal_fd =
             w.backend <- Epoll;
             None)
   in
-  let l = { w; e; u; evs = Syscall.events_create events_cap; signal_token; on_timeout = ignore } in
+  let l = { w; e; u; evs = Syscall.events_create events_cap; signal_token; on_timeout = ignore;
+      epoll_busy = false } in
   l.on_timeout <- on_timeout l;
   w.sh.hooks.resume <- resume_conn l;
   w.close <- close l;

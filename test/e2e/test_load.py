@@ -222,7 +222,9 @@ def slowloris():
     srv = H.Server(DOC, workers=1, args=["--header-timeout", "%g" % HEADER_TIMEOUT],
                    ready_path="/small.txt").start()
     slow = []
+    opened = []  # when each connection started: the header timeout counts from there
     for _ in range(N_SLOW):
+        opened.append(time.monotonic())
         s = H.connect(srv.port)
         s.sendall(b"GET /small.txt HTTP/1.1\r\nHost: x\r\nX-Slow: ")
         s.setblocking(False)
@@ -244,7 +246,7 @@ def slowloris():
                 except (ssl.SSLWantWriteError, ssl.SSLWantReadError):
                     pass
                 except OSError:
-                    closed_at[i] = now - t_first
+                    closed_at[i] = now - opened[i]
         for i, s in enumerate(slow):
             if i in closed_at:
                 continue
@@ -252,12 +254,12 @@ def slowloris():
                 while True:  # a 408 may come before the close
                     d = s.recv(4096)
                     if not d:
-                        closed_at[i] = time.monotonic() - t_first
+                        closed_at[i] = time.monotonic() - opened[i]
                         break
             except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
                 pass
             except OSError:
-                closed_at[i] = time.monotonic() - t_first
+                closed_at[i] = time.monotonic() - opened[i]
         t = time.monotonic()
         try:
             st, _h, body = H.request(srv.port, "GET", "/small.txt", timeout=3)

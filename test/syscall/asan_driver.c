@@ -267,6 +267,16 @@ static void test_files(void) {
   check(memcmp(out, "ello", 4) == 0, "sendfile bytes");
   check_eq(lseek(f, 0, SEEK_CUR), 0, "file offset untouched");
   check_eq(hz_sendfile(p[1], f, -1, 1), -EINVAL, "negative offset");
+  /* pread into an exact-size buffer: a read past the span is an ASan
+     error. */
+  unsigned char *dst = exact("....", 4);
+  check_eq(hz_pread(f, dst, 4, 1, 3, 2), 3, "pread 3 bytes at file offset 2");
+  check(memcmp(dst, ".llo", 4) == 0, "pread bytes at the buffer offset");
+  check_eq(hz_pread(f, dst, 4, 0, 4, 5), 0, "pread at end of file");
+  check_eq(hz_pread(f, dst, 4, 1, 4, 0), -EINVAL, "pread span past the buffer");
+  check_eq(hz_pread(f, dst, 4, 0, 1, -1), -EINVAL, "pread negative file offset");
+  check_eq(lseek(f, 0, SEEK_CUR), 0, "pread leaves the file offset");
+  free(dst);
   close(p[0]);
   close(p[1]);
   close(f);
