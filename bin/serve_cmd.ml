@@ -102,7 +102,7 @@ let run io pos_dir dir port host workers max_age list access_log stats max_conne
       usage_error "--workers must be at least 1"
     else if (match max_age with Some n -> n < 0 | None -> false) then
       usage_error "--max-age must not be negative"
-    else if max_connections < 1 then usage_error "--max-connections must be at least 1"
+    else if max_connections < 0 then usage_error "--max-connections must not be negative"
     else if not (idle_timeout > 0.) then usage_error "--idle-timeout must be positive"
     else if not (header_timeout > 0.) then usage_error "--header-timeout must be positive"
     else if not (write_timeout > 0.) then usage_error "--write-timeout must be positive"
@@ -183,7 +183,10 @@ let stats =
 
 let max_connections =
   Arg.(value & opt int Server.default_config.max_connections
-       & info [ "max-connections" ] ~docv:"N" ~doc:"Open connections per worker.")
+       & info [ "max-connections" ] ~docv:"N"
+           ~doc:"Open connections per worker; at the limit the connection idle longest makes room \
+                 for a new client. 0 (the default): the descriptor limit, raised to its hard \
+                 limit, less 64, at most 65536.")
 
 let dotfiles =
   Arg.(value & flag

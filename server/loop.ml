@@ -53,17 +53,16 @@ type t = {
           wake-ups): look again next turn without waiting *)
 }
 
-let on_ring l c = match l.u with Some u -> u.Uring_io.ring.(c.slot) | None -> false
+let on_ring l c = match l.u with Some u -> Uring_io.on_ring u c | None -> false
 
 let perform l c a =
   match l.u with
-  | Some u when u.Uring_io.ring.(c.slot) ->
-      if not u.Uring_io.closing.(c.slot) then Uring_io.perform u c a
+  | Some u when Uring_io.on_ring u c -> if not (Uring_io.is_closing u c) then Uring_io.perform u c a
   | _ -> Epoll_io.perform l.e c a
 
 let close l c =
   match l.u with
-  | Some u when u.Uring_io.ring.(c.slot) -> Uring_io.close u c
+  | Some u when Uring_io.on_ring u c -> Uring_io.close u c
   | _ -> Epoll_io.close_conn l.e c
 
 (* A suspended handler's continuation is ready. It runs only for the same

@@ -44,6 +44,8 @@ type config = {
 }
 
 let cpu_count = Extra.cpu_count
+let fd_reserve = 64
+let max_default_connections = 65_536
 
 let default_config =
   {
@@ -52,7 +54,7 @@ let default_config =
     port = 8080;
     listen = [];
     workers = cpu_count ();
-    max_connections = 10_000;
+    max_connections = 0;
     backlog = 4096;
     read_buffer = 32 * 1024;
     write_buffer = 16 * 1024;
@@ -113,7 +115,7 @@ let endpoints c =
 
 let check c =
   let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
-  if c.max_connections < 1 then bad "max_connections must be at least 1"
+  if c.max_connections < 0 then bad "max_connections must not be negative"
   else if c.read_buffer < 1024 then bad "read_buffer must be at least 1024 bytes"
   else if c.write_buffer < 1024 then bad "write_buffer must be at least 1024 bytes"
   else if c.max_body < 0 then bad "max_body must not be negative"
@@ -560,9 +562,15 @@ let run c handler =
       | Error msg -> fail "%s" msg
       | Ok c ->
       Syscall.ignore_sigpipe ();
-      ignore (Syscall.raise_nofile_limit () : int);
+      let nofile = Syscall.raise_nofile_limit () in
       let workers = if c.workers <= 0 then cpu_count () else c.workers in
-      let c = { c with workers } in
+      let max_connections =
+        if c.max_connections > 0 then c.max_connections
+        else
+          let nofile = if nofile > 0 then nofile else 1024 in
+          max 1 (min max_default_connections (nofile - min fd_reserve (nofile / 2)))
+      in
+      let c = { c with workers; max_connections } in
       (* Blocked before any fork or signalfd, so no signal is lost in
          between; restored on the way out. *)
       let old_mask = Unix.sigprocmask Unix.SIG_BLOCK (Sys.sigchld :: server_signals) in

@@ -142,10 +142,14 @@ type config = {
           on (sched_getaffinity, as [nproc] counts, so [taskset] is honoured).
           [0] or less also means that number. *)
   max_connections : int;
-      (** Open connections per worker. Default [10_000]. At the limit a
-          worker stops accepting (removes its listening socket from epoll)
-          until a connection closes; new clients wait in the kernel's accept
-          queue ([backlog]). *)
+      (** Open connections per worker. Default [0]: from the descriptor
+          limit, which {!run} raises to its hard limit ([RLIMIT_NOFILE]),
+          less {!fd_reserve} for files, logs and the loop's own, and at most
+          {!max_default_connections}. At the limit a worker leaves new
+          clients to other workers for 100 ms (it stops accepting), then
+          closes its connection idle longest (between requests, or not yet
+          sent anything) for each one still waiting, as nginx does; with no
+          connection idle it stops accepting until one closes. *)
   backlog : int;  (** [listen(2)] backlog. Default [4096]. *)
   read_buffer : int;
       (** Bytes of a connection's read buffer, which is also the largest
@@ -245,6 +249,15 @@ type config = {
           worker listens), before the start line is logged. Default: does
           nothing. *)
 }
+
+val fd_reserve : int
+(** [64]: descriptors a worker keeps out of the connection limit (files
+    being sent, the access log, the event loop's own); half the limit when
+    that is under 128. *)
+
+val max_default_connections : int
+(** [65_536]: the default limit's ceiling (each slot costs about 100 bytes
+    of tables up front, whatever the connections). *)
 
 val default_config : config
 (** [default_config] holds the defaults documented on each field. *)

@@ -39,10 +39,19 @@ let k_pollout = 4
 let k_epoll = 5
 let ud kind slot = (slot lsl 3) lor kind
 
+(* A slot's state, one bit each. *)
+let ring = 1 (* its connection is driven by the ring *)
+let eof = 2 (* the stream ended (or failed) after the queued bytes *)
+let recv_on = 4 (* a receive is armed *)
+let sending = 8 (* a sendmsg is in flight *)
+let pollout_on = 16 (* a POLLOUT is in flight *)
+let closing = 32
+let detaching = 64
+
 type t = {
   w : W.t;
   e : Epoll_io.t;
-  ring : bool array;  (** the slot's connection is driven by the ring *)
+  flags : int array;  (** per slot: the bits below *)
   (* Bytes received and not taken yet, per slot: a queue of provided
      buffers, linked through [bnext] (a buffer is in one queue at most). *)
   qhead : int array;
@@ -51,12 +60,6 @@ type t = {
   bnext : int array;
   boff : int array;
   blen : int array;
-  eof : bool array;  (** the stream ended (or failed) after the queued bytes *)
-  recv_on : bool array;
-  sending : bool array;
-  pollout_on : bool array;
-  closing : bool array;
-  detaching : bool array;
   starved : int array;  (** slots whose receive ended for want of a buffer *)
   mutable nstarved : int;
   accepting : bool array;  (** per listener *)
@@ -66,7 +69,12 @@ type t = {
   mutable on_epoll : unit -> unit;
 }
 
-let busy u s = u.recv_on.(s) || u.sending.(s) || u.pollout_on.(s)
+let has u s bit = u.flags.(s) land bit <> 0
+let set u s bit = u.flags.(s) <- u.flags.(s) lor bit
+let clear u s bit = u.flags.(s) <- u.flags.(s) land lnot bit
+let busy u s = u.flags.(s) land (recv_on lor sending lor pollout_on) <> 0
+let on_ring u c = has u c.slot ring
+let is_closing u c = has u c.slot closing
 
 (* {1 Received bytes} *)
 
@@ -104,17 +112,17 @@ let drop_queue u s =
 
 let arm_recv u c =
   let s = c.slot in
-  if not (u.recv_on.(s) || u.eof.(s) || u.closing.(s)) && u.qbytes.(s) < max_queued then
-    if Uring.recv c.fd (ud k_recv s) = 0 then u.recv_on.(s) <- true else u.eof.(s) <- true
+  if not (has u s recv_on || has u s eof || has u s closing) && u.qbytes.(s) < max_queued then
+    if Uring.recv c.fd (ud k_recv s) = 0 then set u s recv_on else set u s eof
 
 (* {1 Closing} *)
 
 let finish_close u c =
   let s = c.slot in
   drop_queue u s;
-  u.eof.(s) <- false;
-  u.closing.(s) <- false;
-  u.ring.(s) <- false;
+  clear u s eof;
+  clear u s closing;
+  clear u s ring;
   Conn.release_file c;
   if c.held then ignore (Syscall.shutdown_write c.fd : int);
   ignore (Syscall.close c.fd : int);
@@ -122,8 +130,8 @@ let finish_close u c =
 
 let close u c =
   let s = c.slot in
-  if c.fd >= 0 && not u.closing.(s) then begin
-    u.closing.(s) <- true;
+  if c.fd >= 0 && not (has u s closing) then begin
+    set u s closing;
     W.idle_remove u.w c;
     Timer_wheel.cancel u.w.wheel s;
     if busy u s then ignore (Uring.cancel_fd c.fd : int) else finish_close u c
@@ -134,7 +142,7 @@ let close u c =
    the queue). *)
 let finish_detach u c =
   let s = c.slot in
-  u.detaching.(s) <- false;
+  clear u s detaching;
   let fd = c.fd and k = c.upgrade in
   let rest = Connection.detach c in
   let b = Buffer.create (String.length rest + u.qbytes.(s)) in
@@ -147,8 +155,8 @@ let finish_detach u c =
     pop u s
   done;
   u.qbytes.(s) <- 0;
-  u.eof.(s) <- false;
-  u.ring.(s) <- false;
+  clear u s eof;
+  clear u s ring;
   W.release_slot u.w c;
   try k (Syscall.unix_of_fd fd) (Buffer.contents b)
   with ex -> W.log_msg "an upgrade handler raised %s" (Printexc.to_string ex)
@@ -171,10 +179,10 @@ let rec perform u c (a : Connection.action) =
   | Wait ->
       (* A hang-up ends the wait; pipelined bytes are queued meanwhile. *)
       W.sync_timer u.w c;
-      if u.eof.(c.slot) then close u c
+      if has u c.slot eof then close u c
   | Detach ->
-      u.detaching.(c.slot) <- true;
-      if u.recv_on.(c.slot) then ignore (Uring.cancel (ud k_recv c.slot) : int) else finish_detach u c
+      set u c.slot detaching;
+      if has u c.slot recv_on then ignore (Uring.cancel (ud k_recv c.slot) : int) else finish_detach u c
 
 (* The connection wants bytes: queued ones are handed over at once;
    without any, its receive stays armed and it waits (holding no buffer:
@@ -188,7 +196,7 @@ and pump u c =
         W.idle_remove u.w c;
         perform u c (Connection.received c n)
     | a -> perform u c a
-  else if u.eof.(s) then close u c
+  else if has u s eof then close u c
   else begin
     arm_recv u c;
     W.sync_timer u.w c;
@@ -213,7 +221,7 @@ and send u c =
     | Plain.Blocked ->
         Connection.blocked c;
         W.sync_timer u.w c;
-        if Uring.poll c.fd Uring.pollout 0 (ud k_pollout s) = 0 then u.pollout_on.(s) <- true
+        if Uring.poll c.fd Uring.pollout 0 (ud k_pollout s) = 0 then set u s pollout_on
         else close u c
     | Plain.Dead -> close u c
   else if Connection.pending c = 0 then perform u c (Connection.written c)
@@ -227,7 +235,7 @@ and send u c =
         (if last then 1 else 0) (ud k_send s)
     in
     if r = 0 then begin
-      u.sending.(s) <- true;
+      set u s sending;
       Conn.set_timer c Write_timer c.sh.write_ticks;
       W.sync_timer u.w c
     end
@@ -241,29 +249,29 @@ and send u c =
 
 let on_recv u c res flags =
   let s = c.slot in
-  if flags land Uring.more = 0 then u.recv_on.(s) <- false;
+  if flags land Uring.more = 0 then clear u s recv_on;
   if res > 0 then enqueue u s (Uring.buffer_id flags) res
   else if res = - Syscall.enobufs then begin
     (* The ring ran dry: receive again once buffers come back. *)
     u.starved.(u.nstarved) <- s;
     u.nstarved <- u.nstarved + 1
   end
-  else if res <> - Syscall.ecanceled then u.eof.(s) <- true;
-  if u.closing.(s) then (if not (busy u s) then finish_close u c)
-  else if u.detaching.(s) then (if not u.recv_on.(s) then finish_detach u c)
+  else if res <> - Syscall.ecanceled then set u s eof;
+  if has u s closing then (if not (busy u s) then finish_close u c)
+  else if has u s detaching then (if not (has u s recv_on) then finish_detach u c)
   else begin
     (* A connection streaming much more than it reads is paused. *)
-    if u.recv_on.(s) && u.qbytes.(s) >= max_queued then ignore (Uring.cancel (ud k_recv s) : int);
+    if has u s recv_on && u.qbytes.(s) >= max_queued then ignore (Uring.cancel (ud k_recv s) : int);
     match c.state with
     | Reading_head | Reading_body | Lingering -> pump u c
-    | Handling -> if u.eof.(s) then close u c
+    | Handling -> if has u s eof then close u c
     | Writing | Free -> ()
   end
 
 let on_send u c res =
   let s = c.slot in
-  u.sending.(s) <- false;
-  if u.closing.(s) then (if not (busy u s) then finish_close u c)
+  clear u s sending;
+  if has u s closing then (if not (busy u s) then finish_close u c)
   else if res > 0 then begin
     Connection.advance c res;
     if Connection.pending c > 0 then send u c else perform u c (Connection.written c)
@@ -272,8 +280,8 @@ let on_send u c res =
 
 let on_pollout u c =
   let s = c.slot in
-  u.pollout_on.(s) <- false;
-  if u.closing.(s) then (if not (busy u s) then finish_close u c) else send u c
+  clear u s pollout_on;
+  if has u s closing then (if not (busy u s) then finish_close u c) else send u c
 
 (* {1 Accepting} *)
 
@@ -299,7 +307,7 @@ let stop_accepting u =
 
 let start u c =
   let s = c.slot in
-  u.ring.(s) <- true;
+  set u s ring;
   arm_recv u c;
   W.sync_timer u.w c;
   W.waiting u.w c
@@ -368,7 +376,7 @@ let turn u ~timeout_ms =
     u.nstarved <- 0;
     for i = 0 to n - 1 do
       let c = u.w.conns.(u.starved.(i)) in
-      if c.fd >= 0 && u.ring.(c.slot) then arm_recv u c
+      if c.fd >= 0 && has u c.slot ring then arm_recv u c
     done
   end
 
@@ -383,19 +391,13 @@ let create (w : W.t) e =
       {
         w;
         e;
-        ring = Array.make n false;
+        flags = Array.make n 0;
         qhead = Array.make n (-1);
         qtail = Array.make n (-1);
         qbytes = Array.make n 0;
         bnext = Array.make nbufs (-1);
         boff = Array.make nbufs 0;
         blen = Array.make nbufs 0;
-        eof = Array.make n false;
-        recv_on = Array.make n false;
-        sending = Array.make n false;
-        pollout_on = Array.make n false;
-        closing = Array.make n false;
-        detaching = Array.make n false;
         starved = Array.make n 0;
         nstarved = 0;
         accepting = Array.make (Array.length w.lfds) false;
@@ -409,16 +411,13 @@ let create (w : W.t) e =
    the descriptors. *)
 let shutdown u =
   Uring.exit ();
-  Array.iteri
-    (fun s on ->
-      if on then begin
-        u.recv_on.(s) <- false;
-        u.sending.(s) <- false;
-        u.pollout_on.(s) <- false;
-        u.closing.(s) <- false;
-        (* The ring is gone: its buffers are no longer the kernel's. *)
-        u.qhead.(s) <- -1;
-        u.qtail.(s) <- -1;
-        finish_close u u.w.conns.(s)
-      end)
-    u.ring
+  for s = 0 to Array.length u.flags - 1 do
+    if has u s ring then begin
+      (* The ring is gone: nothing is in flight, and its buffers are no
+         longer the kernel's. *)
+      u.flags.(s) <- ring;
+      u.qhead.(s) <- -1;
+      u.qtail.(s) <- -1;
+      finish_close u u.w.conns.(s)
+    end
+  done

@@ -265,7 +265,7 @@ class Server:
     """One `httpz serve` process. Its stderr goes to a file (`stderr_text()`)."""
 
     def __init__(self, docroot, workers=1, args=(), prefix=(), ready_path="/", binary=None,
-                 tls=None):
+                 tls=None, preexec=None):
         self.docroot = docroot
         self.binary = binary or BIN
         self.workers = workers
@@ -273,6 +273,7 @@ class Server:
         self.prefix = list(prefix)
         self.ready_path = ready_path
         self.tls = tls  # (cert, key) instead of the test CA's server pair
+        self.preexec = preexec  # run in the child before the exec
         self.port = None
         self.proc = None
         self.returncode = None
@@ -283,7 +284,8 @@ class Server:
     @property
     def argv(self):
         return self.prefix + [self.binary, "serve", "-d", self.docroot, "-p", str(self.port),
-                              "--host", HOST, "--workers", str(self.workers)] + transport_args(self.tls) + self.args
+                              "--host", HOST, "--workers", str(self.workers)] + \
+            transport_args(self.tls, io="--io" not in self.args) + self.args
 
     def start(self, timeout=10.0):
         """Start on a free port; return once a request gets any HTTP answer."""
@@ -292,7 +294,8 @@ class Server:
             self.port = free_port()
             err = open(self.stderr_path, "wb")
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
-                                         stdout=err, stderr=err, start_new_session=True)
+                                         stdout=err, stderr=err, start_new_session=True,
+                                         preexec_fn=self.preexec)
             err.close()
             _servers.append(self)
             deadline = time.monotonic() + timeout
@@ -528,10 +531,32 @@ class Reader:
         return data
 
 
-def transport_args(pair=None):
-    """`httpz serve` arguments for the suite's backend and transport: over
-    TLS, the test CA's server certificate, or [pair] = (cert, key)."""
-    io = ["--io", IO] if IO else []
+def forbid_io_uring():
+    """For preexec: a seccomp filter under which io_uring_setup fails with
+    EPERM, as the default profiles of container runtimes make it do (x86-64
+    system call numbers)."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    # BPF: load the system call number; io_uring_setup (425) -> ERRNO(EPERM),
+    # anything else -> ALLOW.
+    prog = [(0x20, 0, 0, 0), (0x15, 0, 1, 425), (0x06, 0, 0, 0x00050000 | 1),
+            (0x06, 0, 0, 0x7fff0000)]
+    code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in prog))
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Fprog(len(prog), ctypes.addressof(code))
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp")
+
+
+def transport_args(pair=None, io=True):
+    """`httpz serve` arguments for the suite's backend (unless [io] is
+    false: the caller chose) and transport: over TLS, the test CA's server
+    certificate, or [pair] = (cert, key)."""
+    io = ["--io", IO] if IO and io else []
     if not TLS:
         return io
     cert, key = pair or tls_files()[1:]

@@ -440,7 +440,8 @@ def out_of_fds():
     if not shutil.which("prlimit"):
         R.check("prlimit available", False, "prlimit (util-linux) is missing")
         return
-    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=["--stats"],
+    # More connections allowed than descriptors: accept4 meets EMFILE.
+    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=["--stats", "--max-connections", "1000"],
                    prefix=["prlimit", "--nofile=64:64", "--"]).start()
     try:
         with open("/proc/%d/limits" % srv.proc.pid) as f:
@@ -517,6 +518,25 @@ def out_of_fds():
         srv.stop_and_check(R, "server under prlimit exits 0 on SIGTERM")
 
 
+# ---------------------------------------------------------------------------
+def uring_forbidden():
+    """--io uring where the kernel refuses io_uring (a seccomp filter, as in
+    a container): one line in the log, then the same service over epoll."""
+    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=["--stats", "--io", "uring"],
+                   preexec=H.forbid_io_uring).start()
+    st, _h, body = H.request(srv.port, "GET", "/small.txt")
+    R.check("io_uring forbidden: the file is served", st == 200 and body == SMALL, st)
+    R.check("... over epoll (stats)", srv.stats().get("io") == "epoll", srv.stats())
+    lines = [l for l in srv.stderr_text().splitlines() if "io_uring" in l]
+    R.check("... after one log line saying why", len(lines) == 1 and "serving with epoll" in lines[0]
+            and "EPERM" in lines[0].upper().replace("OPERATION NOT PERMITTED", "EPERM"), lines)
+    srv.stop_and_check(R, "server (io_uring forbidden) exits 0")
+    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=["--stats", "--io", "uring"]).start()
+    R.check("without the filter, --io uring serves over io_uring", srv.stats().get("io") == "uring",
+            srv.stats())
+    srv.stop_and_check(R, "server (io_uring) exits 0")
+
+
 T0 = time.monotonic()
 part("start main server", start_main)
 if Main.srv is not None and Main.baseline is not None:
@@ -532,6 +552,7 @@ if Main.srv is not None and Main.baseline is not None:
     part("stop main server", stop_main)
 H._stop_all_servers()
 part("8. out of file descriptors", out_of_fds)
+part("9. io_uring forbidden", uring_forbidden)
 H.log("# whole suite took %.1f s" % (time.monotonic() - T0))
 for srv in list(H._servers):
     try:

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as H  # noqa: E402
 
 R = H.Results("load")
-H.suite_deadline(R, 115)
+H.suite_deadline(R, 170)
 H.require_binary(R)
 
 N_CONNS = 10_000
@@ -215,6 +215,62 @@ def many_connections():
         s.close()
     R.check("server alive after %d connections" % N_CONNS, srv.alive(), srv.stderr_text()[-800:])
     srv.stop_and_check(R, "server (10k connections) exits 0 on SIGTERM")
+
+
+# ---------------------------------------------------------------------------
+def idle_memory_and_limit():
+    """One worker holding N idle keep-alive connections: its memory per
+    connection (no buffer, no parse state: only the slot), and at
+    --max-connections N a fresh client answered by closing the connection
+    idle longest."""
+    n = 2000 if H.TLS else 10_000
+    bound = 16 * 1024 if H.TLS else 1024  # OpenSSL keeps ~14 KB per TLS connection
+    srv = H.Server(DOC, workers=1, ready_path="/small.txt",
+                   args=["--stats", "--max-connections", str(n)]).start()
+    req = b"GET /small.txt HTTP/1.1\r\nHost: x\r\n\r\n"
+    warm = []
+    for _ in range(20):
+        s = H.connect(srv.port)
+        s.sendall(req)
+        H.Reader(s).read_response()
+        warm.append(s)
+    for s in warm:
+        s.close()
+    time.sleep(0.3)
+    before = H.rss_kib(srv.proc.pid)
+    conns = []
+    for _ in range(n):
+        s = H.connect(srv.port, timeout=10)
+        s.sendall(req)
+        r = H.Reader(s).read_response()
+        if r is None or r.status != 200:
+            break
+        conns.append(s)
+    time.sleep(0.5)
+    after = H.rss_kib(srv.proc.pid)
+    per = (after - before) * 1024.0 / max(1, len(conns))
+    H.log("# %d idle keep-alive connections: worker RSS %d -> %d KiB, %.0f bytes each"
+          % (len(conns), before, after, per))
+    R.check("%d idle keep-alive connections held" % n, len(conns) == n, len(conns))
+    R.check("an idle keep-alive connection costs at most %d bytes of RSS (%.0f)" % (bound, per),
+            per <= bound, per)
+    t = time.monotonic()
+    st, _h, body = H.request(srv.port, "GET", "/small.txt", timeout=5)
+    dt = time.monotonic() - t
+    R.check("at the limit, a fresh client is answered within 1 s (%.3f s)" % dt,
+            st == 200 and body == SMALL and dt < 1.0, (st, dt))
+    R.check("... by closing the connection idle longest", srv.stats().get("evicted", 0) >= 1,
+            srv.stats())
+    # The oldest one was closed: it reads EOF at once.
+    conns[0].settimeout(2)
+    try:
+        closed = conns[0].recv(1) == b""
+    except OSError:
+        closed = True
+    R.check("... the first connection (idle longest) is the one closed", closed, "")
+    for s in conns:
+        s.close()
+    srv.stop_and_check(R, "server (idle memory) exits 0 on SIGTERM")
 
 
 # ---------------------------------------------------------------------------
@@ -490,6 +546,7 @@ def gc_steady_state():
 
 try:
     part("10,000 concurrent keep-alive connections", many_connections)
+    part("idle memory and the connection limit", idle_memory_and_limit)
     part("slowloris", slowloris)
     part("SIGKILL a worker", kill_worker)
     part("SIGTERM during a large download", sigterm_download)
