@@ -1,0 +1,289 @@
+/* Exercises the C helpers of sys/tls_stubs.c (OpenSSL) and
+   sys/uring_stubs.c (liburing) directly, built with
+   -fsanitize=address,undefined by asan_test.sh: both files are included
+   whole with HTTPZ_NO_OCAML, so the static helpers are in scope and no
+   OCaml runtime is involved. Buffers are malloc'ed to their exact size, so
+   a helper touching one byte past a span is an ASan error.
+
+   argv[1], argv[2]: a PEM certificate and its key (asan_test.sh makes
+   them). Prints one line per check and ends with "N passed, N failed". */
+
+#define HTTPZ_NO_OCAML 1
+#include "tls_stubs.c"
+#include "uring_stubs.c"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int passed, failed;
+
+static void check(int cond, const char *what) {
+  if (cond) {
+    passed++;
+    printf("ok   %s\n", what);
+  } else {
+    failed++;
+    printf("FAIL %s\n", what);
+  }
+}
+
+static void check_eq(long got, long want, const char *what) {
+  if (got == want) {
+    passed++;
+    printf("ok   %s\n", what);
+  } else {
+    failed++;
+    printf("FAIL %s: got %ld, want %ld\n", what, got, want);
+  }
+}
+
+static char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) abort();
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)len);
+  if (b == NULL || fread(b, 1, (size_t)len, f) != (size_t)len) abort();
+  fclose(f);
+  *n = (size_t)len;
+  return b;
+}
+
+static unsigned char *exact(const char *s, size_t n) {
+  unsigned char *p = malloc(n == 0 ? 1 : n);
+  if (p == NULL) abort();
+  memcpy(p, s, n);
+  return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* TLS */
+
+/* Drives both ends of a handshake over a non-blocking socket pair. */
+static int handshake_pair(SSL *server, SSL *client) {
+  for (int i = 0; i < 200; i++) {
+    long s = hz_tls_handshake(server);
+    int c = SSL_do_handshake(client);
+    if (s == 1 && c == 1) return 1;
+    if (s == HZ_TLS_FAILED) return 0;
+    if (c <= 0) {
+      int e = SSL_get_error(client, c);
+      if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return 0;
+    }
+  }
+  return 0;
+}
+
+struct pair {
+  int fds[2];
+  SSL *server, *client;
+};
+
+static int open_pair(struct pair *p, SSL_CTX *sctx, SSL_CTX *cctx, SSL_SESSION *sess) {
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p->fds) < 0) abort();
+  p->server = hz_tls_new(sctx, p->fds[0]);
+  p->client = SSL_new(cctx);
+  SSL_set_fd(p->client, p->fds[1]);
+  SSL_set_connect_state(p->client);
+  if (sess != NULL) SSL_set_session(p->client, sess);
+  return handshake_pair(p->server, p->client);
+}
+
+static void close_pair(struct pair *p) {
+  /* A client that frees its connection without shutting it down marks its
+     session not resumable (OpenSSL's rule): shut down as a client should. */
+  SSL_shutdown(p->client);
+  SSL_free(p->server);
+  SSL_free(p->client);
+  close(p->fds[0]);
+  close(p->fds[1]);
+}
+
+static void test_tls(const char *certfile, const char *keyfile) {
+  size_t cl, kl;
+  char *cert = slurp(certfile, &cl), *key = slurp(keyfile, &kl);
+  check_eq(hz_tls_init_tickets(3600), 0, "ticket secret drawn");
+  SSL_CTX *bad = hz_tls_ctx_create("junk", 4, key, kl, 0);
+  check(bad == NULL && strstr(hz_tls_error(), "certificate") != NULL, "junk certificate refused, with a reason");
+  bad = hz_tls_ctx_create(cert, cl, cert, cl, 0);
+  check(bad == NULL, "a certificate as the key refused");
+  SSL_CTX *ctx = hz_tls_ctx_create(cert, cl, key, kl, 0);
+  check(ctx != NULL, "context from PEM certificate and key");
+  if (ctx == NULL) return;
+
+  SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_session_cache_mode(cctx, SSL_SESS_CACHE_CLIENT);
+  struct pair p;
+  check(open_pair(&p, ctx, cctx, NULL), "handshake over a socket pair");
+  check(!hz_tls_ktls_send(p.server), "no kTLS on a Unix socket");
+  check_eq(hz_tls_sendfile(p.server, 0, 0, 1), HZ_TLS_FAILED, "sendfile without kTLS refused");
+  ERR_clear_error();
+
+  unsigned char *req = exact("GET / HTTP/1.1\r\n\r\n", 18);
+  check_eq(SSL_write(p.client, req, 18), 18, "client writes a request");
+  unsigned char *buf = malloc(18);
+  check_eq(hz_tls_read(p.server, buf, 18, 0, 18), 18, "read into an exact-size buffer");
+  check(memcmp(buf, req, 18) == 0, "decrypted bytes");
+  check_eq(hz_tls_read(p.server, buf, 18, 0, 18), HZ_TLS_WANT_READ, "nothing more: want read");
+  check_eq(hz_tls_read(p.server, buf, 18, 10, 9), HZ_TLS_FAILED, "span past the buffer refused");
+  check_eq(hz_tls_read(p.server, buf, 18, -1, 2), HZ_TLS_FAILED, "negative offset refused");
+  check_eq(SSL_write(p.client, req, 18), 18, "second request");
+  check_eq(hz_tls_read(p.server, buf, 18, 9, 9), 9, "read half at an offset");
+  check(SSL_has_pending(p.server) != 0, "the other half waits inside OpenSSL");
+  check_eq(hz_tls_read(p.server, buf, 18, 0, 9), 9, "then the rest");
+  check_eq(hz_tls_write(p.server, req, 18, 2, 16), 16, "write a span of an exact-size buffer");
+  check_eq(hz_tls_write(p.server, req, 18, 2, 17), HZ_TLS_FAILED, "write span past the buffer refused");
+  unsigned char got[32];
+  int n = 0, r;
+  while ((r = SSL_read(p.client, got + n, (int)sizeof got - n)) > 0) n += r;
+  check_eq(n, 16, "client reads the response");
+  check(memcmp(got, req + 2, 16) == 0, "response bytes");
+  free(buf);
+
+  /* A session ticket from this connection resumes the next one. */
+  SSL_SESSION *sess = SSL_get1_session(p.client);
+  hz_tls_close_notify(p.server);
+  check(SSL_get_shutdown(p.server) & SSL_SENT_SHUTDOWN, "close_notify sent");
+  check_eq(SSL_read(p.client, got, sizeof got), 0, "client sees the close_notify");
+  close_pair(&p);
+  check(sess != NULL && SSL_SESSION_has_ticket(sess), "a ticket was issued");
+  check(open_pair(&p, ctx, cctx, sess), "second handshake with the ticket");
+  check(SSL_session_reused(p.client), "session resumed by ticket");
+  close_pair(&p);
+  SSL_SESSION_free(sess);
+
+  /* ALPN: h2 alone is refused; h2 and http/1.1 gives http/1.1. */
+  static const unsigned char h2[] = "\x02h2";
+  static const unsigned char both[] = "\x02h2\x08http/1.1";
+  SSL_CTX_set_alpn_protos(cctx, h2, sizeof h2 - 1);
+  check(!open_pair(&p, ctx, cctx, NULL), "ALPN h2 alone: handshake refused");
+  ERR_clear_error();
+  close_pair(&p);
+  SSL_CTX_set_alpn_protos(cctx, both, sizeof both - 1);
+  check(open_pair(&p, ctx, cctx, NULL), "ALPN h2, http/1.1: handshake");
+  const unsigned char *sel;
+  unsigned int sel_len;
+  SSL_get0_alpn_selected(p.server, &sel, &sel_len);
+  check(sel_len == 8 && memcmp(sel, "http/1.1", 8) == 0, "http/1.1 selected");
+  close_pair(&p);
+
+  /* A peer that closes without close_notify: end of stream, not an error. */
+  SSL_CTX_set_alpn_protos(cctx, NULL, 0);
+  check(open_pair(&p, ctx, cctx, NULL), "third handshake");
+  unsigned char drain[256];
+  while (SSL_read(p.client, drain, sizeof drain) > 0) {
+  }
+  /* The tickets read, the client's socket closes without unread bytes
+     (which would make it a reset). */
+  close(p.fds[1]);
+  unsigned char *one = malloc(1);
+  check_eq(hz_tls_read(p.server, one, 1, 0, 1), 0, "EOF without close_notify reads 0");
+  free(one);
+  SSL_free(p.server);
+  SSL_free(p.client);
+  close(p.fds[0]);
+
+  free(req);
+  SSL_CTX_free(cctx);
+  SSL_CTX_free(ctx);
+  free(cert);
+  free(key);
+}
+
+/* ------------------------------------------------------------------------ */
+/* io_uring */
+
+static long wait_one(int64_t *ud, int64_t *res, int64_t *flags) {
+  for (int i = 0; i < 50; i++) {
+    long n = hz_uring_submit_wait(100000000L);
+    if (n < 0) return n;
+    if (n > 0) return hz_uring_reap(ud, res, flags, 1);
+  }
+  return 0;
+}
+
+static void test_uring(void) {
+  check_eq(hz_uring_setup(64, 4, 3, 64), -EINVAL, "buffer count must be a power of two");
+  long r = hz_uring_setup(64, 4, 4, 16);
+  check_eq(r, 0, "ring set up");
+  if (r != 0) return;
+  check_eq(hz_uring_setup(64, 4, 4, 16), -EBUSY, "one ring per process");
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) < 0) abort();
+  check_eq(hz_uring_recv(sv[0], 42), 0, "multishot receive armed");
+  check_eq(write(sv[1], "hello, ring!", 12), 12, "peer writes");
+  int64_t ud, res, flags;
+  check_eq(wait_one(&ud, &res, &flags), 1, "one completion");
+  check(ud == 42 && res == 12 && (flags & IORING_CQE_F_BUFFER) && (flags & IORING_CQE_F_MORE),
+        "12 bytes in a provided buffer, receive goes on");
+  unsigned bid = (unsigned)(flags >> 16);
+  unsigned char *dst = malloc(12);
+  check_eq(hz_uring_copy_buf(bid, 0, dst, 12, 0, 12), 12, "copy into an exact-size buffer");
+  check(memcmp(dst, "hello, ring!", 12) == 0, "received bytes");
+  check_eq(hz_uring_copy_buf(bid, 0, dst, 12, 1, 12), -EINVAL, "copy past the destination refused");
+  check_eq(hz_uring_copy_buf(bid, 10, dst, 12, 0, 7), -EINVAL, "copy past the provided buffer refused");
+  check_eq(hz_uring_copy_buf(99, 0, dst, 12, 0, 1), -EINVAL, "unknown buffer refused");
+  check_eq(hz_uring_recycle(bid), 0, "buffer given back");
+  check_eq(hz_uring_recycle(99), -EINVAL, "unknown buffer not given back");
+
+  unsigned char *a = exact("head:", 5), *b = exact("body", 4);
+  check_eq(hz_uring_send2(0, sv[0], a, 5, 0, 5, b, 4, 0, 4, 0, 7), 0, "sendmsg of two spans queued");
+  check_eq(wait_one(&ud, &res, &flags), 1, "send completes");
+  check(ud == 7 && res == 9, "9 bytes sent");
+  char got[16];
+  check_eq(read(sv[1], got, sizeof got), 9, "peer reads them");
+  check(memcmp(got, "head:body", 9) == 0, "in order");
+  check_eq(hz_uring_send2(0, sv[0], a, 5, 3, 3, b, 4, 0, 0, 0, 7), -EINVAL, "span past a buffer refused");
+  check_eq(hz_uring_send2(9, sv[0], a, 5, 0, 1, b, 4, 0, 0, 0, 7), -EINVAL, "slot out of range refused");
+
+  check_eq(hz_uring_cancel(42), 0, "cancel by user data queued");
+  check_eq(wait_one(&ud, &res, &flags), 1, "the receive ends");
+  check(ud == 42 && res == -ECANCELED && !(flags & IORING_CQE_F_MORE), "cancelled, no more");
+
+  check_eq(hz_uring_poll(sv[0], POLLOUT, 0, 5), 0, "poll for writability queued");
+  check_eq(wait_one(&ud, &res, &flags), 1, "poll completes");
+  check(ud == 5 && (res & POLLOUT), "writable");
+  /* Multishot accept on a listening socket, then cancel by descriptor. */
+  int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t sl = sizeof sa;
+  if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(l, 8) < 0 ||
+      getsockname(l, (struct sockaddr *)&sa, &sl) < 0)
+    abort();
+  check_eq(hz_uring_accept(l, 3), 0, "multishot accept armed");
+  int c = socket(AF_INET, SOCK_STREAM, 0);
+  check_eq(connect(c, (struct sockaddr *)&sa, sizeof sa), 0, "client connects");
+  check_eq(wait_one(&ud, &res, &flags), 1, "accept completes");
+  check(ud == 3 && res >= 0 && (flags & IORING_CQE_F_MORE), "a descriptor, accepting goes on");
+  if (res >= 0) close((int)res);
+  check_eq(hz_uring_cancel_fd(l), 0, "cancel by descriptor queued");
+  check_eq(wait_one(&ud, &res, &flags), 1, "the accept ends");
+  check(ud == 3 && res == -ECANCELED, "cancelled");
+  close(c);
+  close(l);
+  hz_uring_exit();
+  check_eq(hz_uring_setup(64, 4, 4, 16), 0, "set up again after exit");
+  hz_uring_exit();
+  free(dst);
+  free(a);
+  free(b);
+  close(sv[0]);
+  close(sv[1]);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s CERT KEY\n", argv[0]);
+    return 2;
+  }
+  test_tls(argv[1], argv[2]);
+  test_uring();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
