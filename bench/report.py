@@ -75,7 +75,13 @@ SUBJECT = "httpz"
 # intersect, or when their medians are within this fraction (the floor for
 # single-run quick mode, where min = max = median).
 CLOSE = 0.03
-SERVER_ORDER = ["httpz", "nginx", "lighttpd", "h2o", "cohttp"]
+SERVER_ORDER = ["httpz", "httpz-epoll", "nginx", "lighttpd", "h2o", "cohttp"]
+
+
+def is_httpz(name):
+    """httpz itself or one of its variants (httpz-epoll: the other backend):
+    never a peer."""
+    return name == SUBJECT or name.startswith(SUBJECT + "-")
 REQUEST_ORDER = ["small", "medium", "large", "headers50"]
 
 
@@ -244,7 +250,7 @@ def server_results(case, gen=None):
 
 
 def best_peer(case, gen=None):
-    peers = [r for r in server_results(case, gen) if r["server"] != SUBJECT]
+    peers = [r for r in server_results(case, gen) if not is_httpz(r["server"])]
     if not peers:
         return None
     return max(peers, key=lambda r: grps(r, gen)["median"])
@@ -787,7 +793,51 @@ def server_summary(doc, summ):
                    "it shows that the multi-worker path works, not a clean throughput comparison.\n")
     if not head:
         out.append("### Serving static files\n\nThe 612 B / 64-connection case was not run.\n")
+    out += backend_table(doc)
     summ["server"] = out
+
+
+def backend_table(doc):
+    """httpz on io_uring (its default) against httpz on epoll and the best
+    peer, per case: req/s (wrk), server CPU per request and its kernel
+    share, and system calls per request where they were counted."""
+    sysc = {(e["case"], e["server"]): e for e in doc.get("syscalls") or []}
+    rows = []
+    for c in doc.get("cases", []):
+        res = {r["server"]: r for r in server_results(c)}
+        hz, ep = res.get(SUBJECT), res.get(SUBJECT + "-epoll")
+        if not (hz and ep):
+            continue
+        best = best_peer(c)
+        row = [c["id"]]
+        for r in (hz, ep, best):
+            if not r:
+                row += ["–", "–", "–"]
+                continue
+            runs = r.get("runs") or []
+            us = [x.get("server_us_per_request") for x in runs if x.get("server_us_per_request")]
+            ks = [x.get("server_kernel_share") for x in runs if x.get("server_kernel_share") is not None]
+            sc = sysc.get((c["id"], r["server"]))
+            row += [f_int(r["summary"]["rps"]["median"]),
+                    "%.2f µs (%d%% kernel)" % (statistics.median(us), round(100 * statistics.median(ks)))
+                    if us and ks else "–",
+                    "%.2f" % sc["per_request"] if sc and sc.get("per_request") else "–"]
+        p = paired(hz, ep, None)
+        row.insert(4, ("%s%s" % (f_ratio(p["median"]), " ≈" if paired_close(p) else "")) if p else "–")
+        if best:
+            row[8] = "%s: %s" % (best["server"], row[8])
+        rows.append(row)
+    if not rows:
+        return []
+    return ["### Backends: io_uring (the default) and epoll\n",
+            "httpz on io_uring and on epoll, measured in the same rounds as the peers, and the "
+            "case's best peer. CPU: the server's CPU time per request, and the share of it spent "
+            "in the kernel (utime/stime over the wrk runs). System calls per request: counted by "
+            "`strace -c` attached to the server during one more wrk run (counts, not speeds: "
+            "strace slows every server down).\n",
+            table(["case", "io_uring req/s", "io_uring CPU/request", "io_uring syscalls/request",
+                   "io_uring ÷ epoll", "epoll req/s", "epoll CPU/request", "epoll syscalls/request",
+                   "best peer req/s", "its CPU/request", "its syscalls/request"], rows)]
 
 
 # ----------------------------------------------------------------- parser ---

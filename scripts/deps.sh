@@ -21,7 +21,7 @@ test_pkgs=(
 # without SSE4.2), a parser peer; python3-pip: bench/parse/pico_sse42.sh
 # fetches picohttpparser's C source from PyPI for the SSE4.2 build.
 bench_pkgs=(
-  nginx-light lighttpd h2o nghttp2-client gnuplot-nox valgrind
+  nginx-light lighttpd h2o nghttp2-client gnuplot-nox valgrind strace
   libh2o-evloop-dev python3-pip
 )
 

@@ -161,7 +161,7 @@ let create p ~listeners ~signal_fd =
          (if p.alone then fun () -> Uring_io.resume_accept u else fun () -> Epoll_io.resume_accept e);
        w.start_conn <-
          (fun c -> if c.ssl <> Openssl.none || W.tls_failed w c then Epoll_io.start e c else Uring_io.start u c);
-       u.on_epoll <- (fun () -> epoll_events l ~timeout_ms:0);
+       Uring_io.set_on_epoll u (fun () -> epoll_events l ~timeout_ms:0);
        Uring_io.arm_epoll u);
   Reactor.install reactor;
   if Syscall.epoll_ctl_add epfd signal_fd Syscall.epollin signal_token < 0 then

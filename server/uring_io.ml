@@ -421,3 +421,4 @@ let shutdown u =
       finish_close u u.w.conns.(s)
     end
   done
+let set_on_epoll u f = u.on_epoll <- f

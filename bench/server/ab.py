@@ -40,9 +40,10 @@ class Build(B.Httpz):
     def __init__(self, exe, extra):
         self.exe, self.extra = os.path.abspath(exe), extra
 
-    def command(self, tmp, docroot, port, workers, stats):
+    def command(self, tmp, docroot, port, workers, stats, tls=None):
+        tls_args = ["--tls-cert", tls[0], "--tls-key", tls[1]] if tls else []
         return [self.exe, "serve", "-d", docroot, "-p", str(port), "--host", "127.0.0.1",
-                "--workers", str(workers)] + self.extra
+                "--workers", str(workers)] + tls_args + self.extra
 
 
 def parse_spec(spec):
@@ -80,6 +81,7 @@ def main():
     lua = os.path.join(docroot, "report.lua")
     with open(lua, "w") as f:
         f.write(B.WRK_LUA)
+    tls = B.tls_files(docroot) if case.get("tls") else None
     rps, cpu_per_req, p99 = ({s: [] for s in specs} for _ in range(3))
     try:
         for _ in range(rounds):
@@ -89,23 +91,24 @@ def main():
                 os.environ.update(env)
                 try:
                     run, err = B.start_server(procs, server, docroot, case["workers"], case["pin"],
-                                              False, fname, body)
+                                              False, fname, body, tls)
                 finally:
                     os.environ.clear()
                     os.environ.update(saved)
                 if err:
                     sys.exit("%s: %s" % (spec, err))
                 try:
-                    B.run_wrk(procs, run.port, fname, case["conns"], 1, case["headers"], lua)
+                    B.run_wrk(procs, run.port, fname, case["conns"], 1, case["headers"], lua,
+                              tls=bool(tls))
                     cpu0 = B.tree_cpu_seconds(run.proc.pid)
                     if tool == "h2load":
                         out, _rc, cpu, wall = B.run_h2load(procs, run.port, fname, case["conns"],
-                                                           seconds, 0.5, case["headers"])
+                                                           seconds, 0.5, case["headers"], tls=bool(tls))
                         res = B.parse_h2load(out, seconds)
                         lat = None
                     else:
                         out, _rc, cpu, wall = B.run_wrk(procs, run.port, fname, case["conns"],
-                                                        seconds, case["headers"], lua)
+                                                        seconds, case["headers"], lua, tls=bool(tls))
                         res = B.parse_wrk(out)
                         lat = res and res["latency_us"]["p99"]
                     scpu = (B.tree_cpu_seconds(run.proc.pid) - cpu0) / wall

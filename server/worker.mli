@@ -1,0 +1,170 @@
+(** What one worker's event loop keeps whatever moves its bytes: the
+    connection slots, the timer wheel, the listening sockets and their
+    handlers, the idle list, the statistics, the access log and the
+    shutdown state. The backends ({!Epoll_io}, {!Uring_io}) and the loop
+    ({!Loop}) act on it; nothing here performs connection I/O. Its fields
+    are exposed to them, as {!Conn}'s are.
+
+    {2 Slots}
+    [conns] has [max_connections + spare_slots] slots, created on first use
+    and kept. A slot is free ([fd = -1]) or serves one connection;
+    {!open_conn} takes one, {!release_slot} gives it back once the
+    descriptor is closed.
+
+    {2 Idle connections}
+    Connections that hold no part of a request (between keep-alive
+    requests, or not yet sent anything) are listed oldest first: at the
+    connection limit, after new clients were left to other workers for
+    100 ms, the oldest is closed to make room ({!must_wait}, {!make_room}).
+
+    {2 Allocation}
+    None on the request path. *)
+
+type io = Epoll | Uring
+
+type params = {
+  io : io;
+  alone : bool;  (** no other worker accepts on the same sockets *)
+  max_connections : int;
+  read_buffer : int;
+  write_buffer : int;
+  max_body : int;
+  header_timeout_ms : int;
+  idle_timeout_ms : int;
+  body_timeout_ms : int;
+  write_timeout_ms : int;
+  handler_timeout_ms : int;
+  grace_ms : int;
+  stats : bool;
+  log_fd : int;
+  log_path : string option;
+  headers : string;
+  server_name : string;
+}
+
+type listener = {
+  listen_fd : int;
+  handler : Ctx.t -> unit;
+  tls : Tls.server option;
+  headers : string;
+}
+
+val tick_ms : int
+val accept_pause_ns : int
+
+val spare_slots : int
+(** [64] slots beyond [max_connections]: the completion backend keeps a
+    closed connection's slot until the kernel let go of its buffers. *)
+
+type t = {
+  p : params;
+  lfds : int array;
+  handlers : (Ctx.t -> unit) array;
+  tls_servers : Tls.server option array;
+  sfd : int;
+  reactor : Reactor.t;
+  dummy : Conn.t;
+  conns : Conn.t array;
+  free : int array;
+  mutable nfree : int;
+  mutable active : int;
+  wheel : Timer_wheel.t;
+  sh : Conn.shared;
+  log : Access_log.t;
+  (* Idle connections, oldest first: a doubly linked list over slots. *)
+  idle_prev : int array;
+  idle_next : int array;
+  mutable idle_head : int;
+  mutable idle_tail : int;
+  mutable evicted : int;
+  mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
+  mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
+  mutable close : Conn.t -> unit;
+  mutable start_conn : Conn.t -> unit;  (** a connection just accepted *)
+  mutable resume_accept : unit -> unit;
+  mutable now_ns : int;
+  mutable tick : int;
+  mutable listening : bool;
+  mutable accept_resume_ns : int;
+  mutable accept_error_logged : bool;
+  mutable draining : bool;
+  mutable drain_deadline_ns : int;
+  mutable stop : bool;
+  mutable log_flushed_s : int;
+  mutable requests : int;
+  mutable start_words : int;
+  mutable excluded_words : int;
+  mutable setup_words : int;
+  mutable slots_created : int;
+  mutable base_words : int;
+  mutable base_requests : int;
+  mutable final_words : int;
+  mutable final_requests : int;
+}
+
+val words : unit -> int
+val log_msg : ('a, out_channel, unit) format -> 'a
+
+val update_clock : t -> unit
+(** Reads the clocks once per turn ([now_ns], [tick], and the connections'
+    [sh.now], [sh.tick]). *)
+
+val sync_timer : t -> Conn.t -> unit
+(** Mirrors the connection's timer in the wheel. *)
+
+val timeout_ms : t -> int
+(** How long the loop may wait for events: until the next tick when timers
+    or pauses are pending, until the reactor's next timer, else [-1]. *)
+
+val idle_remove : t -> Conn.t -> unit
+
+val waiting : t -> Conn.t -> unit
+(** [c] waits for bytes: listed as idle if it holds no part of a request,
+    else unlisted. *)
+
+val may_accept : t -> bool
+(** Worth accepting: a free slot below the limit, or an idle connection to
+    close for one. *)
+
+val must_wait : t -> bool
+(** At the limit: [true] while new clients are left to other workers (100 ms
+    from reaching it), or when no connection is idle. *)
+
+val make_room : t -> bool
+(** A client was accepted: at the limit, closes the connection idle
+    longest for it; [false] if no slot is left at all. *)
+
+val pause_accepts : t -> unit
+(** Accepting stops for 100 ms ([accept_resume_ns]). *)
+
+val open_conn : t -> int -> int -> Conn.t
+(** [open_conn w fd listener]: the slot of a connection just accepted;
+    with TLS, [c.ssl] is {!Openssl.none} if OpenSSL failed ({!tls_failed}:
+    the caller closes it). *)
+
+val tls_failed : t -> Conn.t -> bool
+
+val release_slot : t -> Conn.t -> unit
+(** The connection's descriptor is closed or handed over: frees the slot
+    (buffers back to the pools) and resumes accepting. *)
+
+val start_drain : t -> bool
+(** Starts the graceful shutdown ([false] if it had started). *)
+
+val close_idle : t -> unit
+
+val read_signals : t -> bool
+(** Handles the signals that arrived (SIGHUP: reopen the log, reload
+    certificates); [true] when one asks to stop. *)
+
+val end_of_turn : t -> on_timeout:(Conn.t -> unit) -> unit
+(** Timers (the reactor's and the connections'), resumed accepts, the
+    access log's flush, the end of a drain. *)
+
+val is_loopback : Unix.sockaddr -> bool
+
+val create : params -> listeners:listener array -> signal_fd:int -> reactor:Reactor.t -> t
+(** @raise Invalid_argument when [listeners] is empty. *)
+
+val finish : t -> unit
+(** Returns the pools' memory, flushes the log and prints the exit line. *)
