@@ -15,6 +15,10 @@ type config = {
   cache_max_file : int;
   cache_bytes : int;
   cache_ttl_ms : int;
+  default_type : string;
+  error_pages : (int * string) list;
+  compress : bool;
+  compress_level : int;
 }
 
 let default_config = {
@@ -31,6 +35,10 @@ let default_config = {
   cache_max_file = 64 * 1024;
   cache_bytes = 64 * 1024 * 1024;
   cache_ttl_ms = 1000;
+  default_type = Mime.default_type;
+  error_pages = [];
+  compress = false;
+  compress_level = 6;
 }
 
 open Pages
@@ -77,6 +85,10 @@ type t = {
           a {!File_cache} entry's contents. *)
   mutable now_ms : int;  (** monotonic ms of this request *)
   mutable gz_slot : int;  (** cache slot of the sidecar being answered *)
+  mutable mem_slot : int;  (** cache slot whose contents [mem] is, or [-1] *)
+  zip_suffix : string;  (** appended to the entity-tag of a compressed form *)
+  pages : B.t array;  (** [pages.(i)]: the path of the custom page for [page_codes.(i)] *)
+  page_codes : int array;
 }
 
 let root_fd t = t.root_fd
@@ -96,18 +108,34 @@ let root_real fd =
   let n = Extra.fd_path fd b 0 4096 in
   if n <= 0 then "" else B.sub_string b ~off:0 ~len:n
 
+(* The statuses the handler answers with a page of its own, which a
+   custom page may replace. *)
+let page_statuses = [ 400; 403; 404; 405; 412; 414; 416; 500; 503 ]
+
+(* A custom page's path as a request path: with one leading '/'. *)
+let page_path p = if String.length p > 0 && p.[0] = '/' then p else "/" ^ p
+
 let random_boundary () =
   let st = Random.State.make_self_init () in
   String.init 24 (fun _ -> "0123456789abcdefghijklmnopqrstuvwxyz".[Random.State.int st 36])
 
-let create cfg =
+let create_state cfg =
   if cfg.index = "" || String.contains cfg.index '/' || String.contains cfg.index '\000'
      || String.length cfg.index > suffix_room - 8
   then Error "index must be a plain file name"
   else if not (valid_mount cfg.mount) then
     Error "mount must be a path that starts and ends with '/', without '.' or '..' segments"
   else if cfg.multipart_max < 0 then Error "multipart_max must not be negative"
+  else if not (Mime.is_type cfg.default_type) then
+    Error (Printf.sprintf "default type %S is not a media type (type/subtype)" cfg.default_type)
+  else if cfg.compress_level < 1 || cfg.compress_level > 9 then
+    Error "compress_level must be between 1 and 9"
   else
+    match List.find_opt (fun (code, _) -> not (List.mem code page_statuses)) cfg.error_pages with
+    | Some (code, _) ->
+      Error (Printf.sprintf "error page for %d: the handler never answers %d (it answers %s)" code code
+               (String.concat ", " (List.map string_of_int page_statuses)))
+    | None ->
     match Sys.is_directory cfg.root with
     | exception Sys_error _ -> Error (Printf.sprintf "%s: no such directory" cfg.root)
     | false -> Error (Printf.sprintf "%s: not a directory" cfg.root)
@@ -127,7 +155,7 @@ let create cfg =
           st = Syscall.stat_create ();
           st2 = Syscall.stat_create ();
           range = Range.create ();
-          mime = Mime_cache.create ();
+          mime = Mime_cache.create ~default:cfg.default_type ();
           etag_buf = B.create 64;
           etag_pool = Array.init 64 Bytes.create;
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
@@ -140,6 +168,10 @@ let create cfg =
           mem = B.create 0;
           now_ms = 0;
           gz_slot = -1;
+          mem_slot = -1;
+          zip_suffix = Printf.sprintf "-z%d" cfg.compress_level;
+          pages = Array.of_list (List.map (fun (_, p) -> B.of_string (page_path p)) cfg.error_pages);
+          page_codes = Array.of_list (List.map fst cfg.error_pages);
         }
       end
 
@@ -189,8 +221,97 @@ let open_beneath t b off len =
   end
   else fd
 
+(* Each custom error page must be a regular file that opens beneath the
+   root now (it is opened the same way, through the cache, when served). *)
+let check_page t code p =
+  let n = B.length p in
+  let fail why =
+    Error (Printf.sprintf "error page for %d: %s %s" code (B.to_string p) why)
+  in
+  if (not t.cfg.dotfiles) && has_hidden_segment p n then fail "is a dotfile, which is not served"
+  else
+    let fd = if n <= 1 then -Syscall.enoent else open_beneath t p 1 (n - 1) in
+    if fd < 0 then fail ("cannot be opened beneath the root: " ^ Syscall.error_message fd)
+    else begin
+      let regular = Syscall.fstat fd t.st = 0 && Syscall.stat_is_regular t.st in
+      ignore (Syscall.close fd);
+      if regular then Ok () else fail "is not a regular file"
+    end
+
+let create cfg =
+  match create_state cfg with
+  | Error e -> Error e
+  | Ok t ->
+    let rec check i =
+      if i = Array.length t.pages then Ok t
+      else match check_page t t.page_codes.(i) t.pages.(i) with
+        | Ok () -> check (i + 1)
+        | Error e -> ignore (Syscall.close t.root_fd); Error e
+    in
+    check 0
+
 (* Opens the decoded path [t.path.{0 .. n-1}] beneath the root. *)
 let open_path t n = if n <= 1 then open_beneath t t.dot 0 1 else open_beneath t t.path 1 (n - 1)
+
+(* {1 Error pages} *)
+
+(* [status] answered with the custom page [t.pages.(i)]: from the file
+   cache when it is small (checked once per [cache_ttl_ms] like any file),
+   else sent from its fd; the built-in page if it cannot be opened now.
+   [range_len > 0]: a 416, whose [Content-Range] is [t.scratch.{0 ..
+   range_len-1}]. *)
+let custom_page t c (status : Status.t) i ~range_len =
+  let p = t.pages.(i) in
+  let n = B.length p in
+  let cache = t.cache in
+  (* Errors found before the file-system work have not read the clock. *)
+  t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
+  let slot = File_cache.find cache p ~len:n in
+  let slot, fd =
+    if slot >= 0 && (not (File_cache.is_absent cache slot)) && File_cache.fresh cache slot ~now_ms:t.now_ms
+    then slot, -1
+    else begin
+      let fd = open_beneath t p 1 (n - 1) in
+      if fd < 0 then -1, -1
+      else if Syscall.fstat fd t.st2 <> 0 || not (Syscall.stat_is_regular t.st2) then begin
+        ignore (Syscall.close fd); -1, -1
+      end
+      else if slot >= 0 && File_cache.revalidate cache slot t.st2 ~now_ms:t.now_ms then begin
+        ignore (Syscall.close fd); slot, -1
+      end
+      else
+        let cached = File_cache.insert cache p ~len:n ~fd t.st2 ~now_ms:t.now_ms in
+        if cached >= 0 then (ignore (Syscall.close fd); cached, -1) else -1, fd
+    end
+  in
+  if slot < 0 && fd < 0 then begin
+    if range_len > 0 then begin
+      Ctx.start c status;
+      Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:range_len;
+      Ctx.header c Content_type html_type;
+      Ctx.body_string c p416
+    end
+    else error_page c status
+  end
+  else begin
+    Ctx.start c status;
+    (match status with Method_not_allowed -> Ctx.header c Allow allow | _ -> ());
+    if range_len > 0 then Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:range_len;
+    Ctx.header c Content_type (Mime_cache.type_of t.mime (Mime_cache.slot_of_path t.mime p n));
+    if fd >= 0 then Ctx.body_file c ~fd ~off:0 ~len:(Syscall.stat_size t.st2) ~close:true
+    else Ctx.body_bigstring_stable c (File_cache.content cache slot) ~off:0 ~len:(File_cache.size cache slot)
+  end
+
+let page_index t (status : Status.t) =
+  let code = Status.code status in
+  let i = ref (Array.length t.page_codes - 1) in
+  while !i >= 0 && t.page_codes.(!i) <> code do decr i done;
+  !i
+
+(* The answer for an error [status]: the custom page if one is set. *)
+let error_page t c status =
+  let i = if Array.length t.page_codes = 0 then -1 else page_index t status in
+  if i < 0 then error_page c status else custom_page t c status i ~range_len:0
 
 let append_string (b : B.t) n s =
   B.blit_from_string s ~src_off:0 b ~dst_off:n ~len:(String.length s);
@@ -198,21 +319,21 @@ let append_string (b : B.t) n s =
 
 (* {1 Entity-tags} *)
 
-(* Writes the tag of [st] (with "-gz" inside the quotes for a sidecar)
-   into [etag_buf] and copies it into the pooled bytes of exactly its
-   length, so it can be handed to [Etag] and [Ctx.header] as a string
-   without allocating. The string is valid until the next request. *)
-let make_etag t ~mtime_s ~mtime_ns ~size ~gz =
+(* Writes the tag of [st] (with [suffix] inside the quotes: "-gz" for a
+   sidecar, [zip_suffix] for the compressed form of the file) into
+   [etag_buf] and copies it into the pooled bytes of exactly its length,
+   so it can be handed to [Etag] and [Ctx.header] as a string without
+   allocating. The string is valid until the next request. *)
+let make_etag t ~mtime_s ~mtime_ns ~size ~suffix =
   let n = Etag.write t.etag_buf ~off:0 ~mtime:mtime_s ~nsec:mtime_ns ~size in
+  let k = String.length suffix in
   let n =
-    if gz then begin
+    if k > 0 then begin
       (* replace the closing quote *)
       let o = n - 1 in
-      B.unsafe_set t.etag_buf o '-';
-      B.unsafe_set t.etag_buf (o + 1) 'g';
-      B.unsafe_set t.etag_buf (o + 2) 'z';
-      B.unsafe_set t.etag_buf (o + 3) '"';
-      n + 3
+      B.blit_from_string suffix ~src_off:0 t.etag_buf ~dst_off:o ~len:k;
+      B.unsafe_set t.etag_buf (o + k) '"';
+      n + k
     end
     else n
   in
@@ -280,7 +401,7 @@ let multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     end
   done;
   release fd;
-  if not !ok then error_page c Internal_server_error
+  if not !ok then error_page t c Internal_server_error
   else begin
     o := append_string b !o "\r\n--";
     o := append_string b !o t.boundary;
@@ -321,10 +442,14 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     | Unsatisfiable ->
       release fd;
       let o = Range.write_unsatisfied t.scratch ~off:0 ~length:size in
-      Ctx.start c Range_not_satisfiable;
-      Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:o;
-      Ctx.header c Content_type html_type;
-      Ctx.body_string c p416
+      let i = if Array.length t.page_codes = 0 then -1 else page_index t Range_not_satisfiable in
+      if i >= 0 then custom_page t c Range_not_satisfiable i ~range_len:o
+      else begin
+        Ctx.start c Range_not_satisfiable;
+        Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:o;
+        Ctx.header c Content_type html_type;
+        Ctx.body_string c p416
+      end
     | Satisfiable ->
       if Range.count r = 1 then begin
         let first = Range.start r 0 and last = Range.stop r 0 in
@@ -346,8 +471,10 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
 
 (* {1 Files} *)
 
-(* Where the sidecar's bytes are, after {!find_sidecar}. *)
-type sidecar = No_sidecar | Sidecar_fd of int | Sidecar_mem
+(* Where the sidecar's bytes are, after {!find_sidecar}; [Zipped]: the
+   compressed form of the cached file (in [t.mem], cache slot
+   [t.mem_slot]). *)
+type sidecar = No_sidecar | Sidecar_fd of int | Sidecar_mem | Zipped
 
 (* [FILE.gz] beside the file at [t.path.{0 .. n-1}] (whose mtime is
    [orig_mtime]): used when it is a regular file no older than the
@@ -383,14 +510,45 @@ let find_sidecar t n ~orig_mtime =
     else (release fd; File_cache.insert_absent cache t.path ~len:m ~now_ms:t.now_ms; No_sidecar)
   end
 
+(* The compressed form of the cached file in [t.mem] (slot [t.mem_slot]),
+   made now if this is its first request: [Zipped] with [t.mem] set to
+   it, or [No_sidecar] when it is not worth keeping (not smaller, too
+   small to bother, no room in the cache). *)
+let min_compress = 256
+
+let zipped_form t =
+  let cache = t.cache and s = t.mem_slot in
+  (* The sidecar lookup before may have evicted the entry. *)
+  if File_cache.content cache s != t.mem then No_sidecar
+  else begin
+  if File_cache.zip_state cache s = File_cache.zip_untried then begin
+    let size = File_cache.size cache s in
+    if size < min_compress then File_cache.refuse_zip cache s
+    else
+      File_cache.set_zipped cache s
+        (Compress.gzip ~level:t.cfg.compress_level (File_cache.content cache s) ~off:0 ~len:size)
+  end;
+  if File_cache.zip_state cache s = File_cache.zip_ready then begin
+    t.mem <- File_cache.zipped cache s;
+    Zipped
+  end
+  else No_sidecar
+  end
+
 (* Answers with the regular file at [t.path.{0 .. n-1}]: its bytes are on
    [fd] ([>= 0]) or in [t.mem] ([fd = -1]), with the given metadata. From
    here on [fd] is closed on every path. *)
 let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
   let slot = Mime_cache.slot_of_path t.mime t.path n in
   let ctype = Mime_cache.type_of t.mime slot in
-  let vary = t.cfg.gzip_static && Mime_cache.compressible t.mime slot in
-  let side = if vary && Accept_encoding.accepts_gzip buf req then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
+  let vary = (t.cfg.gzip_static || t.cfg.compress) && Mime_cache.compressible t.mime slot in
+  let gzip_ok = vary && Accept_encoding.accepts_gzip buf req in
+  let side = if gzip_ok && t.cfg.gzip_static then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
+  let side =
+    if side = No_sidecar && gzip_ok && t.cfg.compress && fd < 0 && t.mem_slot >= 0
+       && not (is_get && Request.find req Range >= 0)
+    then zipped_form t else side
+  in
   let gz, fd, size, e_mtime, e_ns =
     match side with
     | No_sidecar -> false, fd, size, mtime_s, mtime_ns
@@ -401,17 +559,24 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
       release fd;
       let s = t.gz_slot in
       true, -1, File_cache.size t.cache s, File_cache.mtime_s t.cache s, File_cache.mtime_ns t.cache s
+    | Zipped -> true, -1, B.length t.mem, mtime_s, mtime_ns
   in
+  let suffix = match side with No_sidecar -> "" | Zipped -> t.zip_suffix | Sidecar_fd _ | Sidecar_mem -> "-gz" in
   (* RFC 9110 §8.8.2.1: a modification time in the future (clock skew,
      touch -d) is replaced by the time of the answer, in Last-Modified and
      in every comparison made against it. The ETag keeps the real mtime. *)
   let mtime = let now = Ctx.now c in if e_mtime > now then now else e_mtime in
   match
-    let etag = make_etag t ~mtime_s:e_mtime ~mtime_ns:e_ns ~size ~gz in
+    let etag =
+      (* The compressed form's tag is the file's, marked: its bytes
+         follow from the file's and the level. *)
+      make_etag t ~mtime_s:e_mtime ~mtime_ns:e_ns
+        ~size:(if side = Zipped then File_cache.size t.cache t.mem_slot else size) ~suffix
+    in
     match preconditions c req buf etag mtime with
     | Send_412 ->
       release fd;
-      error_page c Precondition_failed
+      error_page t c Precondition_failed
     | Send_304 ->
       release fd;
       Ctx.start c Not_modified;
@@ -450,6 +615,7 @@ let serve_opened t c req buf fd n ~is_get =
   if cached >= 0 then begin
     release fd;
     t.mem <- File_cache.content cache cached;
+    t.mem_slot <- cached;
     serve_file t c req buf (-1) n ~is_get ~size:(File_cache.size cache cached)
       ~mtime_s:(File_cache.mtime_s cache cached) ~mtime_ns:(File_cache.mtime_ns cache cached)
   end
@@ -509,7 +675,7 @@ let serve_directory t c req buf dfd n ~is_get =
       end
       else begin
         ignore (Syscall.close dfd);
-        error_page c Forbidden
+        error_page t c Forbidden
       end
     end
   end
@@ -548,18 +714,19 @@ let mount_redirect t c =
 let serve t c req ~is_get =
   let buf = Ctx.buffer c in
   match Target.split t.target buf (Request.target req) with
-  | Error | Asterisk -> error_page c Bad_request
+  | Error | Asterisk -> error_page t c Bad_request
   | Origin | Absolute ->
     let n = Target.decode_path buf (Target.path t.target) ~dst:t.path in
     let n = if n < 0 || n > path_capacity then n else unmount t n in
     if n = mount_point then mount_redirect t c
-    else if n = outside_mount then error_page c Not_found
+    else if n = outside_mount then error_page t c Not_found
     else if n > path_capacity || (n < 0 && Target.decode_error n = Target.Too_long) then
-      error_page c Uri_too_long
-    else if n < 0 then error_page c Bad_request
-    else if (not t.cfg.dotfiles) && has_hidden_segment t.path n then error_page c Not_found
+      error_page t c Uri_too_long
+    else if n < 0 then error_page t c Bad_request
+    else if (not t.cfg.dotfiles) && has_hidden_segment t.path n then error_page t c Not_found
     else begin
       t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
+      t.mem_slot <- -1;
       (* The cache is keyed by file path; a path ending in '/' names its
          index file. A fresh entry answers without a single syscall. *)
       let key = if Target.ends_in_slash t.path n then append_string t.path n t.cfg.index else n in
@@ -568,6 +735,7 @@ let serve t c req ~is_get =
          && File_cache.fresh t.cache slot ~now_ms:t.now_ms
       then begin
         t.mem <- File_cache.content t.cache slot;
+        t.mem_slot <- slot;
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
       end
@@ -579,13 +747,14 @@ let serve t c req ~is_get =
         (* Out of descriptors, the re-check cannot open the file: the copy
            we hold is better than a 503; it is checked again next time. *)
         t.mem <- File_cache.content t.cache slot;
+        t.mem_slot <- slot;
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
       end
-      else if fd < 0 then error_page c (status_of_errno fd)
+      else if fd < 0 then error_page t c (status_of_errno fd)
       else if Syscall.fstat fd t.st <> 0 then begin
         ignore (Syscall.close fd);
-        error_page c Internal_server_error
+        error_page t c Internal_server_error
       end
       else
         match Syscall.stat_kind t.st with
@@ -593,7 +762,7 @@ let serve t c req ~is_get =
         | Directory -> serve_directory t c req buf fd n ~is_get
         | Fifo | Socket | Char_device | Block_device | Symlink | Other ->
           ignore (Syscall.close fd);
-          error_page c Forbidden
+          error_page t c Forbidden
     end
 
 let handler t c =
@@ -605,4 +774,4 @@ let handler t c =
     Ctx.start c No_content;
     Ctx.header c Allow allow;
     Ctx.no_body c ~content_length:(-1)
-  | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page c Method_not_allowed
+  | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page t c Method_not_allowed

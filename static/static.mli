@@ -170,6 +170,28 @@ type config = {
   cache_ttl_ms : int;
       (** How long a cached file is trusted before it is re-checked with
           openat2 + fstat (a change shows at most this late). Default 1000. *)
+  default_type : string;
+      (** [Content-Type] of files without an extension or with one no
+          registry knows, sent as given (no charset added). Must be a
+          media type ([type/subtype], optional parameters). Default
+          ["application/octet-stream"]. *)
+  error_pages : (int * string) list;
+      (** Custom error pages: [(status, path)] answers [status] with the
+          file at [path] (relative to the root, with or without a leading
+          ['/']) instead of the built-in page, keeping the status, with
+          the file's [Content-Type] and no validators. The statuses the
+          handler answers with a page: 400, 403, 404, 405, 412, 414, 416,
+          500, 503 ({!create} refuses others). The file is opened like any
+          request path (openat2 [RESOLVE_BENEATH] from the root's fd, the
+          dotfile rule, the file cache), so it cannot lie outside the
+          root; {!create} checks that it is a regular file there. If it
+          disappears later, the built-in page is sent. Default [[]]. *)
+  compress : bool;
+      (** Compress on the fly (gzip) the answers of compressible types
+          (see {!is_compressible}) to clients that accept gzip, when no
+          [FILE.gz] sidecar is served. Default [false]. See "On-the-fly
+          compression" above. *)
+  compress_level : int;  (** zlib level, 1-9. Default 6. *)
 }
 
 val default_config : config
