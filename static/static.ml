@@ -228,7 +228,9 @@ let check_page t code p =
   let fail why =
     Error (Printf.sprintf "error page for %d: %s %s" code (B.to_string p) why)
   in
-  if (not t.cfg.dotfiles) && has_hidden_segment p n then fail "is a dotfile, which is not served"
+  if List.mem ".." (String.split_on_char '/' (B.to_string p)) then
+    fail "cannot be opened beneath the root: '..' leaves it"
+  else if (not t.cfg.dotfiles) && has_hidden_segment p n then fail "is a dotfile, which is not served"
   else
     let fd = if n <= 1 then -Syscall.enoent else open_beneath t p 1 (n - 1) in
     if fd < 0 then fail ("cannot be opened beneath the root: " ^ Syscall.error_message fd)
