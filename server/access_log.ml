@@ -64,23 +64,26 @@ let months = "JanFebMarAprMayJunJulAugSepOctNovDec"
 (* "[10/Oct/2000:13:55:36 +0000]" (in [t.time]) rewritten in place as
    "2000-10-10T13:55:36Z": the CLF writer is the one date formatter. *)
 let iso_of_clf (b : Bigstring.t) =
-  let g i = Bigstring.unsafe_get b i in
-  let d1 = g 1 and d2 = g 2 in
+  (* No local closures: they would be allocated on each call. *)
+  let d1 = Bigstring.unsafe_get b 1 and d2 = Bigstring.unsafe_get b 2 in
   let m = ref 0 in
   for k = 0 to 11 do
-    if String.unsafe_get months (3 * k) = g 4
-       && String.unsafe_get months ((3 * k) + 1) = g 5
-       && String.unsafe_get months ((3 * k) + 2) = g 6
+    if String.unsafe_get months (3 * k) = Bigstring.unsafe_get b 4
+       && String.unsafe_get months ((3 * k) + 1) = Bigstring.unsafe_get b 5
+       && String.unsafe_get months ((3 * k) + 2) = Bigstring.unsafe_get b 6
     then m := k + 1
   done;
-  let y0 = g 8 and y1 = g 9 and y2 = g 10 and y3 = g 11 in
-  let h0 = g 13 and h1 = g 14 and i0 = g 16 and i1 = g 17 and s0 = g 19 and s1 = g 20 in
-  let put i ch = Bigstring.unsafe_set b i ch in
-  put 0 y0; put 1 y1; put 2 y2; put 3 y3; put 4 '-';
-  put 5 (Char.unsafe_chr (48 + (!m / 10))); put 6 (Char.unsafe_chr (48 + (!m mod 10)));
-  put 7 '-'; put 8 d1; put 9 d2; put 10 'T';
-  put 11 h0; put 12 h1; put 13 ':'; put 14 i0; put 15 i1; put 16 ':'; put 17 s0; put 18 s1;
-  put 19 'Z'
+  (* Year, then hh:mm:ss, move left; the day goes after the month. *)
+  Bigstring.blit ~src:b ~src_off:8 ~dst:b ~dst_off:0 ~len:4;
+  Bigstring.blit ~src:b ~src_off:13 ~dst:b ~dst_off:11 ~len:8;
+  Bigstring.unsafe_set b 4 '-';
+  Bigstring.unsafe_set b 5 (Char.unsafe_chr (48 + (!m / 10)));
+  Bigstring.unsafe_set b 6 (Char.unsafe_chr (48 + (!m mod 10)));
+  Bigstring.unsafe_set b 7 '-';
+  Bigstring.unsafe_set b 8 d1;
+  Bigstring.unsafe_set b 9 d2;
+  Bigstring.unsafe_set b 10 'T';
+  Bigstring.unsafe_set b 19 'Z'
 
 let set_time t now =
   if now <> t.time_s then begin
