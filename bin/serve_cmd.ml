@@ -475,6 +475,15 @@ let serve_cmd =
         precompressed $(i,FILE).gz sidecars for clients that accept gzip, index.html for \
         directories, and optionally directory listings. Paths are opened with openat2 \
         RESOLVE_BENEATH, so the kernel refuses anything outside $(i,DIR).";
+    `P "For operators: several listening addresses ($(b,--listen), IPv4 and IPv6), systemd \
+        socket activation, extra response headers ($(b,--header)), custom error pages \
+        ($(b,--error-page)), a default type ($(b,--default-type)), common, combined or JSON \
+        access logs ($(b,--log-format)) and gzip on the fly ($(b,--compress)).";
+    `S Manpage.s_environment;
+    `P "$(b,LISTEN_FDS), $(b,LISTEN_PID): systemd socket activation (sd_listen_fds(3)). When \
+        LISTEN_PID is this process, the LISTEN_FDS listening TCP sockets from fd 3 on are \
+        served instead of binding any address; $(b,--listen), $(b,--port) and $(b,--host) are \
+        then refused. The variables are cleared for child processes.";
     `S Manpage.s_exit_status;
     `P "0 after a graceful shutdown (SIGTERM or SIGINT). 1 when the server could not start \
         (address in use, ...). 2 for an invalid option value (missing directory, port out of \
@@ -486,8 +495,8 @@ let serve_cmd =
         and keep serving.";
     `S Manpage.s_examples;
     `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
-    `Pre "httpz serve /var/www -p 443 --host 0.0.0.0 --tls-cert fullchain.pem \\
-    --tls-key privkey.pem --redirect-http 80 --hsts 31536000 --user www-data";
+    `Pre "httpz serve /var/www -p 443 --host 0.0.0.0 --tls-cert fullchain.pem --tls-key privkey.pem --redirect-http 80 --hsts 31536000 --user www-data";
+    `Pre "httpz serve /var/www --listen 0.0.0.0:80 --listen '[::]:80' --compress --header 'X-Frame-Options: DENY' --error-page 404=/errors/404.html --access-log /var/log/httpz/access.log --log-format json --user www-data";
   ] in
   Cmd.v (Cmd.info "serve" ~doc ~man ~exits:[])
     Term.(const run $ pos_dir $ dir $ workers $ max_age $ list $ stats
