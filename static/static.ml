@@ -60,7 +60,7 @@ let suffix_room = 256
 
 type t = {
   cfg : config;
-  root_fd : int;
+  beneath : Beneath.t;  (** opens paths beneath the root *)
   cache_control : string;
   multipart_type : string;
   boundary : string;
@@ -74,10 +74,6 @@ type t = {
   etag_buf : B.t;
   etag_pool : Bytes.t array;  (** [etag_pool.(n)] has length [n] *)
   scratch : B.t;  (** Location, Content-Range *)
-  root_real : string;
-      (** the root's path as the kernel resolves it; [""] when it cannot
-          be read (no /proc), which turns the opened-path check off *)
-  resolved : B.t;  (** where an opened fd leads ({!leads_to_hidden}) *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
   cache : File_cache.t;
   mutable mem : B.t;
@@ -87,12 +83,11 @@ type t = {
   mutable gz_slot : int;  (** cache slot of the sidecar being answered *)
   mutable mem_slot : int;  (** cache slot whose contents [mem] is, or [-1] *)
   zip_suffix : string;  (** appended to the entity-tag of a compressed form *)
-  pages : B.t array;  (** [pages.(i)]: the path of the custom page for [page_codes.(i)] *)
-  page_codes : int array;
+  errors : Error_pages.t;
 }
 
-let root_fd t = t.root_fd
-let close t = ignore (Syscall.close t.root_fd)
+let root_fd t = Beneath.root_fd t.beneath
+let close t = ignore (Syscall.close (root_fd t))
 let mime t name = Mime_cache.type_of t.mime (Mime_cache.slot_of_path t.mime (B.of_string name) (String.length name))
 
 (* "/" or "/a/b/": what a normalised request path can start with. *)
@@ -103,23 +98,11 @@ let valid_mount m =
   && String.for_all (fun ch -> ch > ' ' && ch < '\127' && ch <> '?' && ch <> '#' && ch <> '%') m
   && (n = 1 || List.for_all (fun seg -> seg <> "" && seg <> "." && seg <> "..") segments)
 
-let root_real fd =
-  let b = B.create 4096 in
-  let n = Extra.fd_path fd b 0 4096 in
-  if n <= 0 then "" else B.sub_string b ~off:0 ~len:n
-
-(* The statuses the handler answers with a page of its own, which a
-   custom page may replace. *)
-let page_statuses = [ 400; 403; 404; 405; 412; 414; 416; 500; 503 ]
-
-(* A custom page's path as a request path: with one leading '/'. *)
-let page_path p = if String.length p > 0 && p.[0] = '/' then p else "/" ^ p
-
 let random_boundary () =
   let st = Random.State.make_self_init () in
   String.init 24 (fun _ -> "0123456789abcdefghijklmnopqrstuvwxyz".[Random.State.int st 36])
 
-let create_state cfg =
+let create cfg =
   if cfg.index = "" || String.contains cfg.index '/' || String.contains cfg.index '\000'
      || String.length cfg.index > suffix_room - 8
   then Error "index must be a plain file name"
@@ -131,21 +114,23 @@ let create_state cfg =
   else if cfg.compress_level < 1 || cfg.compress_level > 9 then
     Error "compress_level must be between 1 and 9"
   else
-    match List.find_opt (fun (code, _) -> not (List.mem code page_statuses)) cfg.error_pages with
-    | Some (code, _) ->
-      Error (Printf.sprintf "error page for %d: the handler never answers %d (it answers %s)" code code
-               (String.concat ", " (List.map string_of_int page_statuses)))
-    | None ->
     match Sys.is_directory cfg.root with
     | exception Sys_error _ -> Error (Printf.sprintf "%s: no such directory" cfg.root)
     | false -> Error (Printf.sprintf "%s: not a directory" cfg.root)
     | true ->
       let fd = Syscall.open_dir cfg.root in
       if fd < 0 then Error (Printf.sprintf "%s: %s" cfg.root (Syscall.error_message fd))
-      else begin
+      else
+        let beneath =
+          Beneath.create ~root_fd:fd ~dotfiles:cfg.dotfiles ~follow_symlinks:cfg.follow_symlinks
+            ~room:(path_capacity + suffix_room)
+        in
+        match Error_pages.create beneath cfg.error_pages with
+        | Error e -> ignore (Syscall.close fd); Error e
+        | Ok errors ->
         let boundary = random_boundary () in
         Ok {
-          cfg; root_fd = fd;
+          cfg; beneath;
           cache_control = (if cfg.max_age >= 0 then Printf.sprintf "max-age=%d" cfg.max_age else "");
           multipart_type = "multipart/byteranges; boundary=" ^ boundary;
           boundary;
@@ -159,8 +144,6 @@ let create_state cfg =
           etag_buf = B.create 64;
           etag_pool = Array.init 64 Bytes.create;
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
-          root_real = root_real fd;
-          resolved = B.create (path_capacity + suffix_room + 4096);
           multipart = B.create 0;
           cache =
             File_cache.create ~max_file:cfg.cache_max_file ~max_bytes:cfg.cache_bytes
@@ -170,149 +153,22 @@ let create_state cfg =
           gz_slot = -1;
           mem_slot = -1;
           zip_suffix = Printf.sprintf "-z%d" cfg.compress_level;
-          pages = Array.of_list (List.map (fun (_, p) -> B.of_string (page_path p)) cfg.error_pages);
-          page_codes = Array.of_list (List.map fst cfg.error_pages);
+          errors;
         }
-      end
 
 (* {1 Paths} *)
 
-(* A segment starting with '.' ([/.git], [/a/.env]); normalisation has
-   already removed "." and ".." segments, so this is exactly the dotfiles.
-   [.well-known] (RFC 8615) is public by definition. *)
-let hidden_between (p : B.t) ~off n =
-  let hidden = ref false and i = ref off in
-  while not !hidden && !i < n - 1 do
-    if B.unsafe_get p !i = '/' && B.unsafe_get p (!i + 1) = '.' then begin
-      let s = !i + 1 in
-      let e = ref s in
-      while !e < n && B.unsafe_get p !e <> '/' do incr e done;
-      if not (!e - s = 11 && B.equal_string p ~off:s ~len:11 ".well-known") then hidden := true;
-      i := !e
-    end
-    else incr i
-  done;
-  !hidden
-
-let has_hidden_segment p n = hidden_between p ~off:0 n
-
-(* The dotfile rule holds for what was opened, not only for the path
-   asked: [/gitlink/config] with [gitlink -> .git] opens [.git/config].
-   The kernel tells where the descriptor leads; below the root's own real
-   path, no segment may be hidden. An fd whose path cannot be read counts
-   as hidden (fail closed). One readlink per open; cached answers open
-   nothing. *)
-let leads_to_hidden t fd =
-  let n = Extra.fd_path fd t.resolved 0 (B.length t.resolved) in
-  let r = String.length t.root_real in
-  if n < 0 then true
-  else if n < r || not (B.equal_string t.resolved ~off:0 ~len:r t.root_real) then true
-  else hidden_between t.resolved ~off:(if r = 1 then 0 else r) n
-
-(* Opens [b.{off .. off+len-1}] beneath the root: the kernel keeps the
-   open inside it (openat2 RESOLVE_BENEATH), and unless dotfiles are
-   served, a descriptor that leads to one is closed and reported as
-   missing ([-enoent]). *)
-let open_beneath t b off len =
-  let fd = Syscall.openat2_beneath t.root_fd b off len ~no_symlinks:(not t.cfg.follow_symlinks) in
-  if fd >= 0 && (not t.cfg.dotfiles) && t.root_real <> "" && leads_to_hidden t fd then begin
-    ignore (Syscall.close fd);
-    - Syscall.enoent
-  end
-  else fd
-
-(* Each custom error page must be a regular file that opens beneath the
-   root now (it is opened the same way, through the cache, when served). *)
-let check_page t code p =
-  let n = B.length p in
-  let fail why =
-    Error (Printf.sprintf "error page for %d: %s %s" code (B.to_string p) why)
-  in
-  if List.mem ".." (String.split_on_char '/' (B.to_string p)) then
-    fail "cannot be opened beneath the root: '..' leaves it"
-  else if (not t.cfg.dotfiles) && has_hidden_segment p n then fail "is a dotfile, which is not served"
-  else
-    let fd = if n <= 1 then -Syscall.enoent else open_beneath t p 1 (n - 1) in
-    if fd < 0 then fail ("cannot be opened beneath the root: " ^ Syscall.error_message fd)
-    else begin
-      let regular = Syscall.fstat fd t.st = 0 && Syscall.stat_is_regular t.st in
-      ignore (Syscall.close fd);
-      if regular then Ok () else fail "is not a regular file"
-    end
-
-let create cfg =
-  match create_state cfg with
-  | Error e -> Error e
-  | Ok t ->
-    let rec check i =
-      if i = Array.length t.pages then Ok t
-      else match check_page t t.page_codes.(i) t.pages.(i) with
-        | Ok () -> check (i + 1)
-        | Error e -> ignore (Syscall.close t.root_fd); Error e
-    in
-    check 0
-
 (* Opens the decoded path [t.path.{0 .. n-1}] beneath the root. *)
-let open_path t n = if n <= 1 then open_beneath t t.dot 0 1 else open_beneath t t.path 1 (n - 1)
+let open_path t n = if n <= 1 then Beneath.openat t.beneath t.dot 0 1 else Beneath.openat t.beneath t.path 1 (n - 1)
 
 (* {1 Error pages} *)
 
-(* [status] answered with the custom page [t.pages.(i)]: from the file
-   cache when it is small (checked once per [cache_ttl_ms] like any file),
-   else sent from its fd; the built-in page if it cannot be opened now.
-   [range_len > 0]: a 416, whose [Content-Range] is [t.scratch.{0 ..
-   range_len-1}]. *)
-let custom_page t c (status : Status.t) i ~range_len =
-  let p = t.pages.(i) in
-  let n = B.length p in
-  let cache = t.cache in
-  (* Errors found before the file-system work have not read the clock. *)
-  t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
-  let slot = File_cache.find cache p ~len:n in
-  let slot, fd =
-    if slot >= 0 && (not (File_cache.is_absent cache slot)) && File_cache.fresh cache slot ~now_ms:t.now_ms
-    then slot, -1
-    else begin
-      let fd = open_beneath t p 1 (n - 1) in
-      if fd < 0 then -1, -1
-      else if Syscall.fstat fd t.st2 <> 0 || not (Syscall.stat_is_regular t.st2) then begin
-        ignore (Syscall.close fd); -1, -1
-      end
-      else if slot >= 0 && File_cache.revalidate cache slot t.st2 ~now_ms:t.now_ms then begin
-        ignore (Syscall.close fd); slot, -1
-      end
-      else
-        let cached = File_cache.insert cache p ~len:n ~fd t.st2 ~now_ms:t.now_ms in
-        if cached >= 0 then (ignore (Syscall.close fd); cached, -1) else -1, fd
-    end
-  in
-  if slot < 0 && fd < 0 then begin
-    if range_len > 0 then begin
-      Ctx.start c status;
-      Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:range_len;
-      Ctx.header c Content_type html_type;
-      Ctx.body_string c p416
-    end
-    else error_page c status
-  end
-  else begin
-    Ctx.start c status;
-    (match status with Method_not_allowed -> Ctx.header c Allow allow | _ -> ());
-    if range_len > 0 then Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:range_len;
-    Ctx.header c Content_type (Mime_cache.type_of t.mime (Mime_cache.slot_of_path t.mime p n));
-    if fd >= 0 then Ctx.body_file c ~fd ~off:0 ~len:(Syscall.stat_size t.st2) ~close:true
-    else Ctx.body_bigstring_stable c (File_cache.content cache slot) ~off:0 ~len:(File_cache.size cache slot)
-  end
-
-let page_index t (status : Status.t) =
-  let code = Status.code status in
-  let i = ref (Array.length t.page_codes - 1) in
-  while !i >= 0 && t.page_codes.(!i) <> code do decr i done;
-  !i
-
 (* The answer for an error [status]: the custom page if one is set. *)
+let custom_page t c status i ~range_len =
+  Error_pages.answer t.errors c status i ~cache:t.cache ~mime:t.mime ~content_range:t.scratch ~range_len
+
 let error_page t c status =
-  let i = if Array.length t.page_codes = 0 then -1 else page_index t status in
+  let i = Error_pages.find t.errors status in
   if i < 0 then error_page c status else custom_page t c status i ~range_len:0
 
 let append_string (b : B.t) n s =
@@ -444,7 +300,7 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     | Unsatisfiable ->
       release fd;
       let o = Range.write_unsatisfied t.scratch ~off:0 ~length:size in
-      let i = if Array.length t.page_codes = 0 then -1 else page_index t Range_not_satisfiable in
+      let i = Error_pages.find t.errors Range_not_satisfiable in
       if i >= 0 then custom_page t c Range_not_satisfiable i ~range_len:o
       else begin
         Ctx.start c Range_not_satisfiable;
@@ -494,7 +350,7 @@ let find_sidecar t n ~orig_mtime =
     else (t.gz_slot <- slot; t.mem <- File_cache.content cache slot; Sidecar_mem)
   end
   else begin
-    let fd = open_beneath t t.path 1 (m - 1) in
+    let fd = Beneath.openat t.beneath t.path 1 (m - 1) in
     if fd < 0 then (File_cache.insert_absent cache t.path ~len:m ~now_ms:t.now_ms; No_sidecar)
     else if Syscall.fstat fd t.st2 = 0 && Syscall.stat_is_regular t.st2 then begin
       if Syscall.stat_mtime_s t.st2 < orig_mtime then (release fd; No_sidecar)
@@ -659,7 +515,7 @@ let serve_directory t c req buf dfd n ~is_get =
   end
   else begin
     let m = append_string t.path n t.cfg.index in
-    let fd = open_beneath t t.path 1 (m - 1) in
+    let fd = Beneath.openat t.beneath t.path 1 (m - 1) in
     if fd >= 0 && Syscall.fstat fd t.st = 0 && Syscall.stat_is_regular t.st then begin
       ignore (Syscall.close dfd);
       serve_opened t c req buf fd m ~is_get
@@ -670,7 +526,7 @@ let serve_directory t c req buf dfd n ~is_get =
         match
           Listing.answer c ~dfd ~dir_path:(B.sub_string t.path ~off:0 ~len:n)
             ~dotfiles:t.cfg.dotfiles ~max_entries:t.cfg.list_max
-            ~open_entry:(fun rel -> open_beneath t (B.of_string rel) 0 (String.length rel))
+            ~open_entry:(fun rel -> Beneath.openat t.beneath (B.of_string rel) 0 (String.length rel))
         with
         | () -> ignore (Syscall.close dfd)
         | exception e -> ignore (Syscall.close dfd); raise e
@@ -725,7 +581,7 @@ let serve t c req ~is_get =
     else if n > path_capacity || (n < 0 && Target.decode_error n = Target.Too_long) then
       error_page t c Uri_too_long
     else if n < 0 then error_page t c Bad_request
-    else if (not t.cfg.dotfiles) && has_hidden_segment t.path n then error_page t c Not_found
+    else if Beneath.hides t.beneath t.path n then error_page t c Not_found
     else begin
       t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
       t.mem_slot <- -1;
