@@ -96,43 +96,24 @@ let set_time t now =
 
 let hex = "0123456789ABCDEF"
 
-(* CLF and combined, as nginx's default escaping: double quote, backslash
-   and bytes outside 0x20-0x7E become \xHH. *)
-let escape_clf (b : Bigstring.t) pos (src : Bigstring.t) off len =
+(* [src.{off .. off+len-1}] escaped into [b] at [pos]; the end.
+   CLF and combined, as nginx's default escaping: double quote, backslash
+   and bytes outside 0x20-0x7E become \xHH. JSON ([json]): double quote
+   and backslash behind a backslash, and every byte outside 0x20-0x7E as
+   \u00HH, so a line is valid JSON (and ASCII) whatever bytes the client
+   sent; a byte b >= 0x80 reads back as the code point U+00b. *)
+let escape ~json (b : Bigstring.t) pos (src : Bigstring.t) off len =
   let pos = ref pos in
   for i = off to off + len - 1 do
     let ch = Bigstring.unsafe_get src i in
-    if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
-      let k = Char.code ch in
-      Bigstring.unsafe_set b !pos '\\';
-      Bigstring.unsafe_set b (!pos + 1) 'x';
-      Bigstring.unsafe_set b (!pos + 2) (String.unsafe_get hex (k lsr 4));
-      Bigstring.unsafe_set b (!pos + 3) (String.unsafe_get hex (k land 15));
-      pos := !pos + 4
-    end
-    else begin
-      Bigstring.unsafe_set b !pos ch;
-      incr pos
-    end
-  done;
-  !pos
-
-(* JSON strings: double quote and backslash behind a backslash, and
-   every byte outside 0x20-0x7E as \u00XX,
-   so a line is valid JSON (and ASCII) whatever bytes the client sent; a
-   byte b >= 0x80 reads back as the code point U+00b. *)
-let escape_json (b : Bigstring.t) pos (src : Bigstring.t) off len =
-  let pos = ref pos in
-  for i = off to off + len - 1 do
-    let ch = Bigstring.unsafe_get src i in
-    if ch = '"' || ch = '\\' then begin
+    if json && (ch = '"' || ch = '\\') then begin
       Bigstring.unsafe_set b !pos '\\';
       Bigstring.unsafe_set b (!pos + 1) ch;
       pos := !pos + 2
     end
-    else if ch < ' ' || ch > '~' then begin
+    else if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
       let k = Char.code ch in
-      pos := Response.write_string b ~off:!pos "\\u00";
+      pos := Response.write_string b ~off:!pos (if json then "\\u00" else "\\x");
       Bigstring.unsafe_set b !pos (String.unsafe_get hex (k lsr 4));
       Bigstring.unsafe_set b (!pos + 1) (String.unsafe_get hex (k land 15));
       pos := !pos + 2
@@ -151,11 +132,7 @@ let field t pos src off len ~absent =
   else begin
     let len = if len > max_field then max_field else len in
     Bigstring.unsafe_set b pos '"';
-    let pos =
-      match t.format with
-      | Json -> escape_json b (pos + 1) src off len
-      | Common | Combined -> escape_clf b (pos + 1) src off len
-    in
+    let pos = escape ~json:(t.format = Json) b (pos + 1) src off len in
     Bigstring.unsafe_set b pos '"';
     pos + 1
   end
@@ -176,7 +153,7 @@ let clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~r
   pos := !pos + Date.common_log_length;
   pos := Response.write_string b ~off:!pos " \"";
   if req_len < 0 then pos := Response.write_string b ~off:!pos "-"
-  else pos := escape_clf b !pos src req_off req_len;
+  else pos := escape ~json:false b !pos src req_off req_len;
   pos := Response.write_string b ~off:!pos "\" ";
   pos := Response.write_int b ~off:!pos status;
   Bigstring.unsafe_set b !pos ' ';

@@ -16,6 +16,7 @@
    above the cache size sent as is.
 7. systemd socket activation: a launcher binds, sets LISTEN_FDS and
    LISTEN_PID and execs httpz with the sockets at fd 3 and 4.
+8. Bad values of each option exit 2 with one line naming the problem.
 
 Run: python3 test/e2e/test_ops.py   (needs _build/install/default/bin/httpz)
 The last line is `N passed, N failed`.
@@ -67,6 +68,7 @@ write("errors/403.txt", b"custom forbidden\n")
 write("errors/405.html", b"custom method\n")
 write("errors/416.html", b"custom range\n")
 write("errors/gone.html", b"soon gone\n")
+write(".hidden.html", b"hidden\n")
 os.mkdir(os.path.join(DOC, "noindex"))
 os.symlink("/etc/hostname", os.path.join(DOC, "outside.html"))
 
@@ -102,10 +104,6 @@ def listen():
         out = H.curl(["-g", "-o", "-", "%s://%s:%d/index.html" % (H.SCHEME, host, p)])
         R.check("0.0.0.0 and [::] on one port: %s answers" % host, out.stdout == b"<p>index</p>\n", out)
     srv.stop_and_check(R)
-    refused(["--listen", "::1:80"], "IPv6 without brackets", "an IPv6 address goes in brackets")
-    refused(["--listen", "[::1]:70000"], "port out of range", "out of range")
-    refused(["--listen", "127.0.0.1"], "no port", "give ADDR:PORT")
-    refused(["--listen", "[1.2.3.4]:80"], "IPv4 in brackets", "is not an IPv6 address")
 
 
 # ---------------------------------------------------------------------------
@@ -134,12 +132,6 @@ def headers():
         R.check("--header replaces the default nosniff on a %s" % label,
                 n == 1 and head(hh, "x-content-type-options") == "nosniff-custom", hh)
     srv.stop_and_check(R)
-    refused(["--header", "X-A"], "a header without colon", "give 'Name: value'")
-    refused(["--header", "Bad Name: x"], "a name with a space", "must be a token")
-    refused(["--header", "X-A: a\rb"], "a value with CR", "must not hold CR, LF or NUL")
-    refused(["--header", "Content-Length: 5"], "a framing field", "written by the server itself")
-    refused(["--header", "Cache-Control: no-store", "--max-age", "60"], "Cache-Control with --max-age",
-            "give one")
 
 
 # ---------------------------------------------------------------------------
@@ -170,14 +162,6 @@ def error_pages():
     st, h, b = H.request(srv.port, "GET", "/%zz")
     R.check("page gone: the built-in 400", st == 400 and b"400 Bad Request" in b, (st, b))
     srv.stop_and_check(R)
-    refused(["--error-page", "404=../etc/passwd"], "a page outside the root", "cannot be opened beneath the root")
-    refused(["--error-page", "404=/outside.html"], "a page through a symlink out of the root",
-            "cannot be opened beneath the root")
-    refused(["--error-page", "404=/noindex"], "a directory", "is not a regular file")
-    refused(["--error-page", "418=/errors/404.html"], "a status the handler never sends", "never answers 418")
-    refused(["--error-page", "404"], "no path", "give CODE=PATH")
-    refused(["--error-page", "404=/errors/404.html", "--error-page", "404=/index.html"], "a code twice",
-            "given twice")
 
 
 # ---------------------------------------------------------------------------
@@ -193,8 +177,6 @@ def default_type():
     st, h, _ = H.request(srv.port, "GET", "/index.html")
     R.check("--default-type leaves known types", head(h, "content-type") == "text/html; charset=utf-8", h)
     srv.stop_and_check(R)
-    refused(["--default-type", "plain"], "a type without subtype", "not a media type")
-    refused(["--default-type", "text/plain\nX: y"], "a type with LF", "not a media type")
 
 
 # ---------------------------------------------------------------------------
@@ -299,7 +281,37 @@ def compress():
     st, hh, b = H.request(srv.port, "GET", "/page.html", headers={"Accept-Encoding": "gzip"})
     R.check("off by default", st == 200 and "content-encoding" not in dict(hh) and b == HTML, hh)
     srv.stop_and_check(R)
-    refused(["--compress-level", "10"], "a compression level of 10", "between 1 and 9")
+
+
+# Bad values: exit 2 with one line naming the problem (usage_error).
+REFUSED = [
+    (["--listen", "::1:80"], "IPv6 without brackets", "an IPv6 address goes in brackets"),
+    (["--listen", "[::1]:70000"], "port out of range", "out of range"),
+    (["--listen", "127.0.0.1"], "no port", "give ADDR:PORT"),
+    (["--listen", "[1.2.3.4]:80"], "IPv4 in brackets", "is not an IPv6 address"),
+    (["--header", "X-A"], "a header without colon", "give 'Name: value'"),
+    (["--header", "Bad Name: x"], "a name with a space", "must be a token"),
+    (["--header", "X-A: a\rb"], "a value with CR", "must not hold CR, LF or NUL"),
+    (["--header", "Content-Length: 5"], "a framing field", "written by the server itself"),
+    (["--header", "Cache-Control: no-store", "--max-age", "60"], "Cache-Control with --max-age", "give one"),
+    (["--error-page", "404=../etc/passwd"], "a page outside the root", "cannot be opened beneath the root"),
+    (["--error-page", "404=/outside.html"], "a page through a symlink out of the root", "cannot be opened beneath the root"),
+    (["--error-page", "404=/noindex"], "a directory", "is not a regular file"),
+    (["--error-page", "418=/errors/404.html"], "a status the handler never sends", "never answers 418"),
+    (["--error-page", "404"], "no path", "give CODE=PATH"),
+    (["--error-page", "404=/errors/404.html", "--error-page", "404=/index.html"], "a code twice", "given twice"),
+    (["--default-type", "plain"], "a type without subtype", "not a media type"),
+    (["--default-type", "text/plain\nX: y"], "a type with LF", "not a media type"),
+    (["--compress-level", "10"], "a compression level of 10", "between 1 and 9"),
+    (["--access-log", "-", "--log-format", "xml"], "an unknown log format", "give common, combined or json"),
+    (["--log-format", "json"], "a log format without a log", "needs --access-log"),
+    (["--error-page", "404=/.hidden.html"], "a page among the dotfiles", "is a dotfile"),
+]
+
+
+def bad_values():
+    for args, what, want in REFUSED:
+        refused(args, what, want)
 
 
 # ---------------------------------------------------------------------------
@@ -379,4 +391,5 @@ H.part(R, "--default-type", default_type, stop_servers=True)
 H.part(R, "--log-format", log_formats, stop_servers=True)
 H.part(R, "--compress", compress, stop_servers=True)
 H.part(R, "socket activation", socket_activation, stop_servers=True)
+H.part(R, "bad option values", bad_values)
 R.finish()
