@@ -197,7 +197,9 @@ let insert_absent t p ~len ~now_ms =
   if t.max_file > 0 then begin
     let h = hash p len in
     let slot = claim t p len h in
-    set_key t slot p len h;
+    (* Refreshing the entry (once per TTL for a sidecar that stays absent)
+       keeps its key: nothing allocated. *)
+    if same_key t slot p len then t.hashes.(slot) <- h else set_key t slot p len h;
     t.sizes.(slot) <- 0;
     t.checked.(slot) <- now_ms;
     t.used.(slot) <- now_ms;

@@ -113,7 +113,11 @@ let alloc_tests =
     Httpz_test_support.zero_alloc "find (miss)" (fun () ->
         ignore (Sys.opaque_identity (File_cache.find t miss ~len:(B.length miss))));
     Httpz_test_support.zero_alloc "revalidate (unchanged)" (fun () ->
-        ignore (Sys.opaque_identity (File_cache.revalidate t s st ~now_ms:2))) ]
+        ignore (Sys.opaque_identity (File_cache.revalidate t s st ~now_ms:2)));
+    (* A sidecar that stays absent is recorded again once per TTL. *)
+    (File_cache.insert_absent t miss ~len:(B.length miss) ~now_ms:0;
+     Httpz_test_support.zero_alloc "insert_absent (refresh)" (fun () ->
+         File_cache.insert_absent t miss ~len:(B.length miss) ~now_ms:3)) ]
 
 (* The gzip form: made by Compress (gunzip reads it back), kept beside the
    identity bytes, counted in the budget, dropped when the file changes. *)
