@@ -177,12 +177,25 @@ let append_string (b : B.t) n s =
 
 (* {1 Entity-tags} *)
 
-(* Writes the tag of [st] (with [suffix] inside the quotes: "-gz" for a
-   sidecar, [zip_suffix] for the compressed form of the file) into
+(* Where the sidecar's bytes are, after {!find_sidecar}; [Zipped]: the
+   compressed form of the cached file (in [t.mem], cache slot
+   [t.mem_slot]). *)
+type sidecar = No_sidecar | Sidecar_fd of int | Sidecar_mem | Zipped
+
+(* Writes the tag of the representation [side] (of [size] bytes) into
    [etag_buf] and copies it into the pooled bytes of exactly its length,
    so it can be handed to [Etag] and [Ctx.header] as a string without
-   allocating. The string is valid until the next request. *)
-let make_etag t ~mtime_s ~mtime_ns ~size ~suffix =
+   allocating. A sidecar's tag has "-gz" inside the quotes; the compressed
+   form's is the file's (of [file_size] bytes) with [zip_suffix]: its
+   bytes follow from the file's and the level. The string is valid until
+   the next request. *)
+let make_etag t side ~mtime_s ~mtime_ns ~size ~file_size =
+  let size, suffix =
+    match side with
+    | No_sidecar -> size, ""
+    | Zipped -> file_size, t.zip_suffix
+    | Sidecar_fd _ | Sidecar_mem -> size, "-gz"
+  in
   let n = Etag.write t.etag_buf ~off:0 ~mtime:mtime_s ~nsec:mtime_ns ~size in
   let k = String.length suffix in
   let n =
@@ -329,10 +342,6 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
 
 (* {1 Files} *)
 
-(* Where the sidecar's bytes are, after {!find_sidecar}; [Zipped]: the
-   compressed form of the cached file (in [t.mem], cache slot
-   [t.mem_slot]). *)
-type sidecar = No_sidecar | Sidecar_fd of int | Sidecar_mem | Zipped
 
 (* [FILE.gz] beside the file at [t.path.{0 .. n-1}] (whose mtime is
    [orig_mtime]): used when it is a regular file no older than the
@@ -402,11 +411,14 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
   let vary = (t.cfg.gzip_static || t.cfg.compress) && Mime_cache.compressible t.mime slot in
   let gzip_ok = vary && Accept_encoding.accepts_gzip buf req in
   let side = if gzip_ok && t.cfg.gzip_static then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
+  (* Matches, not [=]: on this type [=] is a call to compare. *)
   let side =
-    if side = No_sidecar && gzip_ok && t.cfg.compress && fd < 0 && t.mem_slot >= 0
-       && not (is_get && Request.find req Range >= 0)
-    then zipped_form t else side
+    match side with
+    | No_sidecar when gzip_ok && t.cfg.compress && fd < 0 && t.mem_slot >= 0
+                      && not (is_get && Request.find req Range >= 0) -> zipped_form t
+    | side -> side
   in
+  let file_size = size in
   let gz, fd, size, e_mtime, e_ns =
     match side with
     | No_sidecar -> false, fd, size, mtime_s, mtime_ns
@@ -419,18 +431,13 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
       true, -1, File_cache.size t.cache s, File_cache.mtime_s t.cache s, File_cache.mtime_ns t.cache s
     | Zipped -> true, -1, B.length t.mem, mtime_s, mtime_ns
   in
-  let suffix = match side with No_sidecar -> "" | Zipped -> t.zip_suffix | Sidecar_fd _ | Sidecar_mem -> "-gz" in
+
   (* RFC 9110 §8.8.2.1: a modification time in the future (clock skew,
      touch -d) is replaced by the time of the answer, in Last-Modified and
      in every comparison made against it. The ETag keeps the real mtime. *)
   let mtime = let now = Ctx.now c in if e_mtime > now then now else e_mtime in
   match
-    let etag =
-      (* The compressed form's tag is the file's, marked: its bytes
-         follow from the file's and the level. *)
-      make_etag t ~mtime_s:e_mtime ~mtime_ns:e_ns
-        ~size:(if side = Zipped then File_cache.size t.cache t.mem_slot else size) ~suffix
-    in
+    let etag = make_etag t side ~mtime_s:e_mtime ~mtime_ns:e_ns ~size ~file_size in
     match preconditions c req buf etag mtime with
     | Send_412 ->
       release fd;
