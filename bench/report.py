@@ -485,6 +485,8 @@ def server_section(doc, plot, md, summ):
     chart_pos = len(md)
     ratio_rows = []
     for case in doc.get("cases", []):
+        if case.get("compression"):
+            continue  # compression_section
         md.append("### %s — %s\n" % (case["id"], case["description"]))
         extra = []
         if case.get("headers"):
@@ -570,11 +572,65 @@ def server_section(doc, plot, md, summ):
                   "best peer; bars show min–max of the runs):\n\n![throughput](%s)\n" % chart)
     gc_section(doc, md, summ)
     server_summary(doc, summ)
+    compression_section(doc, md, summ)
     if doc.get("problems"):
         md.append("### Problems during the run\n")
         for p in doc["problems"]:
             md.append("- `%s`" % p.splitlines()[0])
         md.append("")
+
+
+COMPRESSION_LABELS = {
+    "httpz": "httpz, no compression",
+    "httpz-gzip": "httpz `--compress` (gzip made once per file version, then from the cache)",
+    "nginx-gzip": "nginx `gzip on; gzip_comp_level 6` (compresses every response)",
+}
+
+
+def compression_section(doc, md, summ):
+    """What on-the-fly compression costs: each compression case's servers,
+    req/s, bytes per response and server CPU per request, paired per round
+    against httpz without compression."""
+    out = []
+    for case in doc.get("cases", []):
+        if not case.get("compression"):
+            continue
+        res = [r for r in case["results"] if gsum(r, None)]
+        base = next((r for r in res if r["server"] == SUBJECT), None)
+        rows = []
+        for r in res:
+            s = r["summary"]
+            runs = [x for x in r.get("runs", []) if x.get("rps")]
+            bpr = med(summarise_list([x.get("bytes_per_response") for x in runs]))
+            cpu = med(summarise_list([x["server_cpu"] * 1e6 / x["rps"] for x in runs
+                                      if x.get("server_cpu") and x.get("rps")]))
+            pr = paired(r, base, None) if base else None
+            ratio = ("1.00 (reference)" if r is base else f_ratio(med(pr)) if pr else
+                     f_ratio(s["rps"]["median"] / base["summary"]["rps"]["median"]) if base else "–")
+            rows.append([COMPRESSION_LABELS.get(r["server"], r["server"]), f_int(s["rps"]["median"]),
+                         ratio, f_int(bpr) if bpr else "–", "%.1f" % cpu if cpu else "–",
+                         f_us(med(s["latency_us"].get("p99")))])
+        if not rows:
+            continue
+        n = case.get("runs_wanted") or 1
+        out.append("### On-the-fly compression: %s\n" % case["description"])
+        out.append("Server pinned to one core, `wrk` (1 thread) on the other, every request with "
+                   "`Accept-Encoding: gzip`; %s of %s s after a 1 s warm-up, the servers "
+                   "interleaved (ratio: median of the per-round ratios to httpz without "
+                   "compression). Bytes per response include the head. Server CPU per request is "
+                   "the server's CPU time ÷ requests, so it holds even where wrk is the "
+                   "bottleneck.\n" % ("%d rounds" % n if n > 1 else "one run", case.get("duration_s", "?")))
+        out.append(table(["server", "req/s", "vs httpz without compression", "bytes / response",
+                          "server CPU µs / request", "p99"], rows))
+        out.append("")
+    if out:
+        md += out
+        summ["compression"] = out
+
+
+def summarise_list(xs):
+    xs = sorted(x for x in xs if x is not None)
+    return {"median": xs[len(xs) // 2]} if xs else None
 
 
 def rps_chart(plot, ratio_rows):
@@ -747,6 +803,8 @@ def server_summary(doc, summ):
     # generator, and the verdict that needs both.
     rows = []
     for c in doc.get("cases", []):
+        if c.get("compression"):
+            continue  # not a peer comparison: compression_section
         word, vs = case_verdict(doc, c)
         if not word:
             continue
@@ -1453,7 +1511,7 @@ def summary_block(found, summ, problems):
     out.append("**≈** marks a comparison too close to call: the min–max ranges of the runs "
                "overlap (for latency percentiles: their 95%% confidence intervals), or the "
                "medians differ by less than %d%%.\n" % (100 * CLOSE))
-    for key in ("parser", "server", "gc", "latency"):
+    for key in ("parser", "server", "compression", "gc", "latency"):
         if summ.get(key):
             out += summ[key]
             out.append("")

@@ -37,6 +37,9 @@
 #            Connection: close pairs × 3 × 1.02 (count mode)           ≈  90 s
 #          GC under load: measured during the main runs, except
 #            cohttp on 1m_c64 (not in that case): 0.05 + 1 + 5 + 0.1   ≈   6 s
+#          16k_gzip (compression: httpz, httpz --compress, nginx
+#            gzip; 3 runs of 2 s, no h2load): 3 × (0.05 + 1.02 + 3 ×
+#            2.04 + 0.1)                                               ≈  22 s
 #          picohttpparser SSE4.2 build (pip download + cc): 4 s,
 #            its download killed at 20 s                               ≤  22 s
 #          parser bench: 23 s (23 cases), killed at 40 s               ≤  40 s
@@ -45,15 +48,17 @@
 #          latency bench: 33 s, killed at 60 s                         ≤  60 s
 #          report                                                      ≈   3 s
 #          deps + build                                                ≈ 2-17 s
-#          total ≈ 776 s + build = 13.0-13.2 min; only if the four
-#          steps above all ran to their time limits 14.6-14.9 min.
-#   quick: 15 pairs × (0.05 + 1 s warm-up + 1 run × 2.04 + 0.1)        ≈  48 s
+#          total ≈ 798 s + build = 13.3-13.6 min; only if the four
+#          steps above all ran to their time limits 15.0-15.3 min (the
+#          compression case took the last 22 s of margin: a case more
+#          needs time taken elsewhere).
+#   quick: 18 pairs × (0.05 + 1 s warm-up + 1 run × 2.04 + 0.1)        ≈  58 s
 #          h2load on the 13 pinned pairs: 9 × (0.5 + 1 + 0.02)
 #            + 4 × 1.02                                                ≈  18 s
 #          GC during the main runs                                     ≈   0 s
 #          parser bench: ≈ 5 s, killed at 30 s; latency bench ≈ 8 s,
 #          killed at 20 s; no callgrind; report ≈ 2 s
-#          total ≈ 81 s + build; at most 126 s + build if the parser and
+#          total ≈ 91 s + build; at most 136 s + build if the parser and
 #          latency benches ran to their limits
 # Benchmarks never overlap: each step waits for the previous one, and a lock
 # file refuses a second concurrent bench/run.sh. Every server started is

@@ -1,22 +1,32 @@
 open Httpz
 
-let size = 65536
+type format = Common | Combined | Json
+
+let size = 131072
 let max_request_line = 8192
+let max_field = 2048
+
+(* Worst case per byte: JSON's \u00XX. *)
+let max_escape = 6
 
 type t = {
   fd : int;
+  format : format;
   buf : Bigstring.t;
   mutable len : int;
-  time : Bigstring.t; (* the formatted time of [time_s] *)
+  time : Bigstring.t; (* the formatted time of [time_s]: CLF, or ISO 8601 for JSON *)
   mutable time_s : int;
 }
 
-let create ~fd =
+let time_length = function Json -> 20 | Common | Combined -> Date.common_log_length
+
+let create ~fd ~format =
   {
     fd;
+    format;
     buf = Bigstring.create (if fd >= 0 then size else 0);
     len = 0;
-    time = Bigstring.create 28;
+    time = Bigstring.create Date.common_log_length;
     time_s = -1;
   }
 
@@ -46,52 +56,188 @@ let reopen t path =
         Unix.dup2 ~cloexec:true fd (Syscall.unix_of_fd t.fd);
         Unix.close fd;
         Ok ()
+
+(* {1 Time} *)
+
+let months = "JanFebMarAprMayJunJulAugSepOctNovDec"
+
+(* "[10/Oct/2000:13:55:36 +0000]" (in [t.time]) rewritten in place as
+   "2000-10-10T13:55:36Z": the CLF writer is the one date formatter. *)
+let iso_of_clf (b : Bigstring.t) =
+  (* No local closures: they would be allocated on each call. *)
+  let d1 = Bigstring.unsafe_get b 1 and d2 = Bigstring.unsafe_get b 2 in
+  let m = ref 0 in
+  for k = 0 to 11 do
+    if String.unsafe_get months (3 * k) = Bigstring.unsafe_get b 4
+       && String.unsafe_get months ((3 * k) + 1) = Bigstring.unsafe_get b 5
+       && String.unsafe_get months ((3 * k) + 2) = Bigstring.unsafe_get b 6
+    then m := k + 1
+  done;
+  (* Year, then hh:mm:ss, move left; the day goes after the month. *)
+  Bigstring.blit ~src:b ~src_off:8 ~dst:b ~dst_off:0 ~len:4;
+  Bigstring.blit ~src:b ~src_off:13 ~dst:b ~dst_off:11 ~len:8;
+  Bigstring.unsafe_set b 4 '-';
+  Bigstring.unsafe_set b 5 (Char.unsafe_chr (48 + (!m / 10)));
+  Bigstring.unsafe_set b 6 (Char.unsafe_chr (48 + (!m mod 10)));
+  Bigstring.unsafe_set b 7 '-';
+  Bigstring.unsafe_set b 8 d1;
+  Bigstring.unsafe_set b 9 d2;
+  Bigstring.unsafe_set b 10 'T';
+  Bigstring.unsafe_set b 19 'Z'
+
+let set_time t now =
+  if now <> t.time_s then begin
+    ignore (Date.write_common_log t.time ~off:0 (if now < 0 then 0 else now) : int);
+    if t.format = Json then iso_of_clf t.time;
+    t.time_s <- now
+  end
+
+(* {1 Escaping} *)
+
 let hex = "0123456789ABCDEF"
 
-let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes =
+(* [src.{off .. off+len-1}] escaped into [b] at [pos]; the end.
+   CLF and combined, as nginx's default escaping: double quote, backslash
+   and bytes outside 0x20-0x7E become \xHH. JSON ([json]): double quote
+   and backslash behind a backslash, and every byte outside 0x20-0x7E as
+   \u00HH, so a line is valid JSON (and ASCII) whatever bytes the client
+   sent; a byte b >= 0x80 reads back as the code point U+00b. *)
+let escape ~json (b : Bigstring.t) pos (src : Bigstring.t) off len =
+  let pos = ref pos in
+  for i = off to off + len - 1 do
+    let ch = Bigstring.unsafe_get src i in
+    if json && (ch = '"' || ch = '\\') then begin
+      Bigstring.unsafe_set b !pos '\\';
+      Bigstring.unsafe_set b (!pos + 1) ch;
+      pos := !pos + 2
+    end
+    else if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
+      let k = Char.code ch in
+      pos := Response.write_string b ~off:!pos (if json then "\\u00" else "\\x");
+      Bigstring.unsafe_set b !pos (String.unsafe_get hex (k lsr 4));
+      Bigstring.unsafe_set b (!pos + 1) (String.unsafe_get hex (k land 15));
+      pos := !pos + 2
+    end
+    else begin
+      Bigstring.unsafe_set b !pos ch;
+      incr pos
+    end
+  done;
+  !pos
+
+(* A quoted field: the escaped bytes, or [absent] when [len < 0]. *)
+let field t pos src off len ~absent =
+  let b = t.buf in
+  if len < 0 then Response.write_string b ~off:pos absent
+  else begin
+    let len = if len > max_field then max_field else len in
+    Bigstring.unsafe_set b pos '"';
+    let pos = escape ~json:(t.format = Json) b (pos + 1) src off len in
+    Bigstring.unsafe_set b pos '"';
+    pos + 1
+  end
+
+(* {1 Lines} *)
+
+let clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
+    ~ua_off ~ua_len ~elapsed_us =
+  let b = t.buf in
+  let pos = ref t.len in
+  if peer_len > 0 then begin
+    Bigstring.blit ~src:peer ~src_off:0 ~dst:b ~dst_off:!pos ~len:peer_len;
+    pos := !pos + peer_len
+  end
+  else pos := Response.write_string b ~off:!pos "-";
+  pos := Response.write_string b ~off:!pos " - - ";
+  Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:Date.common_log_length;
+  pos := !pos + Date.common_log_length;
+  pos := Response.write_string b ~off:!pos " \"";
+  if req_len < 0 then pos := Response.write_string b ~off:!pos "-"
+  else pos := escape ~json:false b !pos src req_off req_len;
+  pos := Response.write_string b ~off:!pos "\" ";
+  pos := Response.write_int b ~off:!pos status;
+  Bigstring.unsafe_set b !pos ' ';
+  incr pos;
+  if bytes > 0 then pos := Response.write_int b ~off:!pos bytes
+  else pos := Response.write_string b ~off:!pos "-";
+  if t.format = Combined then begin
+    Bigstring.unsafe_set b !pos ' ';
+    pos := field t (!pos + 1) src ref_off ref_len ~absent:"\"-\"";
+    Bigstring.unsafe_set b !pos ' ';
+    pos := field t (!pos + 1) src ua_off ua_len ~absent:"\"-\""
+  end;
+  Bigstring.unsafe_set b !pos ' ';
+  pos := Response.write_int b ~off:(!pos + 1) elapsed_us;
+  !pos
+
+let json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
+    ~ua_off ~ua_len ~elapsed_us =
+  let b = t.buf in
+  let pos = ref (Response.write_string b ~off:t.len "{\"time\":\"") in
+  Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:(time_length Json);
+  pos := !pos + time_length Json;
+  pos := Response.write_string b ~off:!pos "\",\"remote_addr\":";
+  pos := field t !pos peer 0 (if peer_len > 0 then peer_len else -1) ~absent:"null";
+  pos := Response.write_string b ~off:!pos ",\"request\":";
+  pos := field t !pos src req_off req_len ~absent:"null";
+  pos := Response.write_string b ~off:!pos ",\"status\":";
+  pos := Response.write_int b ~off:!pos status;
+  pos := Response.write_string b ~off:!pos ",\"body_bytes_sent\":";
+  pos := Response.write_int b ~off:!pos (if bytes > 0 then bytes else 0);
+  pos := Response.write_string b ~off:!pos ",\"referer\":";
+  pos := field t !pos src ref_off ref_len ~absent:"null";
+  pos := Response.write_string b ~off:!pos ",\"user_agent\":";
+  pos := field t !pos src ua_off ua_len ~absent:"null";
+  pos := Response.write_string b ~off:!pos ",\"request_time_us\":";
+  pos := Response.write_int b ~off:!pos elapsed_us;
+  Bigstring.unsafe_set b !pos '}';
+  !pos + 1
+
+let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len ~ua_off
+    ~ua_len ~elapsed_us =
   if t.fd >= 0 then begin
     let req_len = if req_len > max_request_line then max_request_line else req_len in
-    (* Worst case: every request byte escaped to 4. *)
-    let need = 64 + 46 + 28 + (4 * (if req_len > 0 then req_len else 0)) + 40 in
+    let pos0 x = if x > 0 then x else 0 in
+    let need =
+      256 + Date.common_log_length + pos0 peer_len
+      + (max_escape * (pos0 req_len + max_field + max_field))
+    in
     if t.len + need > size then flush t;
-    let b = t.buf in
-    let pos = ref t.len in
-    if peer_len > 0 then begin
-      Bigstring.blit ~src:peer ~src_off:0 ~dst:b ~dst_off:!pos ~len:peer_len;
-      pos := !pos + peer_len
-    end
-    else pos := Response.write_string b ~off:!pos "-";
-    pos := Response.write_string b ~off:!pos " - - ";
-    if now <> t.time_s then begin
-      ignore (Httpz.Date.write_common_log t.time ~off:0 (if now < 0 then 0 else now) : int);
-      t.time_s <- now
-    end;
-    Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:28;
-    pos := !pos + 28;
-    pos := Response.write_string b ~off:!pos " \"";
-    if req_len < 0 then pos := Response.write_string b ~off:!pos "-"
-    else
-      for i = req_off to req_off + req_len - 1 do
-        let ch = Bigstring.unsafe_get src i in
-        if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
-          let k = Char.code ch in
-          Bigstring.unsafe_set b !pos '\\';
-          Bigstring.unsafe_set b (!pos + 1) 'x';
-          Bigstring.unsafe_set b (!pos + 2) (String.unsafe_get hex (k lsr 4));
-          Bigstring.unsafe_set b (!pos + 3) (String.unsafe_get hex (k land 15));
-          pos := !pos + 4
-        end
-        else begin
-          Bigstring.unsafe_set b !pos ch;
-          incr pos
-        end
-      done;
-    pos := Response.write_string b ~off:!pos "\" ";
-    pos := Response.write_int b ~off:!pos status;
-    Bigstring.unsafe_set b !pos ' ';
-    incr pos;
-    if bytes > 0 then pos := Response.write_int b ~off:!pos bytes
-    else pos := Response.write_string b ~off:!pos "-";
-    Bigstring.unsafe_set b !pos '\n';
-    t.len <- !pos + 1
+    set_time t now;
+    let elapsed_us = if elapsed_us < 0 then 0 else elapsed_us in
+    let pos =
+      match t.format with
+      | Json ->
+          json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
+            ~ua_off ~ua_len ~elapsed_us
+      | Common | Combined ->
+          clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
+            ~ua_off ~ua_len ~elapsed_us
+    in
+    Bigstring.unsafe_set t.buf pos '\n';
+    t.len <- pos + 1
+  end
+
+let request t (c : Conn.t) ~parsed =
+  if t.fd >= 0 then begin
+    let req_len =
+      if parsed then
+        let cr = Bigstring.index_from c.rbuf ~off:c.rpos ~stop:c.body_start '\r' in
+        if cr < 0 then -1 else cr - c.rpos
+      else -1
+    in
+    let combined = t.format <> Common in
+    let r = if parsed && combined then Request.find c.req Header_name.Referer else -1 in
+    let u = if parsed && combined then Request.find c.req Header_name.User_agent else -1 in
+    let rv = if r >= 0 then Request.header_value c.req r else Span.empty in
+    let uv = if u >= 0 then Request.header_value c.req u else Span.empty in
+    let elapsed_us =
+      if c.started_ns > 0 then (Syscall.clock_monotonic_ns () - c.started_ns) / 1000 else 0
+    in
+    line t ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf ~req_off:c.rpos ~req_len
+      ~status:(Status.code c.status) ~bytes:c.resp_bytes ~ref_off:(Span.off rv)
+      ~ref_len:(if r >= 0 then Span.len rv else -1)
+      ~ua_off:(Span.off uv)
+      ~ua_len:(if u >= 0 then Span.len uv else -1)
+      ~elapsed_us
   end

@@ -1,27 +1,57 @@
-(** The access log, in Common Log Format:
+(** The access log, one line per response, in one of three formats.
+
+    {b Common} (Common Log Format, as Apache and nginx write it, plus the
+    request time):
     {v
-127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /index.html HTTP/1.1" 200 2326
+127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /index.html HTTP/1.1" 200 2326 152
     v}
-    (host, identity and user — always [-], time in UTC, request line,
-    status, body bytes or [-] when none).
+    client address, identity and user (always [-]), time in UTC, request
+    line, status, body bytes ([-] when none), and the request time in
+    microseconds.
+
+    {b Combined} adds the [Referer] and [User-Agent] fields, quoted ([-]
+    when absent), before the request time:
+    {v
+127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 "https://a.example/" "curl/7.88.1" 152
+    v}
+
+    {b Json}, one object per line:
+    {v
+{"time":"2000-10-10T13:55:36Z","remote_addr":"127.0.0.1","request":"GET / HTTP/1.1","status":200,"body_bytes_sent":2326,"referer":null,"user_agent":"curl/7.88.1","request_time_us":152}
+    v}
+    absent values are [null]; [body_bytes_sent] is [0] when there is no
+    body.
+
+    {b Escaping.} Common and combined escape as nginx does: double quote,
+    backslash and bytes outside [0x20 - 0x7E] become [\xHH]. JSON
+    strings put a backslash before a double quote or a backslash, and
+    write every byte outside [0x20 - 0x7E]
+    as [\u00HH], so a line is valid ASCII JSON whatever the client sent
+    (a byte [b >= 0x80] reads back as the code point [U+00b]). The request
+    line is cut at 8 KiB, [Referer] and [User-Agent] at 2 KiB each. A
+    request whose head could not be parsed is logged with request ["-"]
+    ([null] in JSON): its bytes are not trusted to be a request line.
+
+    {b Request time}: from the first byte of the request head read (for a
+    pipelined request, from the end of the previous response) to the
+    moment the response is complete in the connection's hands, which is
+    when the line is written: a file body may still be on its way to the
+    client.
 
     Lines are formatted into a worker-owned buffer without allocating and
     written to the file descriptor whole, by {!flush} (the loop calls it
     once a second and at exit) or when the buffer is full. A [write] never
     carries a partial line, so workers sharing one log file never
     interleave inside a line. The write is a plain blocking [write(2)]:
-    a log on a slow pipe slows the worker down rather than losing lines.
+    a log on a slow pipe slows the worker down rather than losing lines. *)
 
-    The request line is copied from the request head, with backslash, double quote and
-    bytes outside [0x20 - 0x7E] escaped as [\xHH] (as Apache does), and cut
-    at 8 KiB. A request whose head could not be parsed is logged as ["-"]:
-    its bytes are not trusted to be a request line. *)
+type format = Common | Combined | Json
 
 type t
 
-val create : fd:int -> t
-(** [create ~fd] logs to [fd]; [fd < 0] is a disabled log on which every
-    call is a no-op. Allocates (a 64 KiB buffer). *)
+val create : fd:int -> format:format -> t
+(** [create ~fd ~format] logs to [fd]; [fd < 0] is a disabled log on which
+    every call is a no-op. Allocates (a 128 KiB buffer). *)
 
 val enabled : t -> bool
 
@@ -40,12 +70,24 @@ val line :
   req_len:int ->
   status:int ->
   bytes:int ->
+  ref_off:int ->
+  ref_len:int ->
+  ua_off:int ->
+  ua_len:int ->
+  elapsed_us:int ->
   unit
-(** [line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes]
-    appends one line: the client address is the first [peer_len] bytes of
-    [peer] (["-"] when [0]), the request line is [src] at [req_off], of
-    [req_len] bytes ([req_len < 0] logs ["-"]), the time is Unix time [now].
-    Does not allocate. *)
+(** [line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes
+    ~ref_off ~ref_len ~ua_off ~ua_len ~elapsed_us] appends one line: the
+    client address is the first [peer_len] bytes of [peer] (absent when
+    [0]), the request line is [src] at [req_off], of [req_len] bytes
+    ([req_len < 0]: absent), the [Referer] and [User-Agent] values are in
+    [src] too (length [< 0]: absent; unused by [Common]), the time is Unix
+    time [now]. Does not allocate. *)
+
+val request : t -> Conn.t -> parsed:bool -> unit
+(** [request t c ~parsed] logs the response of connection [c] (its
+    request head is in its read buffer when [parsed]), with the time since
+    the request started ([Conn.t.started_ns]). Does not allocate. *)
 
 val pending : t -> bool
 (** [pending t] is [true] when lines wait in the buffer. *)

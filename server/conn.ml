@@ -122,6 +122,7 @@ and t = {
   mutable upgrade : Unix.file_descr -> string -> unit;
   peer : Bigstring.t;
   mutable peer_len : int;
+  mutable started_ns : int;
 }
 
 let reserve = 256
@@ -242,7 +243,13 @@ let create sh ~slot ~peer =
     upgrade = (fun _ _ -> ());
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;
+    started_ns = 0;
   }
+
+(* The peer buffer exists only for the access log, the one reader of
+   [started_ns]: without it, no clock is read per request. *)
+let[@inline] timed c = Bigstring.length c.peer > 0
+let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_ns ()
 
 (* {1 Buffers} *)
 

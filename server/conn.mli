@@ -223,6 +223,10 @@ and t = {
       (** who takes the socket after a 101 ([Then_detach]) *)
   peer : Httpz.Bigstring.t;
   mutable peer_len : int;
+  mutable started_ns : int;
+      (** [CLOCK_MONOTONIC] ns when the current request started (its head's
+          first bytes arrived), for the access log; kept only when the
+          slot has room for the peer address ({!timed}), else [0]. *)
 }
 
 val reserve : int
@@ -248,6 +252,14 @@ val create_shared :
   shared
 (** Allocates. [keep]: spare buffers each pool keeps.
     @raise Invalid_argument if [server_name] is not a valid field value. *)
+
+val timed : t -> bool
+(** [timed c]: the slot was created for an access log ([~peer:true]), so
+    {!Connection} records when each request starts. *)
+
+val stamp : t -> unit
+(** [stamp c] sets [started_ns] to now when {!timed}; nothing otherwise.
+    Does not allocate. *)
 
 val create : shared -> slot:int -> peer:bool -> t
 (** [create sh ~slot ~peer] is a free slot holding no buffer ([peer]: room

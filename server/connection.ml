@@ -567,6 +567,8 @@ let written c =
         c.rpos <- c.next_pos;
         c.body <- No_body;
         c.state <- Reading_head;
+        (* A pipelined request starts now, its bytes already here. *)
+        if c.rpos < c.rlen then stamp c;
         process c
       end
 
@@ -625,6 +627,7 @@ let received c n =
   else
     match c.state with
     | Reading_head ->
+        if c.rlen <= c.rpos then stamp c;
         c.rlen <- c.rlen + n;
         process c
     | Reading_body when c.body = Body_streaming ->

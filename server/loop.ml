@@ -26,6 +26,7 @@ type params = W.params = {
   stats : bool;
   log_fd : int;
   log_path : string option;
+  log_format : Access_log.format;
   headers : string;
   server_name : string;
 }

@@ -83,6 +83,7 @@ type params = Worker.params = {
   stats : bool;
   log_fd : int;  (** access log fd, [-1] for none *)
   log_path : string option;  (** reopened on SIGHUP (logrotate) *)
+  log_format : Access_log.format;
   headers : string;  (** ["Name: value\r\n"]s added to every response *)
   server_name : string;
 }

@@ -19,6 +19,7 @@ type config = {
   host : string;
   port : int;
   listen : (string * int) list;
+  listen_fds : int list;
   workers : int;
   max_connections : int;
   backlog : int;
@@ -36,6 +37,7 @@ type config = {
   stats : bool;
   tls : tls option;
   access_log : string option;
+  log_format : Access_log.format;
   headers : (string * string) list;
   user : string option;
   server_name : string;
@@ -53,6 +55,7 @@ let default_config =
     host = "127.0.0.1";
     port = 8080;
     listen = [];
+    listen_fds = [];
     workers = cpu_count ();
     max_connections = 0;
     backlog = 4096;
@@ -69,6 +72,7 @@ let default_config =
     defer_accept = true;
     stats = false;
     access_log = None;
+    log_format = Access_log.Common;
     tls = None;
     headers = [ ("X-Content-Type-Options", "nosniff") ];
     user = None;
@@ -98,12 +102,52 @@ let params c ~log_fd =
     stats = c.stats;
     log_fd;
     log_path = (match c.access_log with Some "-" | None -> None | Some p -> Some p);
+    log_format = c.log_format;
     headers = String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") c.headers);
     server_name = c.server_name;
   }
 
 (* Where the server listens: [listen], or [host]:[port] when it is empty. *)
 let addresses c = if c.listen = [] then [ (c.host, c.port) ] else c.listen
+
+(* "HOST:PORT", "[IPv6]:PORT" or ":PORT" (every IPv4 interface). *)
+let parse_listen s =
+  let bad fmt = Printf.ksprintf (fun m -> Error (Printf.sprintf "%S: %s" s m)) fmt in
+  let port_of p =
+    if p = "" || String.length p > 5 || not (String.for_all (fun ch -> ch >= '0' && ch <= '9') p)
+    then bad "the port must be a number (0-65535)"
+    else
+      let n = int_of_string p in
+      if n > 65535 then bad "port %d is out of range (0-65535)" n else Ok n
+  in
+  let with_port host p =
+    match port_of p with Ok n -> Ok (host, n) | Error e -> Error e
+  in
+  if s = "" then bad "give ADDR:PORT"
+  else if s.[0] = '[' then
+    match String.index_opt s ']' with
+    | None -> bad "missing ']' after the IPv6 address"
+    | Some i ->
+        let host = String.sub s 1 (i - 1) in
+        let rest = String.sub s (i + 1) (String.length s - i - 1) in
+        if String.length rest < 2 || rest.[0] <> ':' then bad "give the port after the brackets: [ADDR]:PORT"
+        else (
+          match Unix.inet_addr_of_string host with
+          | a when Unix.domain_of_sockaddr (Unix.ADDR_INET (a, 0)) = Unix.PF_INET6 ->
+              with_port host (String.sub rest 1 (String.length rest - 1))
+          | _ -> bad "%s is not an IPv6 address" host
+          | exception Failure _ -> bad "%s is not an IPv6 address" host)
+  else
+    match String.rindex_opt s ':' with
+    | None -> bad "give ADDR:PORT (or :PORT for every IPv4 interface)"
+    | Some i when String.index s ':' <> i ->
+        bad "an IPv6 address goes in brackets: [ADDR]:PORT"
+    | Some i ->
+        let host = String.sub s 0 i in
+        let host = if host = "" then "0.0.0.0" else host in
+        if String.exists (fun ch -> ch <= ' ' || ch = '/' || ch = '[' || ch = ']') host then
+          bad "%S is not an address or host name" host
+        else with_port host (String.sub s (i + 1) (String.length s - i - 1))
 
 (* What a listening socket is for: serving the handler (over TLS when the
    server has it), or redirecting plain HTTP to https. *)
@@ -213,6 +257,55 @@ let drop_privileges = function
           with Unix.Unix_error (e, f, _) ->
             Error (Printf.sprintf "user %s: %s: %s" name f (Unix.error_message e))))
 
+(* {1 Sockets handed over (systemd socket activation)} *)
+
+(* [f] on every element, or the first failure. *)
+let map_all f l =
+  List.fold_right
+    (fun x acc ->
+      match (acc, f x) with
+      | Error e, _ | _, Error e -> Error e
+      | Ok l, Ok y -> Ok (y :: l))
+    l (Ok [])
+
+let listen_fds_start = 3
+
+let systemd_listen_fds () =
+  let get v = match Sys.getenv_opt v with Some "" | None -> None | Some x -> Some x in
+  match (get "LISTEN_PID", get "LISTEN_FDS") with
+  | None, _ | _, None -> Ok []
+  | Some pid, Some n -> (
+      (* sd_listen_fds(3) with unset_environment: children (a handler's
+         subprocess, a restarted worker) must not take them again. *)
+      List.iter (fun v -> Unix.putenv v "") [ "LISTEN_PID"; "LISTEN_FDS"; "LISTEN_FDNAMES" ];
+      match (int_of_string_opt pid, int_of_string_opt n) with
+      | Some pid, _ when pid <> Unix.getpid () -> Ok []
+      | Some _, Some n when n >= 1 && n <= 1024 ->
+          Ok (List.init n (fun i -> listen_fds_start + i))
+      | _ -> Error (Printf.sprintf "LISTEN_PID=%s LISTEN_FDS=%s: not a valid socket hand-over" pid n))
+
+(* The address of each handed-over socket, checked to be a listening TCP
+   socket, made non-blocking and close-on-exec like ours. *)
+let inherit_listeners fds =
+  let one fd =
+    let u = Syscall.unix_of_fd fd in
+    match
+      ( Unix.getsockname u,
+        Unix.getsockopt_int u Unix.SO_TYPE,
+        Unix.getsockopt u Unix.SO_ACCEPTCONN )
+    with
+    | Unix.ADDR_INET (a, port), ty, true when ty = 1 (* SOCK_STREAM *) ->
+        Unix.set_nonblock u;
+        Unix.set_close_on_exec u;
+        Ok (Unix.string_of_inet_addr a, port)
+    | Unix.ADDR_UNIX _, _, _ -> Error (Printf.sprintf "fd %d: a Unix socket, not TCP" fd)
+    | _, _, false -> Error (Printf.sprintf "fd %d: not a listening socket" fd)
+    | _ -> Error (Printf.sprintf "fd %d: not a stream socket" fd)
+    | exception Unix.Unix_error (e, _, _) ->
+        Error (Printf.sprintf "fd %d: %s" fd (Unix.error_message e))
+  in
+  map_all one fds
+
 (* {1 One process} *)
 
 (* The listening socket, one for the whole server: bound without
@@ -224,17 +317,20 @@ let drop_privileges = function
    accepted sockets inherit TCP_NODELAY and TCP_NOTSENT_LOWAT from it
    (Linux), which saves a setsockopt per connection. A failed option only
    costs speed, so it is logged, not fatal. The fd, or [-errno]. *)
+let tune c lfd =
+  let set what opt v =
+    let r = Syscall.setsockopt lfd opt v in
+    if r < 0 then log "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
+  in
+  set "TCP_NODELAY" Syscall.Tcp_nodelay 1;
+  if c.send_lowat > 0 then set "TCP_NOTSENT_LOWAT" Syscall.Tcp_notsent_lowat c.send_lowat;
+  if c.defer_accept then set "TCP_DEFER_ACCEPT" Syscall.Tcp_defer_accept 1
+
 let open_listener c (host, port) =
   let lfd = Syscall.socket_bind ~host ~port ~reuseport:false in
   if lfd < 0 then lfd
   else begin
-    let set what opt v =
-      let r = Syscall.setsockopt lfd opt v in
-      if r < 0 then log "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
-    in
-    set "TCP_NODELAY" Syscall.Tcp_nodelay 1;
-    if c.send_lowat > 0 then set "TCP_NOTSENT_LOWAT" Syscall.Tcp_notsent_lowat c.send_lowat;
-    if c.defer_accept then set "TCP_DEFER_ACCEPT" Syscall.Tcp_defer_accept 1;
+    tune c lfd;
     let r = Syscall.listen lfd c.backlog in
     if r < 0 then begin
       ignore (Syscall.close lfd : int);
@@ -245,10 +341,19 @@ let open_listener c (host, port) =
 
 let close_all fds = List.iter (fun fd -> if fd >= 0 then ignore (Syscall.close fd : int)) fds
 
-(* Opens every address, or none: the fds, or the first error. *)
+(* Opens every address, or none: the fds, or the first error. Sockets
+   handed over ([listen_fds]) stand for the [Serve] endpoints (their
+   addresses were read from them: {!inherit_listeners}); they are tuned
+   like ours, and closed with the others on failure. *)
 let open_listeners c =
+  let inherited = ref c.listen_fds in
   let rec go acc = function
     | [] -> Ok (List.rev acc)
+    | (_, _, Serve) :: rest when !inherited <> [] ->
+        let fd = List.hd !inherited in
+        inherited := List.tl !inherited;
+        tune c fd;
+        go (fd :: acc) rest
     | (host, port, _) :: rest ->
         let fd = open_listener c (host, port) in
         if fd < 0 then begin
@@ -504,14 +609,7 @@ let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
 (* {1 Entry point} *)
 
 (* Every address with its host resolved, or the first failure. *)
-let resolve_list l =
-  List.fold_right
-    (fun (host, port) acc ->
-      match (acc, resolve host) with
-      | Error e, _ -> Error e
-      | _, Error e -> Error e
-      | Ok l, Ok addr -> Ok ((addr, port) :: l))
-    l (Ok [])
+let resolve_list l = map_all (fun (host, port) -> Result.map (fun a -> (a, port)) (resolve host)) l
 
 (* [c] with every host resolved, or the first failure. *)
 let resolve_all c =
@@ -555,9 +653,16 @@ let load_tls c =
 
 let run c handler =
   let fail fmt = Printf.ksprintf (fun s -> log "%s" s; 1) fmt in
-  match check c with
+  let c =
+    if c.listen_fds = [] then Ok c
+    else
+      match inherit_listeners c.listen_fds with
+      | Ok listen -> Ok { c with listen }
+      | Error e -> Error ("inherited socket: " ^ e)
+  in
+  match Result.bind c (fun c -> Result.map (fun () -> c) (check c)) with
   | Error msg -> fail "%s" msg
-  | Ok () -> (
+  | Ok c -> (
       match resolve_all c with
       | Error msg -> fail "%s" msg
       | Ok c ->

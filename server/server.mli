@@ -136,7 +136,19 @@ type config = {
       (** Every address to listen on, as [(host, port)] with [host] as in
           {!config.host}; each serves the handler, and every worker accepts
           on all of them. Default [[]]: [host]:[port] alone. When given,
-          [host] and [port] are not used. *)
+          [host] and [port] are not used. An IPv6 address gets a socket of
+          its own that serves IPv6 only ([IPV6_V6ONLY]), so
+          [[("0.0.0.0", 80); ("::", 80)]] serves both families. *)
+  listen_fds : int list;
+      (** Listening TCP sockets already open, handed over by whoever
+          started the process (systemd's socket activation:
+          {!systemd_listen_fds}): served instead of binding [listen] (or
+          [host]:[port]), which are then not used; their addresses are
+          read from the sockets. Each is checked to be a listening stream
+          socket, made non-blocking and close-on-exec, and given the same
+          options as a socket of our own ([TCP_NODELAY], [send_lowat],
+          [defer_accept]). With {!config.tls} they serve HTTPS. Default
+          [[]]. *)
   workers : int;
       (** Worker processes. Default: the number of CPUs this process may run
           on (sched_getaffinity, as [nproc] counts, so [taskset] is honoured).
@@ -223,12 +235,15 @@ type config = {
           handler like any other. Default [false]. *)
   tls : tls option;  (** Serve HTTPS ({!tls}). Default [None]. *)
   access_log : string option;
-      (** File to append the access log to, in Common Log Format ([Some "-"]:
+      (** File to append the access log to, in [log_format] ([Some "-"]:
           standard output), or [None] (default). Opened before privileges
           are dropped; reopened at the same path on [SIGHUP] (by each
           worker, as [user]: it must be able to create the file there).
           Lines are buffered per worker and written whole, once a second
           and at exit, so lines of different workers never mix. *)
+  log_format : Access_log.format;
+      (** The access log's line format ({!Access_log.format}). Default
+          [Common]. *)
   headers : (string * string) list;
       (** Header fields added to every response, after [Server]. Default
           [[("X-Content-Type-Options", "nosniff")]]: browsers do not guess
@@ -261,6 +276,22 @@ val max_default_connections : int
 
 val default_config : config
 (** [default_config] holds the defaults documented on each field. *)
+
+val parse_listen : string -> (string * int, string) result
+(** [parse_listen s] reads a listening address as given on a command
+    line: ["HOST:PORT"] (an IPv4 address or a host name),
+    ["[IPv6]:PORT"] (brackets required, e.g. ["[::1]:8080"], ["[::]:80"])
+    or [":PORT"] (every IPv4 interface, ["0.0.0.0"]). [Error] names what
+    is wrong (port out of range, IPv6 without brackets, …). Host names
+    are not resolved here ({!run} does it). *)
+
+val systemd_listen_fds : unit -> (int list, string) result
+(** [systemd_listen_fds ()] is the sockets systemd passed to this process
+    (sd_listen_fds(3)): [[3; …; 3 + n - 1]] when [LISTEN_PID] is this
+    process's pid and [LISTEN_FDS] is [n], [[]] when the variables are
+    absent or name another process. The variables are then emptied, so a
+    child process does not take the sockets again. [Error] for variables
+    that do not parse. Use the result as {!config.listen_fds}. *)
 
 val cpu_count : unit -> int
 (** [cpu_count ()] is the number of CPUs this process may run on (at least

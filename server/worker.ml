@@ -25,6 +25,7 @@ type params = {
   stats : bool;
   log_fd : int;
   log_path : string option;
+  log_format : Access_log.format;
   headers : string;
   server_name : string;
 }
@@ -237,17 +238,7 @@ let front w c =
     app w c
   end
 
-let log_access w c parsed =
-  if Access_log.enabled w.log then begin
-    let req_len =
-      if parsed then
-        let cr = Bigstring.index_from c.rbuf ~off:c.rpos ~stop:c.body_start '\r' in
-        if cr < 0 then -1 else cr - c.rpos
-      else -1
-    in
-    Access_log.line w.log ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf
-      ~req_off:c.rpos ~req_len ~status:(Status.code c.status) ~bytes:c.resp_bytes
-  end
+let log_access w c parsed = Access_log.request w.log c ~parsed
 
 (* {1 Slots} *)
 
@@ -449,7 +440,7 @@ let create p ~listeners ~signal_fd ~reactor =
       active = 0;
       wheel = Timer_wheel.create ~ids:n ~size:(min wheel_size 65536) ~now:(now_ns / tick_ns);
       sh;
-      log = Access_log.create ~fd:p.log_fd;
+      log = Access_log.create ~fd:p.log_fd ~format:p.log_format;
       idle_prev = Array.make n (-2);
       idle_next = Array.make n (-2);
       idle_head = -1;

@@ -38,6 +38,7 @@ type params = {
   stats : bool;
   log_fd : int;
   log_path : string option;
+  log_format : Access_log.format;
   headers : string;
   server_name : string;
 }

@@ -4,6 +4,10 @@ let kind_empty = 0
 let kind_file = 1
 let kind_absent = 2
 
+let zip_untried = 0
+let zip_ready = 1
+let zip_refused = 2
+
 type t = {
   mask : int;
   max_file : int;
@@ -15,6 +19,8 @@ type t = {
   keys : B.t array;
   key_lens : int array;
   contents : B.t array;
+  zipped : B.t array;  (** the gzip form, once made; [empty_buffer] before *)
+  zip_states : int array;
   sizes : int array;
   mtimes : int array;
   mtime_nss : int array;
@@ -38,7 +44,8 @@ let create ?(capacity = 4096) ~max_file ~max_bytes ~ttl_ms () =
   { mask = n - 1; max_file; max_bytes; ttl_ms; bytes = 0;
     kinds = Array.make n kind_empty; hashes = Array.make n 0;
     keys = Array.make n empty_buffer; key_lens = Array.make n 0;
-    contents = Array.make n empty_buffer; sizes = Array.make n 0; mtimes = Array.make n 0;
+    contents = Array.make n empty_buffer; zipped = Array.make n empty_buffer;
+    zip_states = Array.make n zip_untried; sizes = Array.make n 0; mtimes = Array.make n 0;
     mtime_nss = Array.make n 0; inos = Array.make n 0; devs = Array.make n 0;
     checked = Array.make n 0; used = Array.make n 0 }
 
@@ -118,9 +125,12 @@ let claim t p len h =
   done;
   (* The entry itself if present, else an empty slot, else evict. *)
   let slot = if !existing >= 0 then !existing else if !empty >= 0 then !empty else !lru in
-  if t.kinds.(slot) = kind_file then t.bytes <- t.bytes - t.sizes.(slot);
+  if t.kinds.(slot) = kind_file then
+    t.bytes <- t.bytes - t.sizes.(slot) - B.length t.zipped.(slot);
   t.kinds.(slot) <- kind_empty;
   t.contents.(slot) <- empty_buffer;
+  t.zipped.(slot) <- empty_buffer;
+  t.zip_states.(slot) <- zip_untried;
   slot
 
 let set_key t slot p len h =
@@ -169,11 +179,27 @@ let insert t p ~len ~fd st ~now_ms =
     end
   end
 
+let zipped t slot = Array.unsafe_get t.zipped slot
+let zip_state t slot = Array.unsafe_get t.zip_states slot
+
+let set_zipped t slot z =
+  if t.kinds.(slot) = kind_file && t.zip_states.(slot) = zip_untried then
+    if B.length z < t.sizes.(slot) && t.bytes + B.length z <= t.max_bytes then begin
+      t.zipped.(slot) <- z;
+      t.zip_states.(slot) <- zip_ready;
+      t.bytes <- t.bytes + B.length z
+    end
+    else t.zip_states.(slot) <- zip_refused
+
+let refuse_zip t slot = if t.kinds.(slot) = kind_file then t.zip_states.(slot) <- zip_refused
+
 let insert_absent t p ~len ~now_ms =
   if t.max_file > 0 then begin
     let h = hash p len in
     let slot = claim t p len h in
-    set_key t slot p len h;
+    (* Refreshing the entry (once per TTL for a sidecar that stays absent)
+       keeps its key: nothing allocated. *)
+    if same_key t slot p len then t.hashes.(slot) <- h else set_key t slot p len h;
     t.sizes.(slot) <- 0;
     t.checked.(slot) <- now_ms;
     t.used.(slot) <- now_ms;

@@ -69,6 +69,33 @@ val insert : t -> Httpz.Bigstring.t -> len:int -> fd:int -> Syscall.stat -> now_
     spent, or the read came up short (the file changed under us): then
     nothing is cached and the caller serves from [fd] as usual. *)
 
+(** {2 The compressed form}
+    A file entry may also hold its gzip form ({!Compress.gzip}), made on
+    the first request that wants it and dropped with the entry: a changed
+    file (another inode, size or mtime) is re-inserted untried, so the
+    compressed bytes always belong to the identity bytes beside them.
+    They count in [max_bytes]. *)
+
+val zip_untried : int
+val zip_ready : int
+val zip_refused : int
+
+val zip_state : t -> int -> int
+(** [zip_state t slot]: {!zip_untried} (not made yet), {!zip_ready}
+    ({!zipped} holds it) or {!zip_refused} (not smaller than the file, no
+    room left in [max_bytes], or not wanted: serve the identity form). *)
+
+val zipped : t -> int -> Httpz.Bigstring.t
+(** The gzip form when {!zip_state} is {!zip_ready}: all of its bytes. *)
+
+val set_zipped : t -> int -> Httpz.Bigstring.t -> unit
+(** [set_zipped t slot z] keeps [z] as the entry's gzip form when it is
+    smaller than the file and fits in the budget, else records
+    {!zip_refused}. Only for an untried file entry. *)
+
+val refuse_zip : t -> int -> unit
+(** [refuse_zip t slot] records that the entry is not to be compressed. *)
+
 val insert_absent : t -> Httpz.Bigstring.t -> len:int -> now_ms:int -> unit
 (** [insert_absent t path ~len ~now_ms] records that [path] has no regular
     file (for sidecar lookups). *)

@@ -33,13 +33,25 @@ let is_compressible ty =
          "image/svg+xml"; "application/wasm"; "image/x-icon" ]
   || ends_with ~suffix:"+xml" ty || ends_with ~suffix:"+json" ty
 
-let content_type_of_ext ext =
-  let ty =
-    match override ext with
-    | Some t -> t
-    | None -> Magic_mime.lookup ~default:default_type ("x." ^ ext)
-  in
-  if needs_charset ty then ty ^ "; charset=utf-8" else ty
+let is_type s =
+  let main = match String.index_opt s ';' with Some i -> String.sub s 0 i | None -> s in
+  let main = String.trim main in
+  Httpz.Response.is_field_value s
+  &&
+  match String.split_on_char '/' main with
+  | [ ty; sub ] ->
+      ty <> "" && sub <> "" && String.for_all Charset.is_tchar ty && String.for_all Charset.is_tchar sub
+  | _ -> false
+
+let content_type_of_ext ?(default = default_type) ext =
+  match override ext with
+  | Some ty -> if needs_charset ty then ty ^ "; charset=utf-8" else ty
+  | None -> (
+      (* magic-mime answers its default for what it does not know: ours,
+         as given, without a charset added. *)
+      match Magic_mime.lookup ~default:"" ("x." ^ ext) with
+      | "" -> default
+      | ty -> if needs_charset ty then ty ^ "; charset=utf-8" else ty)
 
 (* An open-addressing table from lower-cased extension to content type.
    A hit compares bytes of the request path with a stored key and returns
@@ -59,6 +71,8 @@ module Cache = struct
     types : string array;
     comp : bool array;
     mutable count : int;
+    default : string;  (** for no extension or an unknown one *)
+    default_comp : bool;
   }
 
   let hash (buf : B.t) off len =
@@ -89,7 +103,7 @@ module Cache = struct
     else begin
       let empty = !found - cap - 1 in
       let ext = String.init len (fun i -> lower (B.unsafe_get buf (off + i))) in
-      let ty = content_type_of_ext ext in
+      let ty = content_type_of_ext ~default:t.default ext in
       let slot = if t.count < max_entries then (t.count <- t.count + 1; empty) else cap in
       t.keys.(slot) <- (if slot = cap then "" else ext);
       t.types.(slot) <- ty;
@@ -97,12 +111,14 @@ module Cache = struct
       slot
     end
 
-  let create () =
+  let create ?(default = default_type) () =
     let t = {
       keys = Array.make (cap + 1) "";
-      types = Array.make (cap + 1) default_type;
+      types = Array.make (cap + 1) default;
       comp = Array.make (cap + 1) false;
       count = 0;
+      default;
+      default_comp = is_compressible default;
     } in
     List.iter
       (fun e -> ignore (lookup t (B.of_string e) 0 (String.length e)))
@@ -128,7 +144,8 @@ module Cache = struct
       if len = 0 || len > max_ext then -1 else lookup t buf (!dot + 1) len
     end
 
-  let[@inline] type_of t slot = if slot < 0 then default_type else Array.unsafe_get t.types slot
-  let[@inline] compressible t slot = slot >= 0 && Array.unsafe_get t.comp slot
+  let[@inline] type_of t slot = if slot < 0 then t.default else Array.unsafe_get t.types slot
+  let[@inline] compressible t slot =
+    if slot < 0 then t.default_comp else Array.unsafe_get t.comp slot
 end
 

@@ -10,8 +10,15 @@
 
 val default_type : string
 
-val content_type_of_ext : string -> string
-(** [content_type_of_ext "css"] is ["text/css; charset=utf-8"]. Allocates. *)
+val content_type_of_ext : ?default:string -> string -> string
+(** [content_type_of_ext "css"] is ["text/css; charset=utf-8"]; an
+    extension nobody registered gives [default] as it is (no charset
+    added; default {!default_type}). Allocates. *)
+
+val is_type : string -> bool
+(** [is_type s]: [s] is a media type a [Content-Type] may carry,
+    [type/subtype] (tokens) optionally followed by [;] parameters, with no
+    byte a field value refuses. For checking a configured default. *)
 
 val is_compressible : string -> bool
 (** [is_compressible content_type] is [true] for textual types (and SVG,
@@ -27,8 +34,10 @@ val is_compressible : string -> bool
 module Cache : sig
   type t
 
-  val create : unit -> t
-  (** With the common web extensions already in. Allocates. *)
+  val create : ?default:string -> unit -> t
+  (** With the common web extensions already in; [default] (default
+      {!default_type}) is the type of files without an extension or with
+      one that is not registered. Allocates. *)
 
   val slot_of_path : t -> Httpz.Bigstring.t -> int -> int
   (** [slot_of_path t buf n]: the slot for the file name ending the path

@@ -15,6 +15,10 @@ type config = {
   cache_max_file : int;
   cache_bytes : int;
   cache_ttl_ms : int;
+  default_type : string;
+  error_pages : (int * string) list;
+  compress : bool;
+  compress_level : int;
 }
 
 let default_config = {
@@ -31,6 +35,10 @@ let default_config = {
   cache_max_file = 64 * 1024;
   cache_bytes = 64 * 1024 * 1024;
   cache_ttl_ms = 1000;
+  default_type = Mime.default_type;
+  error_pages = [];
+  compress = false;
+  compress_level = 6;
 }
 
 open Pages
@@ -52,7 +60,7 @@ let suffix_room = 256
 
 type t = {
   cfg : config;
-  root_fd : int;
+  beneath : Beneath.t;  (** opens paths beneath the root *)
   cache_control : string;
   multipart_type : string;
   boundary : string;
@@ -66,10 +74,6 @@ type t = {
   etag_buf : B.t;
   etag_pool : Bytes.t array;  (** [etag_pool.(n)] has length [n] *)
   scratch : B.t;  (** Location, Content-Range *)
-  root_real : string;
-      (** the root's path as the kernel resolves it; [""] when it cannot
-          be read (no /proc), which turns the opened-path check off *)
-  resolved : B.t;  (** where an opened fd leads ({!leads_to_hidden}) *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
   cache : File_cache.t;
   mutable mem : B.t;
@@ -77,10 +81,13 @@ type t = {
           a {!File_cache} entry's contents. *)
   mutable now_ms : int;  (** monotonic ms of this request *)
   mutable gz_slot : int;  (** cache slot of the sidecar being answered *)
+  mutable mem_slot : int;  (** cache slot whose contents [mem] is, or [-1] *)
+  zip_suffix : string;  (** appended to the entity-tag of a compressed form *)
+  errors : Error_pages.t;
 }
 
-let root_fd t = t.root_fd
-let close t = ignore (Syscall.close t.root_fd)
+let root_fd t = Beneath.root_fd t.beneath
+let close t = ignore (Syscall.close (root_fd t))
 let mime t name = Mime_cache.type_of t.mime (Mime_cache.slot_of_path t.mime (B.of_string name) (String.length name))
 
 (* "/" or "/a/b/": what a normalised request path can start with. *)
@@ -90,11 +97,6 @@ let valid_mount m =
   n >= 1 && n < 1024 && m.[0] = '/' && m.[n - 1] = '/'
   && String.for_all (fun ch -> ch > ' ' && ch < '\127' && ch <> '?' && ch <> '#' && ch <> '%') m
   && (n = 1 || List.for_all (fun seg -> seg <> "" && seg <> "." && seg <> "..") segments)
-
-let root_real fd =
-  let b = B.create 4096 in
-  let n = Extra.fd_path fd b 0 4096 in
-  if n <= 0 then "" else B.sub_string b ~off:0 ~len:n
 
 let random_boundary () =
   let st = Random.State.make_self_init () in
@@ -107,6 +109,10 @@ let create cfg =
   else if not (valid_mount cfg.mount) then
     Error "mount must be a path that starts and ends with '/', without '.' or '..' segments"
   else if cfg.multipart_max < 0 then Error "multipart_max must not be negative"
+  else if not (Mime.is_type cfg.default_type) then
+    Error (Printf.sprintf "default type %S is not a media type (type/subtype)" cfg.default_type)
+  else if cfg.compress_level < 1 || cfg.compress_level > 9 then
+    Error "compress_level must be between 1 and 9"
   else
     match Sys.is_directory cfg.root with
     | exception Sys_error _ -> Error (Printf.sprintf "%s: no such directory" cfg.root)
@@ -114,10 +120,17 @@ let create cfg =
     | true ->
       let fd = Syscall.open_dir cfg.root in
       if fd < 0 then Error (Printf.sprintf "%s: %s" cfg.root (Syscall.error_message fd))
-      else begin
+      else
+        let beneath =
+          Beneath.create ~root_fd:fd ~dotfiles:cfg.dotfiles ~follow_symlinks:cfg.follow_symlinks
+            ~room:(path_capacity + suffix_room)
+        in
+        match Error_pages.create beneath cfg.error_pages with
+        | Error e -> ignore (Syscall.close fd); Error e
+        | Ok errors ->
         let boundary = random_boundary () in
         Ok {
-          cfg; root_fd = fd;
+          cfg; beneath;
           cache_control = (if cfg.max_age >= 0 then Printf.sprintf "max-age=%d" cfg.max_age else "");
           multipart_type = "multipart/byteranges; boundary=" ^ boundary;
           boundary;
@@ -127,12 +140,10 @@ let create cfg =
           st = Syscall.stat_create ();
           st2 = Syscall.stat_create ();
           range = Range.create ();
-          mime = Mime_cache.create ();
+          mime = Mime_cache.create ~default:cfg.default_type ();
           etag_buf = B.create 64;
           etag_pool = Array.init 64 Bytes.create;
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
-          root_real = root_real fd;
-          resolved = B.create (path_capacity + suffix_room + 4096);
           multipart = B.create 0;
           cache =
             File_cache.create ~max_file:cfg.cache_max_file ~max_bytes:cfg.cache_bytes
@@ -140,57 +151,25 @@ let create cfg =
           mem = B.create 0;
           now_ms = 0;
           gz_slot = -1;
+          mem_slot = -1;
+          zip_suffix = Printf.sprintf "-z%d" cfg.compress_level;
+          errors;
         }
-      end
 
 (* {1 Paths} *)
 
-(* A segment starting with '.' ([/.git], [/a/.env]); normalisation has
-   already removed "." and ".." segments, so this is exactly the dotfiles.
-   [.well-known] (RFC 8615) is public by definition. *)
-let hidden_between (p : B.t) ~off n =
-  let hidden = ref false and i = ref off in
-  while not !hidden && !i < n - 1 do
-    if B.unsafe_get p !i = '/' && B.unsafe_get p (!i + 1) = '.' then begin
-      let s = !i + 1 in
-      let e = ref s in
-      while !e < n && B.unsafe_get p !e <> '/' do incr e done;
-      if not (!e - s = 11 && B.equal_string p ~off:s ~len:11 ".well-known") then hidden := true;
-      i := !e
-    end
-    else incr i
-  done;
-  !hidden
-
-let has_hidden_segment p n = hidden_between p ~off:0 n
-
-(* The dotfile rule holds for what was opened, not only for the path
-   asked: [/gitlink/config] with [gitlink -> .git] opens [.git/config].
-   The kernel tells where the descriptor leads; below the root's own real
-   path, no segment may be hidden. An fd whose path cannot be read counts
-   as hidden (fail closed). One readlink per open; cached answers open
-   nothing. *)
-let leads_to_hidden t fd =
-  let n = Extra.fd_path fd t.resolved 0 (B.length t.resolved) in
-  let r = String.length t.root_real in
-  if n < 0 then true
-  else if n < r || not (B.equal_string t.resolved ~off:0 ~len:r t.root_real) then true
-  else hidden_between t.resolved ~off:(if r = 1 then 0 else r) n
-
-(* Opens [b.{off .. off+len-1}] beneath the root: the kernel keeps the
-   open inside it (openat2 RESOLVE_BENEATH), and unless dotfiles are
-   served, a descriptor that leads to one is closed and reported as
-   missing ([-enoent]). *)
-let open_beneath t b off len =
-  let fd = Syscall.openat2_beneath t.root_fd b off len ~no_symlinks:(not t.cfg.follow_symlinks) in
-  if fd >= 0 && (not t.cfg.dotfiles) && t.root_real <> "" && leads_to_hidden t fd then begin
-    ignore (Syscall.close fd);
-    - Syscall.enoent
-  end
-  else fd
-
 (* Opens the decoded path [t.path.{0 .. n-1}] beneath the root. *)
-let open_path t n = if n <= 1 then open_beneath t t.dot 0 1 else open_beneath t t.path 1 (n - 1)
+let open_path t n = if n <= 1 then Beneath.openat t.beneath t.dot 0 1 else Beneath.openat t.beneath t.path 1 (n - 1)
+
+(* {1 Error pages} *)
+
+(* The answer for an error [status]: the custom page if one is set. *)
+let custom_page t c status i ~range_len =
+  Error_pages.answer t.errors c status i ~cache:t.cache ~mime:t.mime ~content_range:t.scratch ~range_len
+
+let error_page t c status =
+  let i = Error_pages.find t.errors status in
+  if i < 0 then error_page c status else custom_page t c status i ~range_len:0
 
 let append_string (b : B.t) n s =
   B.blit_from_string s ~src_off:0 b ~dst_off:n ~len:(String.length s);
@@ -198,21 +177,34 @@ let append_string (b : B.t) n s =
 
 (* {1 Entity-tags} *)
 
-(* Writes the tag of [st] (with "-gz" inside the quotes for a sidecar)
-   into [etag_buf] and copies it into the pooled bytes of exactly its
-   length, so it can be handed to [Etag] and [Ctx.header] as a string
-   without allocating. The string is valid until the next request. *)
-let make_etag t ~mtime_s ~mtime_ns ~size ~gz =
+(* Where the sidecar's bytes are, after {!find_sidecar}; [Zipped]: the
+   compressed form of the cached file (in [t.mem], cache slot
+   [t.mem_slot]). *)
+type sidecar = No_sidecar | Sidecar_fd of int | Sidecar_mem | Zipped
+
+(* Writes the tag of the representation [side] (of [size] bytes) into
+   [etag_buf] and copies it into the pooled bytes of exactly its length,
+   so it can be handed to [Etag] and [Ctx.header] as a string without
+   allocating. A sidecar's tag has "-gz" inside the quotes; the compressed
+   form's is the file's (of [file_size] bytes) with [zip_suffix]: its
+   bytes follow from the file's and the level. The string is valid until
+   the next request. *)
+let make_etag t side ~mtime_s ~mtime_ns ~size ~file_size =
+  let size, suffix =
+    match side with
+    | No_sidecar -> size, ""
+    | Zipped -> file_size, t.zip_suffix
+    | Sidecar_fd _ | Sidecar_mem -> size, "-gz"
+  in
   let n = Etag.write t.etag_buf ~off:0 ~mtime:mtime_s ~nsec:mtime_ns ~size in
+  let k = String.length suffix in
   let n =
-    if gz then begin
+    if k > 0 then begin
       (* replace the closing quote *)
       let o = n - 1 in
-      B.unsafe_set t.etag_buf o '-';
-      B.unsafe_set t.etag_buf (o + 1) 'g';
-      B.unsafe_set t.etag_buf (o + 2) 'z';
-      B.unsafe_set t.etag_buf (o + 3) '"';
-      n + 3
+      B.blit_from_string suffix ~src_off:0 t.etag_buf ~dst_off:o ~len:k;
+      B.unsafe_set t.etag_buf (o + k) '"';
+      n + k
     end
     else n
   in
@@ -280,7 +272,7 @@ let multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     end
   done;
   release fd;
-  if not !ok then error_page c Internal_server_error
+  if not !ok then error_page t c Internal_server_error
   else begin
     o := append_string b !o "\r\n--";
     o := append_string b !o t.boundary;
@@ -321,10 +313,14 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     | Unsatisfiable ->
       release fd;
       let o = Range.write_unsatisfied t.scratch ~off:0 ~length:size in
-      Ctx.start c Range_not_satisfiable;
-      Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:o;
-      Ctx.header c Content_type html_type;
-      Ctx.body_string c p416
+      let i = Error_pages.find t.errors Range_not_satisfiable in
+      if i >= 0 then custom_page t c Range_not_satisfiable i ~range_len:o
+      else begin
+        Ctx.start c Range_not_satisfiable;
+        Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:o;
+        Ctx.header c Content_type html_type;
+        Ctx.body_string c p416
+      end
     | Satisfiable ->
       if Range.count r = 1 then begin
         let first = Range.start r 0 and last = Range.stop r 0 in
@@ -346,8 +342,6 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
 
 (* {1 Files} *)
 
-(* Where the sidecar's bytes are, after {!find_sidecar}. *)
-type sidecar = No_sidecar | Sidecar_fd of int | Sidecar_mem
 
 (* [FILE.gz] beside the file at [t.path.{0 .. n-1}] (whose mtime is
    [orig_mtime]): used when it is a regular file no older than the
@@ -365,7 +359,7 @@ let find_sidecar t n ~orig_mtime =
     else (t.gz_slot <- slot; t.mem <- File_cache.content cache slot; Sidecar_mem)
   end
   else begin
-    let fd = open_beneath t t.path 1 (m - 1) in
+    let fd = Beneath.openat t.beneath t.path 1 (m - 1) in
     if fd < 0 then (File_cache.insert_absent cache t.path ~len:m ~now_ms:t.now_ms; No_sidecar)
     else if Syscall.fstat fd t.st2 = 0 && Syscall.stat_is_regular t.st2 then begin
       if Syscall.stat_mtime_s t.st2 < orig_mtime then (release fd; No_sidecar)
@@ -383,14 +377,48 @@ let find_sidecar t n ~orig_mtime =
     else (release fd; File_cache.insert_absent cache t.path ~len:m ~now_ms:t.now_ms; No_sidecar)
   end
 
+(* The compressed form of the cached file in [t.mem] (slot [t.mem_slot]),
+   made now if this is its first request: [Zipped] with [t.mem] set to
+   it, or [No_sidecar] when it is not worth keeping (not smaller, too
+   small to bother, no room in the cache). *)
+let min_compress = 256
+
+let zipped_form t =
+  let cache = t.cache and s = t.mem_slot in
+  (* The sidecar lookup before may have evicted the entry. *)
+  if File_cache.content cache s != t.mem then No_sidecar
+  else begin
+  if File_cache.zip_state cache s = File_cache.zip_untried then begin
+    let size = File_cache.size cache s in
+    if size < min_compress then File_cache.refuse_zip cache s
+    else
+      File_cache.set_zipped cache s
+        (Compress.gzip ~level:t.cfg.compress_level (File_cache.content cache s) ~off:0 ~len:size)
+  end;
+  if File_cache.zip_state cache s = File_cache.zip_ready then begin
+    t.mem <- File_cache.zipped cache s;
+    Zipped
+  end
+  else No_sidecar
+  end
+
 (* Answers with the regular file at [t.path.{0 .. n-1}]: its bytes are on
    [fd] ([>= 0]) or in [t.mem] ([fd = -1]), with the given metadata. From
    here on [fd] is closed on every path. *)
 let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
   let slot = Mime_cache.slot_of_path t.mime t.path n in
   let ctype = Mime_cache.type_of t.mime slot in
-  let vary = t.cfg.gzip_static && Mime_cache.compressible t.mime slot in
-  let side = if vary && Accept_encoding.accepts_gzip buf req then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
+  let vary = (t.cfg.gzip_static || t.cfg.compress) && Mime_cache.compressible t.mime slot in
+  let gzip_ok = vary && Accept_encoding.accepts_gzip buf req in
+  let side = if gzip_ok && t.cfg.gzip_static then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
+  (* Matches, not [=]: on this type [=] is a call to compare. *)
+  let side =
+    match side with
+    | No_sidecar when gzip_ok && t.cfg.compress && fd < 0 && t.mem_slot >= 0
+                      && not (is_get && Request.find req Range >= 0) -> zipped_form t
+    | side -> side
+  in
+  let file_size = size in
   let gz, fd, size, e_mtime, e_ns =
     match side with
     | No_sidecar -> false, fd, size, mtime_s, mtime_ns
@@ -401,17 +429,19 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
       release fd;
       let s = t.gz_slot in
       true, -1, File_cache.size t.cache s, File_cache.mtime_s t.cache s, File_cache.mtime_ns t.cache s
+    | Zipped -> true, -1, B.length t.mem, mtime_s, mtime_ns
   in
+
   (* RFC 9110 §8.8.2.1: a modification time in the future (clock skew,
      touch -d) is replaced by the time of the answer, in Last-Modified and
      in every comparison made against it. The ETag keeps the real mtime. *)
   let mtime = let now = Ctx.now c in if e_mtime > now then now else e_mtime in
   match
-    let etag = make_etag t ~mtime_s:e_mtime ~mtime_ns:e_ns ~size ~gz in
+    let etag = make_etag t side ~mtime_s:e_mtime ~mtime_ns:e_ns ~size ~file_size in
     match preconditions c req buf etag mtime with
     | Send_412 ->
       release fd;
-      error_page c Precondition_failed
+      error_page t c Precondition_failed
     | Send_304 ->
       release fd;
       Ctx.start c Not_modified;
@@ -450,6 +480,7 @@ let serve_opened t c req buf fd n ~is_get =
   if cached >= 0 then begin
     release fd;
     t.mem <- File_cache.content cache cached;
+    t.mem_slot <- cached;
     serve_file t c req buf (-1) n ~is_get ~size:(File_cache.size cache cached)
       ~mtime_s:(File_cache.mtime_s cache cached) ~mtime_ns:(File_cache.mtime_ns cache cached)
   end
@@ -491,7 +522,7 @@ let serve_directory t c req buf dfd n ~is_get =
   end
   else begin
     let m = append_string t.path n t.cfg.index in
-    let fd = open_beneath t t.path 1 (m - 1) in
+    let fd = Beneath.openat t.beneath t.path 1 (m - 1) in
     if fd >= 0 && Syscall.fstat fd t.st = 0 && Syscall.stat_is_regular t.st then begin
       ignore (Syscall.close dfd);
       serve_opened t c req buf fd m ~is_get
@@ -502,14 +533,14 @@ let serve_directory t c req buf dfd n ~is_get =
         match
           Listing.answer c ~dfd ~dir_path:(B.sub_string t.path ~off:0 ~len:n)
             ~dotfiles:t.cfg.dotfiles ~max_entries:t.cfg.list_max
-            ~open_entry:(fun rel -> open_beneath t (B.of_string rel) 0 (String.length rel))
+            ~open_entry:(fun rel -> Beneath.openat t.beneath (B.of_string rel) 0 (String.length rel))
         with
         | () -> ignore (Syscall.close dfd)
         | exception e -> ignore (Syscall.close dfd); raise e
       end
       else begin
         ignore (Syscall.close dfd);
-        error_page c Forbidden
+        error_page t c Forbidden
       end
     end
   end
@@ -548,18 +579,19 @@ let mount_redirect t c =
 let serve t c req ~is_get =
   let buf = Ctx.buffer c in
   match Target.split t.target buf (Request.target req) with
-  | Error | Asterisk -> error_page c Bad_request
+  | Error | Asterisk -> error_page t c Bad_request
   | Origin | Absolute ->
     let n = Target.decode_path buf (Target.path t.target) ~dst:t.path in
     let n = if n < 0 || n > path_capacity then n else unmount t n in
     if n = mount_point then mount_redirect t c
-    else if n = outside_mount then error_page c Not_found
+    else if n = outside_mount then error_page t c Not_found
     else if n > path_capacity || (n < 0 && Target.decode_error n = Target.Too_long) then
-      error_page c Uri_too_long
-    else if n < 0 then error_page c Bad_request
-    else if (not t.cfg.dotfiles) && has_hidden_segment t.path n then error_page c Not_found
+      error_page t c Uri_too_long
+    else if n < 0 then error_page t c Bad_request
+    else if Beneath.hides t.beneath t.path n then error_page t c Not_found
     else begin
       t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
+      t.mem_slot <- -1;
       (* The cache is keyed by file path; a path ending in '/' names its
          index file. A fresh entry answers without a single syscall. *)
       let key = if Target.ends_in_slash t.path n then append_string t.path n t.cfg.index else n in
@@ -568,6 +600,7 @@ let serve t c req ~is_get =
          && File_cache.fresh t.cache slot ~now_ms:t.now_ms
       then begin
         t.mem <- File_cache.content t.cache slot;
+        t.mem_slot <- slot;
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
       end
@@ -579,13 +612,14 @@ let serve t c req ~is_get =
         (* Out of descriptors, the re-check cannot open the file: the copy
            we hold is better than a 503; it is checked again next time. *)
         t.mem <- File_cache.content t.cache slot;
+        t.mem_slot <- slot;
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
       end
-      else if fd < 0 then error_page c (status_of_errno fd)
+      else if fd < 0 then error_page t c (status_of_errno fd)
       else if Syscall.fstat fd t.st <> 0 then begin
         ignore (Syscall.close fd);
-        error_page c Internal_server_error
+        error_page t c Internal_server_error
       end
       else
         match Syscall.stat_kind t.st with
@@ -593,7 +627,7 @@ let serve t c req ~is_get =
         | Directory -> serve_directory t c req buf fd n ~is_get
         | Fifo | Socket | Char_device | Block_device | Symlink | Other ->
           ignore (Syscall.close fd);
-          error_page c Forbidden
+          error_page t c Forbidden
     end
 
 let handler t c =
@@ -605,4 +639,4 @@ let handler t c =
     Ctx.start c No_content;
     Ctx.header c Allow allow;
     Ctx.no_body c ~content_length:(-1)
-  | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page c Method_not_allowed
+  | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page t c Method_not_allowed

@@ -62,7 +62,8 @@
     [Allow].
 
     {2 Response fields}
-    A file answer carries [Content-Type] (from the extension, see {!mime}),
+    A file answer carries [Content-Type] (from the extension, see {!mime};
+    {!config.default_type} when there is none or it is unknown),
     a strong [ETag] ({!Httpz.Etag.write} from mtime with nanoseconds and
     size), [Last-Modified], [Accept-Ranges: bytes], [Cache-Control:
     max-age=N] when {!config.max_age} [>= 0], and [Vary: Accept-Encoding]
@@ -109,7 +110,28 @@
     saves an [openat2] per image.
 
     {b Error pages} are short fixed HTML strings per status; they never
-    contain a file-system path or bytes of the request.
+    contain a file-system path or bytes of the request. {!config.error_pages}
+    replaces them with files of the root ({!Error_pages}).
+
+    {b On-the-fly compression} (decision: off by default, {!config.compress}).
+    For a compressible type, a client that accepts gzip (the same
+    [Accept-Encoding] rules as for sidecars) and no sidecar served, a file
+    held by the {!File_cache} is answered with its gzip form
+    ({!Compress.gzip} at {!config.compress_level}), made on the first such
+    request and kept in the cache entry beside the identity bytes until the
+    file changes; so the steady state allocates nothing and compresses
+    nothing. The answer carries [Content-Encoding: gzip], the file's
+    [Content-Type], and a strong [ETag]: the file's with [-zN] ([N] the
+    level) appended to its opaque part, distinct from the identity's and
+    from a sidecar's, and stable across workers and restarts (the gzip
+    header holds no time). Not compressed: files larger than
+    {!config.cache_max_file} (no per-request compression), files under 256
+    bytes, files whose gzip form is not smaller, and range requests, which
+    are answered on the identity form (with its ETag). Off by default
+    because it changes what caches in front of the server hold (new
+    variants, new ETags) and costs per-worker memory and a compression on
+    the event loop per file version; nginx ([gzip]) and Caddy ([encode])
+    are off by default too.
 
     {2 Allocation}
     {!create} allocates all per-worker state once (path buffer, stat
@@ -170,6 +192,28 @@ type config = {
   cache_ttl_ms : int;
       (** How long a cached file is trusted before it is re-checked with
           openat2 + fstat (a change shows at most this late). Default 1000. *)
+  default_type : string;
+      (** [Content-Type] of files without an extension or with one no
+          registry knows, sent as given (no charset added). Must be a
+          media type ([type/subtype], optional parameters). Default
+          ["application/octet-stream"]. *)
+  error_pages : (int * string) list;
+      (** Custom error pages: [(status, path)] answers [status] with the
+          file at [path] (relative to the root, with or without a leading
+          ['/']) instead of the built-in page, keeping the status, with
+          the file's [Content-Type] and no validators. The statuses the
+          handler answers with a page: 400, 403, 404, 405, 412, 414, 416,
+          500, 503 ({!create} refuses others). The file is opened like any
+          request path (openat2 [RESOLVE_BENEATH] from the root's fd, the
+          dotfile rule, the file cache), so it cannot lie outside the
+          root; {!create} checks that it is a regular file there. If it
+          disappears later, the built-in page is sent. Default [[]]. *)
+  compress : bool;
+      (** Compress on the fly (gzip) the answers of compressible types
+          (see {!is_compressible}) to clients that accept gzip, when no
+          [FILE.gz] sidecar is served. Default [false]. See "On-the-fly
+          compression" above. *)
+  compress_level : int;  (** zlib level, 1-9. Default 6. *)
 }
 
 val default_config : config

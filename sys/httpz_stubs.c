@@ -142,6 +142,11 @@ static long hz_socket_bind(const char *host, int port, int reuseport) {
   int one = 1;
   if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) goto fail;
   if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) goto fail;
+  /* An IPv6 socket serves IPv6 only (as nginx does), whatever the
+     net.ipv6.bindv6only sysctl says: [::]:80 and 0.0.0.0:80 can then be
+     bound side by side, each family by its own socket. */
+  if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
+    goto fail;
   if (bind(fd, (struct sockaddr *)&ss, slen) < 0) goto fail;
   return fd;
 fail: {

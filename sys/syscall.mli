@@ -162,7 +162,9 @@ val socket_listen : host:string -> port:int -> backlog:int -> reuseport:bool -> 
     resolved. [port = 0] picks a free port (read it with {!local_port}).
     Sets [SO_REUSEADDR], and [SO_REUSEPORT] when [reuseport] (so several
     worker processes can each listen on the port and the kernel spreads
-    connections across them). The socket is [O_NONBLOCK | O_CLOEXEC].
+    connections across them). An IPv6 socket is [IPV6_V6ONLY] (IPv4
+    clients are not mapped onto it), so [::] and [0.0.0.0] can be bound
+    on the same port at once. The socket is [O_NONBLOCK | O_CLOEXEC].
     Syscalls: socket, setsockopt, bind ({!socket_bind}), listen ({!listen});
     the socket is closed again if a later step fails.
     Errors: [-einval] (unparsable [host], [port] outside [0, 65535], NUL in

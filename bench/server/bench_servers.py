@@ -75,6 +75,7 @@ SATURATED = 0.90
 FILES = {
     "612b": ("612b.html", 612),
     "16k": ("16k.bin", 16 * 1024),
+    "16k_html": ("16k.html", 16 * 1024),
     "1m": ("1m.bin", 1024 * 1024),
 }
 
@@ -102,6 +103,16 @@ CASES = {
     "612b_c64_w2": dict(file="612b", conns=64, headers=[], workers=2, pin=False,
                         servers=["httpz", "nginx"],
                         desc="612 B file, 64 connections, 2 server workers, server not pinned"),
+    # What on-the-fly compression costs (issue 16): the same HTML file to a
+    # client that accepts gzip, from httpz without compression, httpz
+    # --compress (gzip made once, served from the cache) and nginx with
+    # gzip on at the same level (compressed per response). Shorter than the
+    # other cases (runs, duration) and without h2load, for the time budget.
+    "16k_gzip": dict(file="16k_html", conns=64, headers=["Accept-Encoding: gzip"], workers=1,
+                     pin=True, servers=["httpz", "httpz-gzip", "nginx-gzip"], compression=True,
+                     runs=3, duration=2, no_h2load=True,
+                     desc="16 KiB HTML file, 64 keep-alive connections, Accept-Encoding: gzip"),
+
     "tls_612b_c64": dict(file="612b", conns=64, headers=[], workers=1, pin=True, tls=True,
                          servers=TLS_SERVERS, desc="HTTPS: 612 B file, 64 keep-alive connections"),
     "tls_16k_c64": dict(file="16k", conns=64, headers=[], workers=1, pin=True, tls=True,
@@ -110,7 +121,7 @@ CASES = {
                           tls=True, servers=TLS_SERVERS,
                           desc="HTTPS: a new TLS connection (full handshake) per request, 16 connections"),
 }
-ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_w2",
+ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_w2", "16k_gzip",
          "tls_612b_c64", "tls_16k_c64", "tls_handshake"]
 
 # Time budget (bench/run.sh states the totals): durations in seconds.
@@ -134,14 +145,16 @@ ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_
 #          GC: httpz and cohttp on 612b_c64, httpz on 1m_c64 during
 #            their main runs (0 s); cohttp on 1m_c64 on its own:
 #            0.05 + 1 + 5 + 0.1                                          ≈   6 s
-#          total                                                        ≈ 702 s
-#   quick: 15 pairs × (0.05 + 1.02 + 2.04 + 0.1)                        ≈  48 s
+#          16k_gzip (its own runs=3, duration=2, no h2load): 3 pairs ×
+#            (0.05 + 1.02 + 3 × 2.04 + 0.1)                              ≈  22 s
+#          total                                                        ≈ 724 s
+#   quick: 18 pairs × (0.05 + 1.02 + 2.04 + 0.1)                        ≈  58 s
 #          h2load on 13 pinned pairs, 1 run: 9 × (0.5 + 1 + 0.02)
 #            + 4 × 1.02                                                  ≈  18 s
 #          GC: both pairs during their main runs                         ≈   0 s
-#          total                                                        ≈  66 s
+#          total                                                        ≈  76 s
 MODES = {
-    "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2"],
+    "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2", "16k_gzip"],
                   runs=1, duration=2, warmup=1, h2load_runs=1, h2load_warmup=0.5,
                   h2load_duration=1, gc_cases=["612b_c64"], gc_duration=2),
     "full": dict(cases=ORDER, runs=5, duration=5, warmup=1, h2load_runs=3, h2load_warmup=0.5,
@@ -300,6 +313,12 @@ class Httpz(Server):
         return argv + (["--stats"] if stats else [])
 
 
+class HttpzGzip(Httpz):
+    """httpz serve --compress (level 6, its default)."""
+    name = "httpz-gzip"
+    extra = ["--compress"]
+
+
 class HttpzEpoll(Httpz):
     """httpz on its readiness backend: the default (io_uring) against epoll,
     side by side. Not a peer: the report keeps it out of the verdicts."""
@@ -340,7 +359,7 @@ http {
     types { text/html html; application/octet-stream bin; }
     default_type application/octet-stream;
     access_log off;
-    # Debian's default nginx.conf: sendfile with TCP_CORK around the head.
+%(extra)s    # Debian's default nginx.conf: sendfile with TCP_CORK around the head.
     sendfile on;
     tcp_nopush on;
     # Never close a connection during a run: the default of 1000 requests per
@@ -363,8 +382,18 @@ http {
            # Debian's defaults otherwise: tickets on, no session cache.
            tls=("        ssl_certificate %s;\n        ssl_certificate_key %s;\n"
                 "        ssl_protocols TLSv1.2 TLSv1.3;\n        ssl_ciphers %s;\n"
-                % (tls[0], tls[1], TLS12_CIPHERS)) if tls else ""))
+                % (tls[0], tls[1], TLS12_CIPHERS)) if tls else "",
+           extra=self.extra_http))
         return ["nginx", "-p", tmp + "/", "-c", conf, "-e", self.error_log(tmp)]
+
+    extra_http = ""
+
+
+class NginxGzip(Nginx):
+    """nginx compressing each response (it keeps no compressed copy), at
+    the level httpz --compress uses."""
+    name = "nginx-gzip"
+    extra_http = "    gzip on;\n    gzip_comp_level 6;\n    gzip_vary on;\n"
 
 
 class Lighttpd(Server):
@@ -456,7 +485,10 @@ class Cohttp(Server):
         return [COHTTP_EXE, "-d", docroot, "-p", str(port), "--host", "127.0.0.1"]
 
 
-SERVERS = {s.name: s for s in (Httpz(), HttpzEpoll(), Nginx(), Lighttpd(), H2o(), Cohttp())}
+SERVERS = {s.name: s for s in (Httpz(), HttpzEpoll(), Nginx(), Lighttpd(), H2o(), Cohttp(),
+                               HttpzGzip(), NginxGzip())}
+# A variant runs when its base server is wanted (--servers).
+VARIANT_OF = {"httpz-gzip": "httpz", "nginx-gzip": "nginx", "httpz-epoll": "httpz"}
 
 _commit = None
 
@@ -909,7 +941,7 @@ class Bench:
 
     def servers_for(self, case):
         wanted = self.args.servers.split(",") if self.args.servers else ALL_SERVERS
-        return [s for s in case["servers"] if s in wanted]
+        return [s for s in case["servers"] if VARIANT_OF.get(s, s) in wanted]
 
     def start(self, name, case, stats=False):
         server = SERVERS[name]
@@ -957,7 +989,9 @@ class Bench:
                      "file_bytes": FILES[case["file"]][1], "connections": case["conns"],
                      "headers": case["headers"], "workers": case["workers"],
                      "server_pinned": case["pin"], "loadgen": "wrk", "threads": 1,
-                     "duration_s": self.mode["duration"], "runs_wanted": self.mode["runs"],
+                     "duration_s": self.case_mode(case, "duration"),
+                     "runs_wanted": self.case_mode(case, "runs"),
+                     "compression": bool(case.get("compression")),
                      "interleaved": True,
                      "h2load": ({"threads": 1, "runs_wanted": self.mode["h2load_runs"],
                                  "duration_s": self.mode["h2load_duration"],
@@ -966,7 +1000,7 @@ class Bench:
                                 if h2 else None),
                      "results": []}
             log("== %s: %s (wrk %d x %ds, servers interleaved%s)" % (
-                cid, case["desc"], self.mode["runs"], self.mode["duration"],
+                cid, case["desc"], self.case_mode(case, "runs"), self.case_mode(case, "duration"),
                 ", then h2load %gs on the same instances" % self.mode["h2load_duration"] if h2 else ""))
             entry["results"] = self.bench_case(case, cid)
             # A load generator at >= SATURATED of its core is the bottleneck, not
@@ -985,11 +1019,15 @@ class Bench:
             results.append(entry)
         return results
 
+    def case_mode(self, case, key):
+        """The mode's runs or duration, or the case's own when smaller."""
+        return min(self.mode[key], case.get(key, self.mode[key]))
+
     def h2load_for(self, case):
         """h2load runs on every pinned case: unpinned servers share the load
         generator's core, where a second generator's number means no more
         than wrk's."""
-        return case["pin"] and self.have_h2load
+        return case["pin"] and self.have_h2load and not case.get("no_h2load")
 
     def gc_wanted(self, name, cid):
         return name in STATS_PATH and cid in self.mode["gc_cases"]
@@ -1040,8 +1078,8 @@ class Bench:
                 st["timing"]["warmup"] = time.monotonic() - t
                 if st["gc"]:
                     st["before"] = self.read_stats(st["run"], name)
-            self.rounds(live, state, self.mode["runs"], "wrk", "runs",
-                        lambda st, name, i: self.one_wrk(st["run"], case, self.mode["duration"],
+            self.rounds(live, state, self.case_mode(case, "runs"), "wrk", "runs",
+                        lambda st, name, i: self.one_wrk(st["run"], case, self.case_mode(case, "duration"),
                                                          "%s.%s.run%d" % (cid, name, i)))
             for name in live:
                 st = state[name]

@@ -243,10 +243,11 @@ def main():
     lines = log_text.splitlines()
     entries = []  # (method, path, status)
     for line in lines:
-        mm = re.match(r'^\S+ \S+ \S+ \[[^\]]+\] "([A-Z]+) (\S+) HTTP/1\.[01]" (\d{3}) (\d+|-)$', line)
+        # Common Log Format, then the request time in microseconds.
+        mm = re.match(r'^\S+ \S+ \S+ \[[^\]]+\] "([A-Z]+) (\S+) HTTP/1\.[01]" (\d{3}) (\d+|-) \d+$', line)
         if mm:
             entries.append((mm.group(1), urllib.parse.unquote(mm.group(2).split("?")[0]), int(mm.group(3))))
-    R.check("access log lines are in Common Log Format (%d lines)" % len(lines),
+    R.check("access log lines are in Common Log Format with the request time (%d lines)" % len(lines),
             lines and len(entries) == len(lines), log_text[:800])
     R.check("access log: / requested by chromium twice, answered 200",
             entries.count(("GET", "/", 200)) >= 2, entries)

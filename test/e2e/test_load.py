@@ -18,6 +18,8 @@ The last line is `N passed, N failed`.
 """
 
 import errno
+import gzip
+import json
 import os
 import re
 import select
@@ -483,14 +485,24 @@ def wrk_run():
 
 
 # ---------------------------------------------------------------------------
-def gc_steady_state():
-    srv = H.Server(DOC, workers=1, args=["--stats"], ready_path="/small.txt").start()
-    st, h, _ = H.request(srv.port, "GET", "/small.txt")
+def _fields(raw):
+    """The header fields of raw "Name: value\\r\\n" lines, as a dict."""
+    return dict(l.split(": ", 1) for l in raw.decode("latin-1").split("\r\n") if l)
+
+
+def gc_steady_state(args=(), what="", n=10_000, extra=b"", path="/small.txt", body_ok=None):
+    """0 minor words per 200 and 304 in steady state, with the server's
+    extra [args] ([what] names them) and [extra] request fields; [body_ok]
+    checks a 200's body (default: it is SMALL)."""
+    body_ok = body_ok or (lambda b: b == SMALL)
+    srv = H.Server(DOC, workers=1, args=["--stats"] + list(args), ready_path=path).start()
+    st, h, _ = H.request(srv.port, "GET", path, headers=_fields(extra))
     etag = dict(h).get("etag")
-    R.check("small file has an ETag", st == 200 and etag, h)
+    R.check("small file has an ETag%s" % what, st == 200 and etag, h)
     etag = etag or '"no-etag-in-response"'  # the 304 checks then fail, not crash
-    get200 = b"GET /small.txt HTTP/1.1\r\nHost: x\r\n\r\n"
-    get304 = ("GET /small.txt HTTP/1.1\r\nHost: x\r\nIf-None-Match: %s\r\n\r\n" % etag).encode()
+    get200 = b"GET " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + extra + b"\r\n"
+    get304 = (b"GET " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + extra
+              + ("If-None-Match: %s\r\n\r\n" % etag).encode())
     s = H.connect(srv.port)
     rd = H.Reader(s)
 
@@ -499,7 +511,7 @@ def gc_steady_state():
         for _ in range(n):
             s.sendall(req)
             r = rd.read_response(timeout=5)
-            if r is None or r.status != want or (want == 200 and r.body != SMALL):
+            if r is None or r.status != want or (want == 200 and not body_ok(r.body)):
                 bad.append(r)
                 if len(bad) > 5:
                     break
@@ -509,39 +521,77 @@ def gc_steady_state():
     loop(get304, 1500, 304)
     s0 = srv.stats()
     t = time.monotonic()
-    bad200 = loop(get200, 10_000, 200)
+    bad200 = loop(get200, n, 200)
     t200 = time.monotonic() - t
     s1 = srv.stats()
     t = time.monotonic()
-    bad304 = loop(get304, 10_000, 304)
+    bad304 = loop(get304, n, 304)
     t304 = time.monotonic() - t
     s2 = srv.stats()
     s.close()
-    R.check("10,000 keep-alive 200s all correct", not bad200, bad200[:3])
-    R.check("10,000 keep-alive 304s all correct", not bad304, bad304[:3])
+    R.check("%d keep-alive 200s all correct%s" % (n, what), not bad200, bad200[:3])
+    R.check("%d keep-alive 304s all correct%s" % (n, what), not bad304, bad304[:3])
     for label, a, b, el in (("200", s0, s1, t200), ("304", s1, s2, t304)):
         dreq = b["requests"] - a["requests"]
         dw = b["minor_words"] - a["minor_words"]
         wpr = dw / dreq if dreq else float("nan")
         H.log("# %s: %d requests in %.2f s, minor words delta %r -> %r words/request"
               % (label, dreq, el, dw, wpr))
-        R.check("stats: requests delta for the %s run is 10000" % label, dreq == 10_000, "delta %d (%r -> %r)"
-                % (dreq, a, b))
-        R.check("steady state: minor words per %s request == 0 (observed %r = %r words / %d requests)"
-                % (label, wpr, dw, dreq), dw == 0, "stats before %r after %r" % (a, b))
+        R.check("stats: requests delta for the %s run is %d%s" % (label, n, what), dreq == n,
+                "delta %d (%r -> %r)" % (dreq, a, b))
+        R.check("steady state: minor words per %s request == 0%s (observed %r = %r words / %d requests)"
+                % (label, what, wpr, dw, dreq), dw == 0, "stats before %r after %r" % (a, b))
     srv.stop_and_check(R, "server (stats) exits 0 on SIGTERM")
     err = srv.stderr_text()
     m = re.findall(r"httpz: worker (\d+) served (\d+) requests, minor words/request (\S+)", err)
     H.log("# shutdown log: %r" % (m,))
     R.check("shutdown log: one 'worker PID served N requests, minor words/request X' line", len(m) == 1, err[-800:])
     if m:
-        n = int(m[0][1])
-        R.check("shutdown log: served >= 23,000 requests (warm-up + 20,000)", n >= 23_000, m[0])
+        want = 3000 + 2 * n
+        R.check("shutdown log: served >= %d requests (warm-up + 2 x %d)" % (want, n), int(m[0][1]) >= want, m[0])
         try:
             x = float(m[0][2])
         except ValueError:
             x = None
         R.check("shutdown log: minor words/request == 0 (observed %s)" % m[0][2], x == 0.0, m[0])
+
+
+# Options that add work per request must keep it allocation-free: the
+# access log (each format, with Referer and User-Agent to escape) and the
+# compressed answers of --compress (made once, then served from the cache).
+UA_FIELDS = b'Referer: http://a.example/?q="x"\r\nUser-Agent: t\\est \xe9agent\r\n'
+
+
+def gc_with_access_log():
+    for fmt in ("common", "combined", "json"):
+        log = os.path.join(TMP, "access-%s.log" % fmt)
+        gc_steady_state(["--access-log", log, "--log-format", fmt], " (--log-format %s)" % fmt,
+                        n=3000, extra=UA_FIELDS)
+        with open(log, "rb") as f:
+            lines = f.read().splitlines()
+        R.check("%s log: one line per request (%d)" % (fmt, len(lines)), len(lines) >= 9000, len(lines))
+        lines = [l for l in lines if b"/__httpz/stats" not in l]
+        last = lines[-1] if lines else b""
+        if fmt == "json":
+            try:
+                o = json.loads(last)
+            except ValueError as e:
+                o = {"error": str(e)}
+            R.check("json log line parses, fields escaped", o.get("referer") == 'http://a.example/?q="x"'
+                    and o.get("user_agent") == "t\\est \xe9agent" and o.get("status") == 304
+                    and isinstance(o.get("request_time_us"), int), last)
+        elif fmt == "combined":
+            R.check("combined log line: referer and agent escaped, time last",
+                    re.search(rb'" 304 - "http://a.example/\?q=\\x22x\\x22" "t\\x5Cest \\xE9agent" \d+$', last),
+                    last)
+        else:
+            R.check("common log line: request, status, time in us", re.search(rb'"GET /small.txt HTTP/1.1" 304 - \d+$', last), last)
+
+
+def gc_with_compress():
+    gc_steady_state(["--compress"], " (--compress, gzip accepted)", n=3000,
+                    extra=b"Accept-Encoding: gzip\r\n",
+                    body_ok=lambda b: b[:2] == b"\x1f\x8b" and gzip.decompress(b) == SMALL)
 
 
 try:
@@ -552,6 +602,8 @@ try:
     part("SIGTERM during a large download", sigterm_download)
     part("wrk", wrk_run)
     part("steady-state GC", gc_steady_state)
+    part("steady-state GC with each access log format", gc_with_access_log)
+    part("steady-state GC with --compress", gc_with_compress)
 except Exception:
     R.check("suite ran without an exception", False, traceback.format_exc())
 finally:

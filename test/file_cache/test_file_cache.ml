@@ -113,7 +113,63 @@ let alloc_tests =
     Httpz_test_support.zero_alloc "find (miss)" (fun () ->
         ignore (Sys.opaque_identity (File_cache.find t miss ~len:(B.length miss))));
     Httpz_test_support.zero_alloc "revalidate (unchanged)" (fun () ->
-        ignore (Sys.opaque_identity (File_cache.revalidate t s st ~now_ms:2))) ]
+        ignore (Sys.opaque_identity (File_cache.revalidate t s st ~now_ms:2)));
+    (* A sidecar that stays absent is recorded again once per TTL. *)
+    (File_cache.insert_absent t miss ~len:(B.length miss) ~now_ms:0;
+     Httpz_test_support.zero_alloc "insert_absent (refresh)" (fun () ->
+         File_cache.insert_absent t miss ~len:(B.length miss) ~now_ms:3)) ]
+
+(* The gzip form: made by Compress (gunzip reads it back), kept beside the
+   identity bytes, counted in the budget, dropped when the file changes. *)
+let gunzip (z : B.t) =
+  let p = Filename.concat dir "z.gz" in
+  let oc = open_out_bin p in
+  output_string oc (B.to_string z);
+  close_out oc;
+  let ic = Unix.open_process_in ("gzip -dc " ^ Filename.quote p) in
+  let b = Buffer.create 4096 in
+  (try
+     while true do
+       Buffer.add_channel b ic 1
+     done
+   with End_of_file -> ());
+  ignore (Unix.close_process_in ic);
+  Buffer.contents b
+
+let test_zipped () =
+  let text = String.concat "" (List.init 200 (fun i -> Printf.sprintf "line %d of text\n" i)) in
+  ignore (file "z.txt" text);
+  let t = File_cache.create ~max_file:65536 ~max_bytes:(String.length text + 1000) ~ttl_ms:1000 () in
+  let s = insert t "z.txt" ~now_ms:0 in
+  Alcotest.(check int) "untried" File_cache.zip_untried (File_cache.zip_state t s);
+  let z = Compress.gzip ~level:6 (File_cache.content t s) ~off:0 ~len:(File_cache.size t s) in
+  Alcotest.(check string) "gunzip gives the file back" text (gunzip z);
+  Alcotest.(check string) "same bytes and level, same output (strong ETag)"
+    (B.to_string z)
+    (B.to_string (Compress.gzip ~level:6 (B.of_string text) ~off:0 ~len:(String.length text)));
+  List.iter
+    (fun level ->
+      let z = Compress.gzip ~level (B.of_string text) ~off:0 ~len:(String.length text) in
+      Alcotest.(check string) (Printf.sprintf "level %d" level) text (gunzip z))
+    [ 1; 9 ];
+  Alcotest.(check string) "empty input" "" (gunzip (Compress.gzip ~level:6 (B.create 0) ~off:0 ~len:0));
+  File_cache.set_zipped t s z;
+  Alcotest.(check int) "ready" File_cache.zip_ready (File_cache.zip_state t s);
+  Alcotest.(check int) "counted in the budget" (String.length text + B.length z) (File_cache.bytes t);
+  Alcotest.(check bool) "revalidate keeps it" true
+    (let fd = opened (Filename.concat dir "z.txt") in
+     let ok = File_cache.revalidate t s st ~now_ms:10 in
+     ignore (Syscall.close fd);
+     ok && File_cache.zip_state t s = File_cache.zip_ready);
+  ignore (file "z.txt" (text ^ "more\n"));
+  let s = insert t "z.txt" ~now_ms:20 in
+  Alcotest.(check int) "a changed file starts untried" File_cache.zip_untried (File_cache.zip_state t s);
+  Alcotest.(check int) "its old form left the budget" (String.length text + 5) (File_cache.bytes t);
+  (* Not smaller than the file: refused, the identity form is served. *)
+  File_cache.set_zipped t s (B.create (File_cache.size t s));
+  Alcotest.(check int) "refused when not smaller" File_cache.zip_refused (File_cache.zip_state t s);
+  Alcotest.check_raises "level 0" (Invalid_argument "Compress.gzip: level") (fun () ->
+      ignore (Compress.gzip ~level:0 (B.create 1) ~off:0 ~len:1))
 
 let () =
   Alcotest.run "file_cache"
@@ -122,5 +178,6 @@ let () =
         Alcotest.test_case "byte budget" `Quick test_budget;
         Alcotest.test_case "eviction" `Quick test_eviction;
         Alcotest.test_case "revalidate and absent" `Quick test_revalidate;
-        Alcotest.test_case "disabled" `Quick test_disabled ];
+        Alcotest.test_case "disabled" `Quick test_disabled;
+        Alcotest.test_case "compressed form" `Quick test_zipped ];
       "alloc", alloc_tests ]

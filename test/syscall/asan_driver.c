@@ -96,6 +96,18 @@ static void test_io(void) {
   check_eq(hz_close(p[0]), -EBADF, "close twice");
   check_eq(hz_write(p[1], src, 7, 0, 1), -EPIPE, "write to a pipe without reader: -EPIPE");
   hz_close(p[1]);
+  /* pread into an exact buffer, at a file offset. */
+  FILE *f = tmpfile();
+  fputs("0123456789", f);
+  fflush(f);
+  unsigned char *five = malloc(5);
+  check_eq(hz_pread(fileno(f), five, 5, 1, 4, 3), 4, "pread span at the end of its buffer");
+  check(memcmp(five + 1, "3456", 4) == 0, "pread bytes from the file offset");
+  check_eq(hz_pread(fileno(f), five, 5, 2, 4, 0), -EINVAL, "pread span past the end");
+  check_eq(hz_pread(fileno(f), five, 5, 0, 1, -1), -EINVAL, "pread negative file offset");
+  check_eq(hz_pread(fileno(f), five, 5, 0, 5, 10), 0, "pread at the end of the file");
+  free(five);
+  fclose(f);
   free(src);
   free(dst);
   free(head);

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Instructions per request of `httpz serve` builds, under callgrind.
+
+    bench/server/instructions.py [--file BYTES] LABEL=EXE[:ARG,ARG...] [...]
+
+For each build, two runs of one worker under `valgrind --tool=callgrind`,
+one answering N1 and one N2 keep-alive GETs of a BYTES-long .html file
+(default 612) from one connection; (Ir(N2) - Ir(N1)) / (N2 - N1) is the
+server's user-space instructions per request, start-up and shutdown
+cancelled out. Unlike req/s on this shared 2-core machine, the count does
+not move with the load of other work (two runs of one build agree to the
+instruction), so it is the tool for "does this change cost anything on
+the hot path": compare the build before and after, options on and off.
+
+    bench/server/instructions.py base=/tmp/httpz-base new=_build/install/default/bin/httpz \\
+        'log=_build/install/default/bin/httpz:--access-log,/dev/null'
+"""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+N1, N2 = 2000, 22000
+
+
+def run(exe, extra, docroot, size, n):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    out = tempfile.mktemp(prefix="httpz-callgrind.")
+    p = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, exe, "serve",
+                          "-d", docroot, "-p", str(port), "--workers", "1"] + extra,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        c = None
+        for _ in range(600):
+            try:
+                c = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.1)
+        if c is None:
+            sys.exit("%s did not start" % exe)
+        req = b"GET /f.html HTTP/1.1\r\nHost: x\r\n\r\n"
+        buf = b""
+        for _ in range(n):
+            c.sendall(req)
+            while True:
+                i = buf.find(b"\r\n\r\n")
+                if i >= 0 and len(buf) >= i + 4 + size:
+                    buf = buf[i + 4 + size:]
+                    break
+                more = c.recv(65536)
+                if not more:
+                    sys.exit("%s closed the connection" % exe)
+                buf += more
+        c.close()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=300)[1].decode("utf-8", "replace")
+        if os.path.exists(out):
+            os.unlink(out)
+    m = re.search(r"Collected : (\d+)", err)
+    if not m:
+        sys.exit("no callgrind total for %s:\n%s" % (exe, err[-1000:]))
+    return int(m.group(1))
+
+
+def main():
+    args = sys.argv[1:]
+    size = 612
+    if args[:1] == ["--file"]:
+        size, args = int(args[1]), args[2:]
+    if not args or not shutil.which("valgrind"):
+        sys.exit(__doc__ if args else "valgrind is not installed (scripts/deps.sh bench)")
+    docroot = tempfile.mkdtemp(prefix="httpz-instr-")
+    try:
+        line = b"httpz benchmark document 0123456789abcdefghijklmnopqrstuvwxyz\n"
+        with open(os.path.join(docroot, "f.html"), "wb") as f:
+            f.write((line * (size // len(line) + 1))[:size])
+        first = None
+        for spec in args:
+            label, _, rest = spec.partition("=")
+            exe, _, extra = rest.partition(":")
+            extra = [a for a in extra.split(",") if a]
+            a = run(exe, extra, docroot, size, N1)
+            b = run(exe, extra, docroot, size, N2)
+            per = (b - a) / (N2 - N1)
+            first = first or per
+            print("%-10s %8.0f instructions/request  (%+.2f%% against %s)" % (
+                label, per, 100 * (per / first - 1), args[0].partition("=")[0]), flush=True)
+    finally:
+        shutil.rmtree(docroot, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+(** Custom error pages ({!Static.config.error_pages}): a status answered
+    with a file of the root instead of the built-in page, the status kept.
+    The file is opened like a request path ({!Beneath}) and kept in the
+    {!File_cache} like any small file, so a page answers without a syscall
+    while it is fresh and a changed page shows within the cache's TTL. *)
+
+type t
+
+val statuses : int list
+(** The statuses the static handler answers with a page of its own: 400,
+    403, 404, 405, 412, 414, 416, 500, 503. *)
+
+val create : Beneath.t -> (int * string) list -> (t, string) result
+(** [create beneath pages] checks every [(status, path)]: a status of
+    {!statuses}, given once, and a path (relative to the root, with or
+    without its leading ['/']) that is a regular file opening beneath the
+    root now. [Error] names the first page that is not. Allocates. *)
+
+val find : t -> Httpz.Status.t -> int
+(** [find t status] is the page for [status], or [-1]. Does not allocate. *)
+
+val answer :
+  t ->
+  Httpz_server.Ctx.t ->
+  Httpz.Status.t ->
+  int ->
+  cache:File_cache.t ->
+  mime:Mime.Cache.t ->
+  content_range:Httpz.Bigstring.t ->
+  range_len:int ->
+  unit
+(** [answer t c status i ~cache ~mime ~content_range ~range_len] answers
+    [status] with page [i] (from {!find}), its [Content-Type] from its
+    extension, [Allow] for a 405 and, when [range_len > 0] (a 416), the
+    [Content-Range] [content_range.{0 .. range_len-1}]. A page that cannot
+    be opened now (removed since) gets the built-in page. *)
