@@ -8,35 +8,9 @@
 open Conn
 module W = Worker
 
-type io = W.io = Epoll | Uring
-
-type params = W.params = {
-  io : io;
-  alone : bool;
-  max_connections : int;
-  read_buffer : int;
-  write_buffer : int;
-  max_body : int;
-  header_timeout_ms : int;
-  idle_timeout_ms : int;
-  body_timeout_ms : int;
-  write_timeout_ms : int;
-  handler_timeout_ms : int;
-  grace_ms : int;
-  stats : bool;
-  log_fd : int;
-  log_path : string option;
-  log_format : Access_log.format;
-  headers : string;
-  server_name : string;
-}
-
-type listener = W.listener = {
-  listen_fd : int;
-  handler : Ctx.t -> unit;
-  tls : Tls.server option;
-  headers : string;
-}
+type io = W.io
+type params = W.params
+type listener = W.listener
 
 let events_cap = 512
 
@@ -126,7 +100,7 @@ let turn l =
 let create p ~listeners ~signal_fd =
   let epfd = Syscall.epoll_create () in
   if epfd < 0 then failwith ("epoll_create: " ^ Syscall.error_message epfd);
-  let nslots = p.max_connections + W.spare_slots in
+  let nslots = p.W.max_connections + W.spare_slots in
   let signal_token = nslots + Array.length listeners in
   let reactor = Reactor.create ~epfd ~base_token:(signal_token + 1) ~threads:4 in
   let w = W.create p ~listeners ~signal_fd ~reactor in

@@ -64,39 +64,13 @@
     write buffer, when a non-stable bigstring body must be copied because
     the client reads slowly, and on error paths that log. *)
 
-type io = Worker.io = Epoll | Uring
+type io = Worker.io
+type params = Worker.params
+(** {!Worker.params}: the loop's settings. *)
 
-type params = Worker.params = {
-  io : io;  (** the backend asked for *)
-  alone : bool;
-      (** no other worker accepts on these listening sockets (one worker) *)
-  max_connections : int;
-  read_buffer : int;
-  write_buffer : int;
-  max_body : int;
-  header_timeout_ms : int;
-  idle_timeout_ms : int;
-  body_timeout_ms : int;
-  write_timeout_ms : int;
-  handler_timeout_ms : int;
-  grace_ms : int;
-  stats : bool;
-  log_fd : int;  (** access log fd, [-1] for none *)
-  log_path : string option;  (** reopened on SIGHUP (logrotate) *)
-  log_format : Access_log.format;
-  headers : string;  (** ["Name: value\r\n"]s added to every response *)
-  server_name : string;
-}
-
-type listener = Worker.listener = {
-  listen_fd : int;
-  handler : Ctx.t -> unit;  (** answers the connections it accepts *)
-  tls : Tls.server option;  (** they speak TLS *)
-  headers : string;
-      (** ["Name: value\r\n"]s added to its responses, after
-          [params.headers] (Strict-Transport-Security on a TLS one) *)
-}
-(** A listening socket and how its connections are served. *)
+type listener = Worker.listener
+(** {!Worker.listener}: a listening socket and how its connections are
+    served. *)
 
 val run : params -> listeners:listener array -> signal_fd:int -> int
 (** [run p ~listeners ~signal_fd] serves connections accepted on every

@@ -23,7 +23,7 @@
 type io = Epoll | Uring
 
 type params = {
-  io : io;
+  io : io;  (** the backend asked for *)
   alone : bool;  (** no other worker accepts on the same sockets *)
   max_connections : int;
   read_buffer : int;
@@ -36,10 +36,10 @@ type params = {
   handler_timeout_ms : int;
   grace_ms : int;
   stats : bool;
-  log_fd : int;
-  log_path : string option;
+  log_fd : int;  (** access log fd, [-1] for none *)
+  log_path : string option;  (** reopened on SIGHUP (logrotate) *)
   log_format : Access_log.format;
-  headers : string;
+  headers : string;  (** ["Name: value\r\n"]s added to every response *)
   server_name : string;
 }
 
