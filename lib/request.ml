@@ -13,6 +13,7 @@ type status = Complete | Partial | Error
 
 type t = {
   limits : limits;
+  simd : bool;  (* field lines through the C kernel (Simd) first *)
   names : Header_name.t array;
   name_spans : int array;
   value_spans : int array;
@@ -43,14 +44,14 @@ type t = {
   mutable scanned : int;
 }
 
-let create ?(limits = default_limits) () =
+let create ?(limits = default_limits) ?(simd = Simd.available) () =
   if limits.max_head <= 0 || limits.max_headers <= 0 || limits.max_target <= 0
      || limits.max_content_length < 0
   then invalid_arg "Httpz.Request.create: limits must be positive";
   (* Spans hold offsets and lengths below 2^31. *)
   if limits.max_head >= 1 lsl 31 || limits.max_target >= 1 lsl 31 then
     invalid_arg "Httpz.Request.create: max_head and max_target must be below 2^31";
-  { limits;
+  { limits; simd;
     names = Array.make limits.max_headers Header_name.Other;
     name_spans = Array.make limits.max_headers 0;
     value_spans = Array.make limits.max_headers 0;
@@ -63,6 +64,7 @@ let create ?(limits = default_limits) () =
     last = Complete; start_off = 0; scanned = 0 }
 
 let limits t = t.limits
+let simd t = t.simd
 
 let reset t =
   t.last <- Complete;
@@ -367,15 +369,49 @@ let[@inline never] not_a_field t b n_start n_end stop =
       else fail t Parse_error.Bad_header_name
     | _ -> fail t Parse_error.Bad_header_name
 
+(* What the portable loop below does after each line's syntax, for the
+   lines the kernel recorded at [first, first + lines): name ids, count and
+   field semantics, in line order, so the first error is the one the
+   portable loop would raise. *)
+let record_kernel_lines t b first lines =
+  for i = first to first + lines - 1 do
+    let ns = Span.unsafe_of_int (Array.unsafe_get t.name_spans i) in
+    let id = Header_name.of_token b ~off:(Span.off ns) ~len:(Span.len ns) in
+    Array.unsafe_set t.names i id;
+    t.count <- i + 1;
+    match id with
+    | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
+      let vs = Span.unsafe_of_int (Array.unsafe_get t.value_spans i) in
+      field_semantics t b id (Span.off vs) (Span.len vs)
+    | _ -> ()
+  done
+
 (* The field lines from [pos] and the empty line after them; returns the
-   position after the head. One pass per line: the name scan stops at the
-   first byte that is no tchar, which must be the colon (so the name is
-   proved a token as it is found); the value scan at the first control
-   byte, which must be the CR of CRLF (HTAB excepted). *)
+   position after the head. With [t.simd], the kernel takes every line it
+   can (all well-formed ones) and this loop the one it stops at: the empty
+   line, an error or an incomplete line. Without, this loop takes each line
+   in one pass: the name scan stops at the first byte that is no tchar,
+   which must be the colon (so the name is proved a token as it is found);
+   the value scan at the first control byte, which must be the CR of CRLF
+   (HTAB excepted). *)
 let fields t b pos stop =
   let pos = ref pos and fin = ref false in
   while not !fin do
+    if t.simd then begin
+      let first = t.count in
+      let r =
+        Simd.field_lines b !pos stop t.name_spans t.value_spans first t.limits.max_headers
+      in
+      let lines = r lsr 32 in
+      if lines > 0 then record_kernel_lines t b first lines;
+      pos := r land 0xFFFF_FFFF
+    end;
     let n_start = !pos in
+    if n_start + 1 < stop && get b n_start = '\r' && get b (n_start + 1) = '\n' then begin
+      (* The empty line ending the head. *)
+      pos := n_start + 2;
+      fin := true
+    end else begin
     let n_end = Swar.skip_tchars b n_start stop in
     if n_end >= stop then raise_notrace Need_more;
     if n_end = n_start || get b n_end <> ':' then begin
@@ -412,6 +448,7 @@ let fields t b pos stop =
          field_semantics t b id v_start vlen
        | _ -> ());
       pos := v_end + 2
+    end
     end
   done;
   !pos

@@ -1,0 +1,221 @@
+/* The request parser's SIMD kernel (Httpz.Simd): field lines scanned 16
+   bytes at a time with SSE2, which every x86-64 processor has, so there is
+   no CPU detection to do and valgrind can count its instructions (it
+   cannot run SSE4.2's pcmpestri). Pure compute: no I/O, no allocation, no
+   OCaml runtime call, so the externals are [@@noalloc].
+
+   Memory safety: every read stays inside [base, stop), where [base] is the
+   bigstring's first byte and [stop] <= its length. Fewer than 16 bytes
+   before [stop] are read with one load of the 16 bytes that END at [stop]
+   (bytes before the scan's start are in the buffer, and their bits are
+   shifted out of the mask), or byte by byte when the whole buffer is
+   shorter than 16 bytes. test/syscall/asan_driver.c includes this file
+   with HTTPZ_NO_OCAML and checks it at the edges of exact-size buffers.
+
+   Elsewhere than x86-64 the kernel reports itself unavailable and
+   Httpz.Request uses its portable OCaml scanners (Httpz.Swar). */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#define HZ_SIMD 1
+#include <emmintrin.h>
+#else
+#define HZ_SIMD 0
+#endif
+
+/* RFC 9110 §5.6.2 tchar, as Httpz.Charset.tchar. */
+static const uint8_t hz_tchar[256] = {
+  ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1,
+  ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1,
+  ['~'] = 1,
+  ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+  ['7'] = 1, ['8'] = 1, ['9'] = 1,
+  ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1,
+  ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
+  ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1,
+  ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+  ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1,
+  ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1,
+  ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+  ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+};
+
+static inline int hz_is_ctl(uint8_t c) { return c < 0x20 || c == 0x7f; }
+static inline int hz_is_ows(uint8_t c) { return c == ' ' || c == '\t'; }
+
+#if HZ_SIMD
+
+/* Bit i set when byte i ends a field value: a control byte other than HTAB
+   (< 0x20), or DEL. Bytes >= 0x80 (obs-text) do not. */
+static inline unsigned hz_value_stop_mask(__m128i x)
+{
+  __m128i le1f = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
+  __m128i tab = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x09));
+  __m128i del = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f));
+  return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_andnot_si128(tab, le1f), del));
+}
+
+/* Bit i set when byte i is not a letter, digit or '-' (the bytes of almost
+   every field name). Signed compares after a shift of the range to -128:
+   (y - lo) mod 256 < n exactly for y in [lo, lo + n). */
+static inline unsigned hz_name_stop_mask(__m128i x)
+{
+  __m128i y = _mm_or_si128(x, _mm_set1_epi8(0x20)); /* letters: one case */
+  __m128i letter = _mm_cmplt_epi8(_mm_add_epi8(y, _mm_set1_epi8((char)(0x80 - 'a'))),
+                                  _mm_set1_epi8((char)(0x80 + 26)));
+  __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char)(0x80 - '0'))),
+                                 _mm_set1_epi8((char)(0x80 + 10)));
+  __m128i dash = _mm_cmpeq_epi8(x, _mm_set1_epi8('-'));
+  return ~(unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) & 0xffff;
+}
+
+/* The mask of the bytes [p, min(p + 16, stop)) under [mask]: a load at p
+   when 16 bytes fit before stop, else the 16 bytes ending at stop with the
+   ones before p shifted out. *[n] gets how many bytes the mask covers.
+   Needs stop - base >= 16 in the second case. */
+#define HZ_WINDOW(mask, base, p, stop, n)                                         \
+  ((stop) - (p) >= 16                                                             \
+     ? (*(n) = 16, mask(_mm_loadu_si128((const __m128i *)(p))))                   \
+     : (*(n) = (int)((stop) - (p)),                                               \
+        mask(_mm_loadu_si128((const __m128i *)((stop) - 16))) >> (16 - *(n))))
+
+#endif
+
+/* The first byte in [p, stop) that ends a field value (see
+   hz_value_stop_mask), or stop. */
+static const uint8_t *hz_value_end(const uint8_t *base, const uint8_t *p, const uint8_t *stop)
+{
+#if HZ_SIMD
+  if (stop - base >= 16) {
+    while (p < stop) {
+      int n;
+      unsigned m = HZ_WINDOW(hz_value_stop_mask, base, p, stop, &n);
+      if (m != 0) return p + __builtin_ctz(m);
+      p += n;
+    }
+    return stop;
+  }
+#else
+  (void)base;
+#endif
+  while (p < stop && !(hz_is_ctl(*p) && *p != '\t')) p++;
+  return p;
+}
+
+/* The first byte in [p, stop) that is no tchar, or stop. Letters, digits
+   and '-' go 16 at a time; any other byte is looked up in the table, and
+   the scan goes on after it if it is one of the rarer tchars. */
+static const uint8_t *hz_name_end(const uint8_t *base, const uint8_t *p, const uint8_t *stop)
+{
+#if HZ_SIMD
+  if (stop - base >= 16) {
+    while (p < stop) {
+      int n;
+      unsigned m = HZ_WINDOW(hz_name_stop_mask, base, p, stop, &n);
+      if (m == 0) { p += n; continue; }
+      p += __builtin_ctz(m);
+      if (!hz_tchar[*p]) return p;
+      p++;
+    }
+    return stop;
+  }
+#else
+  (void)base;
+#endif
+  while (p < stop && hz_tchar[*p]) p++;
+  return p;
+}
+
+/* Offsets and lengths below 2^31 (Httpz.Request.parse checks it), packed
+   as Httpz.Span does. */
+static inline intptr_t hz_span(intptr_t off, intptr_t len) { return (off << 31) | len; }
+
+/* Field lines from [pos], each "name:" OWS value CRLF with a token name
+   and a value without control bytes other than HTAB: exactly the lines
+   Request's portable loop accepts without error (before the semantics of
+   the field). For line k (k = 0, 1, ...) it writes the name's and the
+   trimmed value's spans at index [first + k] of [names] and [values],
+   stopping before [limit] lines. It stops at the first line that is not
+   such a line or not all in [base + pos, base + stop): the empty line that
+   ends the head, an error, or bytes still to come; the caller's portable
+   loop takes that line.
+   Returns (lines << 32) | the offset where it stopped. */
+static intptr_t hz_field_lines(const uint8_t *base, intptr_t pos, intptr_t stop,
+                               intptr_t *names, intptr_t *values, intptr_t first, intptr_t limit,
+                               int tagged)
+{
+  const uint8_t *end = base + stop;
+  intptr_t i = first;
+  while (i < limit) {
+    const uint8_t *p = base + pos;
+    const uint8_t *ne = hz_name_end(base, p, end);
+    if (ne == p || ne >= end || *ne != ':') break;
+    const uint8_t *v = ne + 1;
+    while (v < end && hz_is_ows(*v)) v++;
+    const uint8_t *ve = hz_value_end(base, v, end);
+    if (end - ve < 2 || ve[0] != '\r' || ve[1] != '\n') break;
+    const uint8_t *e = ve;
+    while (e > v && hz_is_ows(e[-1])) e--;
+    intptr_t ns = hz_span(p - base, ne - p), vs = hz_span(v - base, e - v);
+    /* OCaml ints are tagged (2n + 1) when the arrays are OCaml's. */
+    names[i] = tagged ? 2 * ns + 1 : ns;
+    values[i] = tagged ? 2 * vs + 1 : vs;
+    i++;
+    pos = ve + 2 - base;
+  }
+  return ((i - first) << 32) | pos;
+}
+
+static int hz_simd_available(void) { return HZ_SIMD; }
+
+#ifndef HTTPZ_NO_OCAML
+#include <caml/mlvalues.h>
+#include <caml/bigarray.h>
+
+value httpz_simd_available(value unit)
+{
+  (void)unit;
+  return Val_bool(hz_simd_available());
+}
+
+/* The int arrays are written in place with plain stores, as ocamlopt
+   itself stores into an [int array]: an immediate replacing an immediate
+   needs no write barrier. Their elements are OCaml words (intnat). */
+intnat httpz_simd_field_lines(value buf, intnat pos, intnat stop, value names, value values,
+                              intnat first, intnat limit)
+{
+  return hz_field_lines((const uint8_t *)Caml_ba_data_val(buf), pos, stop,
+                        (intptr_t *)&Field(names, 0), (intptr_t *)&Field(values, 0), first, limit, 1);
+}
+
+value httpz_simd_field_lines_byte(value *argv, int argn)
+{
+  (void)argn;
+  return Val_long(httpz_simd_field_lines(argv[0], Long_val(argv[1]), Long_val(argv[2]), argv[3],
+                                         argv[4], Long_val(argv[5]), Long_val(argv[6])));
+}
+
+intnat httpz_simd_value_end(value buf, intnat pos, intnat stop)
+{
+  const uint8_t *base = (const uint8_t *)Caml_ba_data_val(buf);
+  return hz_value_end(base, base + pos, base + stop) - base;
+}
+
+value httpz_simd_value_end_byte(value buf, value pos, value stop)
+{
+  return Val_long(httpz_simd_value_end(buf, Long_val(pos), Long_val(stop)));
+}
+
+intnat httpz_simd_name_end(value buf, intnat pos, intnat stop)
+{
+  const uint8_t *base = (const uint8_t *)Caml_ba_data_val(buf);
+  return hz_name_end(base, base + pos, base + stop) - base;
+}
+
+value httpz_simd_name_end_byte(value buf, value pos, value stop)
+{
+  return Val_long(httpz_simd_name_end(buf, Long_val(pos), Long_val(stop)));
+}
+#endif
