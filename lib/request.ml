@@ -174,7 +174,7 @@ let host_field t b voff vlen =
   else begin
     (* Letters, digits, '-' and '.' (all of most names) a word at a time;
        the loop below checks whatever else there is byte by byte. *)
-    i := Swar.skip_hostname b voff stop;
+    i := (if t.simd then Simd.hostname_end b voff stop else Swar.skip_hostname b voff stop);
     while !i < stop && get b !i <> ':' do
       let c = get b !i in
       if c = '%' then begin
@@ -204,7 +204,10 @@ let field_semantics t b id voff vlen =
     (* A Transfer-Encoding line naming no coding at all is not a valid list. *)
     if list_elements t b voff (voff + vlen) ~te:true = 0 then
       fail t Parse_error.Chunked_not_final
-  | Connection -> ignore (list_elements t b voff (voff + vlen) ~te:false : int)
+  | Connection ->
+    (* Mostly one of the two options alone: no list walk for them. *)
+    if Bigstring.equal_caseless b ~off:voff ~len:vlen "keep-alive" then t.conn_keep_alive <- true
+    else ignore (list_elements t b voff (voff + vlen) ~te:false : int)
   | Host -> host_field t b voff vlen
   | Expect ->
     if Bigstring.equal_caseless b ~off:voff ~len:vlen "100-continue" then
@@ -287,7 +290,9 @@ let request_line t b off stop =
   (* request-target: everything up to the next SP, checked for bytes no
      form of request-target can contain. *)
   let t_start = !pos in
-  let t_stop = Swar.skip_target b t_start stop in
+  let t_stop =
+    if t.simd then Simd.target_end b t_start stop else Swar.skip_target b t_start stop
+  in
   let tlen = t_stop - t_start in
   if tlen > lim.max_target then fail t Parse_error.Target_too_long;
   if t_stop >= stop then raise_notrace Need_more;
@@ -403,7 +408,7 @@ let fields t b pos stop =
         Simd.field_lines b !pos stop t.name_spans t.value_spans first t.limits.max_headers
       in
       let lines = r lsr 32 in
-      if lines > 0 then record_kernel_lines t b first lines;
+      if lines > 0 then record_kernel_lines t b first lines ;
       pos := r land 0xFFFF_FFFF
     end;
     let n_start = !pos in
@@ -445,7 +450,7 @@ let fields t b pos stop =
       t.count <- i + 1;
       (match id with
        | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
-         field_semantics t b id v_start vlen
+         field_semantics t b id v_start vlen 
        | _ -> ());
       pos := v_end + 2
     end

@@ -8,10 +8,10 @@ external field_lines :
   = "httpz_simd_field_lines_byte" "httpz_simd_field_lines"
   [@@noalloc]
 
-external value_end : Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
-  = "httpz_simd_value_end_byte" "httpz_simd_value_end"
+external target_end : Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_simd_target_end_byte" "httpz_simd_target_end"
   [@@noalloc]
 
-external name_end : Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
-  = "httpz_simd_name_end_byte" "httpz_simd_name_end"
+external hostname_end : Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_simd_hostname_end_byte" "httpz_simd_hostname_end"
   [@@noalloc]

@@ -30,11 +30,11 @@ val field_lines :
     [lines lsl 32 lor offset]: how many lines it wrote, and the offset of
     the line it stopped at. *)
 
-val value_end : Bigstring.t -> int -> int -> int
-(** [value_end b pos stop] is {!Swar.skip_field_value} without HTAB: the
-    first index in [\[pos, stop)] whose byte is a control byte other than
-    HTAB, or DEL, or [stop]. *)
+val target_end : Bigstring.t -> int -> int -> int
+(** [target_end b pos stop] is {!Swar.skip_target}: the first index in
+    [\[pos, stop)] whose byte is <= 0x20, DEL or ['#'], or [stop]. *)
 
-val name_end : Bigstring.t -> int -> int -> int
-(** [name_end b pos stop] is {!Swar.skip_tchars}: the first index in
-    [\[pos, stop)] whose byte is no tchar, or [stop]. *)
+val hostname_end : Bigstring.t -> int -> int -> int
+(** [hostname_end b pos stop] is {!Swar.skip_hostname}: the first index in
+    [\[pos, stop)] whose byte is not a letter, digit, ['-'] or ['.'], or
+    [stop]. *)

@@ -42,14 +42,11 @@ static const uint8_t hz_tchar[256] = {
   ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
 };
 
-static inline int hz_is_ctl(uint8_t c) { return c < 0x20 || c == 0x7f; }
-static inline int hz_is_ows(uint8_t c) { return c == ' ' || c == '\t'; }
-
 #if HZ_SIMD
 
 /* Bit i set when byte i ends a field value: a control byte other than HTAB
    (< 0x20), or DEL. Bytes >= 0x80 (obs-text) do not. */
-static inline unsigned hz_value_stop_mask(__m128i x)
+static inline unsigned hz_value_stops(__m128i x)
 {
   __m128i le1f = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
   __m128i tab = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x09));
@@ -57,10 +54,11 @@ static inline unsigned hz_value_stop_mask(__m128i x)
   return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_andnot_si128(tab, le1f), del));
 }
 
-/* Bit i set when byte i is not a letter, digit or '-' (the bytes of almost
-   every field name). Signed compares after a shift of the range to -128:
-   (y - lo) mod 256 < n exactly for y in [lo, lo + n). */
-static inline unsigned hz_name_stop_mask(__m128i x)
+/* Bit i set when byte i IS a letter, digit or '-' (the bytes of almost
+   every field name): the name scan stops at the other bytes. Signed
+   compares after a shift of the range to -128: (y - lo) mod 256 < n
+   exactly for y in [lo, lo + n). */
+static inline unsigned hz_name_bytes(__m128i x)
 {
   __m128i y = _mm_or_si128(x, _mm_set1_epi8(0x20)); /* letters: one case */
   __m128i letter = _mm_cmplt_epi8(_mm_add_epi8(y, _mm_set1_epi8((char)(0x80 - 'a'))),
@@ -68,104 +66,185 @@ static inline unsigned hz_name_stop_mask(__m128i x)
   __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char)(0x80 - '0'))),
                                  _mm_set1_epi8((char)(0x80 + 10)));
   __m128i dash = _mm_cmpeq_epi8(x, _mm_set1_epi8('-'));
-  return ~(unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash)) & 0xffff;
+  return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), dash));
 }
 
-/* The mask of the bytes [p, min(p + 16, stop)) under [mask]: a load at p
-   when 16 bytes fit before stop, else the 16 bytes ending at stop with the
-   ones before p shifted out. *[n] gets how many bytes the mask covers.
-   Needs stop - base >= 16 in the second case. */
-#define HZ_WINDOW(mask, base, p, stop, n)                                         \
-  ((stop) - (p) >= 16                                                             \
-     ? (*(n) = 16, mask(_mm_loadu_si128((const __m128i *)(p))))                   \
-     : (*(n) = (int)((stop) - (p)),                                               \
-        mask(_mm_loadu_si128((const __m128i *)((stop) - 16))) >> (16 - *(n))))
+static inline __m128i hz_load(const uint8_t *p) { return _mm_loadu_si128((const __m128i *)p); }
 
-#endif
+/* The 16-byte window at w (w < end, end - base >= 16, base: the buffer's
+   first byte): n gets how many bytes it covers, min(16, end - w), and x
+   the bytes, shifted so that bit i of a mask is byte w[i] once the mask is
+   shifted right by drop. Fewer than 16 bytes before end are read as the
+   16 bytes ENDING at end: bytes before w are in the buffer, and no byte
+   at or past end is read. */
+#define HZ_WINDOW(w, end, x, n, drop)              \
+  do {                                             \
+    if ((end) - (w) >= 16) {                       \
+      x = hz_load(w);                              \
+      n = 16;                                      \
+      drop = 0;                                    \
+    } else {                                       \
+      x = hz_load((end) - 16);                     \
+      n = (int)((end) - (w));                      \
+      drop = 16 - n;                               \
+    }                                              \
+  } while (0)
 
-/* The first byte in [p, stop) that ends a field value (see
-   hz_value_stop_mask), or stop. */
-static const uint8_t *hz_value_end(const uint8_t *base, const uint8_t *p, const uint8_t *stop)
+/* Bit i set when byte i ends a request-target: <= 0x20, DEL or '#'. */
+static inline unsigned hz_target_stops(__m128i x)
 {
-#if HZ_SIMD
-  if (stop - base >= 16) {
-    while (p < stop) {
-      int n;
-      unsigned m = HZ_WINDOW(hz_value_stop_mask, base, p, stop, &n);
-      if (m != 0) return p + __builtin_ctz(m);
-      p += n;
-    }
-    return stop;
-  }
-#else
-  (void)base;
-#endif
-  while (p < stop && !(hz_is_ctl(*p) && *p != '\t')) p++;
-  return p;
+  __m128i le20 = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)), x);
+  __m128i del = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f));
+  __m128i hash = _mm_cmpeq_epi8(x, _mm_set1_epi8('#'));
+  return (unsigned)_mm_movemask_epi8(_mm_or_si128(le20, _mm_or_si128(del, hash)));
 }
 
-/* The first byte in [p, stop) that is no tchar, or stop. Letters, digits
-   and '-' go 16 at a time; any other byte is looked up in the table, and
-   the scan goes on after it if it is one of the rarer tchars. */
-static const uint8_t *hz_name_end(const uint8_t *base, const uint8_t *p, const uint8_t *stop)
+/* Bit i set when byte i is not a letter, digit, '-' or '.'. */
+static inline unsigned hz_hostname_stops(__m128i x)
 {
-#if HZ_SIMD
-  if (stop - base >= 16) {
-    while (p < stop) {
-      int n;
-      unsigned m = HZ_WINDOW(hz_name_stop_mask, base, p, stop, &n);
-      if (m == 0) { p += n; continue; }
-      p += __builtin_ctz(m);
-      if (!hz_tchar[*p]) return p;
-      p++;
-    }
-    return stop;
-  }
-#else
-  (void)base;
-#endif
-  while (p < stop && hz_tchar[*p]) p++;
-  return p;
+  __m128i dot = _mm_cmpeq_epi8(x, _mm_set1_epi8('.'));
+  return ~(hz_name_bytes(x) | (unsigned)_mm_movemask_epi8(dot)) & 0xffff;
 }
+
+/* The first byte in [p, end) whose bit [stops] sets, or end; needs
+   end - base >= 16 (HZ_WINDOW). */
+static inline __attribute__((always_inline)) const uint8_t *hz_scan(const uint8_t *p,
+                                                                  const uint8_t *end,
+                                                                  unsigned (*stops)(__m128i))
+{
+  while (p < end) {
+    __m128i x;
+    int n, drop;
+    HZ_WINDOW(p, end, x, n, drop);
+    unsigned m = stops(x) >> drop;
+    if (m != 0) return p + __builtin_ctz(m);
+    p += n;
+  }
+  return end;
+}
+
+static inline int hz_is_ows(uint8_t c) { return c == ' ' || c == '\t'; }
 
 /* Offsets and lengths below 2^31 (Httpz.Request.parse checks it), packed
    as Httpz.Span does. */
 static inline intptr_t hz_span(intptr_t off, intptr_t len) { return (off << 31) | len; }
+
+#endif
 
 /* Field lines from [pos], each "name:" OWS value CRLF with a token name
    and a value without control bytes other than HTAB: exactly the lines
    Request's portable loop accepts without error (before the semantics of
    the field). For line k (k = 0, 1, ...) it writes the name's and the
    trimmed value's spans at index [first + k] of [names] and [values],
-   stopping before [limit] lines. It stops at the first line that is not
+   stopping before index [limit]. It stops at the first line that is not
    such a line or not all in [base + pos, base + stop): the empty line that
    ends the head, an error, or bytes still to come; the caller's portable
-   loop takes that line.
-   Returns (lines << 32) | the offset where it stopped. */
+   loop takes that line. [tagged]: store OCaml ints (2n + 1).
+   Returns (lines << 32) | the offset where it stopped. A buffer of fewer
+   than 16 bytes, or a processor without the kernel, gets no line: the
+   portable loop takes them all. */
 static intptr_t hz_field_lines(const uint8_t *base, intptr_t pos, intptr_t stop,
                                intptr_t *names, intptr_t *values, intptr_t first, intptr_t limit,
                                int tagged)
 {
-  const uint8_t *end = base + stop;
   intptr_t i = first;
+#if HZ_SIMD
+  const uint8_t *end = base + stop;
+  if (stop < 16) return pos;
   while (i < limit) {
-    const uint8_t *p = base + pos;
-    const uint8_t *ne = hz_name_end(base, p, end);
+    const uint8_t *p = base + pos, *w = p, *ne = p, *v, *ve, *e;
+    __m128i x;
+    unsigned nm, vm;
+    int n, drop;
+    /* The empty line ending the head: no name scan for it. */
+    if (p >= end || *p == '\r') break;
+    /* One window serves the name and, when the line is short, the value:
+       both masks of it at once. */
+    HZ_WINDOW(w, end, x, n, drop);
+    nm = (~hz_name_bytes(x) & 0xffff) >> drop;
+    vm = hz_value_stops(x) >> drop;
+    /* Letters, digits and '-' by mask; any other byte by the table (a
+       rarer tchar, and the scan goes on after it). */
+    for (;;) {
+      unsigned m = nm >> (ne - w);
+      if (m != 0) {
+        ne += __builtin_ctz(m);
+        if (!hz_tchar[*ne]) break;
+        ne++;
+        continue;
+      }
+      ne = w + n;
+      if (ne >= end) break;
+      w = ne;
+      HZ_WINDOW(w, end, x, n, drop);
+      nm = (~hz_name_bytes(x) & 0xffff) >> drop;
+      vm = hz_value_stops(x) >> drop;
+    }
     if (ne == p || ne >= end || *ne != ':') break;
-    const uint8_t *v = ne + 1;
+    v = ne + 1;
+    /* Mostly one SP: one test, then the loop for the rest. */
+    if (v < end && *v == ' ') v++;
     while (v < end && hz_is_ows(*v)) v++;
-    const uint8_t *ve = hz_value_end(base, v, end);
+    /* The value from the current window on; later windows need only
+       their value mask. */
+    ve = v;
+    for (;;) {
+      if (ve < w + n) {
+        unsigned m = vm >> (ve - w);
+        if (m != 0) {
+          ve += __builtin_ctz(m);
+          break;
+        }
+        ve = w + n;
+      }
+      if (ve >= end) break;
+      w = ve;
+      HZ_WINDOW(w, end, x, n, drop);
+      vm = hz_value_stops(x) >> drop;
+    }
     if (end - ve < 2 || ve[0] != '\r' || ve[1] != '\n') break;
-    const uint8_t *e = ve;
+    e = ve;
     while (e > v && hz_is_ows(e[-1])) e--;
     intptr_t ns = hz_span(p - base, ne - p), vs = hz_span(v - base, e - v);
-    /* OCaml ints are tagged (2n + 1) when the arrays are OCaml's. */
     names[i] = tagged ? 2 * ns + 1 : ns;
     values[i] = tagged ? 2 * vs + 1 : vs;
     i++;
     pos = ve + 2 - base;
   }
+#else
+  (void)base; (void)stop; (void)names; (void)values; (void)limit; (void)tagged;
+#endif
   return ((i - first) << 32) | pos;
+}
+
+static inline int hz_is_target_stop(uint8_t c) { return c <= 0x20 || c == 0x7f || c == '#'; }
+
+static inline int hz_is_hostname_byte(uint8_t c)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'
+         || c == '.';
+}
+
+/* The first offset in [pos, stop) whose byte ends a request-target (<= 0x20,
+   DEL or '#'), or stop: Httpz.Swar.skip_target. */
+static intptr_t hz_target_end(const uint8_t *base, intptr_t pos, intptr_t stop)
+{
+#if HZ_SIMD
+  if (stop >= 16) return hz_scan(base + pos, base + stop, hz_target_stops) - base;
+#endif
+  while (pos < stop && !hz_is_target_stop(base[pos])) pos++;
+  return pos;
+}
+
+/* The first offset in [pos, stop) whose byte is not a letter, digit, '-'
+   or '.', or stop: Httpz.Swar.skip_hostname. */
+static intptr_t hz_hostname_end(const uint8_t *base, intptr_t pos, intptr_t stop)
+{
+#if HZ_SIMD
+  if (stop >= 16) return hz_scan(base + pos, base + stop, hz_hostname_stops) - base;
+#endif
+  while (pos < stop && hz_is_hostname_byte(base[pos])) pos++;
+  return pos;
 }
 
 static int hz_simd_available(void) { return HZ_SIMD; }
@@ -197,25 +276,23 @@ value httpz_simd_field_lines_byte(value *argv, int argn)
                                          argv[4], Long_val(argv[5]), Long_val(argv[6])));
 }
 
-intnat httpz_simd_value_end(value buf, intnat pos, intnat stop)
+intnat httpz_simd_target_end(value buf, intnat pos, intnat stop)
 {
-  const uint8_t *base = (const uint8_t *)Caml_ba_data_val(buf);
-  return hz_value_end(base, base + pos, base + stop) - base;
+  return hz_target_end((const uint8_t *)Caml_ba_data_val(buf), pos, stop);
 }
 
-value httpz_simd_value_end_byte(value buf, value pos, value stop)
+value httpz_simd_target_end_byte(value buf, value pos, value stop)
 {
-  return Val_long(httpz_simd_value_end(buf, Long_val(pos), Long_val(stop)));
+  return Val_long(httpz_simd_target_end(buf, Long_val(pos), Long_val(stop)));
 }
 
-intnat httpz_simd_name_end(value buf, intnat pos, intnat stop)
+intnat httpz_simd_hostname_end(value buf, intnat pos, intnat stop)
 {
-  const uint8_t *base = (const uint8_t *)Caml_ba_data_val(buf);
-  return hz_name_end(base, base + pos, base + stop) - base;
+  return hz_hostname_end((const uint8_t *)Caml_ba_data_val(buf), pos, stop);
 }
 
-value httpz_simd_name_end_byte(value buf, value pos, value stop)
+value httpz_simd_hostname_end_byte(value buf, value pos, value stop)
 {
-  return Val_long(httpz_simd_name_end(buf, Long_val(pos), Long_val(stop)));
+  return Val_long(httpz_simd_hostname_end(buf, Long_val(pos), Long_val(stop)));
 }
 #endif
