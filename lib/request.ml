@@ -408,7 +408,7 @@ let fields t b pos stop =
         Simd.field_lines b !pos stop t.name_spans t.value_spans first t.limits.max_headers
       in
       let lines = r lsr 32 in
-      if lines > 0 then record_kernel_lines t b first lines ;
+      if lines > 0 then record_kernel_lines t b first lines;
       pos := r land 0xFFFF_FFFF
     end;
     let n_start = !pos in
@@ -417,43 +417,43 @@ let fields t b pos stop =
       pos := n_start + 2;
       fin := true
     end else begin
-    let n_end = Swar.skip_tchars b n_start stop in
-    if n_end >= stop then raise_notrace Need_more;
-    if n_end = n_start || get b n_end <> ':' then begin
-      pos := not_a_field t b n_start n_end stop;
-      fin := true
-    end else begin
-      let nlen = n_end - n_start in
-      let id = Header_name.of_token b ~off:n_start ~len:nlen in
-      let v = ref (n_end + 1) in
-      while !v < stop && Charset.is_ows (get b !v) do incr v done;
-      let v_start = !v in
-      (* The value runs to CR; HTAB is the one control byte allowed inside. *)
-      let p = ref (Swar.skip_field_value b v_start stop) in
-      while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
-      let v_end = !p in
-      if v_end >= stop then raise_notrace Need_more;
-      (match get b v_end with
-       | '\r' ->
-         if v_end + 1 >= stop then raise_notrace Need_more;
-         if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
-       | '\n' -> fail t Parse_error.Bare_lf
-       | _ -> fail t Parse_error.Bad_header_value);
-      let e = ref v_end in
-      while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
-      let vlen = !e - v_start in
-      let i = t.count in
-      if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
-      Array.unsafe_set t.names i id;
-      Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
-      Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
-      t.count <- i + 1;
-      (match id with
-       | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
-         field_semantics t b id v_start vlen 
-       | _ -> ());
-      pos := v_end + 2
-    end
+      let n_end = Swar.skip_tchars b n_start stop in
+      if n_end >= stop then raise_notrace Need_more;
+      if n_end = n_start || get b n_end <> ':' then begin
+        pos := not_a_field t b n_start n_end stop;
+        fin := true
+      end else begin
+        let nlen = n_end - n_start in
+        let id = Header_name.of_token b ~off:n_start ~len:nlen in
+        let v = ref (n_end + 1) in
+        while !v < stop && Charset.is_ows (get b !v) do incr v done;
+        let v_start = !v in
+        (* The value runs to CR; HTAB is the one control byte allowed inside. *)
+        let p = ref (Swar.skip_field_value b v_start stop) in
+        while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
+        let v_end = !p in
+        if v_end >= stop then raise_notrace Need_more;
+        (match get b v_end with
+         | '\r' ->
+           if v_end + 1 >= stop then raise_notrace Need_more;
+           if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
+         | '\n' -> fail t Parse_error.Bare_lf
+         | _ -> fail t Parse_error.Bad_header_value);
+        let e = ref v_end in
+        while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
+        let vlen = !e - v_start in
+        let i = t.count in
+        if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
+        Array.unsafe_set t.names i id;
+        Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
+        Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
+        t.count <- i + 1;
+        (match id with
+         | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
+           field_semantics t b id v_start vlen
+         | _ -> ());
+        pos := v_end + 2
+      end
     end
   done;
   !pos

@@ -78,7 +78,7 @@ print(json.dumps({"impl":impl,key:what,per:round((b-a)/(n2-n1),1),"n":[n1,n2],"i
 # pcmpestri with the ranges mode picohttpparser uses (SIGILL), so its
 # column has times but no instruction counts.
 for req in small medium large headers50; do
-  for impl in httpz cohttp http_parser picohttpparser; do
+  for impl in httpz httpz_portable cohttp http_parser picohttpparser; do
     one "$impl" "$req" request per_parse
   done
 done
