@@ -150,51 +150,12 @@ let content_length_field t b voff vlen =
     fail t Parse_error.Conflicting_content_length;
   t.content_length <- n
 
-let[@inline] is_hex c = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-
-(* Host = uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986 §3.2.2-3.2.3):
-   uri-host is an IP-literal in brackets, or a reg-name / IPv4address made
-   of unreserved, sub-delims and pct-encoded bytes; port is *DIGIT. An
-   invalid value MUST be answered 400 (RFC 9112 §3.2). *)
+(* Host: one per request (RFC 9112 §3.2), and an invalid value MUST be
+   answered 400. *)
 let host_field t b voff vlen =
   t.host_count <- t.host_count + 1;
   if t.host_count > 1 then fail t Parse_error.Duplicate_host;
-  let stop = voff + vlen in
-  let i = ref voff in
-  if vlen > 0 && get b voff = '[' then begin
-    incr i;
-    while !i < stop && get b !i <> ']' do
-      let c = get b !i in
-      if c = '[' || not (Charset.is_host_char c) then fail t Parse_error.Bad_host;
-      incr i
-    done;
-    if !i >= stop || !i = voff + 1 then fail t Parse_error.Bad_host;
-    incr i (* past ']' *)
-  end
-  else begin
-    (* Letters, digits, '-' and '.' (all of most names) a word at a time;
-       the loop below checks whatever else there is byte by byte. *)
-    i := (if t.simd then Simd.hostname_end b voff stop else Swar.skip_hostname b voff stop);
-    while !i < stop && get b !i <> ':' do
-      let c = get b !i in
-      if c = '%' then begin
-        if !i + 2 >= stop || not (is_hex (get b (!i + 1)) && is_hex (get b (!i + 2))) then
-          fail t Parse_error.Bad_host;
-        i := !i + 3
-      end
-      else if c = '[' || c = ']' || not (Charset.is_host_char c) then fail t Parse_error.Bad_host
-      else incr i
-    done
-  end;
-  if !i < stop then begin
-    if get b !i <> ':' then fail t Parse_error.Bad_host;
-    incr i;
-    while !i < stop do
-      let c = get b !i in
-      if c < '0' || c > '9' then fail t Parse_error.Bad_host;
-      incr i
-    done
-  end;
+  if not (Authority.valid_host ~simd:t.simd b ~off:voff ~len:vlen) then fail t Parse_error.Bad_host;
   t.host <- Span.make ~off:voff ~len:vlen
 
 let field_semantics t b id voff vlen =
@@ -305,21 +266,9 @@ let request_line t b off stop =
   let first = get b t_start in
   (match t.meth with
    | Meth.Connect ->
-     (* authority-form only: uri-host ":" port (RFC 9112 §3.2.3), so no
-        path, scheme or userinfo; the port is the digits after the last
-        colon (an IPv6 literal's colons sit inside its brackets). CONNECT
-        is rare: plain byte loops. *)
-     let colon = ref (-1) in
-     for i = t_start to t_stop - 1 do
-       let c = get b i in
-       if not (Charset.is_host_char c) then fail t Parse_error.Bad_target;
-       if c = ':' then colon := i
-     done;
-     if !colon <= t_start then fail t Parse_error.Bad_target;
-     for i = !colon + 1 to t_stop - 1 do
-       let c = get b i in
-       if c < '0' || c > '9' then fail t Parse_error.Bad_target
-     done
+     (* authority-form only (RFC 9112 §3.2.3). *)
+     if not (Authority.valid_connect_target b ~off:t_start ~len:tlen) then
+       fail t Parse_error.Bad_target
    | Meth.Options when first = '*' ->
      if tlen <> 1 then fail t Parse_error.Bad_target
    | _ ->
