@@ -5,7 +5,7 @@ let[@inline] is_hex c = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >
 (* A constant exception: raising it allocates nothing. *)
 exception Invalid
 
-let valid_host ~simd b ~off ~len =
+let valid_host_bytes ~simd b ~off ~len =
   let stop = off + len in
   let i = ref off in
   match
@@ -46,6 +46,14 @@ let valid_host ~simd b ~off ~len =
   with
   | () -> true
   | exception Invalid -> false
+
+(* Almost every Host is letters, digits, '-' and '.' alone: one scan, no
+   exception handler. *)
+let valid_host ~simd b ~off ~len =
+  (len > 0 && get b off <> '['
+   && (if simd then Simd.hostname_end b off (off + len) else Swar.skip_hostname b off (off + len))
+      = off + len)
+  || valid_host_bytes ~simd b ~off ~len
 
 (* CONNECT is rare: plain byte loops. *)
 let valid_connect_target b ~off ~len =

@@ -15,3 +15,5 @@ external target_end : Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (in
 external hostname_end : Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_simd_hostname_end_byte" "httpz_simd_hostname_end"
   [@@noalloc]
+
+external cap : int -> int = "httpz_simd_set_level" [@@noalloc]

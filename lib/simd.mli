@@ -1,5 +1,6 @@
 (** The request parser's SIMD kernel: C functions (lib/simd_stubs.c) that
-    scan request heads 16 bytes at a time with SSE2. {!Request} uses them
+    scan request heads 16 bytes at a time with SSE2, and field lines 32 at
+    a time with AVX2 on processors that have it (asked once, with cpuid). {!Request} uses them
     when created with [~simd:true] (the default where {!available}).
 
     Pure compute over the caller's bigstring: no I/O, no allocation, no
@@ -31,6 +32,12 @@ val field_lines :
     invalid line, an incomplete one. The result is
     [lines lsl 32 lor offset]: how many lines it recorded, and where the
     line it stopped at starts. When [stop < 16] it records nothing. *)
+
+val cap : int -> int
+(** [cap 1] keeps {!field_lines} to its SSE2 loop, [cap 2] lets it use AVX2
+    where the processor has it (the default). Returns the level now in
+    force: 2 (AVX2), 1 (SSE2) or 0 (no kernel). Process-wide; for tests and
+    benchmarks, which run both loops. *)
 
 val target_end : Bigstring.t -> int -> int -> int
 (** [target_end b pos stop] is {!Swar.skip_target}: the first index in

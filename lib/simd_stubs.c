@@ -1,22 +1,24 @@
 /* The request parser's SIMD kernel (Httpz.Simd): field lines, request
    targets and Host names scanned 16 bytes at a time with SSE2, which every
-   x86-64 processor has, so there is no CPU to probe and valgrind can count
-   its instructions (it cannot run SSE4.2's pcmpestri, picohttpparser's
-   choice). Pure compute: no I/O, no allocation, no OCaml runtime call, so
-   the externals are [@@noalloc]. Why C: in OCaml a word-at-a-time (SWAR)
-   test of 8 bytes costs ~50 instructions (every 64-bit constant is its own
+   x86-64 processor has, and field lines 32 at a time with AVX2 where the
+   processor has it (asked once with cpuid; lib/simd_lines.h holds the
+   loop, compiled for both widths). valgrind runs both and counts their
+   instructions; it cannot run SSE4.2's pcmpestri, picohttpparser's choice.
+   Pure compute: no I/O, no allocation, no OCaml runtime call, so the
+   externals are [@@noalloc]. Why C: in OCaml a word-at-a-time (SWAR) test
+   of 8 bytes costs ~50 instructions (every 64-bit constant is its own
    movabs, the loop keeps its state on the stack); SSE2 tests 16 bytes in
    ~15, and one call records every field line of a head.
 
    Memory safety: every read stays inside [base, stop), where [base] is the
-   bigstring's first byte and [stop] <= its length. When fewer than 16
-   bytes are left before [stop], the window is the 16 bytes that END at
-   [stop] (bytes before the scan's start, still inside the buffer, have
-   their bits shifted out of the mask); a buffer of fewer than 16 bytes is
-   never read by a window (field lines: left to the caller's portable loop;
-   target and Host: a byte loop). test/syscall/asan_driver.c includes this
-   file with HTTPZ_NO_OCAML and checks that at the edges of exact-size
-   buffers.
+   bigstring's first byte and [stop] <= its length. When fewer bytes than
+   a window's width are left before [stop], the window is the bytes that
+   END at [stop] (bytes before the scan's start, still inside the buffer,
+   have their bits shifted out of the mask); a buffer shorter than a window
+   is never read by one (field lines: SSE2 windows under 32 bytes, the
+   caller's portable loop under 16; target and Host: a byte loop).
+   test/syscall/asan_driver.c includes this file with HTTPZ_NO_OCAML and
+   checks that at the edges of exact-size buffers, at both widths.
 
    Elsewhere than x86-64 the kernel reports itself unavailable, and
    Httpz.Request keeps to its portable OCaml scanners (Httpz.Swar). */
@@ -26,7 +28,7 @@
 
 #if defined(__x86_64__) && defined(__SSE2__)
 #define HZ_SIMD 1
-#include <emmintrin.h>
+#include <immintrin.h>
 #else
 #define HZ_SIMD 0
 #endif
@@ -137,6 +139,86 @@ static inline intptr_t hz_span(intptr_t off, intptr_t len) { return (off << 31) 
 
 #endif
 
+#if HZ_SIMD
+/* The loop twice: 16-byte SSE2 windows, and 32-byte AVX2 windows for the
+   processors that have AVX2 (most lines, name and value, then fit in one
+   window). */
+#define HZ_FN hz_field_lines_sse2
+#define HZ_ATTR
+#define HZ_W 16
+#define HZ_VEC __m128i
+#define HZ_LOADU(p) _mm_loadu_si128((const __m128i *)(p))
+#define HZ_NAME_BYTES(x) hz_name_bytes(x)
+#define HZ_VALUE_STOPS(x) hz_value_stops(x)
+#include "simd_lines.h"
+#undef HZ_FN
+#undef HZ_ATTR
+#undef HZ_W
+#undef HZ_VEC
+#undef HZ_LOADU
+#undef HZ_NAME_BYTES
+#undef HZ_VALUE_STOPS
+
+#define HZ_AVX2 __attribute__((target("avx2")))
+
+static inline HZ_AVX2 uint32_t hz_value_stops32(__m256i x)
+{
+  __m256i le1f = _mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8(0x1f)), x);
+  __m256i tab = _mm256_cmpeq_epi8(x, _mm256_set1_epi8(0x09));
+  __m256i del = _mm256_cmpeq_epi8(x, _mm256_set1_epi8(0x7f));
+  return (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_andnot_si256(tab, le1f), del));
+}
+
+static inline HZ_AVX2 uint32_t hz_name_bytes32(__m256i x)
+{
+  __m256i y = _mm256_or_si256(x, _mm256_set1_epi8(0x20));
+  __m256i letter = _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(0x80 + 26)),
+                                     _mm256_add_epi8(y, _mm256_set1_epi8((char)(0x80 - 'a'))));
+  __m256i digit = _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(0x80 + 10)),
+                                    _mm256_add_epi8(x, _mm256_set1_epi8((char)(0x80 - '0'))));
+  __m256i dash = _mm256_cmpeq_epi8(x, _mm256_set1_epi8('-'));
+  return (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(letter, digit), dash));
+}
+
+#define HZ_FN hz_field_lines_avx2
+#define HZ_ATTR HZ_AVX2
+#define HZ_W 32
+#define HZ_VEC __m256i
+#define HZ_LOADU(p) _mm256_loadu_si256((const __m256i *)(p))
+#define HZ_NAME_BYTES(x) hz_name_bytes32(x)
+#define HZ_VALUE_STOPS(x) hz_value_stops32(x)
+#include "simd_lines.h"
+#undef HZ_FN
+#undef HZ_ATTR
+#undef HZ_W
+#undef HZ_VEC
+#undef HZ_LOADU
+#undef HZ_NAME_BYTES
+#undef HZ_VALUE_STOPS
+
+/* 2: AVX2 windows, 1: SSE2 only; asked of the CPU once (cpuid), or set by
+   hz_set_level for tests. */
+static int hz_level_now = 0;
+
+static int hz_level(void)
+{
+  if (hz_level_now == 0) {
+    __builtin_cpu_init();
+    hz_level_now = __builtin_cpu_supports("avx2") ? 2 : 1;
+  }
+  return hz_level_now;
+}
+
+/* Caps the level (tests run both loops): 1 keeps to SSE2, 2 allows AVX2
+   where the CPU has it. Returns the level in force. */
+static int hz_set_level(int cap)
+{
+  hz_level_now = 0;
+  if (cap < 2 && hz_level() > 1) hz_level_now = 1;
+  return hz_level();
+}
+#endif
+
 /* Field lines from [pos], each "name:" OWS value CRLF with a token name
    and a value without control bytes other than HTAB: exactly the lines
    Request's portable loop accepts without error (before the semantics of
@@ -145,82 +227,22 @@ static inline intptr_t hz_span(intptr_t off, intptr_t len) { return (off << 31) 
    stopping before index [limit]. It stops at the first line that is not
    such a line or not all in [base + pos, base + stop): the empty line that
    ends the head, an error, or bytes still to come; the caller's portable
-   loop takes that line. [tagged]: store OCaml ints (2n + 1).
+   loop takes that line. The spans are stored as OCaml ints (2n + 1).
    Returns (lines << 32) | the offset where it stopped. A buffer of fewer
    than 16 bytes, or a processor without the kernel, gets no line: the
-   portable loop takes them all. */
+   portable loop takes them all. Buffers of 16 to 31 bytes get SSE2
+   windows (an AVX2 window would not fit). */
 static intptr_t hz_field_lines(const uint8_t *base, intptr_t pos, intptr_t stop,
-                               intptr_t *names, intptr_t *values, intptr_t first, intptr_t limit,
-                               int tagged)
+                               intptr_t *names, intptr_t *values, intptr_t first, intptr_t limit)
 {
-  intptr_t i = first;
 #if HZ_SIMD
-  const uint8_t *end = base + stop;
-  if (stop < 16) return pos;
-  while (i < limit) {
-    const uint8_t *p = base + pos, *w = p, *ne = p, *v, *ve, *e;
-    __m128i x;
-    unsigned nm, vm;
-    int n, drop;
-    /* The empty line ending the head: no name scan for it. */
-    if (p >= end || *p == '\r') break;
-    /* One window serves the name and, when the line is short, the value:
-       both masks of it at once. */
-    HZ_WINDOW(w, end, x, n, drop);
-    nm = (~hz_name_bytes(x) & 0xffff) >> drop;
-    vm = hz_value_stops(x) >> drop;
-    /* Letters, digits and '-' by mask; any other byte by the table (a
-       rarer tchar, and the scan goes on after it). */
-    for (;;) {
-      unsigned m = nm >> (ne - w);
-      if (m != 0) {
-        ne += __builtin_ctz(m);
-        if (!hz_tchar[*ne]) break;
-        ne++;
-        continue;
-      }
-      ne = w + n;
-      if (ne >= end) break;
-      w = ne;
-      HZ_WINDOW(w, end, x, n, drop);
-      nm = (~hz_name_bytes(x) & 0xffff) >> drop;
-      vm = hz_value_stops(x) >> drop;
-    }
-    if (ne == p || ne >= end || *ne != ':') break;
-    v = ne + 1;
-    /* Mostly one SP: one test, then the loop for the rest. */
-    if (v < end && *v == ' ') v++;
-    while (v < end && hz_is_ows(*v)) v++;
-    /* The value from the current window on; later windows need only
-       their value mask. */
-    ve = v;
-    for (;;) {
-      if (ve < w + n) {
-        unsigned m = vm >> (ve - w);
-        if (m != 0) {
-          ve += __builtin_ctz(m);
-          break;
-        }
-        ve = w + n;
-      }
-      if (ve >= end) break;
-      w = ve;
-      HZ_WINDOW(w, end, x, n, drop);
-      vm = hz_value_stops(x) >> drop;
-    }
-    if (end - ve < 2 || ve[0] != '\r' || ve[1] != '\n') break;
-    e = ve;
-    while (e > v && hz_is_ows(e[-1])) e--;
-    intptr_t ns = hz_span(p - base, ne - p), vs = hz_span(v - base, e - v);
-    names[i] = tagged ? 2 * ns + 1 : ns;
-    values[i] = tagged ? 2 * vs + 1 : vs;
-    i++;
-    pos = ve + 2 - base;
-  }
+  if (stop >= 32 && hz_level() == 2)
+    return hz_field_lines_avx2(base, pos, stop, names, values, first, limit);
+  if (stop >= 16) return hz_field_lines_sse2(base, pos, stop, names, values, first, limit);
 #else
-  (void)base; (void)stop; (void)names; (void)values; (void)limit; (void)tagged;
+  (void)base; (void)stop; (void)names; (void)values; (void)first; (void)limit;
 #endif
-  return ((i - first) << 32) | pos;
+  return pos;
 }
 
 static inline int hz_is_target_stop(uint8_t c) { return c <= 0x20 || c == 0x7f || c == '#'; }
@@ -272,7 +294,7 @@ intnat httpz_simd_field_lines(value buf, intnat pos, intnat stop, value names, v
                               intnat first, intnat limit)
 {
   return hz_field_lines((const uint8_t *)Caml_ba_data_val(buf), pos, stop,
-                        (intptr_t *)&Field(names, 0), (intptr_t *)&Field(values, 0), first, limit, 1);
+                        (intptr_t *)&Field(names, 0), (intptr_t *)&Field(values, 0), first, limit);
 }
 
 value httpz_simd_field_lines_byte(value *argv, int argn)
@@ -280,6 +302,16 @@ value httpz_simd_field_lines_byte(value *argv, int argn)
   (void)argn;
   return Val_long(httpz_simd_field_lines(argv[0], Long_val(argv[1]), Long_val(argv[2]), argv[3],
                                          argv[4], Long_val(argv[5]), Long_val(argv[6])));
+}
+
+value httpz_simd_set_level(value cap)
+{
+#if HZ_SIMD
+  return Val_long(hz_set_level(Int_val(cap)));
+#else
+  (void)cap;
+  return Val_long(0);
+#endif
 }
 
 intnat httpz_simd_target_end(value buf, intnat pos, intnat stop)
