@@ -7,8 +7,9 @@
      HZ_LOADU(p)     an unaligned load of HZ_W bytes at p
      HZ_NAME_BYTES(x)   mask of the bytes that are letters, digits or '-'
      HZ_VALUE_STOPS(x)  mask of the bytes that end a value
-   Masks are held in 64 bits, so that shifting one by HZ_W (a scan that
-   reached the window's end) is defined and gives 0.
+   It undefines them all at its end. Masks are held in 64 bits, so that
+   shifting one by HZ_W (a scan that reached the window's end) is defined
+   and gives 0.
 
    Needs stop >= HZ_W (the buffer holds a whole window before stop). See
    hz_field_lines in simd_stubs.c for the contract. */
@@ -101,5 +102,13 @@ static __attribute__((noinline)) HZ_ATTR intptr_t HZ_FN(const uint8_t *base, int
   return ((i - first) << 32) | pos;
 }
 
+/* The parameters too, for the next inclusion. */
 #undef HZ_WIN
 #undef HZ_ALL
+#undef HZ_FN
+#undef HZ_ATTR
+#undef HZ_W
+#undef HZ_VEC
+#undef HZ_LOADU
+#undef HZ_NAME_BYTES
+#undef HZ_VALUE_STOPS

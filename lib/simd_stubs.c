@@ -151,13 +151,6 @@ static inline intptr_t hz_span(intptr_t off, intptr_t len) { return (off << 31) 
 #define HZ_NAME_BYTES(x) hz_name_bytes(x)
 #define HZ_VALUE_STOPS(x) hz_value_stops(x)
 #include "simd_lines.h"
-#undef HZ_FN
-#undef HZ_ATTR
-#undef HZ_W
-#undef HZ_VEC
-#undef HZ_LOADU
-#undef HZ_NAME_BYTES
-#undef HZ_VALUE_STOPS
 
 #define HZ_AVX2 __attribute__((target("avx2")))
 
@@ -188,13 +181,6 @@ static inline HZ_AVX2 uint32_t hz_name_bytes32(__m256i x)
 #define HZ_NAME_BYTES(x) hz_name_bytes32(x)
 #define HZ_VALUE_STOPS(x) hz_value_stops32(x)
 #include "simd_lines.h"
-#undef HZ_FN
-#undef HZ_ATTR
-#undef HZ_W
-#undef HZ_VEC
-#undef HZ_LOADU
-#undef HZ_NAME_BYTES
-#undef HZ_VALUE_STOPS
 
 /* 2: AVX2 windows, 1: SSE2 only; asked of the CPU once (cpuid), or set by
    hz_set_level for tests. */

@@ -147,27 +147,23 @@ let fuzz_count = 5_000
 
 let fuzz_input i = (Httpz_fuzz.Gen.case ~seed:fuzz_seed ~index:i).input
 
+let all_ways r (name, input) =
+  whole r name input;
+  prefixes r name input;
+  bytewise r name input
+
 let test_vectors () =
   let r = new_report () in
   let vs = vector_inputs () in
   if List.length vs < 100 then Alcotest.failf "only %d vectors found" (List.length vs);
-  List.iter
-    (fun (name, input) ->
-      whole r name input;
-      prefixes r name input;
-      bytewise r name input)
-    vs;
+  List.iter (all_ways r) vs;
   finish r
+
+let bench_corpus = [ "small.http"; "medium.http"; "large.http"; "headers50.http" ]
 
 let test_corpus () =
   let r = new_report () in
-  List.iter
-    (fun f ->
-      let input = S.read_file (Filename.concat (S.corpus_dir ()) f) in
-      whole r f input;
-      prefixes r f input;
-      bytewise r f input)
-    [ "small.http"; "medium.http"; "large.http"; "headers50.http" ];
+  List.iter (fun f -> all_ways r (f, S.read_file (Filename.concat (S.corpus_dir ()) f))) bench_corpus;
   finish r
 
 let test_fuzz () =
@@ -175,8 +171,7 @@ let test_fuzz () =
   for i = 0 to fuzz_count - 1 do
     let input = fuzz_input i in
     let where = sprintf "fuzz seed %d index %d" fuzz_seed i in
-    whole r where input;
-    if i < 500 then begin prefixes r where input; bytewise r where input end
+    if i < 500 then all_ways r (where, input) else whole r where input
   done;
   finish r
 
@@ -270,7 +265,7 @@ let alloc_cases () =
               | R.Complete -> ()
               | _ -> Alcotest.failf "%s does not parse" f))
         [ true; false ])
-    [ "small.http"; "medium.http"; "large.http"; "headers50.http" ]
+    bench_corpus
   @
   let b = Bigstring.of_string "GET /index.html HTTP/1.1\r\nHost: www.example.com\r\n\r\n" in
   let names = Array.make 4 0 and values = Array.make 4 0 in
