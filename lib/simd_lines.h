@@ -90,7 +90,7 @@ static __attribute__((noinline)) HZ_ATTR intptr_t HZ_FN(const uint8_t *base, int
       HZ_WIN(w, end, x, n, drop);
       vm = (uint64_t)HZ_VALUE_STOPS(x) >> drop;
     }
-    if (end - ve < 2 || ve[0] != '\r' || ve[1] != '\n') break;
+    if (end - ve < 2 || hz_load16(ve) != HZ_CRLF) break;
     e = ve;
     while (e > v && hz_is_ows(e[-1])) e--;
     intptr_t ns = hz_span(p - base, ne - p), vs = hz_span(v - base, e - v);

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__x86_64__) && defined(__SSE2__)
 #define HZ_SIMD 1
@@ -132,6 +133,15 @@ static inline __attribute__((always_inline)) const uint8_t *hz_scan(const uint8_
 }
 
 static inline int hz_is_ows(uint8_t c) { return c == ' ' || c == '\t'; }
+
+/* Two bytes as one little-endian load (memcpy: no alignment assumed). */
+static inline uint16_t hz_load16(const uint8_t *p)
+{
+  uint16_t x;
+  memcpy(&x, p, 2);
+  return x;
+}
+#define HZ_CRLF 0x0a0d /* "\r\n" read little-endian */
 
 /* Offsets and lengths below 2^31 (Httpz.Request.parse checks it), packed
    as Httpz.Span does. */
