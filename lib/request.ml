@@ -340,72 +340,84 @@ let record_kernel_lines t b first lines =
     | _ -> ()
   done
 
+(* One line at [n_start] by the portable scanners, in one pass: the name
+   scan stops at the first byte that is no tchar, which must be the colon
+   (so the name is proved a token as it is found); the value scan at the
+   first control byte, which must be the CR of CRLF (HTAB excepted). A
+   field line is recorded with its semantics, and the result is the
+   position after it; the empty line ending the head gives
+   [-1 - the position after it]; anything else raises. *)
+let[@inline] portable_line t b n_start stop =
+  let n_end = Swar.skip_tchars b n_start stop in
+  if n_end >= stop then raise_notrace Need_more;
+  if n_end = n_start || get b n_end <> ':' then -1 - not_a_field t b n_start n_end stop
+  else begin
+    let nlen = n_end - n_start in
+    let id = Header_name.of_token b ~off:n_start ~len:nlen in
+    let v = ref (n_end + 1) in
+    while !v < stop && Charset.is_ows (get b !v) do incr v done;
+    let v_start = !v in
+    (* The value runs to CR; HTAB is the one control byte allowed inside. *)
+    let p = ref (Swar.skip_field_value b v_start stop) in
+    while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
+    let v_end = !p in
+    if v_end >= stop then raise_notrace Need_more;
+    (match get b v_end with
+     | '\r' ->
+       if v_end + 1 >= stop then raise_notrace Need_more;
+       if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
+     | '\n' -> fail t Parse_error.Bare_lf
+     | _ -> fail t Parse_error.Bad_header_value);
+    let e = ref v_end in
+    while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
+    let vlen = !e - v_start in
+    let i = t.count in
+    if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
+    Array.unsafe_set t.names i id;
+    Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
+    Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
+    t.count <- i + 1;
+    (match id with
+     | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
+       field_semantics t b id v_start vlen
+     | _ -> ());
+    v_end + 2
+  end
+
 (* The field lines from [pos] and the empty line after them; returns the
-   position after the head. With [t.simd], the kernel takes every line it
-   can (all well-formed ones) and this loop the one it stops at: the empty
-   line, an error or an incomplete line. Without, this loop takes each line
-   in one pass: the name scan stops at the first byte that is no tchar,
-   which must be the colon (so the name is proved a token as it is found);
-   the value scan at the first control byte, which must be the CR of CRLF
-   (HTAB excepted). *)
-let fields t b pos stop =
+   position after the head. *)
+let fields_portable t b pos stop =
   let pos = ref pos and fin = ref false in
   while not !fin do
-    if t.simd then begin
-      let first = t.count in
-      let r =
-        Simd.field_lines b !pos stop t.name_spans t.value_spans first t.limits.max_headers
-      in
-      let lines = r lsr 32 in
-      if lines > 0 then record_kernel_lines t b first lines;
-      pos := r land 0xFFFF_FFFF
-    end;
-    let n_start = !pos in
+    let r = portable_line t b !pos stop in
+    if r >= 0 then pos := r
+    else begin pos := -1 - r; fin := true end
+  done;
+  !pos
+
+(* The same with the kernel: it takes every line it can (all well-formed
+   ones), [portable_line] the one it stops at, mostly the empty line (an
+   error or an incomplete line otherwise), then the kernel goes on. *)
+let fields_kernel t b pos stop =
+  let pos = ref pos and fin = ref false in
+  while not !fin do
+    let first = t.count in
+    let r = Simd.field_lines b !pos stop t.name_spans t.value_spans first t.limits.max_headers in
+    let lines = r lsr 32 in
+    if lines > 0 then record_kernel_lines t b first lines;
+    let n_start = r land 0xFFFF_FFFF in
     if n_start + 1 < stop && get b n_start = '\r' && get b (n_start + 1) = '\n' then begin
-      (* The empty line ending the head. *)
       pos := n_start + 2;
       fin := true
     end else begin
-      let n_end = Swar.skip_tchars b n_start stop in
-      if n_end >= stop then raise_notrace Need_more;
-      if n_end = n_start || get b n_end <> ':' then begin
-        pos := not_a_field t b n_start n_end stop;
-        fin := true
-      end else begin
-        let nlen = n_end - n_start in
-        let id = Header_name.of_token b ~off:n_start ~len:nlen in
-        let v = ref (n_end + 1) in
-        while !v < stop && Charset.is_ows (get b !v) do incr v done;
-        let v_start = !v in
-        (* The value runs to CR; HTAB is the one control byte allowed inside. *)
-        let p = ref (Swar.skip_field_value b v_start stop) in
-        while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
-        let v_end = !p in
-        if v_end >= stop then raise_notrace Need_more;
-        (match get b v_end with
-         | '\r' ->
-           if v_end + 1 >= stop then raise_notrace Need_more;
-           if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
-         | '\n' -> fail t Parse_error.Bare_lf
-         | _ -> fail t Parse_error.Bad_header_value);
-        let e = ref v_end in
-        while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
-        let vlen = !e - v_start in
-        let i = t.count in
-        if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
-        Array.unsafe_set t.names i id;
-        Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
-        Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
-        t.count <- i + 1;
-        (match id with
-         | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
-           field_semantics t b id v_start vlen
-         | _ -> ());
-        pos := v_end + 2
-      end
+      let r = portable_line t b n_start stop in
+      if r >= 0 then pos := r
+      else begin pos := -1 - r; fin := true end
     end
   done;
   !pos
+
+let fields t b pos stop = if t.simd then fields_kernel t b pos stop else fields_portable t b pos stop
 
 let finish t =
   if t.te_seen then begin
