@@ -1,7 +1,8 @@
 (** The request parser's SIMD kernel: C functions (lib/simd_stubs.c) that
     scan request heads 16 bytes at a time with SSE2, and field lines 32 at
-    a time with AVX2 on processors that have it (asked once, with cpuid). {!Request} uses them
-    when created with [~simd:true] (the default where {!available}).
+    a time with AVX2 on processors that have it (asked once, with cpuid).
+    {!Request} uses them when created with [~simd:true] (the default where
+    {!available}).
 
     Pure compute over the caller's bigstring: no I/O, no allocation, no
     exception ([\[@@noalloc\]] externals). The caller guarantees
