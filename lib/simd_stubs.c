@@ -290,7 +290,7 @@ intnat httpz_simd_field_lines(value buf, intnat pos, intnat stop, value names, v
                               intnat first, intnat limit)
 {
   return hz_field_lines((const uint8_t *)Caml_ba_data_val(buf), pos, stop,
-                        (intptr_t *)&Field(names, 0), (intptr_t *)&Field(values, 0), first, limit);
+                        (intptr_t *)Op_val(names), (intptr_t *)Op_val(values), first, limit);
 }
 
 value httpz_simd_field_lines_byte(value *argv, int argn)
