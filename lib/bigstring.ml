@@ -82,12 +82,42 @@ let equal_string (b : t) ~off ~len s =
 
 let[@inline] lower c = if c >= 'A' && c <= 'Z' then Char.unsafe_chr (Char.code c + 32) else c
 
+(* Do eight bytes agree ignoring ASCII case? They may differ only in bit
+   0x20 of bytes that are letters (x's byte with 0x20 set is 'a'..'z', so
+   y's is the same letter in the other case). Per-byte arithmetic with no
+   carry between bytes, so it holds in either byte order. *)
+let[@inline] words_equal_caseless (x : int64) (y : int64) =
+  let d = Int64.logxor x y in
+  (d : int64) = 0L
+  || (Int64.logand d 0xDFDFDFDFDFDFDFDFL : int64) = 0L
+     && (let z = Int64.logor x 0x2020202020202020L in
+         let low = Int64.logand z 0x7F7F7F7F7F7F7F7FL in
+         (* 0x80 where low >= 'a' (0x61), where low >= '{' (0x7b), and
+            where z has its top bit (not ASCII). *)
+         let ge_a = Int64.add low 0x1F1F1F1F1F1F1F1FL in
+         let ge_brace = Int64.add low 0x0505050505050505L in
+         let letter =
+           Int64.logand (Int64.logand ge_a (Int64.lognot ge_brace))
+             (Int64.logand (Int64.lognot z) 0x8080808080808080L)
+         in
+         (Int64.logand (Int64.shift_left d 2) (Int64.lognot letter) : int64) = 0L)
+
 let equal_caseless (b : t) ~off ~len s =
   len = String.length s
   && begin
-    let i = ref 0 in
-    while !i < len && lower (unsafe_get b (off + !i)) = lower (String.unsafe_get s !i) do
-      incr i
-    done;
-    !i = len
+    if len >= 8 then begin
+      (* Whole words, the last one overlapping the one before. *)
+      let i = ref 0 and ok = ref true in
+      while !ok && !i + 8 < len do
+        ok := words_equal_caseless (unsafe_get64 b (off + !i)) (string_get64 s !i);
+        i := !i + 8
+      done;
+      !ok && words_equal_caseless (unsafe_get64 b (off + len - 8)) (string_get64 s (len - 8))
+    end else begin
+      let i = ref 0 in
+      while !i < len && lower (unsafe_get b (off + !i)) = lower (String.unsafe_get s !i) do
+        incr i
+      done;
+      !i = len
+    end
   end

@@ -13,6 +13,7 @@ type status = Complete | Partial | Error
 
 type t = {
   limits : limits;
+  simd : bool;  (* field lines through the C kernel (Simd) first *)
   names : Header_name.t array;
   name_spans : int array;
   value_spans : int array;
@@ -43,14 +44,14 @@ type t = {
   mutable scanned : int;
 }
 
-let create ?(limits = default_limits) () =
+let create ?(limits = default_limits) ?(simd = Simd.available) () =
   if limits.max_head <= 0 || limits.max_headers <= 0 || limits.max_target <= 0
      || limits.max_content_length < 0
   then invalid_arg "Httpz.Request.create: limits must be positive";
   (* Spans hold offsets and lengths below 2^31. *)
   if limits.max_head >= 1 lsl 31 || limits.max_target >= 1 lsl 31 then
     invalid_arg "Httpz.Request.create: max_head and max_target must be below 2^31";
-  { limits;
+  { limits; simd;
     names = Array.make limits.max_headers Header_name.Other;
     name_spans = Array.make limits.max_headers 0;
     value_spans = Array.make limits.max_headers 0;
@@ -63,6 +64,7 @@ let create ?(limits = default_limits) () =
     last = Complete; start_off = 0; scanned = 0 }
 
 let limits t = t.limits
+let simd t = t.simd
 
 let reset t =
   t.last <- Complete;
@@ -148,51 +150,12 @@ let content_length_field t b voff vlen =
     fail t Parse_error.Conflicting_content_length;
   t.content_length <- n
 
-let[@inline] is_hex c = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-
-(* Host = uri-host [ ":" port ] (RFC 9110 §7.2, RFC 3986 §3.2.2-3.2.3):
-   uri-host is an IP-literal in brackets, or a reg-name / IPv4address made
-   of unreserved, sub-delims and pct-encoded bytes; port is *DIGIT. An
-   invalid value MUST be answered 400 (RFC 9112 §3.2). *)
+(* Host: one per request (RFC 9112 §3.2), and an invalid value MUST be
+   answered 400. *)
 let host_field t b voff vlen =
   t.host_count <- t.host_count + 1;
   if t.host_count > 1 then fail t Parse_error.Duplicate_host;
-  let stop = voff + vlen in
-  let i = ref voff in
-  if vlen > 0 && get b voff = '[' then begin
-    incr i;
-    while !i < stop && get b !i <> ']' do
-      let c = get b !i in
-      if c = '[' || not (Charset.is_host_char c) then fail t Parse_error.Bad_host;
-      incr i
-    done;
-    if !i >= stop || !i = voff + 1 then fail t Parse_error.Bad_host;
-    incr i (* past ']' *)
-  end
-  else begin
-    (* Letters, digits, '-' and '.' (all of most names) a word at a time;
-       the loop below checks whatever else there is byte by byte. *)
-    i := Swar.skip_hostname b voff stop;
-    while !i < stop && get b !i <> ':' do
-      let c = get b !i in
-      if c = '%' then begin
-        if !i + 2 >= stop || not (is_hex (get b (!i + 1)) && is_hex (get b (!i + 2))) then
-          fail t Parse_error.Bad_host;
-        i := !i + 3
-      end
-      else if c = '[' || c = ']' || not (Charset.is_host_char c) then fail t Parse_error.Bad_host
-      else incr i
-    done
-  end;
-  if !i < stop then begin
-    if get b !i <> ':' then fail t Parse_error.Bad_host;
-    incr i;
-    while !i < stop do
-      let c = get b !i in
-      if c < '0' || c > '9' then fail t Parse_error.Bad_host;
-      incr i
-    done
-  end;
+  if not (Authority.valid_host ~simd:t.simd b ~off:voff ~len:vlen) then fail t Parse_error.Bad_host;
   t.host <- Span.make ~off:voff ~len:vlen
 
 let field_semantics t b id voff vlen =
@@ -202,7 +165,10 @@ let field_semantics t b id voff vlen =
     (* A Transfer-Encoding line naming no coding at all is not a valid list. *)
     if list_elements t b voff (voff + vlen) ~te:true = 0 then
       fail t Parse_error.Chunked_not_final
-  | Connection -> ignore (list_elements t b voff (voff + vlen) ~te:false : int)
+  | Connection ->
+    (* Mostly one of the two options alone: no list walk for them. *)
+    if Bigstring.equal_caseless b ~off:voff ~len:vlen "keep-alive" then t.conn_keep_alive <- true
+    else ignore (list_elements t b voff (voff + vlen) ~te:false : int)
   | Host -> host_field t b voff vlen
   | Expect ->
     if Bigstring.equal_caseless b ~off:voff ~len:vlen "100-continue" then
@@ -285,7 +251,9 @@ let request_line t b off stop =
   (* request-target: everything up to the next SP, checked for bytes no
      form of request-target can contain. *)
   let t_start = !pos in
-  let t_stop = Swar.skip_target b t_start stop in
+  let t_stop =
+    if t.simd then Simd.target_end b t_start stop else Swar.skip_target b t_start stop
+  in
   let tlen = t_stop - t_start in
   if tlen > lim.max_target then fail t Parse_error.Target_too_long;
   if t_stop >= stop then raise_notrace Need_more;
@@ -298,21 +266,9 @@ let request_line t b off stop =
   let first = get b t_start in
   (match t.meth with
    | Meth.Connect ->
-     (* authority-form only: uri-host ":" port (RFC 9112 §3.2.3), so no
-        path, scheme or userinfo; the port is the digits after the last
-        colon (an IPv6 literal's colons sit inside its brackets). CONNECT
-        is rare: plain byte loops. *)
-     let colon = ref (-1) in
-     for i = t_start to t_stop - 1 do
-       let c = get b i in
-       if not (Charset.is_host_char c) then fail t Parse_error.Bad_target;
-       if c = ':' then colon := i
-     done;
-     if !colon <= t_start then fail t Parse_error.Bad_target;
-     for i = !colon + 1 to t_stop - 1 do
-       let c = get b i in
-       if c < '0' || c > '9' then fail t Parse_error.Bad_target
-     done
+     (* authority-form only (RFC 9112 §3.2.3). *)
+     if not (Authority.valid_connect_target b ~off:t_start ~len:tlen) then
+       fail t Parse_error.Bad_target
    | Meth.Options when first = '*' ->
      if tlen <> 1 then fail t Parse_error.Bad_target
    | _ ->
@@ -367,54 +323,101 @@ let[@inline never] not_a_field t b n_start n_end stop =
       else fail t Parse_error.Bad_header_name
     | _ -> fail t Parse_error.Bad_header_name
 
+(* What the portable loop below does after each line's syntax, for the
+   lines the kernel recorded at [first, first + lines): name ids, count and
+   field semantics, in line order, so the first error is the one the
+   portable loop would raise. *)
+let record_kernel_lines t b first lines =
+  for i = first to first + lines - 1 do
+    let ns = Span.unsafe_of_int (Array.unsafe_get t.name_spans i) in
+    let id = Header_name.of_token b ~off:(Span.off ns) ~len:(Span.len ns) in
+    Array.unsafe_set t.names i id;
+    t.count <- i + 1;
+    match id with
+    | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
+      let vs = Span.unsafe_of_int (Array.unsafe_get t.value_spans i) in
+      field_semantics t b id (Span.off vs) (Span.len vs)
+    | _ -> ()
+  done
+
+(* One line at [n_start] by the portable scanners, in one pass: the name
+   scan stops at the first byte that is no tchar, which must be the colon
+   (so the name is proved a token as it is found); the value scan at the
+   first control byte, which must be the CR of CRLF (HTAB excepted). A
+   field line is recorded with its semantics, and the result is the
+   position after it; the empty line ending the head gives
+   [-1 - the position after it]; anything else raises. *)
+let[@inline] portable_line t b n_start stop =
+  let n_end = Swar.skip_tchars b n_start stop in
+  if n_end >= stop then raise_notrace Need_more;
+  if n_end = n_start || get b n_end <> ':' then -1 - not_a_field t b n_start n_end stop
+  else begin
+    let nlen = n_end - n_start in
+    let id = Header_name.of_token b ~off:n_start ~len:nlen in
+    let v = ref (n_end + 1) in
+    while !v < stop && Charset.is_ows (get b !v) do incr v done;
+    let v_start = !v in
+    (* The value runs to CR; HTAB is the one control byte allowed inside. *)
+    let p = ref (Swar.skip_field_value b v_start stop) in
+    while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
+    let v_end = !p in
+    if v_end >= stop then raise_notrace Need_more;
+    (match get b v_end with
+     | '\r' ->
+       if v_end + 1 >= stop then raise_notrace Need_more;
+       if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
+     | '\n' -> fail t Parse_error.Bare_lf
+     | _ -> fail t Parse_error.Bad_header_value);
+    let e = ref v_end in
+    while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
+    let vlen = !e - v_start in
+    let i = t.count in
+    if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
+    Array.unsafe_set t.names i id;
+    Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
+    Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
+    t.count <- i + 1;
+    (match id with
+     | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
+       field_semantics t b id v_start vlen
+     | _ -> ());
+    v_end + 2
+  end
+
 (* The field lines from [pos] and the empty line after them; returns the
-   position after the head. One pass per line: the name scan stops at the
-   first byte that is no tchar, which must be the colon (so the name is
-   proved a token as it is found); the value scan at the first control
-   byte, which must be the CR of CRLF (HTAB excepted). *)
-let fields t b pos stop =
+   position after the head. *)
+let fields_portable t b pos stop =
   let pos = ref pos and fin = ref false in
   while not !fin do
-    let n_start = !pos in
-    let n_end = Swar.skip_tchars b n_start stop in
-    if n_end >= stop then raise_notrace Need_more;
-    if n_end = n_start || get b n_end <> ':' then begin
-      pos := not_a_field t b n_start n_end stop;
+    let r = portable_line t b !pos stop in
+    if r >= 0 then pos := r
+    else begin pos := -1 - r; fin := true end
+  done;
+  !pos
+
+(* The same with the kernel: it takes every line it can (all well-formed
+   ones), [portable_line] the one it stops at, mostly the empty line (an
+   error or an incomplete line otherwise), then the kernel goes on. *)
+let fields_kernel t b pos stop =
+  let pos = ref pos and fin = ref false in
+  while not !fin do
+    let first = t.count in
+    let r = Simd.field_lines b !pos stop t.name_spans t.value_spans first t.limits.max_headers in
+    let lines = r lsr 32 in
+    if lines > 0 then record_kernel_lines t b first lines;
+    let n_start = r land 0xFFFF_FFFF in
+    if n_start + 1 < stop && get b n_start = '\r' && get b (n_start + 1) = '\n' then begin
+      pos := n_start + 2;
       fin := true
     end else begin
-      let nlen = n_end - n_start in
-      let id = Header_name.of_token b ~off:n_start ~len:nlen in
-      let v = ref (n_end + 1) in
-      while !v < stop && Charset.is_ows (get b !v) do incr v done;
-      let v_start = !v in
-      (* The value runs to CR; HTAB is the one control byte allowed inside. *)
-      let p = ref (Swar.skip_field_value b v_start stop) in
-      while !p < stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) stop done;
-      let v_end = !p in
-      if v_end >= stop then raise_notrace Need_more;
-      (match get b v_end with
-       | '\r' ->
-         if v_end + 1 >= stop then raise_notrace Need_more;
-         if get b (v_end + 1) <> '\n' then fail t Parse_error.Bare_cr
-       | '\n' -> fail t Parse_error.Bare_lf
-       | _ -> fail t Parse_error.Bad_header_value);
-      let e = ref v_end in
-      while !e > v_start && Charset.is_ows (get b (!e - 1)) do decr e done;
-      let vlen = !e - v_start in
-      let i = t.count in
-      if i >= t.limits.max_headers then fail t Parse_error.Too_many_headers;
-      Array.unsafe_set t.names i id;
-      Array.unsafe_set t.name_spans i (Span.make ~off:n_start ~len:nlen :> int);
-      Array.unsafe_set t.value_spans i (Span.make ~off:v_start ~len:vlen :> int);
-      t.count <- i + 1;
-      (match id with
-       | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
-         field_semantics t b id v_start vlen
-       | _ -> ());
-      pos := v_end + 2
+      let r = portable_line t b n_start stop in
+      if r >= 0 then pos := r
+      else begin pos := -1 - r; fin := true end
     end
   done;
   !pos
+
+let fields t b pos stop = if t.simd then fields_kernel t b pos stop else fields_portable t b pos stop
 
 let finish t =
   if t.te_seen then begin

@@ -54,14 +54,23 @@ val default_limits : limits
 
 type t
 
-val create : ?limits:limits -> unit -> t
+val create : ?limits:limits -> ?simd:bool -> unit -> t
 (** [create ()] is a fresh state with [default_limits]. Allocates (once per
-    connection).
+    connection). [simd] (default {!Simd.available}) sends the
+    request-target, the Host value and every well-formed field line
+    through the C kernel ({!Simd}); the line where the kernel stops (the
+    empty line, an invalid or incomplete one) and all error reporting stay
+    in OCaml. [~simd:false] keeps every byte in the portable OCaml scanners
+    ({!Swar}). Both give the same status, spans, facts and errors (test/simd
+    compares them on every conformance vector and a fuzz corpus).
     @raise Invalid_argument if [max_head], [max_headers] or [max_target] is
     not positive, [max_content_length] is negative, or [max_head] or
     [max_target] is [2{^31}] or more (spans could not hold them). *)
 
 val limits : t -> limits
+
+val simd : t -> bool
+(** Whether [t] parses with the C kernel. *)
 
 type status =
   | Complete  (** the whole head is parsed and valid *)

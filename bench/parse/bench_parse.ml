@@ -147,6 +147,15 @@ let parse_cases reqs =
           n = 0; ns = []; words = 0.; ops = 0;
         }
       in
+      (* The same parser without its C kernel, every byte in OCaml: on
+         request (HTTPZ_BENCH_PORTABLE=1), as four more cases would not fit
+         make bench's time budget (bench/run.sh). *)
+      let portable =
+        if Sys.getenv_opt "HTTPZ_BENCH_PORTABLE" <> Some "1" then []
+        else
+          let st = Request.create ~simd:false () in
+          [ { httpz with impl = "httpz_portable"; run = timed (httpz_batch st r.buf r.len) } ]
+      in
       let cohttp =
         if not Cohttp_peer.available then []
         else
@@ -183,7 +192,7 @@ let parse_cases reqs =
             })
           picos
       in
-      (httpz :: cohttp) @ hp @ pico)
+      (httpz :: portable) @ cohttp @ hp @ pico)
     reqs
 
 let response_cases () =
@@ -330,6 +339,12 @@ let json cfg ~loadavg_start parse resp =
             ("order", B.String "round-robin over all cases, one batch each per run");
             ("clock", B.String "CLOCK_MONOTONIC around each batch (inside C for http_parser and picohttpparser)");
             ("words", B.String "Gc.minor_words delta over all runs / operations; null for C (off the OCaml heap)");
+            ( "httpz",
+              B.String
+                (if Request.simd (Request.create ())
+                 then "Request.create (): field lines, target and Host through the SSE2 kernel (lib/simd_stubs.c)"
+                 else "Request.create (): no SIMD kernel on this machine, the portable OCaml path") );
+            ("httpz_portable", B.String "Request.create ~simd:false (): every byte in OCaml (Httpz.Swar)");
             ("cohttp", B.String (if Cohttp_peer.available then "4.0.0: Request.Make(in-memory IO).read" else "not installed"));
             ("http_parser", B.String (if hp_available then "libhttp_parser (Debian libhttp-parser-dev), span-recording callbacks" else "not installed"));
             ( "picohttpparser",
@@ -401,9 +416,10 @@ let callgrind_one reqs impl what n =
   | "cohttp", "full_head" ->
       Cohttp_peer.response_setup ~date:(imf now) ~etag ~last_modified:(imf mtime);
       ignore (Cohttp_peer.response_batch n)
-  | "httpz", _ ->
+  | ("httpz" | "httpz_portable"), _ ->
       let r = find () in
-      if httpz_batch (Request.create ()) r.buf r.len n <> 0 then fail "httpz failed"
+      let st = Request.create ~simd:(impl = "httpz" && Simd.available) () in
+      if httpz_batch st r.buf r.len n <> 0 then fail "%s failed" impl
   | "cohttp", _ ->
       if not Cohttp_peer.available then fail "cohttp is not installed";
       let r = find () in
@@ -424,7 +440,7 @@ let usage () =
   prerr_endline
     "usage: bench_parse.exe [--json] [--quick|--full]\n\
     \       bench_parse.exe --check\n\
-    \       bench_parse.exe --callgrind-one httpz|cohttp|http_parser|picohttpparser|picohttpparser_sse42 REQUEST|full_head|status_line N\n\
+    \       bench_parse.exe --callgrind-one httpz|httpz_portable|cohttp|http_parser|picohttpparser|picohttpparser_sse42 REQUEST|full_head|status_line N\n\
      Default: --quick, human-readable. --json prints the httpz-bench-parse/1 document on stdout.\n\
      HTTPZ_PICO_SSE42=LIB adds picohttpparser's SSE4.2 build (bench/parse/pico_sse42.sh prints LIB).";
   exit 2

@@ -77,8 +77,13 @@ print(json.dumps({"impl":impl,key:what,per:round((b-a)/(n2-n1),1),"n":[n1,n2],"i
 # picohttpparser_sse42 is not counted: valgrind 3.19 does not implement
 # pcmpestri with the ranges mode picohttpparser uses (SIGILL), so its
 # column has times but no instruction counts.
+# httpz_portable (Request without its C kernel) on request only,
+# HTTPZ_BENCH_PORTABLE=1: four more pairs would not fit bench/run.sh's
+# 40 s for this step on a loaded machine.
+portable=""
+[ "${HTTPZ_BENCH_PORTABLE:-}" = 1 ] && portable=httpz_portable
 for req in small medium large headers50; do
-  for impl in httpz cohttp http_parser picohttpparser; do
+  for impl in httpz $portable cohttp http_parser picohttpparser; do
     one "$impl" "$req" request per_parse
   done
 done

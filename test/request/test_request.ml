@@ -1195,6 +1195,32 @@ let prop_target_reference =
   QCheck2.Test.make ~name:"targets agree with a reference classifier" ~count:2000 ~print:String.escaped gen
     (fun target -> let r = new_report () in check_target r "target" target; report_to_qcheck r)
 
+(* Bigstring.equal_caseless compares whole words: every byte value, in
+   every lane, each side in either case or changed, against a reference. *)
+let prop_equal_caseless =
+  let byte = G.oneof [ G.char; G.oneofl [ 'a'; 'A'; 'z'; 'Z'; '@'; '`'; '['; '{'; '-'; '\r'; '\xc1'; '\xe1' ] ] in
+  let gen =
+    G.(string_size ~gen:byte (int_range 0 26) >>= fun a ->
+       list_repeat (String.length a) (int_range 0 5) >>= fun edits ->
+       list_repeat (String.length a) byte >|= fun other ->
+       let b =
+         String.mapi
+           (fun i c ->
+             match List.nth edits i with
+             | 0 -> Char.chr (Char.code c lxor 0x20)
+             | 1 -> List.nth other i
+             | _ -> c)
+           a
+       in
+       (a, b))
+  in
+  QCheck2.Test.make ~name:"Bigstring.equal_caseless agrees with a reference" ~count:20000
+    ~print:(fun (a, b) -> sprintf "%S %S" a b) gen
+    (fun (a, b) ->
+      let buf = S.bigstring_at ~garbage:'a' ~off:5 a in
+      Bigstring.equal_caseless buf ~off:5 ~len:(String.length a) b
+      = (String.lowercase_ascii a = String.lowercase_ascii b))
+
 let prop_method_reference =
   let gen =
     G.string_size
@@ -1553,7 +1579,7 @@ let () =
        List.map S.qcheck
          [ prop_roundtrip; prop_split; prop_total; prop_value_reference;
            prop_content_length_reference; prop_name_reference; prop_target_reference;
-           prop_method_reference ]);
+           prop_method_reference; prop_equal_caseless ]);
       ("reference, exhaustive",
        [ Alcotest.test_case "every byte in every lane" `Quick test_lanes;
          Alcotest.test_case "known names with one byte changed" `Quick test_known_name_bytes;

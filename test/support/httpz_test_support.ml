@@ -42,6 +42,23 @@ let corpus_dir () =
   in
   up (Sys.getcwd ()) 8
 
+let vectors_dir () =
+  let ok d = Sys.file_exists (Filename.concat d "request/get_minimal.http") in
+  let rec up dir n =
+    if ok dir then dir
+    else if ok (Filename.concat dir "test/vectors") then Filename.concat dir "test/vectors"
+    else if n = 0 then raise Not_found
+    else up (Filename.dirname dir) (n - 1)
+  in
+  (* From the working directory (dune, scripts/test.sh), else from the
+     executable's place in _build. *)
+  try up (Sys.getcwd ()) 8
+  with Not_found -> (
+    let exe = Sys.executable_name in
+    let exe = if Filename.is_relative exe then Filename.concat (Sys.getcwd ()) exe else exe in
+    try up (Filename.dirname exe) 8
+    with Not_found -> failwith "test/vectors not found above the working directory or the executable")
+
 let find_sub s sub =
   let n = String.length s and m = String.length sub in
   let rec go i = if i + m > n then -1 else if String.sub s i m = sub then i else go (i + 1) in

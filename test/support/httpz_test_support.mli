@@ -28,6 +28,11 @@ val corpus_dir : unit -> string
 (** [corpus_dir ()] is [bench/requests] of the source tree, found from the
     test's working directory (dune runs tests inside [_build]). *)
 
+val vectors_dir : unit -> string
+(** [vectors_dir ()] is the conformance corpus [test/vectors] (its
+    [request/] and [chunked/] folders), found from the working directory
+    or the executable's place in [_build]. *)
+
 val find_sub : string -> string -> int
 (** [find_sub s sub] is the index of the first occurrence of [sub] in [s],
     or [-1]. *)

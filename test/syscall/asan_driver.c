@@ -1,4 +1,5 @@
-/* Exercises the C helpers of sys/httpz_stubs.c directly, built with
+/* Exercises the C helpers of sys/httpz_stubs.c and of lib/simd_stubs.c
+   (the request parser's SIMD kernel) directly, built with
    -fsanitize=address,undefined by asan_test.sh. The stubs file is included
    whole with HTTPZ_NO_OCAML, so no OCaml runtime is involved and the static
    helpers are in scope. Buffers are malloc'ed to their exact size so that a
@@ -9,7 +10,9 @@
 
 #define HTTPZ_NO_OCAML 1
 #include "httpz_stubs.c"
+#include "simd_stubs.c"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -305,6 +308,24 @@ static void test_files(void) {
   rmdir(tmpl);
 }
 
+static void test_pread(void) {
+  char path[] = "/tmp/httpz-asan-pread.XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) abort();
+  unlink(path);
+  if (write(fd, "0123456789", 10) != 10) abort();
+  unsigned char *dst = malloc(4);
+  if (dst == NULL) abort();
+  check_eq(hz_pread(fd, dst, 4, 0, 4, 6), 4, "pread exactly the buffer");
+  check(memcmp(dst, "6789", 4) == 0, "pread bytes");
+  check_eq(hz_pread(fd, dst, 4, 2, 2, 0), 2, "pread span at the end of its buffer");
+  check_eq(hz_pread(fd, dst, 4, 3, 2, 0), -EINVAL, "pread span one past the end");
+  check_eq(hz_pread(fd, dst, 4, 0, 4, -1), -EINVAL, "pread negative file offset");
+  check_eq(hz_pread(fd, dst, 4, 0, 4, 10), 0, "pread at end of file");
+  free(dst);
+  close(fd);
+}
+
 static void test_misc(void) {
   long a = hz_clock_ns(CLOCK_MONOTONIC), b = hz_clock_ns(CLOCK_MONOTONIC);
   check(a > 0 && b >= a, "monotonic");
@@ -317,6 +338,94 @@ static void test_misc(void) {
   check_eq(hz_set_pdeathsig(100000), -EINVAL, "pdeathsig bad signal");
 }
 
+/* {1 The SIMD kernel at the edges of its buffer}
+   Its windows are 16-byte loads: a load that starts less than 16 bytes
+   before the end of an exact-size buffer, or before its start, is an ASan
+   error here. Every scan runs to the buffer's end ([stop] = size) from
+   every start, in buffers of every size around the window's. */
+
+static int ref_target_stop(uint8_t c) { return c <= 0x20 || c == 0x7f || c == '#'; }
+static int ref_hostname(uint8_t c) { return isalnum(c) || c == '-' || c == '.'; }
+
+/* A deterministic byte mix: mostly ordinary bytes, some of each kind that
+   stops a scan. */
+static uint8_t mix(unsigned *seed) {
+  static const char kinds[] = "aZ09-.:;_~#\t\r\n \x7f\x80\xff\x00,/";
+  *seed = *seed * 1103515245u + 12345u;
+  unsigned r = (*seed >> 16) & 0x7fff;
+  return r % 3 == 0 ? (uint8_t)kinds[r % (sizeof kinds - 1)] : (uint8_t)('a' + r % 26);
+}
+
+static void test_simd_scanners(void) {
+  int bad = 0;
+  unsigned seed = 1;
+  for (long size = 0; size <= 80; size++) {
+    for (int round = 0; round < 8; round++) {
+      unsigned char *b = malloc(size == 0 ? 1 : (size_t)size);
+      if (b == NULL) abort();
+      for (long i = 0; i < size; i++) b[i] = mix(&seed);
+      for (long pos = 0; pos <= size; pos++) {
+        long t = pos, h = pos;
+        while (t < size && !ref_target_stop(b[t])) t++;
+        while (h < size && ref_hostname(b[h])) h++;
+        if (hz_target_end(b, pos, size) != t) bad++;
+        if (hz_hostname_end(b, pos, size) != h) bad++;
+      }
+      free(b);
+    }
+  }
+  check_eq(bad, 0, "simd: target and hostname scans match byte loops, every start, exact-size buffers");
+  check(hz_simd_available() == 1, "simd: kernel compiled in on x86-64");
+}
+
+/* At [level] (1: SSE2 windows, 2: AVX2 windows where the CPU has them).
+   The spans come back as OCaml ints (2n + 1). */
+static void test_simd_lines_at(int level) {
+  static const char head[] =
+    "GET /index.html HTTP/1.1\r\nHost: www.example.com\r\nX-Custom-Header-1: value-1\r\n"
+    "Accept: text/html,application/xhtml+xml\r\nA: b\r\n\r\n";
+  const long n = (long)strlen(head), first = (long)strlen("GET /index.html HTTP/1.1\r\n");
+  intptr_t names[8], values[8];
+  char what[128];
+  int bad = 0;
+  int got = hz_set_level(level);
+  snprintf(what, sizeof what, "simd level %d: in force (%d)", level, got);
+  check(got >= 1 && got <= level, what);
+  /* Every prefix, in a buffer of exactly its size, from every start: the
+     kernel must stop inside the buffer whatever it finds there. */
+  for (long len = 0; len <= n; len++) {
+    unsigned char *b = exact(head, (size_t)len);
+    for (long pos = 0; pos <= len; pos++) {
+      intptr_t r = hz_field_lines(b, pos, len, names, values, 0, 8);
+      long lines = (long)(r >> 32), at = (long)(r & 0xffffffff);
+      if (at < pos || at > len || lines < 0 || lines > 4) bad++;
+    }
+    free(b);
+  }
+  snprintf(what, sizeof what, "simd level %d: field lines stop inside every prefix, from every start", level);
+  check_eq(bad, 0, what);
+  unsigned char *b = exact(head, (size_t)n);
+  intptr_t r = hz_field_lines(b, first, n, names, values, 0, 8);
+  check_eq((long)(r >> 32), 4, "simd: four field lines");
+  check_eq((long)(r & 0xffffffff), n - 2, "simd: stops at the empty line");
+  check_eq((long)((names[0] >> 1) >> 31), first, "simd: first name offset");
+  check_eq((long)((names[0] >> 1) & 0x7fffffff), 4, "simd: first name length");
+  check_eq((long)((values[3] >> 1) & 0x7fffffff), 1, "simd: last value length");
+  r = hz_field_lines(b, first, n, names, values, 0, 2);
+  check_eq((long)(r >> 32), 2, "simd: stops at the limit");
+  free(b);
+  /* Under 16 bytes the kernel takes nothing (the portable loop does). */
+  b = exact("A: b\r\n\r\n", 8);
+  r = hz_field_lines(b, 0, 8, names, values, 0, 8);
+  check_eq((long)(r >> 32), 0, "simd: buffer under 16 bytes left alone");
+  free(b);
+}
+
+static void test_simd_lines(void) {
+  test_simd_lines_at(1);
+  test_simd_lines_at(2);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   signal(SIGPIPE, SIG_IGN); /* as the server does: EPIPE instead of death */
@@ -326,6 +435,9 @@ int main(void) {
   test_sockets();
   test_files();
   test_misc();
+  test_pread();
+  test_simd_scanners();
+  test_simd_lines();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Builds sys/httpz_stubs.c's C helpers with AddressSanitizer and
+# Builds sys/httpz_stubs.c's and lib/simd_stubs.c's C helpers with AddressSanitizer and
 # UndefinedBehaviorSanitizer into test/syscall/asan_driver.c, runs it, and
 # ends with "N passed, N failed" (scripts/test.sh runs every *_test.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 server=$(cd "$here/../../sys" && pwd)
+lib=$(cd "$here/../../lib" && pwd)
 cc=${CC:-gcc}
 work=$(mktemp -d /tmp/httpz-asan.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 if ! "$cc" -std=gnu11 -O1 -g -fno-omit-frame-pointer \
      -fsanitize=address,undefined -fno-sanitize-recover=all \
-     -Wall -Wextra -Werror -I"$server" \
+     -Wall -Wextra -Werror -I"$server" -I"$lib" \
      "$here/asan_driver.c" -o "$work/asan_driver" >"$work/cc.log" 2>&1; then
   cat "$work/cc.log"
   echo "asan: build failed"

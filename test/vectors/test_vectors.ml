@@ -11,23 +11,6 @@ let sprintf = Printf.sprintf
 
 (* {1 Finding and reading the corpus} *)
 
-let vectors_dir () =
-  let ok d = Sys.file_exists (Filename.concat d "request/get_minimal.http") in
-  let rec up dir n =
-    if ok dir then dir
-    else if ok (Filename.concat dir "test/vectors") then Filename.concat dir "test/vectors"
-    else if n = 0 then raise Not_found
-    else up (Filename.dirname dir) (n - 1)
-  in
-  (* From the working directory (dune, scripts/test.sh), else from the
-     executable's place in _build. *)
-  try up (Sys.getcwd ()) 8
-  with Not_found -> (
-    let exe = Sys.executable_name in
-    let exe = if Filename.is_relative exe then Filename.concat (Sys.getcwd ()) exe else exe in
-    try up (Filename.dirname exe) 8
-    with Not_found -> failwith "test/vectors not found above the working directory or the executable")
-
 (* An .expect file: [key: value] lines; [#] starts a comment line. *)
 let read_expect path =
   T.read_file path |> String.split_on_char '\n'
@@ -351,7 +334,7 @@ let corpus_cases rdir reqs cdir chunks =
             (cdir, chunks, "done", 10); (cdir, chunks, "need_more", 3); (cdir, chunks, "error", 9) ]) ]
 
 let () =
-  let root = vectors_dir () in
+  let root = T.vectors_dir () in
   let rdir = Filename.concat root "request" and cdir = Filename.concat root "chunked" in
   let reqs = files rdir ".http" and chunks = files cdir ".body" in
   List.iter
