@@ -16,35 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int passed, failed;
-
-static void check(int cond, const char *what) {
-  if (cond) {
-    passed++;
-    printf("ok   %s\n", what);
-  } else {
-    failed++;
-    printf("FAIL %s\n", what);
-  }
-}
-
-static void check_eq(long got, long want, const char *what) {
-  if (got == want) {
-    passed++;
-    printf("ok   %s\n", what);
-  } else {
-    failed++;
-    printf("FAIL %s: got %ld, want %ld\n", what, got, want);
-  }
-}
-
-/* A heap copy of [s] with no terminator and no slack. */
-static unsigned char *exact(const char *s, size_t n) {
-  unsigned char *p = malloc(n == 0 ? 1 : n);
-  if (p == NULL) abort();
-  memcpy(p, s, n);
-  return p;
-}
+#include "asan_check.h"
 
 static void write_file(int dirfd, const char *name, const char *content) {
   int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -99,18 +71,6 @@ static void test_io(void) {
   check_eq(hz_close(p[0]), -EBADF, "close twice");
   check_eq(hz_write(p[1], src, 7, 0, 1), -EPIPE, "write to a pipe without reader: -EPIPE");
   hz_close(p[1]);
-  /* pread into an exact buffer, at a file offset. */
-  FILE *f = tmpfile();
-  fputs("0123456789", f);
-  fflush(f);
-  unsigned char *five = malloc(5);
-  check_eq(hz_pread(fileno(f), five, 5, 1, 4, 3), 4, "pread span at the end of its buffer");
-  check(memcmp(five + 1, "3456", 4) == 0, "pread bytes from the file offset");
-  check_eq(hz_pread(fileno(f), five, 5, 2, 4, 0), -EINVAL, "pread span past the end");
-  check_eq(hz_pread(fileno(f), five, 5, 0, 1, -1), -EINVAL, "pread negative file offset");
-  check_eq(hz_pread(fileno(f), five, 5, 0, 5, 10), 0, "pread at the end of the file");
-  free(five);
-  fclose(f);
   free(src);
   free(dst);
   free(head);
@@ -308,24 +268,6 @@ static void test_files(void) {
   rmdir(tmpl);
 }
 
-static void test_pread(void) {
-  char path[] = "/tmp/httpz-asan-pread.XXXXXX";
-  int fd = mkstemp(path);
-  if (fd < 0) abort();
-  unlink(path);
-  if (write(fd, "0123456789", 10) != 10) abort();
-  unsigned char *dst = malloc(4);
-  if (dst == NULL) abort();
-  check_eq(hz_pread(fd, dst, 4, 0, 4, 6), 4, "pread exactly the buffer");
-  check(memcmp(dst, "6789", 4) == 0, "pread bytes");
-  check_eq(hz_pread(fd, dst, 4, 2, 2, 0), 2, "pread span at the end of its buffer");
-  check_eq(hz_pread(fd, dst, 4, 3, 2, 0), -EINVAL, "pread span one past the end");
-  check_eq(hz_pread(fd, dst, 4, 0, 4, -1), -EINVAL, "pread negative file offset");
-  check_eq(hz_pread(fd, dst, 4, 0, 4, 10), 0, "pread at end of file");
-  free(dst);
-  close(fd);
-}
-
 static void test_misc(void) {
   long a = hz_clock_ns(CLOCK_MONOTONIC), b = hz_clock_ns(CLOCK_MONOTONIC);
   check(a > 0 && b >= a, "monotonic");
@@ -435,7 +377,6 @@ int main(void) {
   test_sockets();
   test_files();
   test_misc();
-  test_pread();
   test_simd_scanners();
   test_simd_lines();
   printf("%d passed, %d failed\n", passed, failed);

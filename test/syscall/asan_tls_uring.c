@@ -20,27 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int passed, failed;
-
-static void check(int cond, const char *what) {
-  if (cond) {
-    passed++;
-    printf("ok   %s\n", what);
-  } else {
-    failed++;
-    printf("FAIL %s\n", what);
-  }
-}
-
-static void check_eq(long got, long want, const char *what) {
-  if (got == want) {
-    passed++;
-    printf("ok   %s\n", what);
-  } else {
-    failed++;
-    printf("FAIL %s: got %ld, want %ld\n", what, got, want);
-  }
-}
+#include "asan_check.h"
 
 static char *slurp(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");
@@ -53,13 +33,6 @@ static char *slurp(const char *path, size_t *n) {
   fclose(f);
   *n = (size_t)len;
   return b;
-}
-
-static unsigned char *exact(const char *s, size_t n) {
-  unsigned char *p = malloc(n == 0 ? 1 : n);
-  if (p == NULL) abort();
-  memcpy(p, s, n);
-  return p;
 }
 
 /* ------------------------------------------------------------------------ */
