@@ -30,16 +30,18 @@
 # cases per pair: start 0.05 s, warm-up 1.02 s, a 5 s wrk run 5.04 s,
 # an h2load run warm-up + duration + 0.02 s, stop ≈ 0.1 s (MODES in
 # bench/server/bench_servers.py has the arithmetic).
-#   full:  23 server×case pairs × (0.05 + 1 s warm-up + 5 wrk runs × 5.04
-#            + 0.1)                                                    ≈ 606 s
-#          h2load on the same instances, the 21 pinned pairs, 3 runs
-#            each: 17 × 3 × (0.5 s warm-up + 1 s + 0.02) + 4
-#            Connection: close pairs × 3 × 1.02 (count mode)           ≈  90 s
+#   full:  36 server×case pairs × (0.05 + 1 s warm-up + 3 wrk runs × 4.04
+#            + 0.1)                                                    ≈ 478 s
+#          h2load on the same instances, the 34 pinned pairs, 3 runs
+#            each: 26 × 3 × (0.5 s warm-up + 1 s + 0.02) + 8
+#            Connection: close pairs × 3 × 1.02 (count mode)           ≈ 143 s
 #          GC under load: measured during the main runs, except
-#            cohttp on 1m_c64 (not in that case): 0.05 + 1 + 5 + 0.1   ≈   6 s
+#            cohttp on 1m_c64 (not in that case): 0.05 + 1 + 4 + 0.1   ≈   5 s
 #          16k_gzip (compression: httpz, httpz --compress, nginx
 #            gzip; 3 runs of 2 s, no h2load): 3 × (0.05 + 1.02 + 3 ×
 #            2.04 + 0.1)                                               ≈  22 s
+#          system calls per request (strace -c, one wrk run of 2 s
+#            per server on 612b_c64 and 16k_c64): 10 × ≈ 4.7 s         ≈  47 s
 #          picohttpparser SSE4.2 build (pip download + cc): 4 s,
 #            its download killed at 20 s                               ≤  22 s
 #          parser bench: 23 s (23 cases), killed at 40 s               ≤  40 s
@@ -48,13 +50,14 @@
 #          latency bench: 33 s, killed at 60 s                         ≤  60 s
 #          report                                                      ≈   3 s
 #          deps + build                                                ≈ 2-17 s
-#          total ≈ 798 s + build = 13.3-13.6 min; only if the four
-#          steps above all ran to their time limits 15.0-15.3 min (the
-#          compression case took the last 22 s of margin: a case more
-#          needs time taken elsewhere).
-#   quick: 18 pairs × (0.05 + 1 s warm-up + 1 run × 2.04 + 0.1)        ≈  58 s
-#          h2load on the 13 pinned pairs: 9 × (0.5 + 1 + 0.02)
-#            + 4 × 1.02                                                ≈  18 s
+#          total ≈ 773 s + build = 12.9-13.2 min; only if the four
+#          steps above all ran to their time limits 14.6-14.9 min. The
+#          HTTPS cases and the epoll column came with fewer, shorter
+#          wrk runs (3 × 4 s instead of 5 × 5 s): the rounds are
+#          interleaved, so their paired ratios stay comparable.
+#   quick: 21 pairs × (0.05 + 1 s warm-up + 1 run × 2.04 + 0.1)        ≈  67 s
+#          h2load on the 16 pinned pairs: 12 × (0.5 + 1 + 0.02)
+#            + 4 × 1.02                                                ≈  22 s
 #          GC during the main runs                                     ≈   0 s
 #          parser bench: ≈ 5 s, killed at 30 s; latency bench ≈ 8 s,
 #          killed at 20 s; no callgrind; report ≈ 2 s

@@ -82,8 +82,9 @@ FILES = {
 ALL_SERVERS = ["httpz", "httpz-epoll", "nginx", "lighttpd", "h2o", "cohttp"]
 NATIVE = ["httpz", "httpz-epoll", "nginx", "lighttpd", "h2o"]
 # Servers with HTTPS set up here (lighttpd needs a module Debian packages
-# apart, cohttp has none).
-TLS_SERVERS = ["httpz", "httpz-epoll", "nginx", "h2o"]
+# apart, cohttp has none). No epoll column: TLS connections run on
+# readiness on both backends.
+TLS_SERVERS = ["httpz", "nginx", "h2o"]
 
 # Every case: which file, how many connections, extra request headers, how many
 # server workers, whether the server is pinned to SERVER_CPU, which servers.
@@ -93,8 +94,10 @@ CASES = {
                      desc="612 B file, 64 keep-alive connections"),
     "16k_c64": dict(file="16k", conns=64, headers=[], workers=1, pin=True,
                     servers=NATIVE, desc="16 KiB file, 64 keep-alive connections"),
+    # Files this large go out with sendfile on both backends: no epoll column.
     "1m_c64": dict(file="1m", conns=64, headers=[], workers=1, pin=True,
-                   servers=NATIVE, desc="1 MiB file, 64 keep-alive connections"),
+                   servers=["httpz", "nginx", "lighttpd", "h2o"],
+                   desc="1 MiB file, 64 keep-alive connections"),
     "612b_c1000": dict(file="612b", conns=1000, headers=[], workers=1, pin=True,
                        servers=NATIVE, desc="612 B file, 1000 keep-alive connections"),
     "612b_close": dict(file="612b", conns=64, headers=["Connection: close"], workers=1,
@@ -138,27 +141,29 @@ ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_
 # Measured per pair (bench_servers.py logs and servers.json's "timing_s"):
 # start ≈ 0.05 s, warm-up ≈ 1.02 s, a wrk run ≈ duration + 0.04 s, an h2load
 # run ≈ h2load_warmup + h2load_duration + 0.02 s, stop ≈ 0.1 s.
-#   full:  23 server×case pairs × (0.05 + 1.02 + 5 × 5.04 + 0.1)        ≈ 606 s
-#          h2load on the 21 pinned pairs, 3 runs each: 17 × 3 × (0.5 +
-#            1 + 0.02) + 4 Connection: close pairs × 3 × (1 + 0.02, no
-#            warm-up)                                                    ≈  90 s
+#   full:  36 server×case pairs × (0.05 + 1.02 + 3 × 4.04 + 0.1)        ≈ 478 s
+#          h2load on the 34 pinned pairs, 3 runs each: 26 × 3 × (0.5 +
+#            1 + 0.02) + 8 Connection: close pairs × 3 × (1 + 0.02, no
+#            warm-up)                                                    ≈ 143 s
 #          GC: httpz and cohttp on 612b_c64, httpz on 1m_c64 during
 #            their main runs (0 s); cohttp on 1m_c64 on its own:
-#            0.05 + 1 + 5 + 0.1                                          ≈   6 s
+#            0.05 + 1 + 4 + 0.1                                          ≈   5 s
 #          16k_gzip (its own runs=3, duration=2, no h2load): 3 pairs ×
 #            (0.05 + 1.02 + 3 × 2.04 + 0.1)                              ≈  22 s
-#          total                                                        ≈ 724 s
-#   quick: 18 pairs × (0.05 + 1.02 + 2.04 + 0.1)                        ≈  58 s
-#          h2load on 13 pinned pairs, 1 run: 9 × (0.5 + 1 + 0.02)
-#            + 4 × 1.02                                                  ≈  18 s
+#          system calls (strace -c): 2 cases × 5 servers × (0.05 +
+#            1.02 warm-up + 0.5 attach + 2.04 + ≈ 1 detach + 0.1)        ≈  47 s
+#          total                                                        ≈ 695 s
+#   quick: 21 pairs × (0.05 + 1.02 + 2.04 + 0.1)                        ≈  67 s
+#          h2load on 16 pinned pairs, 1 run: 12 × (0.5 + 1 + 0.02)
+#            + 4 × 1.02                                                  ≈  22 s
 #          GC: both pairs during their main runs                         ≈   0 s
-#          total                                                        ≈  76 s
+#          total                                                        ≈  89 s
 MODES = {
-    "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2", "16k_gzip"],
+    "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2", "16k_gzip", "tls_612b_c64"],
                   runs=1, duration=2, warmup=1, h2load_runs=1, h2load_warmup=0.5,
                   h2load_duration=1, gc_cases=["612b_c64"], gc_duration=2),
-    "full": dict(cases=ORDER, runs=5, duration=5, warmup=1, h2load_runs=3, h2load_warmup=0.5,
-                 h2load_duration=1, gc_cases=["612b_c64", "1m_c64"], gc_duration=5),
+    "full": dict(cases=ORDER, runs=3, duration=4, warmup=1, h2load_runs=3, h2load_warmup=0.5,
+                 h2load_duration=1, gc_cases=["612b_c64", "1m_c64"], gc_duration=4),
 }
 
 # Servers that report GC statistics over HTTP, and where.
