@@ -47,10 +47,10 @@
 #          parser bench: 23 s (23 cases), killed at 40 s               ≤  40 s
 #          callgrind instruction counts: 15 s (19 pairs), killed
 #            at 40 s                                                   ≤  40 s
-#          latency bench: 33 s, killed at 60 s                         ≤  60 s
+#          latency bench: 39 s (2M iterations), killed at 60 s        ≤  60 s
 #          report                                                      ≈   3 s
 #          deps + build                                                ≈ 2-17 s
-#          total ≈ 773 s + build = 12.9-13.2 min; only if the four
+#          total ≈ 779 s + build = 13.0-13.3 min; only if the four
 #          steps above all ran to their time limits 14.6-14.9 min. The
 #          HTTPS cases and the epoll column came with fewer, shorter
 #          wrk runs (3 × 4 s instead of 5 × 5 s): the rounds are

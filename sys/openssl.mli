@@ -53,7 +53,8 @@ val ctx_create : cert:string -> key:string -> ktls:bool -> (ctx, string) result
     cipher suites in the server's order (but ChaCha20 first for a client
     that prefers it), groups X25519, P-256, P-384, no renegotiation, no
     compression, ALPN [http/1.1] only (a client offering only other
-    protocols is refused), stateless session tickets (see
+    protocols is refused), stateless session tickets (one per TLS 1.3
+    handshake; see
     {!init_tickets}) and no session cache, record buffers released when
     empty. [ktls]: ask for kernel TLS where the kernel offers it.
     Allocates. *)
