@@ -29,14 +29,9 @@ and shared = {
   bodies : Buffer_pool.t;
   scratch : Bigstring.t;
   limits : Request.limits;
-  idle_req : Request.t;
-  parsers : Request.t spares;
-  idle_chunked : Chunked.t;
-  chunkers : Chunked.t spares;
+  parse : Parse_states.t;
   hooks : hooks;
 }
-
-and 'a spares = { items : 'a array; mutable count : int; make : unit -> 'a }
 
 and state = Free | Reading_head | Reading_body | Handling | Writing | Lingering
 and response = Idle | Head | Chunked_body | Done
@@ -69,8 +64,7 @@ and t = {
   mutable body_start : int;
   mutable next_pos : int;
   mutable cpos : int;
-  mutable req : Request.t;
-  mutable chunked : Chunked.t;
+  mutable pidx : int;
   mutable body_store : Bigstring.t;
   mutable body_src : Bigstring.t;
   mutable body_off : int;
@@ -125,13 +119,12 @@ and t = {
   mutable started_ns : int;
 }
 
+let no_string = ""
 let reserve = 256
 let body_class = 65536
 let tick_ms = 100
 let ticks ms = (ms + tick_ms - 1) / tick_ms
 
-let dummy_req = Request.create ~limits:{ Request.default_limits with max_headers = 1 } ()
-let dummy_chunked = Chunked.create ()
 
 let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~idle_ms ~body_ms
     ~write_ms ~handler_ms ~headers ~listener_headers ~keep =
@@ -163,10 +156,7 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     bodies = Buffer_pool.create ~size:body_class ~keep:(min keep 16);
     scratch = Bigstring.create 16384;
     limits;
-    idle_req = Request.create ~limits ();
-    parsers = { items = Array.make keep dummy_req; count = 0; make = (fun () -> Request.create ~limits ()) };
-    idle_chunked = Chunked.create ();
-    chunkers = { items = Array.make keep dummy_chunked; count = 0; make = (fun () -> Chunked.create ()) };
+    parse = Parse_states.create ~limits ~keep;
     hooks =
       { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
   }
@@ -189,9 +179,8 @@ let create sh ~slot ~peer =
     body_start = 0;
     next_pos = 0;
     cpos = 0;
-    req = sh.idle_req;
+    pidx = Parse_states.none;
     (* Its body limit is set per request (Connection). *)
-    chunked = sh.idle_chunked;
     body_store = sh.empty;
     body_src = sh.empty;
     body_off = 0;
@@ -222,7 +211,7 @@ let create sh ~slot ~peer =
     raw = false;
     chunks = 0;
     ext = No_ext;
-    ext_str = "";
+    ext_str = no_string;
     ext_bs = sh.empty;
     ext_stable = false;
     ext_off = 0;
@@ -253,27 +242,16 @@ let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_n
 
 (* {1 Buffers} *)
 
+
+let req c = Parse_states.request c.sh.parse c.pidx
+let chunked c = Parse_states.chunked c.sh.parse c.pidx
+
 (* The parse state (head parser, chunk decoder) goes with the read buffer:
-   an idle connection holds none of them. Stacks of spares, like the
-   buffer pools. *)
-let take sp =
-  if sp.count > 0 then begin
-    sp.count <- sp.count - 1;
-    sp.items.(sp.count)
-  end
-  else sp.make ()
-
-let give sp x =
-  if sp.count < Array.length sp.items then begin
-    sp.items.(sp.count) <- x;
-    sp.count <- sp.count + 1
-  end
-
+   an idle connection holds neither. *)
 let take_rbuf c =
   if Bigstring.length c.rbuf = 0 then begin
     c.rbuf <- Buffer_pool.take c.sh.reads;
-    c.req <- take c.sh.parsers;
-    c.chunked <- take c.sh.chunkers
+    c.pidx <- Parse_states.take c.sh.parse
   end
 
 let take_out c =
@@ -291,15 +269,8 @@ let give_out c =
 
 let give_rbuf c =
   Buffer_pool.give c.sh.reads c.rbuf;
-  if c.req != c.sh.idle_req then begin
-    (* A Partial head at offset 0 must not be continued by another
-       connection's bytes. *)
-    Request.reset c.req;
-    give c.sh.parsers c.req;
-    give c.sh.chunkers c.chunked
-  end;
-  c.req <- c.sh.idle_req;
-  c.chunked <- c.sh.idle_chunked;
+  Parse_states.give c.sh.parse c.pidx;
+  c.pidx <- Parse_states.none;
   c.rbuf <- c.sh.empty;
   c.rpos <- 0;
   c.rlen <- 0
@@ -309,7 +280,7 @@ let release_body c =
     Buffer_pool.give c.sh.bodies c.body_store;
     c.body_store <- c.sh.empty
   end;
-  c.body_src <- c.sh.empty;
+  if c.body_src != c.sh.empty then c.body_src <- c.sh.empty;
   c.body_off <- 0;
   c.body_len <- 0
 
@@ -340,8 +311,10 @@ let reset_response c =
   c.chunks <- 0;
   c.ext <- No_ext;
   (* Drop references so a large body can be collected. *)
-  c.ext_str <- "";
-  c.ext_bs <- c.sh.empty;
+  (* Guarded: a pointer write is a write barrier (caml_modify), and these
+     are most often already so. *)
+  if c.ext_str != no_string then c.ext_str <- no_string;
+  if c.ext_bs != c.sh.empty then c.ext_bs <- c.sh.empty;
   c.ext_stable <- false;
   c.ext_off <- 0;
   c.ext_len <- 0;

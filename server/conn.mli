@@ -71,20 +71,12 @@ and shared = {
   bodies : Buffer_pool.t;  (** request bodies; 64 KiB class *)
   scratch : Httpz.Bigstring.t;  (** where a lingering close drains input *)
   limits : Httpz.Request.limits;  (** of every parse state *)
-  idle_req : Httpz.Request.t;
-      (** the parse state of a connection holding no read buffer: never
-          parsed into *)
-  parsers : Httpz.Request.t spares;
-  idle_chunked : Httpz.Chunked.t;
-  chunkers : Httpz.Chunked.t spares;
-      (** parse states (head parsers, chunk decoders) for reuse: taken with
+  parse : Parse_states.t;
+      (** parse states (head parsers, chunk decoders) by index: taken with
           a read buffer, given back with it *)
   hooks : hooks;
 }
 (** Per-worker state that every connection sees. *)
-
-and 'a spares = { items : 'a array; mutable count : int; make : unit -> 'a }
-(** A stack of spare values, [items.(0 .. count - 1)]; [make] when empty. *)
 
 and state =
   | Free
@@ -152,10 +144,10 @@ and t = {
   mutable body_start : int;
   mutable next_pos : int;  (** where the next request starts *)
   mutable cpos : int;  (** chunked: first byte not yet decoded *)
-  mutable req : Httpz.Request.t;
-      (** the parse state of the request in [rbuf]: taken with [rbuf],
-          given back with it ([sh.idle_req] while there is none) *)
-  mutable chunked : Httpz.Chunked.t;  (** taken and given back with [rbuf], like [req] *)
+  mutable pidx : int;
+      (** the index of the parse state ({!req}, {!chunked}) of the request
+          in [rbuf]: taken with [rbuf], given back with it
+          ({!Parse_states.none} while there is none) *)
   mutable body_store : Httpz.Bigstring.t;
   mutable body_src : Httpz.Bigstring.t;  (** [rbuf] or [body_store] *)
   mutable body_off : int;
@@ -269,6 +261,13 @@ val ticks : int -> int
 (** [ticks ms]: timer ticks (100 ms), rounded up. *)
 
 val tick_ms : int
+
+val req : t -> Httpz.Request.t
+(** The parser of the request in [rbuf] (a placeholder when [rbuf] is
+    empty). *)
+
+val chunked : t -> Httpz.Chunked.t
+(** Its chunk decoder. *)
 
 val take_rbuf : t -> unit
 (** [take_rbuf c] gives [c] a read buffer if it has none. *)

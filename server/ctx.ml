@@ -8,7 +8,7 @@ open Conn
 
 type t = Conn.t
 
-let request c = c.req
+let request c = (Conn.req c)
 let buffer c = c.rbuf
 let body_ready c =
   match c.body with
@@ -127,11 +127,11 @@ let end_head c ~content_length ~chunked =
     | Body_unread | Body_wanted | Body_streaming -> true
     | No_body | Body_ready | Body_streamed -> false
   in
-  if c.close || unread || c.sh.draining || not (Request.keep_alive c.req) then begin
+  if c.close || unread || c.sh.draining || not (Request.keep_alive (Conn.req c)) then begin
     c.close <- true;
     pos := Response.write_string out ~off:!pos connection_close
   end
-  else if Request.version c.req = Version.Http_1_0 then
+  else if Request.version (Conn.req c) = Version.Http_1_0 then
     pos := Response.write_string out ~off:!pos connection_keep_alive;
   c.out_len <- Response.end_head out ~off:!pos
 
@@ -212,7 +212,7 @@ let no_body c ~content_length =
 let chunked_start c =
   (* HTTP/1.0 has no chunked coding (RFC 9112 §7.1): the body is delimited
      by closing the connection instead. *)
-  if Request.version c.req = Version.Http_1_0 && not c.suppress then begin
+  if Request.version (Conn.req c) = Version.Http_1_0 && not c.suppress then begin
     c.raw <- true;
     c.close <- true
   end;

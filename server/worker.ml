@@ -188,8 +188,8 @@ let peer_is_loopback c =
   | exception Unix.Unix_error _ -> false
 
 let is_stats_request w c =
-  (match Request.meth c.req with Meth.Get | Meth.Head -> true | _ -> false)
-  && Span.equal c.rbuf (Request.target c.req) stats_path
+  (match Request.meth (Conn.req c) with Meth.Get | Meth.Head -> true | _ -> false)
+  && Span.equal c.rbuf (Request.target (Conn.req c)) stats_path
   &&
   let before = words () in
   let local = peer_is_loopback c in

@@ -400,6 +400,35 @@ let zero_alloc_cycle () =
            ignore (go (Connection.received c n) : Connection.action)
        | _ -> Alcotest.fail "not reading"))
 
+(* Parse states by index: reused, reset when given back, dropped beyond the
+   spares kept, and their index reused. *)
+let parse_states () =
+  let limits = Httpz.Request.default_limits in
+  let t = Parse_states.create ~limits ~keep:2 in
+  let a = Parse_states.take t and b = Parse_states.take t and c = Parse_states.take t in
+  Alcotest.(check bool) "distinct, never the placeholder" true
+    (a <> b && b <> c && a <> c && List.for_all (fun i -> i <> Parse_states.none) [ a; b; c ]);
+  let buf = Httpz.Bigstring.of_string "GET / HTTP/1.1\r\nHo" in
+  let r = Parse_states.request t a in
+  Alcotest.(check bool) "partial" true
+    (Httpz.Request.parse r buf ~off:0 ~len:(Httpz.Bigstring.length buf) = Httpz.Request.Partial);
+  List.iter (Parse_states.give t) [ a; b; c ];
+  Alcotest.(check int) "two spares kept" 2 (Parse_states.spare t);
+  let again = Parse_states.take t in
+  Alcotest.(check bool) "a kept index comes back" true (again = b || again = a);
+  let d = Parse_states.take t and e = Parse_states.take t in
+  Alcotest.(check bool) "the dropped index is reused with new states" true (List.mem c [ d; e; again ]);
+  Parse_states.give t Parse_states.none;
+  Alcotest.(check int) "giving back none does nothing" 0 (Parse_states.spare t);
+  (* What was given back does not continue a partial head. *)
+  let full = Httpz.Bigstring.of_string "GET /x HTTP/1.1\r\nHost: h\r\n\r\n" in
+  List.iter
+    (fun i ->
+      Alcotest.(check bool) "a reused parser starts afresh" true
+        (Httpz.Request.parse (Parse_states.request t i) full ~off:0 ~len:(Httpz.Bigstring.length full)
+         = Httpz.Request.Complete))
+    [ again; d; e ]
+
 let () =
   Alcotest.run "connection"
     [
@@ -423,4 +452,5 @@ let () =
           Alcotest.test_case "upgrade: 101, hand over" `Quick upgrade;
         ] );
       ("allocation", [ zero_alloc_cycle () ]);
+      ("parse states", [ Alcotest.test_case "by index, reused, dropped" `Quick parse_states ]);
     ]
