@@ -47,12 +47,14 @@ fuzz: deps
 
 # Soak test (bench/README.md, "Soak"): one `httpz serve --workers 1` under wrk
 # keep-alive + Connection: close traffic, ~200 slowloris connections and a
-# stream of malformed requests at once, for SOAK_SECONDS; RSS, fds and heap are
+# stream of malformed requests at once, for SOAK_SECONDS on each backend
+# (io_uring, then epoll); RSS, fds and heap are
 # sampled every 10 s. Non-zero exit on any error or growth.
-SOAK_SECONDS ?= 600
+SOAK_SECONDS ?= 300
 soak: deps-bench
 	$(DUNE) build @install @default
-	bench/soak/soak.py --seconds $(SOAK_SECONDS)
+	bench/soak/soak.py --seconds $(SOAK_SECONDS) --io uring
+	bench/soak/soak.py --seconds $(SOAK_SECONDS) --io epoll
 
 serve: build
 	./_build/install/default/bin/httpz serve -d $(DIR) -p $(PORT)

@@ -2,7 +2,9 @@
 """Soak test of `httpz serve`: mixed load, slowloris and malformed requests at once.
 
 Run: make soak                     (10 minutes; SOAK_SECONDS=N to change)
-     bench/soak/soak.py --seconds 120 [--httpz PATH] [--port N]
+     bench/soak/soak.py --seconds 120 [--httpz PATH] [--port N] [--io uring|epoll]
+
+`make soak` runs it once per backend (io_uring, then epoll), SOAK_SECONDS each.
 
 One `httpz serve --workers 1 --stats` on 127.0.0.1, on a generated docroot (612 B,
 16 KiB, 1 MiB files), receives at the same time, for the whole duration:
@@ -52,11 +54,12 @@ RSS_SLACK_KB = 4096         # absolute slack on top of start x 1.1
 HEAP_SLACK_WORDS = 262144   # 2 MiB of words on 64-bit
 HEADER_TIMEOUT = 10         # passed explicitly to httpz serve
 TIMEOUT_SLACK = 5.0         # a slowloris connection may live header_timeout + this
-# httpz allocates a slot's buffers (read 32 KiB, write 16 KiB + reserve: the
-# server defaults) on the slot's first use and keeps them: memory follows peak
-# concurrency (stats: slots_created). malloc'd pages become resident only when
-# first written, so RSS keeps rising while requests of new sizes reach slots
-# for the first time. That growth is bounded by slots x SLOT_KB.
+# A connection takes buffers (read 32 KiB, write 16 KiB + reserve: the server
+# defaults) from the worker's pools while a request or response is in flight,
+# and the pools keep some spare ones: memory follows peak concurrency, at most
+# one set per slot (stats: slots_created). Pages become resident only when
+# first written, so RSS may rise while requests of new sizes reach buffers for
+# the first time. That growth is bounded by slots x SLOT_KB.
 SLOT_KB = 52
 
 
@@ -425,6 +428,7 @@ def main():
     ap.add_argument("--close-conns", type=int, default=8, help="wrk Connection: close connections")
     ap.add_argument("--httpz", help="httpz binary (default: the dune build)")
     ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    ap.add_argument("--io", choices=["uring", "epoll"], help="the server's backend (default: its own default)")
     ap.add_argument("--json", help="also write the report as JSON to this file")
     ap.add_argument("--skip", default="", help="comma-separated generators to leave out, to find which one "
                     "a growth comes from: keepalive, close, slowloris, malformed")
@@ -453,7 +457,7 @@ def main():
     make_docroot(docroot)
     port = a.port or free_port()
     argv = [httpz, "serve", "-d", docroot, "-p", str(port), "--host", HOST, "--workers", "1",
-            "--stats", "--header-timeout", str(HEADER_TIMEOUT)]
+            "--stats", "--header-timeout", str(HEADER_TIMEOUT)] + (["--io", a.io] if a.io else [])
     log("server: " + " ".join(argv))
     server = spawn(argv, stdout=open(os.path.join(tmp, "server.log"), "wb"), stderr=subprocess.STDOUT)
 
