@@ -697,13 +697,13 @@ def gc_section(doc, md, summ):
     if not gc:
         return
     md.append("### GC behaviour under load\n")
-    md.append("Servers that report OCaml GC statistics over HTTP (httpz `--stats` at "
+    md.append("Servers that report OCaml GC statistics over HTTP (httpz `--stats-token T` at "
               "`/__httpz/stats`, the cohttp peer at `/__stats`), read after the warm-up and "
               "after the wrk runs of the same server instance as the tables above (\"measured "
               "over\"; a server the case does not otherwise run gets one wrk run of its own), "
               "divided by the requests the server counted (wrk's own count misses "
               "the up to one-per-connection requests in flight when it stops). httpz's "
-              "`--stats` only adds a comparison of each request target with the stats path. "
+              "`--stats-token T` only adds a comparison of each request target with the stats path. "
               "Major words include buffers allocated directly in the major heap (over 256 "
               "words); – where the server does not report a counter.\n")
     rows = []

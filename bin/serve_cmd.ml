@@ -394,9 +394,14 @@ let log_term =
   Term.(const (fun access_log log_format -> { access_log; log_format }) $ access_log $ log_format)
 
 let stats =
-  Arg.(value & flag
-       & info [ "stats" ]
-           ~doc:"Answer $(b,GET /__httpz/stats) with the worker's request and allocation counters (JSON).")
+  Arg.(value & opt (some string) None
+       & info [ "stats-token" ] ~docv:"TOKEN"
+           ~env:(Cmd.Env.info "HTTPZ_STATS_TOKEN")
+           ~doc:"Answer $(b,GET /__httpz/stats) with the worker's request and allocation counters \
+                 (JSON) when the request carries $(b,Authorization: Bearer) $(i,TOKEN); without it \
+                 the path is served like any other. The token is the only allow (behind a reverse \
+                 proxy on the same host every client comes from the loopback). Prefer the \
+                 environment variable: arguments are visible to every local user.")
 
 let max_connections =
   Arg.(value & opt int Server.default_config.max_connections

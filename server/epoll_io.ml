@@ -198,8 +198,13 @@ let accept_ready e listener =
       if fd >= 0 then begin
         (* Log a shortage once per episode, not at every 100 ms retry. *)
         w.accept_error_logged <- false;
-        if W.make_room w then w.start_conn (W.open_conn w fd listener)
-        else ignore (Syscall.close fd : int)
+        if W.admit w then w.start_conn (W.open_conn w fd listener)
+        else begin
+          ignore (Syscall.close fd : int);
+          stop_listening e;
+          W.pause_accepts w;
+          budget := 0
+        end
       end
       else if fd = - Syscall.eagain then budget := 0
       else if fd = - Syscall.eintr || fd = - Syscall.econnaborted || fd = - Syscall.eproto then ()

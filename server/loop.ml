@@ -159,4 +159,3 @@ let run p ~listeners ~signal_fd =
   ignore (Syscall.close l.e.epfd : int);
   0
 
-let is_loopback = W.is_loopback

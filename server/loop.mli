@@ -44,10 +44,12 @@
     an idle connection or a stalled write is just closed.
 
     {2 Connections at the limit}
-    At [max_connections] a worker closes the connection idle longest (a
-    keep-alive connection between requests, or one that has sent nothing
-    yet) to accept a new one, as nginx does; only when none is idle does it
-    stop accepting until one closes.
+    At [max_connections] a worker first leaves new clients to other workers
+    for 100 ms, then closes the keep-alive connection idle longest (or one
+    that has sent nothing for a second) for each new client, as nginx does;
+    when none qualifies, the new client is closed at once and counted
+    ([refused] in the stats), so it meets an answer or a close, never a
+    wait as long as the header timeout ({!Worker.admit}).
 
     {2 Memory}
     A slot costs its record; read, write and body buffers and the parse
@@ -81,7 +83,3 @@ val run : params -> listeners:listener array -> signal_fd:int -> int
     sockets; leaves [signal_fd] open.
     @raise Invalid_argument when [listeners] is empty. *)
 
-val is_loopback : Unix.sockaddr -> bool
-(** [true] for an address of this machine's loopback: [127.0.0.0/8], [::1],
-    their IPv4-mapped form, or a Unix socket. [/__httpz/stats] answers only
-    such peers; for anyone else the request goes to the handler. *)

@@ -34,7 +34,7 @@ type config = {
   grace_period : float;
   send_lowat : int;
   defer_accept : bool;
-  stats : bool;
+  stats : string option;
   tls : tls option;
   access_log : string option;
   log_format : Access_log.format;
@@ -70,7 +70,7 @@ let default_config =
     grace_period = 10.;
     send_lowat = 16 * 1024;
     defer_accept = true;
-    stats = false;
+    stats = None;
     access_log = None;
     log_format = Access_log.Common;
     tls = None;
@@ -99,7 +99,7 @@ let params c ~log_fd =
     write_timeout_ms = ms c.write_timeout;
     handler_timeout_ms = ms c.handler_timeout;
     grace_ms = (if c.grace_period <= 0. then 0 else ms c.grace_period);
-    stats = c.stats;
+    stats = Option.map (fun token -> "Bearer " ^ token) c.stats;
     log_fd;
     log_path = (match c.access_log with Some "-" | None -> None | Some p -> Some p);
     log_format = c.log_format;
@@ -171,6 +171,8 @@ let check c =
     bad "tls: give both a certificate and a key file"
   else if (match c.tls with Some { hsts = Some n; _ } -> n < 0 | _ -> false) then
     bad "tls: hsts must not be negative"
+  else if (match c.stats with Some t -> t = "" || not (String.for_all Httpz.Charset.is_tchar t) | None -> false)
+  then bad "the stats token must be a non-empty token (letters, digits and !#$%%&'*+-.^_`|~)"
   else if not (Httpz.Response.is_field_value c.server_name) then
     bad "server_name %S is not a valid header value" c.server_name
   else

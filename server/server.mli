@@ -57,11 +57,13 @@
     one-time allocation of a connection slot's buffers on its first use is
     memory growing to the peak number of concurrent connections, not work
     per request: it is counted apart, as [setup_words] over
-    [slots_created] slots. With [stats = true], [GET /__httpz/stats] answers
+    [slots_created] slots. With [stats = Some token], [GET /__httpz/stats]
+    carrying [Authorization: Bearer token] answers
     [{"requests": N, "minor_words": W, "minor_collections": N,
       "major_collections": N, "heap_words": N, "connections": N,
       "slots_created": N, "setup_words": W, "buffer_bytes": N,
-      "spare_buffer_bytes": N, "pid": P}]
+      "spare_buffer_bytes": N, "evicted": N, "refused": N, "io": "uring",
+      "pid": P}]
     where [requests] and [minor_words] are totals since the worker started
     ([minor_words] excludes slot set-up and what building this very answer
     allocates, and the stats requests are not counted), so two samples give
@@ -229,10 +231,14 @@ type config = {
           nothing is handed over after about a second (then
           [header_timeout] applies), and costs no worker slot until then.
           Default [true]. *)
-  stats : bool;
-      (** Serve [GET /__httpz/stats] to clients on the loopback
-          ([127.0.0.0/8], [::1]); from anywhere else the request goes to the
-          handler like any other. Default [false]. *)
+  stats : string option;
+      (** [Some token]: answer [GET /__httpz/stats] to requests that carry
+          [Authorization: Bearer token] (on any listener); a request without
+          it goes to the handler like any other. The token is the only
+          allow: the peer's address is not trusted, since every client of a
+          reverse proxy on the same host comes from the loopback. Default
+          [None]. @raise Invalid_argument from {!run} when the token is empty
+          or not a valid field value. *)
   tls : tls option;  (** Serve HTTPS ({!tls}). Default [None]. *)
   access_log : string option;
       (** File to append the access log to, in [log_format] ([Some "-"]:

@@ -24,10 +24,10 @@ module W = Worker
 let nbufs = 256
 let buf_size = 4096
 
-(* Bytes received ahead for one connection (pipelined requests it is not
-   reading yet) before its receive is paused: one client cannot take the
-   ring's buffers from the others. *)
-let max_queued = 65536
+(* The most a connection may hold of bytes it received while it was not
+   reading them (see {!deliver}): a client that sends more ahead of what
+   the server reads is closed. *)
+let max_stash = 1 lsl 20
 
 let batch = 256
 
@@ -41,26 +41,28 @@ let ud kind slot = (slot lsl 3) lor kind
 
 (* A slot's state, one bit each. *)
 let ring = 1 (* its connection is driven by the ring *)
-let eof = 2 (* the stream ended (or failed) after the queued bytes *)
+let eof = 2 (* the stream ended (or failed) after the stashed bytes *)
 let recv_on = 4 (* a receive is armed *)
 let sending = 8 (* a sendmsg is in flight *)
 let pollout_on = 16 (* a POLLOUT is in flight *)
 let closing = 32
 let detaching = 64
+let starved = 128 (* its receive ended for want of a buffer: in [starved_slots] *)
+let cancelling = 256 (* closed, its requests cancelled: counted in [w.closing] *)
 
 type t = {
   w : W.t;
   e : Epoll_io.t;
-  flags : int array;  (** per slot: the bits below *)
-  (* Bytes received and not taken yet, per slot: a queue of provided
-     buffers, linked through [bnext] (a buffer is in one queue at most). *)
-  qhead : int array;
-  qtail : int array;
-  qbytes : int array;
-  bnext : int array;
-  boff : int array;
-  blen : int array;
-  starved : int array;  (** slots whose receive ended for want of a buffer *)
+  flags : int array;  (** per slot: the bits above *)
+  (* Bytes a connection received and has not taken yet, per slot, at
+     [stash_off, stash_off + stash_len) of a buffer of its own: provided
+     buffers are given back to the kernel in the completion that filled
+     them, so no connection holds one across turns. *)
+  stash : Httpz.Bigstring.t array;
+  stash_off : int array;
+  stash_len : int array;
+  stashes : Buffer_pool.t;
+  starved_slots : int array;  (** slots with the [starved] bit, [nstarved] of them *)
   mutable nstarved : int;
   accepting : bool array;  (** per listener *)
   cq_ud : int array;
@@ -76,50 +78,83 @@ let busy u s = u.flags.(s) land (recv_on lor sending lor pollout_on) <> 0
 let on_ring u c = has u c.slot ring
 let is_closing u c = has u c.slot closing
 
-(* {1 Received bytes} *)
+(* {1 Received bytes}
 
-let enqueue u s bid len =
-  u.bnext.(bid) <- -1;
-  u.boff.(bid) <- 0;
-  u.blen.(bid) <- len;
-  if u.qtail.(s) < 0 then u.qhead.(s) <- bid else u.bnext.(u.qtail.(s)) <- bid;
-  u.qtail.(s) <- bid;
-  u.qbytes.(s) <- u.qbytes.(s) + len
+   Bytes go from the provided buffer straight to where the connection reads
+   next when it is reading; the rest of the completion, and every byte
+   that arrives while it is not reading (its response is being written,
+   its handler waits, its pipelined request waits its turn), go to its
+   stash. A connection that has stashed bytes and does not read them has
+   its receive cancelled: what it sends next waits in the kernel, as with
+   epoll, until it reads again. One client thus holds no provided buffer
+   and at most what its socket had received when it stopped reading. *)
 
-let pop u s =
-  let bid = u.qhead.(s) in
-  u.qhead.(s) <- u.bnext.(bid);
-  if u.qhead.(s) < 0 then u.qtail.(s) <- -1;
-  ignore (Uring.recycle bid : int)
+let reading (c : Conn.t) =
+  match c.state with Reading_head | Reading_body | Lingering -> true | Handling | Writing | Free -> false
 
-(* Copies queued bytes to where the connection reads next: the count. *)
+let drop_stash u s =
+  Buffer_pool.give u.stashes u.stash.(s);
+  u.stash.(s) <- u.w.sh.empty;
+  u.stash_off.(s) <- 0;
+  u.stash_len.(s) <- 0
+
+(* Appends bytes [off, off + len) of provided buffer [bid] to the stash;
+   [false] when that would pass [max_stash]. *)
+let stash_append u s bid off len =
+  let have = u.stash_len.(s) in
+  if have + len > max_stash then false
+  else begin
+    let b = u.stash.(s) in
+    if u.stash_off.(s) + have + len > Httpz.Bigstring.length b then begin
+      if have + len <= Httpz.Bigstring.length b then
+        (* Room at the front: move the bytes there. *)
+        ignore (Conn.shift_to_front b ~from:u.stash_off.(s) ~until:(u.stash_off.(s) + have) : int)
+      else begin
+        let nb = Buffer_pool.take_at_least u.stashes (max (have + len) (2 * Httpz.Bigstring.length b)) in
+        Httpz.Bigstring.blit ~src:b ~src_off:u.stash_off.(s) ~dst:nb ~dst_off:0 ~len:have;
+        Buffer_pool.give u.stashes b;
+        u.stash.(s) <- nb
+      end;
+      u.stash_off.(s) <- 0
+    end;
+    ignore (Uring.copy_buf bid off u.stash.(s) (u.stash_off.(s) + have) len : int);
+    u.stash_len.(s) <- have + len;
+    true
+  end
+
+(* Moves stashed bytes to where the connection reads next: the count. *)
 let take u c =
   let s = c.slot in
-  let bid = u.qhead.(s) in
-  let n = if u.blen.(bid) < c.in_len then u.blen.(bid) else c.in_len in
-  ignore (Uring.copy_buf bid u.boff.(bid) c.in_buf c.in_off n : int);
-  u.boff.(bid) <- u.boff.(bid) + n;
-  u.blen.(bid) <- u.blen.(bid) - n;
-  u.qbytes.(s) <- u.qbytes.(s) - n;
-  if u.blen.(bid) = 0 then pop u s;
+  let n = if u.stash_len.(s) < c.in_len then u.stash_len.(s) else c.in_len in
+  Httpz.Bigstring.blit ~src:u.stash.(s) ~src_off:u.stash_off.(s) ~dst:c.in_buf ~dst_off:c.in_off ~len:n;
+  u.stash_off.(s) <- u.stash_off.(s) + n;
+  u.stash_len.(s) <- u.stash_len.(s) - n;
+  if u.stash_len.(s) = 0 then drop_stash u s;
   n
-
-let drop_queue u s =
-  while u.qhead.(s) >= 0 do
-    pop u s
-  done;
-  u.qbytes.(s) <- 0
 
 let arm_recv u c =
   let s = c.slot in
-  if not (has u s recv_on || has u s eof || has u s closing) && u.qbytes.(s) < max_queued then
+  if u.flags.(s) land (recv_on lor eof lor closing lor starved) = 0 then
     if Uring.recv c.fd (ud k_recv s) = 0 then set u s recv_on else set u s eof
+
+(* The ring ran dry: the receive is armed again at the end of the turn,
+   once the completions of this one gave their buffers back. *)
+let starve u s =
+  if not (has u s starved) then begin
+    set u s starved;
+    u.starved_slots.(u.nstarved) <- s;
+    u.nstarved <- u.nstarved + 1
+  end
 
 (* {1 Closing} *)
 
 let finish_close u c =
   let s = c.slot in
-  drop_queue u s;
+  if has u s cancelling then begin
+    clear u s cancelling;
+    u.w.closing <- u.w.closing - 1
+  end;
+  drop_stash u s;
   clear u s eof;
   clear u s closing;
   clear u s ring;
@@ -134,7 +169,12 @@ let close u c =
     set u s closing;
     W.idle_remove u.w c;
     Timer_wheel.cancel u.w.wheel s;
-    if busy u s then ignore (Uring.cancel_fd c.fd : int) else finish_close u c
+    if busy u s then begin
+      set u s cancelling;
+      u.w.closing <- u.w.closing + 1;
+      ignore (Uring.cancel_fd c.fd : int)
+    end
+    else finish_close u c
   end
 
 (* The socket goes to the handler's callback once the receive has stopped,
@@ -145,20 +185,12 @@ let finish_detach u c =
   clear u s detaching;
   let fd = c.fd and k = c.upgrade in
   let rest = Connection.detach c in
-  let b = Buffer.create (String.length rest + u.qbytes.(s)) in
-  Buffer.add_string b rest;
-  while u.qhead.(s) >= 0 do
-    let bid = u.qhead.(s) in
-    let tmp = Httpz.Bigstring.create u.blen.(bid) in
-    ignore (Uring.copy_buf bid u.boff.(bid) tmp 0 u.blen.(bid) : int);
-    Buffer.add_string b (Httpz.Bigstring.to_string tmp);
-    pop u s
-  done;
-  u.qbytes.(s) <- 0;
+  let rest = rest ^ Httpz.Bigstring.sub_string u.stash.(s) ~off:u.stash_off.(s) ~len:u.stash_len.(s) in
+  drop_stash u s;
   clear u s eof;
   clear u s ring;
   W.release_slot u.w c;
-  try k (Syscall.unix_of_fd fd) (Buffer.contents b)
+  try k (Syscall.unix_of_fd fd) rest
   with ex -> W.log_msg "an upgrade handler raised %s" (Printexc.to_string ex)
 
 (* {1 Carrying out what the connection needs} *)
@@ -184,17 +216,18 @@ let rec perform u c (a : Connection.action) =
       set u c.slot detaching;
       if has u c.slot recv_on then ignore (Uring.cancel (ud k_recv c.slot) : int) else finish_detach u c
 
-(* The connection wants bytes: queued ones are handed over at once;
-   without any, its receive stays armed and it waits (holding no buffer:
-   the read buffer is taken only when bytes are there). *)
+(* The connection wants bytes: stashed ones are handed over at once;
+   without any, its receive is armed and it waits (holding no buffer: the
+   read buffer is taken only when bytes are there). *)
 and pump u c =
   let s = c.slot in
-  if u.qhead.(s) >= 0 then
+  if u.stash_len.(s) > 0 then
     match Connection.prepare_read c with
-    | Read ->
+    | Read when c.in_len > 0 ->
         let n = take u c in
         W.idle_remove u.w c;
         perform u c (Connection.received c n)
+    | Read -> () (* no room now: the bytes stay stashed, the receive paused *)
     | a -> perform u c a
   else if has u s eof then close u c
   else begin
@@ -247,26 +280,59 @@ and send u c =
 
 (* {1 Completions} *)
 
+(* Bytes [0, len) of provided buffer [bid] arrived for [c]: the buffer is
+   given back before this returns. *)
+let deliver u c bid len =
+  let s = c.slot in
+  if u.stash_len.(s) = 0 && reading c then begin
+    match Connection.prepare_read c with
+    | Read when c.in_len > 0 ->
+        let n = if c.in_len < len then c.in_len else len in
+        ignore (Uring.copy_buf bid 0 c.in_buf c.in_off n : int);
+        let kept = n = len || stash_append u s bid n (len - n) in
+        ignore (Uring.recycle bid : int);
+        W.idle_remove u.w c;
+        if kept then perform u c (Connection.received c n) else close u c
+    | a ->
+        let kept = stash_append u s bid 0 len in
+        ignore (Uring.recycle bid : int);
+        if kept then (match a with Read -> () | a -> perform u c a) else close u c
+  end
+  else begin
+    let kept = stash_append u s bid 0 len in
+    ignore (Uring.recycle bid : int);
+    if not kept then close u c else if reading c then pump u c
+  end;
+  (* Bytes it does not take: it receives no more until it reads them. *)
+  if c.fd >= 0 && u.stash_len.(s) > 0 && has u s recv_on && not (has u s closing) then begin
+    ignore (Uring.cancel (ud k_recv s) : int);
+    W.sync_timer u.w c
+  end
+
 let on_recv u c res flags =
   let s = c.slot in
   if flags land Uring.more = 0 then clear u s recv_on;
-  if res > 0 then enqueue u s (Uring.buffer_id flags) res
-  else if res = - Syscall.enobufs then begin
-    (* The ring ran dry: receive again once buffers come back. *)
-    u.starved.(u.nstarved) <- s;
-    u.nstarved <- u.nstarved + 1
+  if res > 0 then begin
+    let bid = Uring.buffer_id flags in
+    if has u s closing then ignore (Uring.recycle bid : int)
+    else if has u s detaching then begin
+      if not (stash_append u s bid 0 res) then begin
+        clear u s detaching;
+        close u c
+      end;
+      ignore (Uring.recycle bid : int)
+    end
+    else deliver u c bid res
   end
+  else if res = - Syscall.enobufs then starve u s
   else if res <> - Syscall.ecanceled then set u s eof;
   if has u s closing then (if not (busy u s) then finish_close u c)
   else if has u s detaching then (if not (has u s recv_on) then finish_detach u c)
-  else begin
-    (* A connection streaming much more than it reads is paused. *)
-    if has u s recv_on && u.qbytes.(s) >= max_queued then ignore (Uring.cancel (ud k_recv s) : int);
+  else if res <= 0 && c.fd >= 0 then
     match c.state with
     | Reading_head | Reading_body | Lingering -> pump u c
     | Handling -> if has u s eof then close u c
     | Writing | Free -> ()
-  end
 
 let on_send u c res =
   let s = c.slot in
@@ -317,11 +383,12 @@ let on_accept u listener res flags =
   if flags land Uring.more = 0 then u.accepting.(listener) <- false;
   if res >= 0 then begin
     w.accept_error_logged <- false;
-    (* Accepted already: at the limit it makes room by closing the
-       connection idle longest once other workers had their chance, or
-       waits in a spare slot. *)
-    if (W.must_wait w && w.nfree > 0) || W.make_room w then w.start_conn (W.open_conn w res listener)
-    else ignore (Syscall.close res : int);
+    if W.admit w then w.start_conn (W.open_conn w res listener)
+    else begin
+      ignore (Syscall.close res : int);
+      stop_accepting u;
+      W.pause_accepts w
+    end;
     (* Full: the next clients are left to other workers for a while. *)
     if W.must_wait w then begin
       stop_accepting u;
@@ -371,12 +438,16 @@ let turn u ~timeout_ms =
     done;
     k := Uring.reap u.cq_ud u.cq_res u.cq_flags
   done;
+  (* Every buffer of this turn's completions is back: the receives that
+     found none start again (a slot is listed once, so this is bounded). *)
   if u.nstarved > 0 then begin
     let n = u.nstarved in
     u.nstarved <- 0;
     for i = 0 to n - 1 do
-      let c = u.w.conns.(u.starved.(i)) in
-      if c.fd >= 0 && has u c.slot ring then arm_recv u c
+      let s = u.starved_slots.(i) in
+      clear u s starved;
+      let c = u.w.conns.(s) in
+      if c.fd >= 0 && has u s ring && u.stash_len.(s) = 0 then arm_recv u c
     done
   end
 
@@ -392,13 +463,11 @@ let create (w : W.t) e =
         w;
         e;
         flags = Array.make n 0;
-        qhead = Array.make n (-1);
-        qtail = Array.make n (-1);
-        qbytes = Array.make n 0;
-        bnext = Array.make nbufs (-1);
-        boff = Array.make nbufs 0;
-        blen = Array.make nbufs 0;
-        starved = Array.make n 0;
+        stash = Array.make n w.sh.empty;
+        stash_off = Array.make n 0;
+        stash_len = Array.make n 0;
+        stashes = Buffer_pool.create ~size:buf_size ~keep:64;
+        starved_slots = Array.make n 0;
         nstarved = 0;
         accepting = Array.make (Array.length w.lfds) false;
         cq_ud = Array.make batch 0;
@@ -416,8 +485,6 @@ let shutdown u =
       (* The ring is gone: nothing is in flight, and its buffers are no
          longer the kernel's. *)
       u.flags.(s) <- ring;
-      u.qhead.(s) <- -1;
-      u.qtail.(s) <- -1;
       finish_close u u.w.conns.(s)
     end
   done

@@ -22,7 +22,7 @@ type params = {
   write_timeout_ms : int;
   handler_timeout_ms : int;
   grace_ms : int;
-  stats : bool;
+  stats : string option;
   log_fd : int;
   log_path : string option;
   log_format : Access_log.format;
@@ -67,9 +67,13 @@ type t = {
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;
+  idle_since : int array;  (** when each joined the list, ns *)
   mutable idle_head : int;
   mutable idle_tail : int;
   mutable evicted : int;
+  mutable refused : int;  (** clients closed at once: at the limit, nothing to evict *)
+  mutable refusing : bool;  (** refused one since the limit was last left (logged once) *)
+  mutable closing : int;  (** closed, and waiting for the kernel to let go of their slot *)
   mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
   mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
   mutable close : Conn.t -> unit;
@@ -148,6 +152,7 @@ let idle_add w c =
   if w.idle_prev.(s) = -2 then begin
     w.idle_prev.(s) <- w.idle_tail;
     w.idle_next.(s) <- -1;
+    w.idle_since.(s) <- w.now_ns;
     if w.idle_tail >= 0 then w.idle_next.(w.idle_tail) <- s else w.idle_head <- s;
     w.idle_tail <- s
   end
@@ -156,12 +161,29 @@ let idle_add w c =
    a request. *)
 let waiting w c = if Connection.idle c then idle_add w c else idle_remove w c
 
-(* Closes the connection idle longest; [false] when none is. *)
+(* A connection that has not sent a byte since it connected may be a
+   client whose first bytes are on their way (the completion backend lists
+   a connection as soon as it accepts it): it can be closed to make room
+   only once it has been silent this long. *)
+let fresh_grace_ns = 1_000_000_000
+
+(* Closes the keep-alive connection idle longest (or a silent fresh one,
+   see [fresh_grace_ns]); [false] when none can be. The list is oldest
+   first, so the walk stops at the first that qualifies, after at most 64
+   fresh ones. *)
 let evict w =
-  let s = w.idle_head in
-  if s < 0 then false
+  let s = ref w.idle_head and budget = ref 64 in
+  while
+    !s >= 0 && !budget > 0
+    && w.conns.(!s).served = 0
+    && w.now_ns - w.idle_since.(!s) < fresh_grace_ns
+  do
+    s := w.idle_next.(!s);
+    decr budget
+  done;
+  if !s < 0 || !budget = 0 then false
   else begin
-    let c = w.conns.(s) in
+    let c = w.conns.(!s) in
     idle_remove w c;
     w.evicted <- w.evicted + 1;
     w.close c;
@@ -172,29 +194,20 @@ let evict w =
 
 let stats_path = "/__httpz/stats"
 
-(* The counters reveal the worker's pid and load: only a client on this
-   machine may read them; anyone else gets what the handler answers for
-   that path. *)
-let is_loopback = function
-  | Unix.ADDR_INET (a, _) ->
-      let s = Unix.string_of_inet_addr a in
-      let prefix p = String.length s >= String.length p && String.sub s 0 (String.length p) = p in
-      prefix "127." || s = "::1" || prefix "::ffff:127."
-  | Unix.ADDR_UNIX _ -> true
-
-let peer_is_loopback c =
-  match Unix.getpeername (Syscall.unix_of_fd c.fd) with
-  | a -> is_loopback a
-  | exception Unix.Unix_error _ -> false
-
+(* The counters reveal the worker's pid and load: only a request that
+   carries the configured token reads them; any other gets what the handler
+   answers for that path. The peer's address proves nothing (behind a
+   reverse proxy on the same host every client is on the loopback). *)
 let is_stats_request w c =
-  (match Request.meth (Conn.req c) with Meth.Get | Meth.Head -> true | _ -> false)
-  && Span.equal c.rbuf (Request.target (Conn.req c)) stats_path
-  &&
-  let before = words () in
-  let local = peer_is_loopback c in
-  w.excluded_words <- w.excluded_words + (words () - before);
-  local
+  match w.p.stats with
+  | None -> false
+  | Some credentials ->
+      let req = Conn.req c in
+      (match Request.meth req with Meth.Get | Meth.Head -> true | _ -> false)
+      && Span.equal c.rbuf (Request.target req) stats_path
+      &&
+      let i = Request.find req Header_name.Authorization in
+      i >= 0 && Span.equal c.rbuf (Request.header_value req i) credentials
 
 let serve_stats w c =
   let before = words () in
@@ -205,14 +218,14 @@ let serve_stats w c =
       "{\"requests\": %d, \"minor_words\": %d, \"minor_collections\": %d, \
        \"major_collections\": %d, \"heap_words\": %d, \"connections\": %d, \
        \"slots_created\": %d, \"setup_words\": %d, \"buffer_bytes\": %d, \
-       \"spare_buffer_bytes\": %d, \"evicted\": %d, \"io\": \"%s\", \"pid\": %d}\n"
+       \"spare_buffer_bytes\": %d, \"evicted\": %d, \"refused\": %d, \"io\": \"%s\", \"pid\": %d}\n"
       w.requests
       (before - w.excluded_words - w.start_words)
       g.Gc.minor_collections g.Gc.major_collections g.Gc.heap_words w.active
       w.slots_created w.setup_words
       (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies)
       (Buffer_pool.kept sh.reads + Buffer_pool.kept sh.writes + Buffer_pool.kept sh.bodies)
-      w.evicted
+      w.evicted w.refused
       (match w.backend with Epoll -> "epoll" | Uring -> "uring")
       (Syscall.getpid ())
   in
@@ -228,7 +241,7 @@ let serve_stats w c =
 let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
 
 let front w c =
-  if w.p.stats && is_stats_request w c then serve_stats w c
+  if is_stats_request w c then serve_stats w c
   else begin
     w.requests <- w.requests + 1;
     if w.requests = warmup then begin
@@ -260,36 +273,50 @@ let conn w slot =
     c
   end
 
-(* Worth listening for new connections: there is a free slot below the
-   limit, or an idle connection to close for one. *)
-let may_accept w = w.nfree > 0 && (w.active < w.p.max_connections || w.idle_head >= 0)
+(* Worth listening for new connections: a client accepted at the limit
+   gets a slot or is refused at once, never left waiting. *)
+let may_accept w = w.nfree > 0
 
 (* At the limit, other workers may still have room: new clients are first
    left to them, for [accept_pause_ns] (the caller stops accepting for that
-   long); only then does one cost the connection idle longest. [true]
-   while new clients should wait. *)
+   long); only then does one cost an idle connection. [true] while new
+   clients should wait. *)
 let must_wait w =
-  if w.active < w.p.max_connections then begin
+  if w.active - w.closing < w.p.max_connections then begin
     w.full_since_ns <- 0;
+    w.refusing <- false;
     false
   end
   else begin
     if w.full_since_ns = 0 then w.full_since_ns <- w.now_ns;
-    w.now_ns - w.full_since_ns < accept_pause_ns || w.idle_head < 0
+    w.now_ns - w.full_since_ns < accept_pause_ns
   end
-
-(* A client was just accepted: at the limit, the connection idle longest
-   makes room for it. [false] when no slot is left (every spare one taken
-   too: the client is refused). *)
-let make_room w =
-  if w.active >= w.p.max_connections && w.idle_head >= 0 then ignore (evict w : bool);
-  w.nfree > 0
 
 (* Accepting stops for a while (at once resumed when a connection
    closes). *)
 let pause_accepts w =
   if w.full_since_ns = 0 then w.full_since_ns <- w.now_ns;
   if w.accept_resume_ns = 0 then w.accept_resume_ns <- w.now_ns + accept_pause_ns
+
+(* A client was just accepted: [true] when it gets a slot. At the limit an
+   idle connection is closed for it ({!evict}); when none can be, it is
+   refused, and the caller closes it at once, as nginx does: a client
+   meets an answer or a close, not a wait as long as the header timeout.
+   Accepting then pauses, so that other workers take the next clients.
+   (An evicted connection of the completion backend keeps its slot until
+   the kernel lets go of it: [spare_slots] are for new clients then.) *)
+let admit w =
+  if w.active - w.closing < w.p.max_connections && w.nfree > 0 then true
+  else if evict w && w.nfree > 0 then true
+  else begin
+    w.refused <- w.refused + 1;
+    if not w.refusing then begin
+      w.refusing <- true;
+      log_msg "connection limit (%d) reached with no idle connection to close: refusing new clients"
+        w.p.max_connections
+    end;
+    false
+  end
 
 (* A slot for a connection just accepted on [listener]; with TLS, [c.ssl]
    is [Openssl.none] if OpenSSL could not make one (the caller closes). *)
@@ -443,9 +470,13 @@ let create p ~listeners ~signal_fd ~reactor =
       log = Access_log.create ~fd:p.log_fd ~format:p.log_format;
       idle_prev = Array.make n (-2);
       idle_next = Array.make n (-2);
+      idle_since = Array.make n 0;
       idle_head = -1;
       idle_tail = -1;
       evicted = 0;
+      refused = 0;
+      refusing = false;
+      closing = 0;
       full_since_ns = 0;
       backend = p.io;
       close = ignore;

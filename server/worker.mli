@@ -13,9 +13,17 @@
 
     {2 Idle connections}
     Connections that hold no part of a request (between keep-alive
-    requests, or not yet sent anything) are listed oldest first: at the
-    connection limit, after new clients were left to other workers for
-    100 ms, the oldest is closed to make room ({!must_wait}, {!make_room}).
+    requests, or not yet sent anything) are listed oldest first.
+
+    {2 At the connection limit}
+    New clients are first left to other workers for 100 ms
+    ({!must_wait}). Then each client accepted closes the keep-alive
+    connection idle longest, or a fresh one that has sent nothing for 1 s
+    ({!admit}); when no connection qualifies (every one is mid-request,
+    mid-handshake or just connected), the client is closed at once and
+    counted ([refused]), as nginx does, and accepting pauses for 100 ms.
+    A client thus meets a slot or a close within about 100 ms, never a wait
+    as long as the header timeout.
 
     {2 Allocation}
     None on the request path. *)
@@ -35,7 +43,7 @@ type params = {
   write_timeout_ms : int;
   handler_timeout_ms : int;
   grace_ms : int;
-  stats : bool;
+  stats : string option;  (** the token of [/__httpz/stats] ({!Server.config}) *)
   log_fd : int;  (** access log fd, [-1] for none *)
   log_path : string option;  (** reopened on SIGHUP (logrotate) *)
   log_format : Access_log.format;
@@ -75,9 +83,15 @@ type t = {
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;
+  idle_since : int array;  (** when each joined the list, ns *)
   mutable idle_head : int;
   mutable idle_tail : int;
   mutable evicted : int;
+  mutable refused : int;  (** clients closed at once: at the limit, nothing to evict *)
+  mutable refusing : bool;  (** refused one since the limit was last left (logged once) *)
+  mutable closing : int;
+      (** connections closed whose slot the completion backend keeps until
+          the kernel lets go of it: they do not count against the limit *)
   mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
   mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
   mutable close : Conn.t -> unit;
@@ -124,16 +138,17 @@ val waiting : t -> Conn.t -> unit
     else unlisted. *)
 
 val may_accept : t -> bool
-(** Worth accepting: a free slot below the limit, or an idle connection to
-    close for one. *)
+(** Worth accepting: a free slot (a client accepted at the limit gets one
+    by {!admit}, or is refused at once). *)
 
 val must_wait : t -> bool
 (** At the limit: [true] while new clients are left to other workers (100 ms
-    from reaching it), or when no connection is idle. *)
+    from reaching it). *)
 
-val make_room : t -> bool
-(** A client was accepted: at the limit, closes the connection idle
-    longest for it; [false] if no slot is left at all. *)
+val admit : t -> bool
+(** A client was accepted: [true] when it gets a slot, below the limit or
+    by closing an idle connection for it; [false]: the caller closes it and
+    pauses accepting ({!pause_accepts}). *)
 
 val pause_accepts : t -> unit
 (** Accepting stops for 100 ms ([accept_resume_ns]). *)
@@ -161,8 +176,6 @@ val read_signals : t -> bool
 val end_of_turn : t -> on_timeout:(Conn.t -> unit) -> unit
 (** Timers (the reactor's and the connections'), resumed accepts, the
     access log's flush, the end of a drain. *)
-
-val is_loopback : Unix.sockaddr -> bool
 
 val create : params -> listeners:listener array -> signal_fd:int -> reactor:Reactor.t -> t
 (** @raise Invalid_argument when [listeners] is empty. *)

@@ -16,7 +16,7 @@ bench/results/servers.json; bench/report.py turns them into tables and
 charts.
 
 It also measures GC behaviour under load for the servers that report
-Gc statistics over HTTP (httpz with --stats at /__httpz/stats, the cohttp peer
+Gc statistics over HTTP (httpz with --stats-token at /__httpz/stats, the cohttp peer
 at /__stats): collections and words allocated per 100,000 requests, read
 around the wrk runs of the same instance.
 
@@ -168,6 +168,7 @@ MODES = {
 
 # Servers that report GC statistics over HTTP, and where.
 STATS_PATH = {"httpz": "/__httpz/stats", "cohttp": "/__stats"}
+STATS_TOKEN = "bench-stats"
 
 WRK_LUA = r"""
 -- Written by bench_servers.py: print the numbers the harness parses, exactly.
@@ -315,7 +316,7 @@ class Httpz(Server):
                 "--workers", str(workers)] + self.extra
         if tls:
             argv += ["--tls-cert", tls[0], "--tls-key", tls[1]]
-        return argv + (["--stats"] if stats else [])
+        return argv + (["--stats-token", STATS_TOKEN] if stats else [])
 
 
 class HttpzGzip(Httpz):
@@ -1064,7 +1065,7 @@ class Bench:
                 continue
             gc = self.gc_wanted(name, cid)
             t = time.monotonic()
-            # --stats only adds a check of the request target against the stats
+            # --stats-token only adds a check of the request target against the stats
             # path to httpz's request handling (server/loop.ml, dispatch); the
             # cohttp peer always answers /__stats. The served workload is the same.
             run, err = self.start(name, case, stats=gc)
@@ -1207,7 +1208,8 @@ class Bench:
 
     def read_stats(self, run, name):
         try:
-            st, body = http_get(run.port, STATS_PATH[name], tls=bool(run.tls))
+            st, body = http_get(run.port, STATS_PATH[name], tls=bool(run.tls),
+                                headers={"Authorization": "Bearer " + STATS_TOKEN})
             return json.loads(body) if st == 200 else None
         except (OSError, ValueError):
             return None

@@ -6,7 +6,7 @@ Run: make soak                     (10 minutes; SOAK_SECONDS=N to change)
 
 `make soak` runs it once per backend (io_uring, then epoll), SOAK_SECONDS each.
 
-One `httpz serve --workers 1 --stats` on 127.0.0.1, on a generated docroot (612 B,
+One `httpz serve --workers 1 --stats-token T` on 127.0.0.1, on a generated docroot (612 B,
 16 KiB, 1 MiB files), receives at the same time, for the whole duration:
 
 - wrk keep-alive traffic (-t1 -c64) and `Connection: close` traffic (-t1 -c8), each
@@ -144,11 +144,15 @@ def free_port():
     return port
 
 
+STATS_TOKEN = "soak-stats"
+
+
 def http_get(port, path, timeout=5.0):
     """One GET on a fresh connection with Connection: close; returns (status, body)."""
     s = socket.create_connection((HOST, port), timeout=timeout)
     try:
-        s.sendall(("GET %s HTTP/1.1\r\nHost: soak\r\nConnection: close\r\n\r\n" % path).encode())
+        s.sendall(("GET %s HTTP/1.1\r\nHost: soak\r\nConnection: close\r\n"
+                   "Authorization: Bearer %s\r\n\r\n" % (path, STATS_TOKEN)).encode())
         data = read_to_eof(s, timeout)
     finally:
         s.close()
@@ -457,7 +461,7 @@ def main():
     make_docroot(docroot)
     port = a.port or free_port()
     argv = [httpz, "serve", "-d", docroot, "-p", str(port), "--host", HOST, "--workers", "1",
-            "--stats", "--header-timeout", str(HEADER_TIMEOUT)] + (["--io", a.io] if a.io else [])
+            "--stats-token", STATS_TOKEN, "--header-timeout", str(HEADER_TIMEOUT)] + (["--io", a.io] if a.io else [])
     log("server: " + " ".join(argv))
     server = spawn(argv, stdout=open(os.path.join(tmp, "server.log"), "wb"), stderr=subprocess.STDOUT)
 

@@ -52,6 +52,11 @@ IO = os.environ.get("HTTPZ_IO", "")
 if IO not in ("", "epoll", "uring"):
     raise SystemExit("HTTPZ_IO must be epoll or uring, not %r" % IO)
 
+# The stats endpoint answers requests that carry this token (--stats-token).
+STATS_TOKEN = "e2e-stats-token"
+STATS_ARGS = ["--stats-token", STATS_TOKEN]
+STATS_AUTH = "Authorization: Bearer " + STATS_TOKEN
+
 # Subprocess clients (curl, wrk, chromium) must never go through a proxy.
 CLIENT_ENV = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
 CLIENT_ENV["NO_PROXY"] = "*"
@@ -373,7 +378,8 @@ class Server:
         return [pid for pid, ppid, state in proc_table() if ppid == self.proc.pid and state not in "ZX"]
 
     def stats(self, timeout=5.0):
-        status, headers, body = request(self.port, "GET", "/__httpz/stats", timeout=timeout)
+        status, headers, body = request(self.port, "GET", "/__httpz/stats", timeout=timeout,
+                                        headers={"Authorization": "Bearer " + STATS_TOKEN})
         if status != 200:
             raise ServerError("stats answered %s: %r" % (status, body[:200]))
         return json.loads(body.decode("utf-8"))

@@ -130,7 +130,7 @@ def connect_with_body(srv):
     s.close()
 
 
-srv = H.Server(DOC, workers=1, args=["--stats"])
+srv = H.Server(DOC, workers=1, args=list(H.STATS_ARGS))
 H.part(R, "start", srv.start)
 if srv.alive():
     H.part(R, "memory attack", lambda: memory_attack(srv))

@@ -441,7 +441,7 @@ def out_of_fds():
         R.check("prlimit available", False, "prlimit (util-linux) is missing")
         return
     # More connections allowed than descriptors: accept4 meets EMFILE.
-    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=["--stats", "--max-connections", "1000"],
+    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=H.STATS_ARGS + ["--max-connections", "1000"],
                    prefix=["prlimit", "--nofile=64:64", "--"]).start()
     try:
         with open("/proc/%d/limits" % srv.proc.pid) as f:
@@ -454,7 +454,7 @@ def out_of_fds():
         keep = H.connect(srv.port)
         keep_r = H.Reader(keep)
         req = b"GET /small.txt HTTP/1.1\r\nHost: x\r\n\r\n"
-        stats_req = b"GET /__httpz/stats HTTP/1.1\r\nHost: x\r\n\r\n"
+        stats_req = b"GET /__httpz/stats HTTP/1.1\r\nHost: x\r\n%s\r\n\r\n" % H.STATS_AUTH.encode()
         keep.sendall(req)
         r = keep_r.read_response(timeout=3)
         R.check("EMFILE: keep-alive connection served before the flood", r and r.status == 200, r)
@@ -522,7 +522,7 @@ def out_of_fds():
 def uring_forbidden():
     """--io uring where the kernel refuses io_uring (a seccomp filter, as in
     a container): one line in the log, then the same service over epoll."""
-    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=["--stats", "--io", "uring"],
+    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=H.STATS_ARGS + ["--io", "uring"],
                    preexec=H.forbid_io_uring).start()
     st, _h, body = H.request(srv.port, "GET", "/small.txt")
     R.check("io_uring forbidden: the file is served", st == 200 and body == SMALL, st)
@@ -531,7 +531,7 @@ def uring_forbidden():
     R.check("... after one log line saying why", len(lines) == 1 and "serving with epoll" in lines[0]
             and "EPERM" in lines[0].upper().replace("OPERATION NOT PERMITTED", "EPERM"), lines)
     srv.stop_and_check(R, "server (io_uring forbidden) exits 0")
-    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=["--stats", "--io", "uring"]).start()
+    srv = H.Server(DOC, workers=1, ready_path="/small.txt", args=H.STATS_ARGS + ["--io", "uring"]).start()
     R.check("without the filter, --io uring serves over io_uring", srv.stats().get("io") == "uring",
             srv.stats())
     srv.stop_and_check(R, "server (io_uring) exits 0")

@@ -98,7 +98,7 @@ def show(status, h, body):
 
 def main():
     try:
-        srv = H.Server(DOC, workers=1, args=["--max-age", str(MAX_AGE), "--stats"]).start()
+        srv = H.Server(DOC, workers=1, args=["--max-age", str(MAX_AGE)] + H.STATS_ARGS).start()
     except H.ServerError as e:
         R.check("server starts", False, e)
         R.finish()

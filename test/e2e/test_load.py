@@ -228,7 +228,7 @@ def idle_memory_and_limit():
     n = 2000 if H.TLS else 10_000
     bound = 16 * 1024 if H.TLS else 1024  # OpenSSL keeps ~14 KB per TLS connection
     srv = H.Server(DOC, workers=1, ready_path="/small.txt",
-                   args=["--stats", "--max-connections", str(n)]).start()
+                   args=H.STATS_ARGS + ["--max-connections", str(n)]).start()
     req = b"GET /small.txt HTTP/1.1\r\nHost: x\r\n\r\n"
     warm = []
     for _ in range(20):
@@ -495,7 +495,7 @@ def gc_steady_state(args=(), what="", n=10_000, extra=b"", path="/small.txt", bo
     extra [args] ([what] names them) and [extra] request fields; [body_ok]
     checks a 200's body (default: it is SMALL)."""
     body_ok = body_ok or (lambda b: b == SMALL)
-    srv = H.Server(DOC, workers=1, args=["--stats"] + list(args), ready_path=path).start()
+    srv = H.Server(DOC, workers=1, args=list(H.STATS_ARGS) + list(args), ready_path=path).start()
     st, h, _ = H.request(srv.port, "GET", path, headers=_fields(extra))
     etag = dict(h).get("etag")
     R.check("small file has an ETag%s" % what, st == 200 and etag, h)

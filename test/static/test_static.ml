@@ -71,7 +71,10 @@ let () =
 
 let servers = ref []
 
+let stats_token = "static-stats"
+
 let start ?(stats = false) ?(fallback = false) cfg =
+  let stats = if stats then Some stats_token else None in
   let rd, wr = Unix.pipe ~cloexec:true () in
   match Unix.fork () with
   | 0 ->
@@ -753,7 +756,7 @@ let json_int body key =
 
 let words_per_request s raw ~head ~status n =
   let stats () =
-    send_all s "GET /__httpz/stats HTTP/1.1\r\nHost: t\r\n\r\n";
+    send_all s ("GET /__httpz/stats HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " ^ stats_token ^ "\r\n\r\n");
     let r = read_response s ~head:false in
     json_int r.body "requests", json_int r.body "minor_words"
   in

@@ -86,7 +86,7 @@ def fetch(port, ctx=None, session=None, path="/small.txt", hostname=H.HOST):
     s = ctx.wrap_socket(socket.create_connection((H.HOST, port), timeout=5), server_hostname=hostname,
                         session=session)
     try:
-        s.sendall(b"GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % path.encode())
+        s.sendall(b"GET %s HTTP/1.1\r\nHost: localhost\r\n%s\r\n\r\n" % (path.encode(), H.STATS_AUTH.encode()))
         r = H.Reader(s).read_response(timeout=5)
         return (r, s.session, s.session_reused, s.version(), s.cipher()[0], s.selected_alpn_protocol(),
                 s.getpeercert(binary_form=True))
@@ -170,7 +170,7 @@ def alpn_and_sni():
 
 
 def resumption():
-    srv = H.Server(DOC, workers=2, args=["--stats"]).start()
+    srv = H.Server(DOC, workers=2, args=list(H.STATS_ARGS)).start()
     pids = worker_pids(srv)
     R.check("two workers", len(pids) == 2, pids)
 
