@@ -238,7 +238,7 @@ val write_allow : int -> Bigstring.t -> off:int -> int
     (["GET, HEAD, OPTIONS"]: methods in the order GET, HEAD, POST, PUT,
     DELETE, CONNECT, OPTIONS, TRACE, PATCH, comma-space separated) at
     [off], and is its length, or [-1] (nothing written) when it does not
-    fit. At most 56 bytes. Does not allocate. *)
+    fit. At most 60 bytes. Does not allocate. *)
 
 val allow_string : int -> string
 (** [allow_string mask] is the same value as a string. {b Allocates.} *)
