@@ -2,13 +2,6 @@ type segment = Lit of string | Param of string | Wild of string
 
 let fail pattern why = invalid_arg (Printf.sprintf "Httpz.Router: pattern %S: %s" pattern why)
 
-let[@inline] hex_value c =
-  match c with
-  | '0' .. '9' -> Char.code c - 48
-  | 'a' .. 'f' -> Char.code c - 87
-  | 'A' .. 'F' -> Char.code c - 55
-  | _ -> -1
-
 let is_name_char = function 'A' .. 'Z' | 'a' .. 'z' | '0' .. '9' | '_' -> true | _ -> false
 
 let check_name pattern kind name =
@@ -16,27 +9,11 @@ let check_name pattern kind name =
   String.iter (fun c -> if not (is_name_char c) then fail pattern ("bad " ^ kind ^ " name " ^ name)) name
 
 let decode_literal pattern raw =
-  let b = Buffer.create (String.length raw) in
-  let n = String.length raw in
-  let i = ref 0 in
-  while !i < n do
-    let c = raw.[!i] in
-    if c = '%' then begin
-      if !i + 2 >= n then fail pattern "bad escape";
-      let h = hex_value raw.[!i + 1] and l = hex_value raw.[!i + 2] in
-      if h < 0 || l < 0 then fail pattern "bad escape";
-      if h = 0 && l = 0 then fail pattern "NUL byte";
-      Buffer.add_char b (Char.chr ((h lsl 4) lor l));
-      i := !i + 3
-    end
-    else begin
-      if c <= ' ' || c = '\127' then fail pattern "control byte or space";
-      if c = '?' || c = '#' then fail pattern "'?' or '#' (a pattern is a path)";
-      Buffer.add_char b c;
-      incr i
-    end
-  done;
-  let s = Buffer.contents b in
+  String.iter (fun c -> if c = '?' || c = '#' then fail pattern "'?' or '#' (a pattern is a path)") raw;
+  let src = Bigstring.of_string raw and dst = Bigstring.create (String.length raw) in
+  let n = Target.decode_segment src (Span.make ~off:0 ~len:(String.length raw)) ~dst ~dst_off:0 in
+  if n < 0 then fail pattern (Target.error_to_string (Target.decode_error n));
+  let s = Bigstring.sub_string dst ~off:0 ~len:n in
   if s = "." || s = ".." then fail pattern "dot segment";
   s
 
@@ -129,14 +106,11 @@ let equal_literal buf s e has_pct lit =
     while !ok && !i < e && !j < n do
       let c = Bigstring.unsafe_get buf !i in
       let b =
-        if c = '%' then
-          if !i + 2 < e then begin
-            let h = hex_value (Bigstring.unsafe_get buf (!i + 1))
-            and l = hex_value (Bigstring.unsafe_get buf (!i + 2)) in
-            i := !i + 3;
-            if h < 0 || l < 0 then -1 else (h lsl 4) lor l
-          end
-          else -1
+        if c = '%' then begin
+          let v = Target.percent_byte buf !i e in
+          i := !i + 3;
+          v
+        end
         else begin incr i; Char.code c end
       in
       if b <> Char.code (String.unsafe_get lit !j) then ok := false else incr j

@@ -131,6 +131,14 @@ let[@inline] hex_value c =
   | 'A' .. 'F' -> Char.code c - 55
   | _ -> -1
 
+let[@inline] percent_byte buf i stop =
+  if i + 2 < stop then begin
+    let h = hex_value (Bigstring.unsafe_get buf (i + 1))
+    and l = hex_value (Bigstring.unsafe_get buf (i + 2)) in
+    if h < 0 || l < 0 then -1 else (h lsl 4) lor l
+  end
+  else -1
+
 (* Ends the segment [dst.{seg .. w-1}] (which follows a '/'), applying
    RFC 3986 §5.2.4 to it at once instead of in a second pass: a "." is
    dropped, a ".." also drops the segment before it, an empty one (from
@@ -170,13 +178,8 @@ let run buf span dst pct =
       let c = Bigstring.unsafe_get buf !i in
       let b = ref (Char.code c) in
       if pct && c = '%' then begin
-        if !i + 2 < stop then begin
-          let h = hex_value (Bigstring.unsafe_get buf (!i + 1))
-          and l = hex_value (Bigstring.unsafe_get buf (!i + 2)) in
-          if h < 0 || l < 0 then err := c_bad_escape
-          else begin b := (h lsl 4) lor l; i := !i + 3 end
-        end
-        else err := c_bad_escape
+        let v = percent_byte buf !i stop in
+        if v < 0 then err := c_bad_escape else begin b := v; i := !i + 3 end
       end
       else begin
         (* Raw control bytes cannot come from a request-target, so
@@ -228,13 +231,8 @@ let decode_segment buf span ~dst ~dst_off =
       let c = Bigstring.unsafe_get buf !i in
       let b = ref (Char.code c) in
       if c = '%' then begin
-        if !i + 2 < stop then begin
-          let h = hex_value (Bigstring.unsafe_get buf (!i + 1))
-          and l = hex_value (Bigstring.unsafe_get buf (!i + 2)) in
-          if h < 0 || l < 0 then err := c_bad_escape
-          else begin b := (h lsl 4) lor l; i := !i + 3 end
-        end
-        else err := c_bad_escape
+        let v = percent_byte buf !i stop in
+        if v < 0 then err := c_bad_escape else begin b := v; i := !i + 3 end
       end
       else begin
         if c = '\000' then err := c_nul else if is_ctl_or_space c then err := c_bad_char;

@@ -184,6 +184,12 @@ val ends_in_slash : Bigstring.t -> int -> bool
     server that finds a directory at a path for which this is [false]
     redirects [/dir] to [/dir/]. *)
 
+val percent_byte : Bigstring.t -> int -> int -> int
+(** [percent_byte buf i stop] is the byte (0 to 255) that the escape
+    [%XX] starting at [buf.{i}] (a ['%'], not checked) stands for, or [-1]
+    when two hex digits (either case) do not follow before [stop]. The one
+    escape reader of the library. Does not allocate. *)
+
 val decode_segment : Bigstring.t -> Span.t -> dst:Bigstring.t -> dst_off:int -> int
 (** [decode_segment buf s ~dst ~dst_off] percent-decodes one path segment
     (a router parameter, say) into [dst] from [dst_off] and is the decoded
