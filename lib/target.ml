@@ -131,6 +131,14 @@ let[@inline] hex_value c =
   | 'A' .. 'F' -> Char.code c - 55
   | _ -> -1
 
+let[@inline] percent_byte buf i stop =
+  if i + 2 < stop then begin
+    let h = hex_value (Bigstring.unsafe_get buf (i + 1))
+    and l = hex_value (Bigstring.unsafe_get buf (i + 2)) in
+    if h < 0 || l < 0 then -1 else (h lsl 4) lor l
+  end
+  else -1
+
 (* Ends the segment [dst.{seg .. w-1}] (which follows a '/'), applying
    RFC 3986 §5.2.4 to it at once instead of in a second pass: a "." is
    dropped, a ".." also drops the segment before it, an empty one (from
@@ -170,13 +178,8 @@ let run buf span dst pct =
       let c = Bigstring.unsafe_get buf !i in
       let b = ref (Char.code c) in
       if pct && c = '%' then begin
-        if !i + 2 < stop then begin
-          let h = hex_value (Bigstring.unsafe_get buf (!i + 1))
-          and l = hex_value (Bigstring.unsafe_get buf (!i + 2)) in
-          if h < 0 || l < 0 then err := c_bad_escape
-          else begin b := (h lsl 4) lor l; i := !i + 3 end
-        end
-        else err := c_bad_escape
+        let v = percent_byte buf !i stop in
+        if v < 0 then err := c_bad_escape else begin b := v; i := !i + 3 end
       end
       else begin
         (* Raw control bytes cannot come from a request-target, so
@@ -213,3 +216,33 @@ let normalize buf span ~dst =
   run buf span dst false
 
 let ends_in_slash dst n = n > 0 && Bigstring.unsafe_get dst (n - 1) = '/'
+
+(* One segment (or any span that is not a whole path): the same escapes as
+   [decode_path], but ['/'] and [%2F] are ordinary bytes and nothing is
+   resolved, so a router can split on raw ['/'] first and decode each piece
+   after; and ['+'] is a ['+'] (only form encoding makes it a space). *)
+let decode_segment buf span ~dst ~dst_off =
+  Bigstring.check_range "Httpz.Target.decode_segment" buf ~off:(Span.off span) ~len:(Span.len span);
+  let stop = Span.off span + Span.len span and cap = Bigstring.length dst in
+  if dst_off < 0 || dst_off > cap then c_too_long
+  else begin
+    let i = ref (Span.off span) and w = ref dst_off and err = ref 0 in
+    while !err = 0 && !i < stop do
+      let c = Bigstring.unsafe_get buf !i in
+      let b = ref (Char.code c) in
+      if c = '%' then begin
+        let v = percent_byte buf !i stop in
+        if v < 0 then err := c_bad_escape else begin b := v; i := !i + 3 end
+      end
+      else begin
+        if c = '\000' then err := c_nul else if is_ctl_or_space c then err := c_bad_char;
+        incr i
+      end;
+      if !err = 0 then begin
+        if !b = 0 then err := c_nul
+        else if !w >= cap then err := c_too_long
+        else begin Bigstring.unsafe_set dst !w (Char.unsafe_chr !b); incr w end
+      end
+    done;
+    if !err <> 0 then !err else !w - dst_off
+  end

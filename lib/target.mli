@@ -183,3 +183,23 @@ val ends_in_slash : Bigstring.t -> int -> bool
     or [%2F]) or with a [.] or [..] segment, or resolved to ["/"]. A
     server that finds a directory at a path for which this is [false]
     redirects [/dir] to [/dir/]. *)
+
+val percent_byte : Bigstring.t -> int -> int -> int
+(** [percent_byte buf i stop] is the byte (0 to 255) that the escape
+    [%XX] starting at [buf.{i}] (a ['%'], not checked) stands for, or [-1]
+    when two hex digits (either case) do not follow before [stop]. The one
+    escape reader of the library. Does not allocate. *)
+
+val decode_segment : Bigstring.t -> Span.t -> dst:Bigstring.t -> dst_off:int -> int
+(** [decode_segment buf s ~dst ~dst_off] percent-decodes one path segment
+    (a router parameter, say) into [dst] from [dst_off] and is the decoded
+    length [n >= 0], or a negative code for {!decode_error}: {!Bad_escape},
+    {!Nul_byte} (raw or [%00]), {!Bad_char} (a raw control byte or space)
+    or {!Too_long} (it does not fit before [Bigstring.length dst]).
+
+    Unlike {!decode_path} it knows nothing of segments: it is meant to run
+    {e after} the path was split on raw ['/'], so [%2F] becomes a ['/'] byte
+    {e inside} the result and [.]/[..] are kept. ['+'] stays ['+']: a space
+    as ['+'] is form encoding ({!Form}), never path encoding. One decoding
+    only ([%252F] gives [%2F]). [dst] must not overlap [s] unless
+    [dst_off <= Span.off s] (decoding only shrinks). Does not allocate. *)
