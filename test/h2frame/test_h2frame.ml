@@ -442,6 +442,56 @@ let test_partial () =
   Alcotest.check_raises "range" (Invalid_argument "Httpz.H2_frame.read") (fun () ->
       ignore (F.read r buf ~off:1 ~len:(String.length f)))
 
+(* ---------- writers: all or nothing ---------- *)
+
+let test_writer_refusals () =
+  let buf = Bigstring.create 64 in
+  let untouched name f =
+    Bigarray.Array1.fill buf '#';
+    (match f () with
+     | (_ : int) -> fail "%s: accepted" name
+     | exception W.No_space -> ()
+     | exception W.Invalid_frame -> ());
+    for i = 0 to 63 do if Bigstring.unsafe_get buf i <> '#' then fail "%s: wrote byte %d" name i done
+  in
+  let invalid name f =
+    Alcotest.check_raises name W.Invalid_frame (fun () -> ignore (f ()));
+    untouched name f
+  in
+  let no_space name f =
+    Alcotest.check_raises name W.No_space (fun () -> ignore (f ()));
+    untouched name f
+  in
+  invalid "DATA on stream 0" (fun () -> W.data_header buf ~off:0 ~stream_id:0 ~length:1 ~end_stream:false);
+  invalid "stream 2^31" (fun () -> W.data_header buf ~off:0 ~stream_id:0x8000_0000 ~length:1 ~end_stream:false);
+  invalid "length 2^24" (fun () ->
+      W.headers_header buf ~off:0 ~stream_id:1 ~length:0x100_0000 ~end_stream:false ~end_headers:true);
+  invalid "negative length" (fun () -> W.continuation_header buf ~off:0 ~stream_id:1 ~length:(-1) ~end_headers:true);
+  invalid "type 256" (fun () -> W.frame_header buf ~off:0 ~length:0 ~type_code:256 ~flags:0 ~stream_id:0);
+  invalid "WINDOW_UPDATE 0" (fun () -> W.window_update buf ~off:0 ~stream_id:1 ~increment:0);
+  invalid "WINDOW_UPDATE 2^31" (fun () -> W.window_update buf ~off:0 ~stream_id:1 ~increment:0x8000_0000);
+  invalid "RST_STREAM on 0" (fun () -> W.rst_stream buf ~off:0 ~stream_id:0 ~code:Cancel);
+  invalid "SETTINGS arrays differ" (fun () -> W.settings buf ~off:0 ~ids:[| 1; 2 |] ~values:[| 1 |]);
+  invalid "SETTINGS value 2^32" (fun () -> W.settings buf ~off:0 ~ids:[| 1 |] ~values:[| 0x1_0000_0000 |]);
+  invalid "SETTINGS id 2^16" (fun () -> W.settings buf ~off:0 ~ids:[| 0x10000 |] ~values:[| 1 |]);
+  invalid "weight 0" (fun () -> W.priority buf ~off:0 ~stream_id:1 ~exclusive:false ~dependency:0 ~weight:0);
+  invalid "PRIORITY_UPDATE for 0" (fun () -> W.priority_update buf ~off:0 ~prioritized_stream_id:0 "u=1");
+  no_space "DATA header at 56" (fun () -> W.data_header buf ~off:56 ~stream_id:1 ~length:1 ~end_stream:false);
+  no_space "negative offset" (fun () -> W.settings_ack buf ~off:(-1));
+  no_space "RST_STREAM at 52" (fun () -> W.rst_stream buf ~off:52 ~stream_id:1 ~code:Cancel);
+  no_space "WINDOW_UPDATE at 52" (fun () -> W.window_update buf ~off:52 ~stream_id:1 ~increment:1);
+  no_space "PING at 48" (fun () -> W.ping_int buf ~off:48 ~ack:false 1);
+  no_space "GOAWAY debug" (fun () -> W.goaway buf ~off:0 ~last_stream_id:1 ~code:No_error ~debug:(String.make 48 'd'));
+  no_space "SETTINGS" (fun () -> W.settings buf ~off:0 ~ids:(Array.make 10 1) ~values:(Array.make 10 1));
+  (* the exact fit is accepted *)
+  Alcotest.(check int) "GOAWAY filling the buffer" 64
+    (W.goaway buf ~off:0 ~last_stream_id:1 ~code:No_error ~debug:(String.make 47 'd'));
+  Alcotest.(check int) "header size" 9 F.header_size;
+  ignore (W.ping_int buf ~off:0 ~ack:true 0x010203);
+  Alcotest.(check string) "PING opaque int" "\000\000\000\000\000\001\002\003"
+    (Bigstring.sub_string buf ~off:9 ~len:8);
+  Alcotest.(check int) "PING ACK flag" 1 (Char.code (Bigstring.unsafe_get buf 4))
+
 (* ---------- enumerations, preface ---------- *)
 
 let test_error_codes () =
@@ -844,7 +894,8 @@ let () =
       ( "rules",
         [ Alcotest.test_case "RFC 9113 codes and classification" `Quick test_rules;
           Alcotest.test_case "SETTINGS_MAX_FRAME_SIZE" `Quick test_max_frame_size;
-          Alcotest.test_case "partial frames" `Quick test_partial ] );
+          Alcotest.test_case "partial frames" `Quick test_partial;
+          Alcotest.test_case "writers refuse whole" `Quick test_writer_refusals ] );
       ( "enumerations",
         [ Alcotest.test_case "error codes" `Quick test_error_codes;
           Alcotest.test_case "types and settings" `Quick test_enums;
