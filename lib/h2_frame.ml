@@ -245,19 +245,32 @@ let padded_content t buf p skip : result =
     Frame
   end
 
+let settings_reason : H2_settings.id -> string = function
+  | Enable_push -> "SETTINGS_ENABLE_PUSH is not 0 or 1"
+  | Initial_window_size -> "SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1"
+  | Max_frame_size -> "SETTINGS_MAX_FRAME_SIZE outside [2^14, 2^24-1]"
+  | Enable_connect_protocol -> "SETTINGS_ENABLE_CONNECT_PROTOCOL is not 0 or 1"
+  | No_rfc7540_priorities -> "SETTINGS_NO_RFC7540_PRIORITIES is not 0 or 1"
+  | Header_table_size | Max_concurrent_streams | Max_header_list_size | Unknown ->
+      "SETTINGS value out of range"
+
+(* Every entry is checked before the frame is returned, so a session can
+   apply them one by one without undoing anything. *)
 let check_settings t buf p : result =
   let n = t.length / 6 in
-  let i = ref 0 and code = ref H2_error.No_error in
-  while !code == H2_error.No_error && !i < n do
+  let i = ref 0 and failed = ref (-1) in
+  while !failed < 0 && !i < n do
     let e = p + (6 * !i) in
-    code := H2_settings.check (H2_settings.id_of_int (get_u16 buf e)) (get_u32 buf (e + 2));
+    let id = H2_settings.id_of_int (get_u16 buf e) in
+    if H2_settings.check id (get_u32 buf (e + 2)) != H2_error.No_error then failed := e;
     incr i
   done;
-  match !code with
-  | No_error -> Frame
-  | Flow_control_error ->
-      connection_error t Flow_control_error "SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1"
-  | c -> connection_error t c "SETTINGS value out of range"
+  if !failed < 0 then Frame
+  else begin
+    let e = !failed in
+    let id = H2_settings.id_of_int (get_u16 buf e) in
+    connection_error t (H2_settings.check id (get_u32 buf (e + 2))) (settings_reason id)
+  end
 
 (* Rules that need the payload; the whole frame is at [p - 9 ..]. *)
 let check_payload t buf p : result =

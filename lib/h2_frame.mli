@@ -32,10 +32,11 @@
     {!header_size} + its advertised SETTINGS_MAX_FRAME_SIZE bytes. A call
     depends on nothing but the bytes it is given and {!set_max_frame_size}:
     the reader keeps no state between calls, so a frame that arrives a byte
-    at a time gives the same answer as one that arrives whole. A frame
-    header whose length is too large, or whose type and stream identifier
-    or length are incompatible, is refused as soon as its 9 bytes are in,
-    before any payload arrives.
+    at a time gives the same answer as one that arrives whole. A connection
+    error that the 9 header bytes settle (a length above the limit, a type
+    on the wrong kind of stream, a length the type forbids) is reported as
+    soon as they are in, before any payload is buffered; a stream error
+    waits for the whole frame, so that {!consumed} can step over it.
 
     {b Errors.} [Connection_error] and [Stream_error] carry the code RFC
     9113 requires ({!error}) and a constant explanation ({!reason}, fit for
@@ -109,9 +110,10 @@ type preface_check =
 val check_preface : Bigstring.t -> off:int -> len:int -> preface_check
 (** [check_preface buf ~off ~len] says whether [buf.{off .. off+len-1}]
     begins with {!preface}. It answers [Not_preface] at the first byte that
-    differs, so an HTTP/1.1 request is told apart after at most 4 bytes
-    (["POST"] and ["PUT "] share 1 and 0 bytes with ["PRI "]; no method is
-    ["PRI"]). Reads at most 24 bytes.
+    differs, so an HTTP/1.1 request is told apart from h2c with prior
+    knowledge after 1 or 2 bytes (["G"], ["PO"], ["PU"], ["PA"], …); only
+    a request with the method [PRI], which RFC 9113 §3.4 keeps for the
+    preface, is read up to its version. Reads at most 24 bytes.
     @raise Invalid_argument when the slice is not inside [buf]. *)
 
 (** {1 Reading frames} *)

@@ -398,6 +398,12 @@ let test_rules () =
       let buf = Bigstring.of_string bytes in
       Alcotest.check expect_t name want (classify r buf (String.length bytes));
       if want <> Ok_frame && F.reason r = "" then fail "%s: no reason" name;
+      (* a refused setting is named in the reason (GOAWAY debug data) *)
+      (match String.index_opt name ' ' with
+       | Some sp when want <> Ok_frame && String.length name > 9 && String.sub name 0 9 = "SETTINGS_" ->
+           let setting = String.sub name 0 sp in
+           if S.find_sub (F.reason r) setting < 0 then fail "%s: reason %S" name (F.reason r)
+       | _ -> ());
       (* a connection error that the header settles is known from its 9 bytes *)
       match want with
       | Conn _ when String.length bytes > 9 ->
