@@ -106,11 +106,3 @@ let first_invalid s buf ~off ~len =
   done;
   if !st = s_reject && s <> s_reject then !i - 1 else -1
 
-let feed_string s str ~off ~len =
-  let stop = off + len in
-  let i = ref off and st = ref s in
-  while !i < stop && !st <> s_reject do
-    st := step !st (String.unsafe_get str !i);
-    incr i
-  done;
-  !st

@@ -52,5 +52,3 @@ val first_invalid : int -> Bigstring.t -> off:int -> len:int -> int
     not (also when [s] is already {!reject}). For the error path: [feed] says {e whether}, this says {e where}.
     Unchecked like [feed]. *)
 
-val feed_string : int -> string -> off:int -> len:int -> int
-(** [feed_string] is {!feed} over a string. Unchecked like [feed]. *)

@@ -40,14 +40,16 @@ let write buf ~off ~code ~reason =
     Ws_frame.write_header buf ~off ~fin:true ~rsv1:false Close ~len:0
   end
   else begin
-    if not (is_valid_code code) || rlen > max_reason
-       || not (Utf8.is_complete (Utf8.feed_string Utf8.accept reason ~off:0 ~len:rlen))
-    then invalid_arg "Httpz.Ws_close.write";
+    if not (is_valid_code code) || rlen > max_reason then invalid_arg "Httpz.Ws_close.write";
     let len = 2 + rlen in
     Bigstring.check_range "Httpz.Ws_close.write" buf ~off ~len:(2 + len);
-    let p = Ws_frame.write_header buf ~off ~fin:true ~rsv1:false Close ~len in
+    let p = off + 2 in
+    (* the reason is checked where it lands, before the header makes it a frame *)
+    Bigstring.unsafe_blit_from_string reason ~src_off:0 buf ~dst_off:(p + 2) ~len:rlen;
+    if not (Utf8.is_complete (Utf8.feed Utf8.accept buf ~off:(p + 2) ~len:rlen)) then
+      invalid_arg "Httpz.Ws_close.write";
+    ignore (Ws_frame.write_header buf ~off ~fin:true ~rsv1:false Close ~len : int);
     Bigstring.unsafe_set buf p (Char.unsafe_chr (code lsr 8));
     Bigstring.unsafe_set buf (p + 1) (Char.unsafe_chr (code land 0xFF));
-    Bigstring.unsafe_blit_from_string reason ~src_off:0 buf ~dst_off:(p + 2) ~len:rlen;
     p + len
   end
