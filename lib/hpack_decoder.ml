@@ -110,6 +110,12 @@ let start_block t ~off ~len =
   t.name_off <- 0; t.name_len <- 0; t.value_off <- 0; t.value_len <- 0;
   t.field_start <- off
 
+let reset t =
+  Hpack_table.clear t.table;
+  Hpack_table.set_max_size t.table t.max_table_size;
+  t.failed <- false;
+  start_block t ~off:0 ~len:0
+
 let fail t e = t.err <- e; t.failed <- true; -1
 
 (* Reads an integer at [t.pos], advancing past it: the value, or [-1]. *)

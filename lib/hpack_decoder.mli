@@ -105,6 +105,10 @@ val start_block : t -> off:int -> len:int -> unit
     [src.{off .. off+len-1}], forgets the previous block's fields and
     header list size, and empties [out] (it will be written from 0). *)
 
+val reset : t -> unit
+(** [reset t] makes [t] as {!create} left it (empty table, not failed), so
+    a pool can hand the state to a new connection. *)
+
 val next_field : t -> Bigstring.t -> out:Bigstring.t -> status
 (** [next_field t src ~out] decodes the next field of the block. [End] when
     the block is used up (and again on later calls); [Error] on invalid

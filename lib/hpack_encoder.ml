@@ -77,22 +77,23 @@ let indexed buf ~off i =
    placeholder. One path for both keeps each field's code in one place. *)
 let no_bytes = Bigstring.create 0
 
-(* The length a string takes on the wire: its Huffman length when that is
-   shorter and Huffman is on, else its raw length. *)
+(* How a string goes on the wire, as [wire_length lsl 1 lor huffman]:
+   Huffman when it is on and not longer (RFC 7541's examples pick Huffman
+   on a tie: "307" is 3 bytes either way). *)
 let coded_length t ~s ~b ~big ~off ~len =
-  if not t.huffman then len
+  if not t.huffman then len lsl 1
   else begin
     let h =
       if big then Huffman.encoded_length b ~off ~len else Huffman.encoded_length_string s ~off ~len
     in
-    if h < len then h else len
+    if h <= len then (h lsl 1) lor 1 else len lsl 1
   end
 
-let[@inline] string_size ~coded = integer_length coded ~prefix:7 + coded
+let[@inline] string_size ~coded = integer_length (coded lsr 1) ~prefix:7 + (coded lsr 1)
 
 let write_string buf o ~s ~b ~big ~off ~len ~coded =
-  let huffman = coded < len in
-  let o = write_integer buf o ~first:(if huffman then 0x80 else 0) ~prefix:7 coded in
+  let huffman = coded land 1 = 1 in
+  let o = write_integer buf o ~first:(if huffman then 0x80 else 0) ~prefix:7 (coded lsr 1) in
   if huffman then
     if big then Huffman.encode b ~off ~len buf ~dst_off:o
     else Huffman.encode_string s ~off ~len buf ~dst_off:o
@@ -131,11 +132,11 @@ let static_exact sidx ~s ~b ~big ~off ~len =
 
 (* Writes one field: [sidx] is the first static entry of the name (0 when
    none); [name] its lower-case spelling; the value is [s]/[b] at [off].
-   [auto]: use an exact static or dynamic match, and index the field when
+   [lookup]: use an exact static or dynamic match, and index the field when
    the table is on; otherwise write a literal as [rep] says. *)
-let emit t buf off ~auto ~rep ~sidx ~name ~s ~b ~big ~voff ~vlen =
+let emit t buf off ~lookup ~rep ~sidx ~name ~s ~b ~big ~voff ~vlen =
   if not (valid_value ~s ~b ~big ~off:voff ~len:vlen) then raise_notrace Invalid_field;
-  let exact = if auto && sidx > 0 then static_exact sidx ~s ~b ~big ~off:voff ~len:vlen else 0 in
+  let exact = if lookup && sidx > 0 then static_exact sidx ~s ~b ~big ~off:voff ~len:vlen else 0 in
   if exact > 0 then begin
     check_space buf off 1;
     write_integer buf off ~first:0x80 ~prefix:7 exact
@@ -144,7 +145,7 @@ let emit t buf off ~auto ~rep ~sidx ~name ~s ~b ~big ~voff ~vlen =
     let nlen = String.length name in
     let table = t.table in
     let fits = nlen + vlen + Hpack_table.entry_overhead <= Hpack_table.max_size table in
-    if (auto || rep = With_indexing) && fits then begin
+    if (lookup || rep = With_indexing) && fits then begin
       (* Through the scratch buffer: the table compares and stores bigstrings. *)
       let sc = t.scratch in
       Bigstring.unsafe_blit_from_string name ~src_off:0 sc ~dst_off:0 ~len:nlen;
@@ -153,7 +154,7 @@ let emit t buf off ~auto ~rep ~sidx ~name ~s ~b ~big ~voff ~vlen =
       let found =
         Hpack_table.find table sc ~name_off:0 ~name_len:nlen ~value_off:nlen ~value_len:vlen
       in
-      if found > 0 && auto then begin
+      if found > 0 && lookup then begin
         let i = Hpack_static.length + found in
         check_space buf off (integer_length i ~prefix:7);
         write_integer buf off ~first:0x80 ~prefix:7 i
@@ -199,8 +200,6 @@ let emit t buf off ~auto ~rep ~sidx ~name ~s ~b ~big ~voff ~vlen =
     end
   end
 
-let indexing_on t = Hpack_table.max_size t.table > 0
-
 let name_of (n : Header_name.t) =
   let sidx = Hpack_static.index_of_name n in
   if sidx > 0 then Hpack_static.name sidx
@@ -208,14 +207,14 @@ let name_of (n : Header_name.t) =
 
 let field t buf ~off n v =
   let sidx = Hpack_static.index_of_name n in
-  emit t buf off ~auto:(indexing_on t) ~rep:Without_indexing ~sidx ~name:(name_of n) ~s:v
+  emit t buf off ~lookup:true ~rep:Without_indexing ~sidx ~name:(name_of n) ~s:v
     ~b:no_bytes ~big:false ~voff:0 ~vlen:(String.length v)
 
 let field_span t buf ~off n src span =
   let voff = Span.off span and vlen = Span.len span in
   Bigstring.check_range "Httpz.Hpack.Encoder.field_span" src ~off:voff ~len:vlen;
   let sidx = Hpack_static.index_of_name n in
-  emit t buf off ~auto:(indexing_on t) ~rep:Without_indexing ~sidx ~name:(name_of n) ~s:""
+  emit t buf off ~lookup:true ~rep:Without_indexing ~sidx ~name:(name_of n) ~s:""
     ~b:src ~big:true ~voff ~vlen
 
 let write_digits t n =
@@ -234,7 +233,7 @@ let field_int t buf ~off n v =
   let sidx = Hpack_static.index_of_name n in
   let name = name_of n in
   let vlen = write_digits t v in
-  emit t buf off ~auto:(indexing_on t) ~rep:Without_indexing ~sidx ~name ~s:"" ~b:t.digits
+  emit t buf off ~lookup:true ~rep:Without_indexing ~sidx ~name ~s:"" ~b:t.digits
     ~big:true ~voff:0 ~vlen
 
 let status_index = 8
@@ -242,7 +241,7 @@ let status_index = 8
 let status t buf ~off code =
   if code < 100 || code > 999 then raise_notrace Invalid_field;
   let vlen = write_digits t code in
-  emit t buf off ~auto:(indexing_on t) ~rep:Without_indexing ~sidx:status_index
+  emit t buf off ~lookup:true ~rep:Without_indexing ~sidx:status_index
     ~name:(Hpack_static.name status_index) ~s:"" ~b:t.digits ~big:true ~voff:0 ~vlen
 
 (* HTTP/2 names are lower case (RFC 9113 §8.2.1); a leading ':' marks a
@@ -267,11 +266,11 @@ let static_index_of_string name =
   done;
   !r
 
-let literal_s t buf ~off ~auto ~rep name v =
+let literal_s t buf ~off ~lookup ~rep name v =
   if not (valid_name name) then raise_notrace Invalid_field;
-  emit t buf off ~auto ~rep ~sidx:(static_index_of_string name) ~name ~s:v ~b:no_bytes
+  emit t buf off ~lookup ~rep ~sidx:(static_index_of_string name) ~name ~s:v ~b:no_bytes
     ~big:false ~voff:0 ~vlen:(String.length v)
 
-let field_s t buf ~off name v = literal_s t buf ~off ~auto:(indexing_on t) ~rep:Without_indexing name v
-let field_sensitive t buf ~off name v = literal_s t buf ~off ~auto:false ~rep:Never_indexed name v
-let literal t buf ~off rep name v = literal_s t buf ~off ~auto:false ~rep name v
+let field_s t buf ~off name v = literal_s t buf ~off ~lookup:true ~rep:Without_indexing name v
+let field_sensitive t buf ~off name v = literal_s t buf ~off ~lookup:false ~rep:Never_indexed name v
+let literal t buf ~off rep name v = literal_s t buf ~off ~lookup:false ~rep name v

@@ -13,7 +13,7 @@
     {b Choices.} A field equal to a static entry ([:status 200], [:method
     GET], [accept-encoding: gzip, deflate]…) is written as that index
     (§6.1). Otherwise the name is the static entry's index when it has one,
-    a literal otherwise, and strings are Huffman-coded when that is shorter
+    a literal otherwise, and strings are Huffman-coded when that is not longer
     and [huffman] is on (§5.2). Names are written lower case.
 
     {b Dynamic table} (off by default: [table_size = 0]). With
