@@ -141,33 +141,22 @@ let transitions =
   t
 
 let decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop =
-  let o = ref dst_off and state = ref 0x100 (* root, accepting *) and i = ref off in
-  let stop = off + len in
-  let r = ref 0 in
-  while !r = 0 && !i < stop do
-    let byte = Char.code (Bigstring.unsafe_get src !i) in
-    let e = Array.unsafe_get transitions (((!state land 0xff) lsl 4) lor (byte lsr 4)) in
-    if e < 0 then r := error_eos
+  let o = ref dst_off and state = ref 0x100 (* root, accepting *) and j = ref 0 in
+  let nibbles = 2 * len in
+  while !j < nibbles do
+    let byte = Char.code (Bigstring.unsafe_get src (off + (!j lsr 1))) in
+    let nibble = if !j land 1 = 0 then byte lsr 4 else byte land 15 in
+    let e = Array.unsafe_get transitions (((!state land 0xff) lsl 4) lor nibble) in
+    let sym = e lsr 9 in
+    if e < 0 then begin state := error_eos; j := max_int end
+    else if sym > 0 && !o >= dst_stop then begin state := error_no_space; j := max_int end
     else begin
-      let sym = e lsr 9 in
-      if sym > 0 then begin
-        if !o >= dst_stop then r := error_no_space
-        else begin Bigstring.unsafe_set dst !o (Char.unsafe_chr (sym - 1)); incr o end
-      end;
-      let e = Array.unsafe_get transitions (((e land 0xff) lsl 4) lor (byte land 15)) in
-      if e < 0 then r := error_eos
-      else begin
-        let sym = e lsr 9 in
-        if sym > 0 then begin
-          if !o >= dst_stop then r := error_no_space
-          else begin Bigstring.unsafe_set dst !o (Char.unsafe_chr (sym - 1)); incr o end
-        end;
-        state := e;
-        incr i
-      end
+      if sym > 0 then begin Bigstring.unsafe_set dst !o (Char.unsafe_chr (sym - 1)); incr o end;
+      state := e;
+      incr j
     end
   done;
-  if !r <> 0 then !r
+  if !state < 0 then !state
   else if !state land 0x100 = 0 then error_padding
   else !o - dst_off
 
