@@ -1,0 +1,67 @@
+(** An HPACK dynamic table (RFC 7541 §2.3.2, §4) in preallocated memory.
+
+    The entries' name and value bytes live back to back in one ring buffer
+    of [capacity] bytes (an entry may wrap around its end); per-entry
+    offsets, lengths, {!Header_name.t} and pseudo-header kind live in
+    [int]/immediate arrays of [capacity / 32 + 1] slots (every entry costs
+    at least its 32 bytes of overhead). Nothing grows after {!create}.
+
+    Indices are dynamic-table indices: [1] is the newest entry, {!length}
+    the oldest (the HPACK index minus 61). Accessors taking [i] do not check
+    it: callers check [1 <= i <= length t].
+
+    {b Allocation.} {!create} allocates the buffers; {!entry} allocates
+    (for tests). Nothing else allocates. *)
+
+type t
+
+val entry_overhead : int
+(** [32] (§4.1). *)
+
+val create : capacity:int -> t
+(** [create ~capacity] is an empty table whose maximum size is, and can
+    never exceed, [capacity] bytes (§4.1 size).
+    @raise Invalid_argument if [capacity < 0]. *)
+
+val length : t -> int
+(** Number of entries. *)
+
+val size : t -> int
+(** §4.1 size: sum over entries of name + value + 32. *)
+
+val max_size : t -> int
+val capacity : t -> int
+
+val set_max_size : t -> int -> unit
+(** [set_max_size t n] sets the maximum size and evicts the oldest entries
+    until the size fits (§4.3).
+    @raise Invalid_argument unless [0 <= n <= capacity t]. *)
+
+val clear : t -> unit
+
+val add :
+  t -> Bigstring.t -> name_off:int -> name_len:int -> value_off:int -> value_len:int ->
+  Header_name.t -> Hpack_static.pseudo -> unit
+(** [add t b ~name_off ~name_len ~value_off ~value_len n p] inserts the
+    entry whose bytes are in [b] (never the table's own ring), evicting as
+    §4.4 says; an entry larger than the maximum size empties the table and
+    is not added. Ranges unchecked. *)
+
+val name_len : t -> int -> int
+val value_len : t -> int -> int
+val header_name : t -> int -> Header_name.t
+val pseudo : t -> int -> Hpack_static.pseudo
+
+val copy_name : t -> int -> Bigstring.t -> dst_off:int -> unit
+(** [copy_name t i dst ~dst_off] copies entry [i]'s name to [dst]. *)
+
+val copy_value : t -> int -> Bigstring.t -> dst_off:int -> unit
+
+val find :
+  t -> Bigstring.t -> name_off:int -> name_len:int -> value_off:int -> value_len:int -> int
+(** [find t b ...] is the index of the newest entry equal to that name and
+    value; else minus the index of the newest entry with that name; else
+    [0]. A linear scan (a table of 4 KiB holds at most 128 entries). *)
+
+val entry : t -> int -> string * string
+(** [entry t i] is entry [i]'s name and value. Allocates; for tests. *)
