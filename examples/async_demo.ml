@@ -10,10 +10,16 @@
                            chunked, any size, memory bounded):
                            "B bytes, sum S\n" (S = sum of the bytes mod 2^32)
    GET  /offload?ms=N      sleeps N ms in a blocking call on the thread pool:
-                           "offloaded N\n"
+                           "offloaded N\n" (503 at once when the pool's queue
+                           is full: --offload-threads, --offload-queue)
    GET  /hello?name=X      "hello X\n", X decoded
    GET  /static/...        the files of DIR
-   anything else           404 *)
+   anything else           404
+
+   With --stats, the server's GET /__httpz/stats and the demo's own
+   GET /gc (a full major collection, then "live_words N heap_words N\n"),
+   which the end-to-end suite uses to see that waiting costs no memory
+   that stays. *)
 
 open Httpz
 open Httpz_server
@@ -95,7 +101,14 @@ let hello c q =
   | Some name -> text c Status.Ok ("hello " ^ name ^ "\n")
   | None -> bad c
 
-let handler static c =
+(* Only with --stats: a full major collection per request is a test aid,
+   not something to offer any client. *)
+let gc c =
+  Gc.full_major ();
+  let st = Gc.quick_stat () in
+  text c Status.Ok (Printf.sprintf "live_words %d heap_words %d\n" (Gc.stat ()).Gc.live_words st.Gc.heap_words)
+
+let handler ~stats static c =
   let meth = Request.meth (Ctx.request c) in
   let path, q = path_and_query c in
   match (meth, path) with
@@ -104,23 +117,33 @@ let handler static c =
   | Meth.Post, "/count" -> count c
   | Meth.Get, "/offload" -> offload c q
   | Meth.Get, "/hello" -> hello c q
+  | Meth.Get, "/gc" when stats -> gc c
   | (Meth.Get | Meth.Head), _ when String.length path >= 8 && String.sub path 0 8 = "/static/" ->
       Static.handler static c
   | _ -> text c Status.Not_found "not found\n"
 
 let () =
-  let port = ref 8080 and dir = ref "." and cert = ref "" and key = ref "" and io = ref Server.default_config.io in
+  let port = ref 8080 and dir = ref "." and cert = ref "" and key = ref "" and io = ref Server.default_config.io
+  and stats = ref false
+  and threads = ref Server.default_config.offload_threads
+  and queue = ref Server.default_config.offload_queue in
   Arg.parse
     [ ("-p", Arg.Set_int port, "PORT port (default 8080)"); ("-d", Arg.Set_string dir, "DIR served under /static/");
       ("--tls-cert", Arg.Set_string cert, "FILE serve HTTPS with this PEM certificate chain");
       ("--tls-key", Arg.Set_string key, "FILE and this PEM key");
       ("--io", Arg.Symbol ([ "uring"; "epoll" ], fun s -> io := if s = "epoll" then Server.Epoll else Server.Uring),
-       " the backend (default uring)") ]
-    (fun _ -> ()) "async_demo.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE] [--io uring|epoll]";
+       " the backend (default uring)");
+      ("--stats", Arg.Set stats, " serve GET /__httpz/stats and GET /gc (for tests)");
+      ("--offload-threads", Arg.Set_int threads, "N threads of the offload pool (default 4)");
+      ("--offload-queue", Arg.Set_int queue, "N jobs that may wait for them (default 64 per thread)") ]
+    (fun _ -> ()) "async_demo.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE] [--io uring|epoll] [--stats]\n\
+     \  [--offload-threads N] [--offload-queue N]";
   let tls = if !cert = "" then None else Some (Server.tls ~cert_file:!cert ~key_file:!key) in
   match Static.create { Static.default_config with root = !dir; mount = "/static/" } with
   | Error e ->
       prerr_endline ("async_demo: " ^ e);
       exit 1
   | Ok static ->
-      exit (Server.run { Server.default_config with port = !port; workers = 1; tls; io = !io } (handler static))
+      exit (Server.run { Server.default_config with port = !port; workers = 1; tls; io = !io; stats = !stats;
+                        offload_threads = !threads; offload_queue = !queue }
+           (handler ~stats:!stats static))

@@ -49,12 +49,13 @@ let await c p k =
   | Lwt.Return v -> k v c
   | Lwt.Fail e -> raise e
   | Lwt.Sleep ->
+      (* Its cancel hook goes once [p] resolves: awaiting in a loop keeps
+         nothing per await. *)
       let resume =
-        Ctx.suspend c (fun c ->
+        Ctx.suspend_with_cancel c ~cancel:(fun () -> Lwt.cancel p) (fun c ->
             match Lwt.state p with
             | Lwt.Return v -> k v c
             | Lwt.Fail e -> raise e
             | Lwt.Sleep -> failwith "Httpz_lwt.await: resumed before the promise resolved")
       in
-      Ctx.on_cancel c (fun () -> Lwt.cancel p);
       Lwt.on_any p (fun _ -> resume ()) (fun _ -> resume ())

@@ -209,8 +209,11 @@ and t = {
   mutable flush_wanted : bool;  (** [Ctx.flush]: write, then run [cont] *)
   mutable cont : t -> unit;  (** what runs next for the handler *)
   mutable cancels : (unit -> unit) list;
-      (** undo what the handler waits on (timers, watches) when the request
-          ends early *)
+      (** run (and emptied) when the request ends early: the pending wait's
+          undo (cancel its timer, remove its watch, drop its offloaded
+          job), which [Ctx] takes out again as soon as the wait resumes, so
+          that there is at most one of those, and the handler's own
+          [Ctx.on_cancel] hooks *)
   mutable upgrade : Unix.file_descr -> string -> unit;
       (** who takes the socket after a 101 ([Then_detach]) *)
   peer : Httpz.Bigstring.t;

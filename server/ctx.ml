@@ -305,41 +305,83 @@ let body_ended c = c.body = Body_streamed && c.piece_len = 0
 
 (* {1 Answering later} *)
 
-let suspend c k =
-  if waiting c then invalid_arg "Ctx.suspend: the handler already waits";
-  if c.resp = Done then invalid_arg "Ctx.suspend: the response is complete";
+(* At most one wait at a time, and its hook leaves [cancels] when it
+   resumes: a stream that sleeps a million times keeps none of them. *)
+let forget_cancel c f =
+  match c.cancels with
+  | g :: rest when g == f -> c.cancels <- rest
+  | l -> if List.memq f l then c.cancels <- List.filter (fun g -> g != f) l
+
+let check_can_wait c name =
+  if waiting c then invalid_arg (name ^ ": the handler already waits");
+  if c.resp = Done then invalid_arg (name ^ ": the response is complete")
+
+let suspension name c k cancel =
+  check_can_wait c name;
   c.suspended <- true;
+  (match cancel with Some f -> c.cancels <- f :: c.cancels | None -> ());
   let gen = c.gen in
   let fired = ref false in
   fun () ->
     if not !fired then begin
       fired := true;
+      (* A later gen: the request ended, and its hooks ran and went. *)
+      (match cancel with Some f when c.gen = gen -> forget_cancel c f | _ -> ());
       c.sh.hooks.resume c gen k
     end
+
+let suspend c k = suspension "Ctx.suspend" c k None
+let suspend_with_cancel c ~cancel k = suspension "Ctx.suspend_with_cancel" c k (Some cancel)
 
 let on_cancel c f = c.cancels <- f :: c.cancels
 
 let sleep c seconds k =
-  let resume = suspend c k in
-  let tm = Reactor.after (Reactor.current ()) seconds resume in
-  on_cancel c (fun () -> Reactor.cancel tm)
+  let tm = ref None in
+  let resume =
+    suspend_with_cancel c k ~cancel:(fun () -> match !tm with Some t -> Reactor.cancel t | None -> ())
+  in
+  tm := Some (Reactor.after (Reactor.current ()) seconds resume)
 
 let when_ready c fd ~write k =
   let watch = ref None in
   let stop () = match !watch with Some w -> Reactor.unwatch w | None -> () in
-  let resume = suspend c (fun c -> stop (); k c) in
-  watch := Some (Reactor.watch (Reactor.current ()) fd ~write resume);
-  on_cancel c stop
+  let resume = suspend_with_cancel c k ~cancel:stop in
+  (* Level-triggered: the watch goes as it fires, before anything else. *)
+  watch := Some (Reactor.watch (Reactor.current ()) fd ~write (fun () -> stop (); resume ()))
 
 let when_readable c fd k = when_ready c fd ~write:false k
 let when_writable c fd k = when_ready c fd ~write:true k
 
+let busy_body = "The server is busy: try again in a moment.\n"
+
+(* The pool's queue is full: 503 at once, if the head is still ours to
+   write (else the handler returns without answering, and the connection
+   closes as after any handler that does). *)
+let busy c =
+  if c.resp = Idle then begin
+    start c Status.Service_unavailable;
+    header c Header_name.Retry_after "1";
+    header c Header_name.Content_type "text/plain; charset=utf-8";
+    body_string c busy_body
+  end
+
 let offload c work k =
+  check_can_wait c "Ctx.offload";
   let result = ref (Error Exit) in
-  let resume = suspend c (fun c -> match !result with Ok v -> k v c | Error e -> raise e) in
-  Reactor.offload (Reactor.current ())
-    (fun () -> result := (try Ok (work ()) with e -> Error e))
-    resume
+  let resume = ref ignore in
+  match
+    Reactor.offload (Reactor.current ())
+      (fun () -> result := (try Ok (work ()) with e -> Error e))
+      (fun () -> !resume ())
+  with
+  | None -> busy c
+  | Some job ->
+      (* The continuation runs on this loop, after this returns: [resume]
+         is set by then. *)
+      resume :=
+        suspend_with_cancel c
+          (fun c -> match !result with Ok v -> k v c | Error e -> raise e)
+          ~cancel:(fun () -> Reactor.drop job)
 
 (* {1 Handing the connection over} *)
 

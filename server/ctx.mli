@@ -192,7 +192,13 @@ val body_ended : t -> bool
     once more. Until then the connection waits with no buffer of its own
     in use beyond the request's; if the client hangs up, or the handler
     timeout ([Server.config.handler_timeout]) passes first (the client then
-    gets 503), the continuation is dropped and {!on_cancel} hooks run. *)
+    gets 503), the continuation is dropped, what the wait was for is undone
+    (the timer cancelled, the watch removed, the offloaded job dropped if
+    it has not started) and {!on_cancel} hooks run.
+
+    A wait keeps nothing once it is over: a handler may wait any number of
+    times (a stream that sleeps between a million pieces) in constant
+    memory. *)
 
 val suspend : t -> (t -> unit) -> unit -> unit
 (** [suspend c k] is [resume]: return from the handler now; [resume ()],
@@ -200,8 +206,17 @@ val suspend : t -> (t -> unit) -> unit -> unit
     promise), runs [k c], at most once, if the request is still waiting.
     @raise Invalid_argument if the handler already waits or answered. *)
 
+val suspend_with_cancel : t -> cancel:(unit -> unit) -> (t -> unit) -> unit -> unit
+(** [suspend_with_cancel c ~cancel k] is {!suspend} for a wait that has
+    something to undo: [cancel ()] runs if the request ends while it waits
+    (before [resume ()] is called), and is forgotten as soon as [resume ()]
+    is called, so it must not be needed after that (the event it waited
+    for has happened). {!sleep}, {!when_readable} and the Lwt adapter wait
+    this way. *)
+
 val sleep : t -> float -> (t -> unit) -> unit
-(** [sleep c seconds k]: [k c] runs [seconds] from now. *)
+(** [sleep c seconds k]: [k c] runs [seconds] from now ([0.]: at the
+    loop's next turn). *)
 
 val when_readable : t -> Unix.file_descr -> (t -> unit) -> unit
 val when_writable : t -> Unix.file_descr -> (t -> unit) -> unit
@@ -209,13 +224,26 @@ val when_writable : t -> Unix.file_descr -> (t -> unit) -> unit
     pipe: non-blocking, owned by the caller) is readable. *)
 
 val offload : t -> (unit -> 'a) -> ('a -> t -> unit) -> unit
-(** [offload c work k] runs [work ()] on the worker's thread pool, then
-    [k v c] on the loop with its result (an exception from [work] makes
-    the answer a 500). [work] must not use [c] or the server's state. *)
+(** [offload c work k] runs [work ()] on the worker's thread pool
+    ([Server.config.offload_threads]), then [k v c] on the loop with its
+    result (an exception from [work] makes the answer a 500). [work] must
+    not use [c] or the server's state. If the request ends before a thread
+    takes [work] (the client left, the handler timeout), it never runs.
+
+    When [Server.config.offload_queue] jobs already wait for a thread,
+    neither [work] nor [k] runs: [offload] answers at once for the handler,
+    [503 Service Unavailable] with [Retry-After: 1], and returns (the
+    handler then returns too; it must not answer). If a response was
+    started already, nothing is written, and the connection is closed as
+    after any handler that returns without answering.
+    @raise Invalid_argument if the handler already waits or answered. *)
 
 val on_cancel : t -> (unit -> unit) -> unit
 (** [on_cancel c f]: [f ()] runs if the request ends before the handler
-    answered (the client left, the handler timeout). *)
+    answered (the client left, the handler timeout). The hook is kept until
+    the request ends: register it once per request (a wait's own undo
+    belongs in {!suspend_with_cancel}, which forgets it when the wait is
+    over). *)
 
 (** {1 Handing the connection over} *)
 

@@ -1,8 +1,20 @@
-(* Timers in a binary heap ordered by deadline; descriptor watches in a
-   table by fd, registered in the loop's epoll with token [base + fd]; an
-   offload pool of threads that report back through a pipe. *)
+(* Timers in a binary heap ordered by deadline, each knowing its index so
+   that a cancelled one leaves the heap at once (with its closure): the
+   heap holds live timers only, whatever is cancelled behind a long one.
+   Descriptor watches in a table by fd, registered in the loop's epoll with
+   token [base + fd]; an offload pool of threads that report back through
+   a pipe, with a bounded queue of jobs that can be dropped before they
+   start. *)
 
-type timer = { at : int; seq : int; f : unit -> unit; mutable cancelled : bool }
+type timer = {
+  heap : heap;
+  at : int;
+  seq : int;
+  mutable f : unit -> unit;  (** [ignore] once fired or cancelled *)
+  mutable idx : int;  (** its place in [heap], [-1] once out of it *)
+}
+
+and heap = { mutable arr : timer array; mutable size : int }
 
 type watch = {
   r : t;
@@ -15,12 +27,12 @@ type watch = {
 and t = {
   epfd : int;
   base : int;
-  mutable heap : timer array;
-  mutable size : int;
+  timers : heap;
   mutable seq : int;
   watches : (int, watch list) Hashtbl.t;
   interest : (int, int) Hashtbl.t;  (* fd -> epoll events registered *)
   threads : int;
+  queue_limit : int;
   mutable pool : pool option;
   mutable turn_hooks : (unit -> unit) list;
 }
@@ -28,10 +40,19 @@ and t = {
 and pool = {
   lock : Mutex.t;
   work : Condition.t;
-  jobs : (unit -> unit) Queue.t;
+  jobs : job Queue.t;  (** queued jobs, and dropped ones not yet skipped *)
+  mutable waiting : int;  (** the [Queued] jobs in [jobs] *)
   finished : (unit -> unit) Queue.t;  (* continuations, for the loop *)
   wake_r : Unix.file_descr;
   wake_w : Unix.file_descr;
+}
+
+and job_state = Queued | Started | Dropped
+
+and job = {
+  p : pool;
+  mutable run : unit -> unit;  (** [ignore] once dropped *)
+  mutable state : job_state;  (** under [p.lock] *)
 }
 
 let log_msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
@@ -41,18 +62,32 @@ let the_current = ref None
 let current () =
   match !the_current with Some r -> r | None -> failwith "Reactor.current: no server is running"
 
-let dummy = { at = max_int; seq = 0; f = ignore; cancelled = true }
+let default_threads = 4
+let default_queue_per_thread = 64
 
-let create ~epfd ~base_token ~threads =
+(* Set by Server in each worker before its loop creates the reactor: the
+   workers' parameters are the loop's business, the pool's are only ours. *)
+let pool_limits = ref (default_threads, default_threads * default_queue_per_thread)
+
+let set_pool_limits ~threads ~queue =
+  let threads = max 1 threads in
+  pool_limits := (threads, if queue <= 0 then threads * default_queue_per_thread else queue)
+
+let no_heap = { arr = [||]; size = 0 }
+let dummy = { heap = no_heap; at = max_int; seq = 0; f = ignore; idx = -1 }
+let min_heap = 16
+
+let create ~epfd ~base_token =
+  let threads, queue_limit = !pool_limits in
   {
     epfd;
     base = base_token;
-    heap = Array.make 16 dummy;
-    size = 0;
+    timers = { arr = Array.make min_heap dummy; size = 0 };
     seq = 0;
     watches = Hashtbl.create 16;
     interest = Hashtbl.create 16;
-    threads = max 1 threads;
+    threads;
+    queue_limit;
     pool = None;
     turn_hooks = [];
   }
@@ -66,60 +101,83 @@ let guard what f =
 
 let earlier a b = a.at < b.at || (a.at = b.at && a.seq < b.seq)
 
-let swap h i j =
-  let x = h.(i) in
-  h.(i) <- h.(j);
-  h.(j) <- x
+let place h i tm =
+  h.arr.(i) <- tm;
+  tm.idx <- i
 
 let rec up h i =
   if i > 0 then begin
     let p = (i - 1) / 2 in
-    if earlier h.(i) h.(p) then (swap h i p; up h p)
+    let x = h.arr.(i) and y = h.arr.(p) in
+    if earlier x y then (place h p x; place h i y; up h p)
   end
 
-let rec down h n i =
+let rec down h i =
+  let n = h.size in
   let l = (2 * i) + 1 and rt = (2 * i) + 2 in
-  let m = if l < n && earlier h.(l) h.(i) then l else i in
-  let m = if rt < n && earlier h.(rt) h.(m) then rt else m in
-  if m <> i then (swap h i m; down h n m)
+  let m = if l < n && earlier h.arr.(l) h.arr.(i) then l else i in
+  let m = if rt < n && earlier h.arr.(rt) h.arr.(m) then rt else m in
+  if m <> i then begin
+    let x = h.arr.(i) and y = h.arr.(m) in
+    place h m x;
+    place h i y;
+    down h m
+  end
+
+let resize h len =
+  let a = Array.make len dummy in
+  Array.blit h.arr 0 a 0 h.size;
+  h.arr <- a
+
+let remove_at h i =
+  let tm = h.arr.(i) in
+  let last = h.size - 1 in
+  h.size <- last;
+  if i < last then begin
+    let moved = h.arr.(last) in
+    h.arr.(last) <- dummy;
+    place h i moved;
+    if i > 0 && earlier moved h.arr.((i - 1) / 2) then up h i else down h i
+  end
+  else h.arr.(i) <- dummy;
+  tm.idx <- -1;
+  (* After a burst of timers the array shrinks back, never under a
+     quarter full. *)
+  let len = Array.length h.arr in
+  if len > min_heap && h.size < len / 4 then resize h (len / 2)
 
 let after r seconds f =
-  let at = Syscall.clock_monotonic_ns () + int_of_float (Float.max 0. seconds *. 1e9) in
+  (* A wait of zero (or less) is due at once: the loop's next turn runs
+     it without waiting for the clock to move on. *)
+  let at =
+    if seconds <= 0. then 0 else Syscall.clock_monotonic_ns () + int_of_float (seconds *. 1e9)
+  in
   r.seq <- r.seq + 1;
-  let tm = { at; seq = r.seq; f; cancelled = false } in
-  if r.size = Array.length r.heap then begin
-    let h = Array.make (2 * r.size) dummy in
-    Array.blit r.heap 0 h 0 r.size;
-    r.heap <- h
-  end;
-  r.heap.(r.size) <- tm;
-  r.size <- r.size + 1;
-  up r.heap (r.size - 1);
+  let h = r.timers in
+  let tm = { heap = h; at; seq = r.seq; f; idx = -1 } in
+  if h.size = Array.length h.arr then resize h (2 * h.size);
+  place h h.size tm;
+  h.size <- h.size + 1;
+  up h (h.size - 1);
   tm
 
-let cancel tm = tm.cancelled <- true
+let cancel tm =
+  if tm.idx >= 0 then remove_at tm.heap tm.idx;
+  tm.f <- ignore
 
-let pop r =
-  let top = r.heap.(0) in
-  r.size <- r.size - 1;
-  r.heap.(0) <- r.heap.(r.size);
-  r.heap.(r.size) <- dummy;
-  down r.heap r.size 0;
-  top
-
-let rec next_timer_ns r =
-  if r.size = 0 then max_int
-  else if r.heap.(0).cancelled then (ignore (pop r : timer); next_timer_ns r)
-  else r.heap.(0).at
+let next_timer_ns r = if r.timers.size = 0 then max_int else r.timers.arr.(0).at
 
 let run_timers r ~now_ns =
-  while r.size > 0 && r.heap.(0).at <= now_ns do
-    let tm = pop r in
-    if not tm.cancelled then begin
-      tm.cancelled <- true;
-      guard "a timer callback" tm.f
-    end
+  let h = r.timers in
+  while h.size > 0 && h.arr.(0).at <= now_ns do
+    let tm = h.arr.(0) in
+    remove_at h 0;
+    let f = tm.f in
+    tm.f <- ignore;
+    guard "a timer callback" f
   done
+
+let timers r = r.timers.size
 
 (* {1 Watches} *)
 
@@ -174,7 +232,7 @@ let dispatch r token mask =
         guard "a descriptor callback" w.cb)
     (List.rev (try Hashtbl.find r.watches fd with Not_found -> []))
 
-let pending r = r.size > 0 || Hashtbl.length r.watches > 0
+let pending r = r.timers.size > 0 || Hashtbl.length r.watches > 0
 
 let at_each_turn r f = r.turn_hooks <- r.turn_hooks @ [ f ]
 
@@ -185,12 +243,24 @@ let end_of_turn r =
 
 (* {1 The offload pool} *)
 
+(* Takes the next job still queued, skipping dropped ones. *)
+let rec next_job p =
+  while Queue.is_empty p.jobs do Condition.wait p.work p.lock done;
+  let j = Queue.pop p.jobs in
+  match j.state with
+  | Queued ->
+      j.state <- Started;
+      p.waiting <- p.waiting - 1;
+      j
+  | Started | Dropped -> next_job p
+
 let rec worker p () =
   Mutex.lock p.lock;
-  while Queue.is_empty p.jobs do Condition.wait p.work p.lock done;
-  let job = Queue.pop p.jobs in
+  let j = next_job p in
   Mutex.unlock p.lock;
-  job ();
+  let run = j.run in
+  j.run <- ignore;
+  run ();
   worker p ()
 
 let drain_finished p () =
@@ -214,6 +284,7 @@ let pool r =
           lock = Mutex.create ();
           work = Condition.create ();
           jobs = Queue.create ();
+          waiting = 0;
           finished = Queue.create ();
           wake_r;
           wake_w;
@@ -224,20 +295,52 @@ let pool r =
       r.pool <- Some p;
       p
 
+(* Dropped jobs stay in the queue until a thread skips them: when they
+   fill it, they go at once, so the queue never holds more than
+   [queue_limit] entries of either kind. Under [p.lock]. *)
+let compact p =
+  let live = Queue.create () in
+  Queue.iter (fun j -> if j.state = Queued then Queue.push j live) p.jobs;
+  Queue.clear p.jobs;
+  Queue.transfer live p.jobs
+
 let offload r job k =
   let p = pool r in
-  let run () =
-    let finish =
-      match job () with
-      | () -> k
-      | exception e -> fun () -> log_msg "offloaded job raised %s" (Printexc.to_string e); k ()
-    in
-    Mutex.lock p.lock;
-    Queue.push finish p.finished;
-    Mutex.unlock p.lock;
-    try ignore (Unix.write_substring p.wake_w "." 0 1 : int) with Unix.Unix_error _ -> ()
-  in
   Mutex.lock p.lock;
-  Queue.push run p.jobs;
-  Condition.signal p.work;
+  if Queue.length p.jobs >= r.queue_limit then compact p;
+  let accepted = p.waiting < r.queue_limit in
+  let j =
+    if not accepted then None
+    else begin
+      let finish () =
+        let k =
+          match job () with
+          | () -> k
+          | exception e -> fun () -> log_msg "offloaded job raised %s" (Printexc.to_string e); k ()
+        in
+        Mutex.lock p.lock;
+        Queue.push k p.finished;
+        Mutex.unlock p.lock;
+        try ignore (Unix.write_substring p.wake_w "." 0 1 : int) with Unix.Unix_error _ -> ()
+      in
+      let j = { p; run = finish; state = Queued } in
+      Queue.push j p.jobs;
+      p.waiting <- p.waiting + 1;
+      Condition.signal p.work;
+      Some j
+    end
+  in
+  Mutex.unlock p.lock;
+  j
+
+let drop j =
+  let p = j.p in
+  Mutex.lock p.lock;
+  if j.state = Queued then begin
+    j.state <- Dropped;
+    j.run <- ignore;
+    p.waiting <- p.waiting - 1
+  end;
   Mutex.unlock p.lock
+
+let queued r = match r.pool with None -> 0 | Some p -> p.waiting

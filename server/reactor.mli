@@ -25,10 +25,15 @@ type timer
 
 val after : t -> float -> (unit -> unit) -> timer
 (** [after r seconds f] calls [f ()] once, [seconds] from now (at the
-    loop's next turn after that time; the loop wakes for it). *)
+    loop's next turn after that time; the loop wakes for it). With
+    [seconds <= 0.] that is the next turn, without waiting: a yield.
+    The heap holds the live timers only; its array shrinks back after a
+    burst. *)
 
 val cancel : timer -> unit
-(** [cancel tm] stops [tm] from firing; no effect if it fired. *)
+(** [cancel tm] stops [tm] from firing; no effect if it fired. The timer
+    leaves the heap at once and lets go of [f]: cancelled timers hold no
+    memory, however far their deadline and whatever is due before it. *)
 
 (** {1 Descriptors} *)
 
@@ -51,17 +56,34 @@ val at_each_turn : t -> (unit -> unit) -> unit
 
 (** {1 Blocking work} *)
 
-val offload : t -> (unit -> unit) -> (unit -> unit) -> unit
-(** [offload r job k] runs [job ()] on a thread of the worker's pool
-    (started on first use: [threads] threads, 4 by default), then [k ()]
-    on the loop. [job] must not touch the server's state: it runs
-    concurrently with the loop (OCaml's runtime lock lets it run while the
-    loop waits in epoll, and during [job]'s own blocking calls). *)
+type job
+
+val offload : t -> (unit -> unit) -> (unit -> unit) -> job option
+(** [offload r job k] queues [job ()] to run on a thread of the worker's
+    pool (started on first use), then [k ()] on the loop. [job] must not
+    touch the server's state: it runs concurrently with the loop (OCaml's
+    runtime lock lets it run while the loop waits in epoll, and during
+    [job]'s own blocking calls). [None] when the queue is full: as many
+    jobs wait for a thread as the worker allows
+    ([Server.config.offload_queue]); then neither [job] nor [k] runs. *)
+
+val drop : job -> unit
+(** [drop j]: if [j] has not started, it never does, and neither does its
+    [k]; it stops counting against the queue at once. A started job runs
+    to its end (its [k] too). Idempotent. *)
+
+val queued : t -> int
+(** Jobs accepted and not yet started. *)
 
 (**/**)
 
 (* For the loop. *)
-val create : epfd:int -> base_token:int -> threads:int -> t
+val set_pool_limits : threads:int -> queue:int -> unit
+(** [set_pool_limits ~threads ~queue]: the offload pool of the reactors
+    created afterwards in this process ([threads] at least 1; [queue <= 0]
+    means [64 * threads]). Default: 4 threads, 256 queued jobs. *)
+
+val create : epfd:int -> base_token:int -> t
 val install : t -> unit
 val dispatch : t -> int -> int -> unit
 (** [dispatch r token mask]: an epoll event for one of the reactor's
@@ -73,3 +95,6 @@ val next_timer_ns : t -> int
 
 val pending : t -> bool
 val end_of_turn : t -> unit
+
+val timers : t -> int
+(** Timers in the heap: the live ones (for tests). *)

@@ -31,6 +31,8 @@ type config = {
   body_timeout : float;
   write_timeout : float;
   handler_timeout : float;
+  offload_threads : int;
+  offload_queue : int;
   grace_period : float;
   send_lowat : int;
   defer_accept : bool;
@@ -67,6 +69,8 @@ let default_config =
     body_timeout = 30.;
     write_timeout = 30.;
     handler_timeout = 30.;
+    offload_threads = 4;
+    offload_queue = 0;
     grace_period = 10.;
     send_lowat = 16 * 1024;
     defer_accept = true;
@@ -163,6 +167,8 @@ let check c =
   else if c.read_buffer < 1024 then bad "read_buffer must be at least 1024 bytes"
   else if c.write_buffer < 1024 then bad "write_buffer must be at least 1024 bytes"
   else if c.max_body < 0 then bad "max_body must not be negative"
+  else if c.offload_threads < 1 then bad "offload_threads must be at least 1"
+  else if c.offload_queue < 0 then bad "offload_queue must not be negative"
   else if c.send_lowat < 0 || c.send_lowat > 0x3fff_ffff then
     bad "send_lowat must be between 0 and 1 GiB"
   else if List.exists (fun (_, p, _) -> p < 0 || p > 65535) (endpoints c) then
@@ -400,6 +406,7 @@ let serve_here c handler tls lfds ~log_fd =
     Fun.protect
       ~finally:(fun () -> ignore (Syscall.close sfd : int))
       (fun () ->
+        Reactor.set_pool_limits ~threads:c.offload_threads ~queue:c.offload_queue;
         Loop.run (params c ~log_fd) ~listeners:(listeners c handler tls lfds) ~signal_fd:sfd)
 
 (* {1 Supervisor} *)

@@ -209,6 +209,15 @@ type config = {
           the client gets 503 and the continuation is dropped. Each wait
           has its own: a stream that sleeps between pieces is not cut.
           Default [30.]. *)
+  offload_threads : int;
+      (** Threads of each worker's pool for {!Ctx.offload}, started on its
+          first use. At least 1. Default [4]. *)
+  offload_queue : int;
+      (** Offloaded jobs that may wait for a thread of a worker's pool;
+          past it {!Ctx.offload} answers [503] with [Retry-After: 1] at
+          once. The job of a request that ends before a thread takes it
+          (the client left) never runs and stops counting at once. Default
+          [0]: [64 * offload_threads] (256 jobs: a second of 16 ms jobs). *)
   grace_period : float;
       (** Seconds in-flight requests get to finish after SIGTERM/SIGINT.
           Default [10.]. *)
