@@ -16,7 +16,7 @@
    GET  /static/...        the files of DIR
    anything else           404
 
-   With --stats, the server's GET /__httpz/stats and the demo's own
+   With --stats-token TOKEN, the server's GET /__httpz/stats and the demo's own
    GET /gc (a full major collection, then "live_words N heap_words N\n"),
    which the end-to-end suite uses to see that waiting costs no memory
    that stays. *)
@@ -124,7 +124,7 @@ let handler ~stats static c =
 
 let () =
   let port = ref 8080 and dir = ref "." and cert = ref "" and key = ref "" and io = ref Server.default_config.io
-  and stats = ref false
+  and stats = ref ""
   and threads = ref Server.default_config.offload_threads
   and queue = ref Server.default_config.offload_queue in
   Arg.parse
@@ -133,10 +133,10 @@ let () =
       ("--tls-key", Arg.Set_string key, "FILE and this PEM key");
       ("--io", Arg.Symbol ([ "uring"; "epoll" ], fun s -> io := if s = "epoll" then Server.Epoll else Server.Uring),
        " the backend (default uring)");
-      ("--stats", Arg.Set stats, " serve GET /__httpz/stats and GET /gc (for tests)");
+      ("--stats-token", Arg.Set_string stats, "TOKEN serve GET /__httpz/stats (to that bearer token) and GET /gc (for tests)");
       ("--offload-threads", Arg.Set_int threads, "N threads of the offload pool (default 4)");
       ("--offload-queue", Arg.Set_int queue, "N jobs that may wait for them (default 64 per thread)") ]
-    (fun _ -> ()) "async_demo.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE] [--io uring|epoll] [--stats]\n\
+    (fun _ -> ()) "async_demo.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE] [--io uring|epoll] [--stats-token TOKEN]\n\
      \  [--offload-threads N] [--offload-queue N]";
   let tls = if !cert = "" then None else Some (Server.tls ~cert_file:!cert ~key_file:!key) in
   match Static.create { Static.default_config with root = !dir; mount = "/static/" } with
@@ -144,6 +144,6 @@ let () =
       prerr_endline ("async_demo: " ^ e);
       exit 1
   | Ok static ->
-      exit (Server.run { Server.default_config with port = !port; workers = 1; tls; io = !io; stats = !stats;
+      exit (Server.run { Server.default_config with port = !port; workers = 1; tls; io = !io; stats = (if !stats = "" then None else Some !stats);
                         offload_threads = !threads; offload_queue = !queue }
-           (handler ~stats:!stats static))
+           (handler ~stats:(!stats <> "") static))

@@ -102,7 +102,9 @@ let create p ~listeners ~signal_fd =
   if epfd < 0 then failwith ("epoll_create: " ^ Syscall.error_message epfd);
   let nslots = p.W.max_connections + W.spare_slots in
   let signal_token = nslots + Array.length listeners in
-  let reactor = Reactor.create ~epfd ~base_token:(signal_token + 1) in
+  let reactor =
+    Reactor.create ~epfd ~base_token:(signal_token + 1) ~threads:p.offload_threads ~queue:p.offload_queue
+  in
   let w = W.create p ~listeners ~signal_fd ~reactor in
   let e = { Epoll_io.w; epfd } in
   let u =

@@ -62,23 +62,15 @@ let the_current = ref None
 let current () =
   match !the_current with Some r -> r | None -> failwith "Reactor.current: no server is running"
 
-let default_threads = 4
 let default_queue_per_thread = 64
-
-(* Set by Server in each worker before its loop creates the reactor: the
-   workers' parameters are the loop's business, the pool's are only ours. *)
-let pool_limits = ref (default_threads, default_threads * default_queue_per_thread)
-
-let set_pool_limits ~threads ~queue =
-  let threads = max 1 threads in
-  pool_limits := (threads, if queue <= 0 then threads * default_queue_per_thread else queue)
 
 let no_heap = { arr = [||]; size = 0 }
 let dummy = { heap = no_heap; at = max_int; seq = 0; f = ignore; idx = -1 }
 let min_heap = 16
 
-let create ~epfd ~base_token =
-  let threads, queue_limit = !pool_limits in
+let create ~epfd ~base_token ~threads ~queue =
+  let threads = max 1 threads in
+  let queue_limit = if queue <= 0 then threads * default_queue_per_thread else queue in
   {
     epfd;
     base = base_token;

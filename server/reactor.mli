@@ -78,12 +78,11 @@ val queued : t -> int
 (**/**)
 
 (* For the loop. *)
-val set_pool_limits : threads:int -> queue:int -> unit
-(** [set_pool_limits ~threads ~queue]: the offload pool of the reactors
-    created afterwards in this process ([threads] at least 1; [queue <= 0]
-    means [64 * threads]). Default: 4 threads, 256 queued jobs. *)
+val create : epfd:int -> base_token:int -> threads:int -> queue:int -> t
+(** [create ~epfd ~base_token ~threads ~queue]: the offload pool has
+    [threads] threads (at least 1), started on the first offload, and
+    accepts [queue] waiting jobs ([<= 0]: [64 * threads]). *)
 
-val create : epfd:int -> base_token:int -> t
 val install : t -> unit
 val dispatch : t -> int -> int -> unit
 (** [dispatch r token mask]: an epoll event for one of the reactor's

@@ -103,6 +103,8 @@ let params c ~log_fd =
     write_timeout_ms = ms c.write_timeout;
     handler_timeout_ms = ms c.handler_timeout;
     grace_ms = (if c.grace_period <= 0. then 0 else ms c.grace_period);
+    offload_threads = c.offload_threads;
+    offload_queue = c.offload_queue;
     stats = Option.map (fun token -> "Bearer " ^ token) c.stats;
     log_fd;
     log_path = (match c.access_log with Some "-" | None -> None | Some p -> Some p);
@@ -406,7 +408,6 @@ let serve_here c handler tls lfds ~log_fd =
     Fun.protect
       ~finally:(fun () -> ignore (Syscall.close sfd : int))
       (fun () ->
-        Reactor.set_pool_limits ~threads:c.offload_threads ~queue:c.offload_queue;
         Loop.run (params c ~log_fd) ~listeners:(listeners c handler tls lfds) ~signal_fd:sfd)
 
 (* {1 Supervisor} *)

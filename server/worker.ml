@@ -22,6 +22,8 @@ type params = {
   write_timeout_ms : int;
   handler_timeout_ms : int;
   grace_ms : int;
+  offload_threads : int;
+  offload_queue : int;
   stats : string option;
   log_fd : int;
   log_path : string option;

@@ -43,6 +43,8 @@ type params = {
   write_timeout_ms : int;
   handler_timeout_ms : int;
   grace_ms : int;
+  offload_threads : int;  (** threads of the reactor's offload pool *)
+  offload_queue : int;  (** jobs that may wait for one ([0]: 64 per thread) *)
   stats : string option;  (** the token of [/__httpz/stats] ({!Server.config}) *)
   log_fd : int;  (** access log fd, [-1] for none *)
   log_path : string option;  (** reopened on SIGHUP (logrotate) *)

@@ -45,7 +45,7 @@ H.raise_nofile(65536)
 
 
 def demo(*args):
-    return H.Program([H.example("async_demo"), "--stats"] + list(args), ready_path="/hello?name=x").start()
+    return H.Program([H.example("async_demo")] + H.STATS_ARGS + list(args), ready_path="/hello?name=x").start()
 
 
 def live_bytes(port):

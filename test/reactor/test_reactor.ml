@@ -6,7 +6,7 @@ open Httpz_sys
 open Httpz_server
 
 let epfd = Syscall.epoll_create ()
-let reactor () = Reactor.create ~epfd ~base_token:1000
+let reactor ?(threads = 4) ?(queue = 0) () = Reactor.create ~epfd ~base_token:1000 ~threads ~queue
 
 (* {1 Timers} *)
 
@@ -111,8 +111,7 @@ let drive r cond =
   done
 
 let pool_bound_and_drop () =
-  Reactor.set_pool_limits ~threads:1 ~queue:2;
-  let r = reactor () in
+  let r = reactor ~threads:1 ~queue:2 () in
   let gate = Mutex.create () in
   Mutex.lock gate;
   let ran = ref [] and done_ = ref [] in
@@ -144,8 +143,7 @@ let pool_bound_and_drop () =
   Alcotest.(check (list string)) "continuations: not the dropped one" [ "a"; "c"; "e" ]
     (List.sort compare !done_);
   (match a with Some j -> Reactor.drop j | None -> ());
-  Alcotest.(check int) "dropping a finished job changes nothing" 0 (Reactor.queued r);
-  Reactor.set_pool_limits ~threads:4 ~queue:0
+  Alcotest.(check int) "dropping a finished job changes nothing" 0 (Reactor.queued r)
 
 let () =
   Alcotest.run "reactor"
