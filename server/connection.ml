@@ -93,22 +93,31 @@ let body_progress c n =
 
 let error_head = "Content-Type: text/plain; charset=utf-8\r\n"
 
-let respond_error c status msg ~parsed =
-  reset_response c;
-  release_body c;
-  take_out c;
-  c.close <- true;
+(* An error answer's bytes; without the configured headers
+   ([server_lines]) when they do not fit, so that an answer always goes
+   out (every write buffer holds the bare one). *)
+let write_error c status msg ~configured =
   let out = c.out in
   let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
   let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
-  let pos = Response.write_string out ~off:pos c.sh.server_lines.(c.listener) in
+  let pos = if configured then Response.write_string out ~off:pos c.sh.server_lines.(c.listener) else pos in
   let pos = Response.write_string out ~off:pos error_head in
   let pos =
     Response.header_int out ~off:pos Header_name.Content_length (String.length msg + 1)
   in
   let pos = Response.write_string out ~off:pos "Connection: close\r\n\r\n" in
   let pos = Response.write_string out ~off:pos msg in
-  let pos = Response.write_string out ~off:pos "\n" in
+  Response.write_string out ~off:pos "\n"
+
+let respond_error c status msg ~parsed =
+  reset_response c;
+  release_body c;
+  take_out c;
+  c.close <- true;
+  let pos =
+    try write_error c status msg ~configured:true
+    with Response.No_space -> write_error c status msg ~configured:false
+  in
   c.out_len <- pos;
   c.status <- status;
   c.resp <- Done;
