@@ -40,6 +40,12 @@ let close l c =
   | Some u when Uring_io.on_ring u c -> Uring_io.close u c
   | _ -> Epoll_io.close_conn l.e c
 
+(* An event of one connection raised (a bug, or memory exhausted): that
+   connection is closed and the worker goes on serving the others. *)
+let failed l c e =
+  W.log_msg "a connection event raised %s (closing the connection)" (Printexc.to_string e);
+  if c.fd >= 0 then try close l c with e -> W.log_msg "closing it raised %s" (Printexc.to_string e)
+
 (* A suspended handler's continuation is ready. It runs only for the same
    request ([gen]); if the handler has not even returned yet, it runs as
    soon as it does. *)
@@ -49,10 +55,10 @@ let resume_conn l c gen k =
       c.early <- true;
       c.cont <- k
     end
-    else if c.state = Handling then perform l c (Connection.resume c k)
+    else if c.state = Handling then try perform l c (Connection.resume c k) with e -> failed l c e
   end
 
-let on_timeout l c = if c.fd >= 0 then perform l c (Connection.timeout c)
+let on_timeout l c = if c.fd >= 0 then try perform l c (Connection.timeout c) with e -> failed l c e
 
 let begin_drain l =
   if W.start_drain l.w then begin
@@ -66,7 +72,10 @@ let begin_drain l =
 let handle_event l tok mask =
   let w = l.w in
   let nslots = Array.length w.conns in
-  if tok < nslots then Epoll_io.ready l.e w.conns.(tok)
+  if tok < nslots then begin
+    let c = w.conns.(tok) in
+    try Epoll_io.ready l.e c with e -> failed l c e
+  end
   else if tok < l.signal_token then Epoll_io.accept_ready l.e (tok - nslots)
   else if tok = l.signal_token then (if W.read_signals w then begin_drain l)
   else Reactor.dispatch w.reactor tok mask

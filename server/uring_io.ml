@@ -410,13 +410,19 @@ let on_accept u listener res flags =
 
 let arm_epoll u = if Uring.poll u.e.epfd Uring.pollin 1 (ud k_epoll 0) <> 0 then failwith "io_uring: poll"
 
+(* A completion of one connection raised (a bug, or memory exhausted):
+   that connection is closed and the worker goes on serving the others. *)
+let failed u c e =
+  W.log_msg "a connection event raised %s (closing the connection)" (Printexc.to_string e);
+  if c.fd >= 0 then try close u c with e -> W.log_msg "closing it raised %s" (Printexc.to_string e)
+
 let dispatch u i =
   let v = u.cq_ud.(i) and res = u.cq_res.(i) and flags = u.cq_flags.(i) in
   let kind = v land 7 and s = v lsr 3 in
-  if kind = k_recv then on_recv u u.w.conns.(s) res flags
-  else if kind = k_send then on_send u u.w.conns.(s) res
+  if kind = k_recv then (let c = u.w.conns.(s) in try on_recv u c res flags with e -> failed u c e)
+  else if kind = k_send then (let c = u.w.conns.(s) in try on_send u c res with e -> failed u c e)
   else if kind = k_accept then on_accept u s res flags
-  else if kind = k_pollout then on_pollout u u.w.conns.(s)
+  else if kind = k_pollout then (let c = u.w.conns.(s) in try on_pollout u c with e -> failed u c e)
   else if kind = k_epoll then begin
     if flags land Uring.more = 0 then arm_epoll u;
     u.on_epoll ()
