@@ -360,6 +360,9 @@ let run io pos_dir dir workers max_age list stats max_connections dotfiles
           header_timeout; write_timeout; send_lowat; defer_accept = not no_defer_accept;
           root = Some root; user; grace_period = grace; tls; headers }
       in
+      (* What only the whole configuration tells (the headers against the
+         write buffer): refused here, with exit 2, like any bad option. *)
+      let* () = Server.check config in
       Server.run config (Static.handler static)
 
 let pos_dir =

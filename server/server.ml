@@ -157,6 +157,20 @@ let endpoints c =
   List.map (fun (h, p) -> (h, p, Serve)) (addresses c)
   @ match c.tls with Some t -> List.map (fun (h, p) -> (h, p, Redirect)) t.redirect_http | None -> []
 
+(* The header line an https listener adds to every response. *)
+let hsts_line c =
+  match c.tls with
+  | Some { hsts = Some n; _ } -> Printf.sprintf "Strict-Transport-Security: max-age=%d\r\n" n
+  | _ -> ""
+
+(* Bytes of the header lines every response head carries whatever the
+   handler adds: Server, the configured headers, HSTS. *)
+let fixed_head_bytes c =
+  List.fold_left
+    (fun acc (n, v) -> acc + String.length n + String.length v + 4)
+    (String.length "Server: \r\n" + String.length c.server_name + String.length (hsts_line c))
+    c.headers
+
 let check c =
   let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
   if c.max_connections < 0 then bad "max_connections must not be negative"
@@ -181,7 +195,18 @@ let check c =
         c.headers
     with
     | Some (n, _) -> bad "header %S: not a token name with a valid value (no CR, LF or NUL)" n
-    | None -> Ok ()
+    | None ->
+        (* A response head is written whole into the write buffer: the
+           fixed lines may take half of it, the other half is left for the
+           status line, Date and what the handler adds. *)
+        let fixed = fixed_head_bytes c in
+        if fixed > c.write_buffer / 2 then
+          bad
+            "headers: the Server line, the added header fields%s take %d bytes, more than half \
+             of the %d-byte write buffer (at most %d): every response head must fit in it"
+            (if hsts_line c = "" then "" else " and Strict-Transport-Security")
+            fixed c.write_buffer (c.write_buffer / 2)
+        else Ok ()
 
 let url ?(scheme = "http") host port =
   if String.contains host ':' then Printf.sprintf "%s://[%s]:%d" scheme host port
@@ -233,29 +258,51 @@ let open_access_log = function
       | fd -> Ok (Syscall.fd_of_unix fd)
       | exception Unix.Unix_error (e, _, _) -> Error (path ^ ": " ^ Unix.error_message e))
 
-(* setgroups, setgid, setuid: once the port is bound and the files the
-   server keeps open (the access log, the handler's root) are open. *)
-let drop_privileges = function
+(* {1 Privileges}
+
+   The supervisor keeps the privileges it was started with: SIGHUP reopens
+   the access log and reads the key as it did at start (a log in a
+   root-only directory, a key readable by root alone). Each worker drops
+   them right after fork, before it touches a client. *)
+
+(* The user the workers run as, resolved once, in the supervisor. *)
+type account = { name : string; uid : int; gid : int }
+
+let lookup_user = function
   | None ->
       if Unix.geteuid () = 0 then
         log "serving as root: every file root can read is readable through the handler; \
              give --user (config.user) to run as an unprivileged user";
-      Ok ()
+      Ok None
   | Some name -> (
       match Unix.getpwnam name with
       | exception Not_found -> Error (Printf.sprintf "user %s: no such user" name)
-      | pw -> (
-          try
-            (* The user's own groups, as a login would have them: ssl-cert
-               for a key kept readable by that group, say. *)
-            if Unix.geteuid () = 0 then Unix.initgroups name pw.Unix.pw_gid;
-            Unix.setgid pw.Unix.pw_gid;
-            Unix.setuid pw.Unix.pw_uid;
-            if Unix.getuid () <> pw.Unix.pw_uid || Unix.geteuid () <> pw.Unix.pw_uid then
-              Error ("user " ^ name ^ ": setuid did not take")
-            else Ok ()
-          with Unix.Unix_error (e, f, _) ->
-            Error (Printf.sprintf "user %s: %s: %s" name f (Unix.error_message e))))
+      | pw ->
+          let me = Unix.geteuid () in
+          if me <> 0 && pw.Unix.pw_uid <> me then
+            Error
+              (Printf.sprintf "user %s: only root can serve as another user (running as uid %d)" name
+                 me)
+          else Ok (Some { name; uid = pw.Unix.pw_uid; gid = pw.Unix.pw_gid }))
+
+(* setgroups (the user's own groups, as a login would have them: ssl-cert
+   for a file kept readable by that group, say), setgid, setuid; then
+   checked: every id is the user's, and root cannot be taken back. *)
+let become a =
+  let fail fmt = Printf.ksprintf (fun m -> Error (Printf.sprintf "user %s: %s" a.name m)) fmt in
+  match
+    if Unix.geteuid () = 0 then Unix.initgroups a.name a.gid;
+    Unix.setgid a.gid;
+    Unix.setuid a.uid
+  with
+  | exception Unix.Unix_error (e, f, _) -> fail "%s: %s" f (Unix.error_message e)
+  | () ->
+      if Unix.getuid () <> a.uid || Unix.geteuid () <> a.uid || Unix.getgid () <> a.gid
+         || Unix.getegid () <> a.gid
+      then fail "setuid/setgid did not take"
+      else if a.uid <> 0 && (match Unix.setuid 0 with () -> true | exception Unix.Unix_error _ -> false)
+      then fail "root could be taken back after setuid"
+      else Ok ()
 
 (* {1 Sockets handed over (systemd socket activation)} *)
 
@@ -372,11 +419,7 @@ let listeners c handler tls lfds =
     | Some (_, p, _) -> p
     | None -> 443
   in
-  let hsts =
-    match c.tls with
-    | Some { hsts = Some n; _ } -> Printf.sprintf "Strict-Transport-Security: max-age=%d\r\n" n
-    | _ -> ""
-  in
+  let hsts = hsts_line c in
   Array.of_list
     (List.map2
        (fun (_, _, role) fd ->
@@ -417,19 +460,26 @@ type slot = {
   mutable ready : Unix.file_descr option; (* read end: one byte once serving *)
 }
 
-let worker_main c handler tls supervisor ready ~lfds ~log_fd =
-  (* A worker must not outlive its supervisor: the kernel sends SIGTERM
-     (received through the signalfd, so it starts a graceful shutdown). *)
-  ignore (Syscall.set_pdeathsig Sys.sigterm : int);
-  if Unix.getppid () <> supervisor then Unix._exit 0;
+let worker_main c handler tls supervisor ready ~user ~lfds ~log_fd =
   let code =
-    try
-      (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
-      Unix.close ready;
-      serve_here c handler tls lfds ~log_fd
-    with e ->
-      log "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
-      2
+    match match user with None -> Ok () | Some a -> become a with
+    | Error msg ->
+        log "worker %d: %s" (Unix.getpid ()) msg;
+        2
+    | Ok () -> (
+        (* A worker must not outlive its supervisor: the kernel sends
+           SIGTERM (received through the signalfd, so it starts a graceful
+           shutdown). Asked after the ids changed, which clears it. *)
+        ignore (Syscall.set_pdeathsig Sys.sigterm : int);
+        if Unix.getppid () <> supervisor then 0
+        else
+          try
+            (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
+            Unix.close ready;
+            serve_here c handler tls lfds ~log_fd
+          with e ->
+            log "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
+            2)
   in
   flush_outputs ();
   Unix._exit code
@@ -484,7 +534,25 @@ let await_ready slots =
     slots;
   !ok
 
-let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
+(* The access log reopened at its path for a reload: the new fd, the same
+   one when there is nothing to reopen (none, or standard output). *)
+let reopen_access_log c ~log_fd =
+  match c.access_log with
+  | None | Some "-" -> Ok log_fd
+  | path -> open_access_log path
+
+(* The supervisor's copy of the access log: [log_fd] replaced by [fd]. *)
+let replace_log_fd ~log_fd fd =
+  if fd <> log_fd && log_fd > 2 then ignore (Syscall.close log_fd : int);
+  fd
+
+(* Workers are forked in generations. The current one is restarted when
+   a worker dies; SIGHUP starts the next one (with the access log and the
+   certificate the supervisor just reopened and read) on the same listening
+   sockets, and once it serves, the previous one gets SIGTERM: it stops
+   accepting and finishes its requests within [grace_period]. A worker of a
+   previous generation is never restarted. *)
+let supervise c handler tls nworkers ~user ~lfds ~log_fd ~announce =
   let sfd = Extra.signalfd (Sys.sigchld :: server_signals) in
   if sfd < 0 then begin
     log "signalfd: %s" (Syscall.error_message sfd);
@@ -493,9 +561,22 @@ let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
   else begin
     let me = Unix.getpid () in
     let lfds = ref lfds in
-    let slots =
+    let log_fd = ref log_fd in
+    let generation () =
       Array.init nworkers (fun _ ->
           { pid = 0; started = 0.; delay = min_delay; restart_at = 0.; ready = None })
+    in
+    let slots = ref (generation ()) in
+    (* A generation being started by SIGHUP, until it serves. *)
+    let starting = ref [||] in
+    (* Pids of previous generations, finishing their requests. *)
+    let retiring = ref [] in
+    let close_ready s =
+      match s.ready with
+      | Some fd ->
+          Unix.close fd;
+          s.ready <- None
+      | None -> ()
     in
     let spawn s =
       flush_outputs ();
@@ -504,11 +585,13 @@ let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
       | 0 ->
           ignore (Syscall.close sfd : int);
           Unix.close r;
-          Array.iter (fun o -> match o.ready with Some fd -> Unix.close fd | None -> ()) slots;
-          worker_main c handler tls me w ~lfds:!lfds ~log_fd
+          let others o = match o.ready with Some fd -> Unix.close fd | None -> () in
+          Array.iter others !slots;
+          Array.iter others !starting;
+          worker_main c handler tls me w ~user ~lfds:!lfds ~log_fd:!log_fd
       | pid ->
           Unix.close w;
-          (match s.ready with Some fd -> Unix.close fd | None -> ());
+          close_ready s;
           s.ready <- Some r;
           s.pid <- pid;
           s.started <- Unix.gettimeofday ()
@@ -518,13 +601,20 @@ let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
           log "fork: %s" (Unix.error_message e);
           s.restart_at <- Unix.gettimeofday () +. s.delay
     in
-    Array.iter spawn slots;
-    let stopping = ref false in
-    let forward signal =
+    (* SIGTERM to a generation, whose workers are then only waited for. *)
+    let retire gen =
       Array.iter
-        (fun s -> if s.pid <> 0 then try Unix.kill s.pid signal with Unix.Unix_error _ -> ())
-        slots
+        (fun s ->
+          close_ready s;
+          if s.pid <> 0 then begin
+            (try Unix.kill s.pid Sys.sigterm with Unix.Unix_error _ -> ());
+            retiring := s.pid :: !retiring;
+            s.pid <- 0
+          end)
+        gen
     in
+    Array.iter spawn !slots;
+    let stopping = ref false in
     (* Stopping: the supervisor's copies of the listening sockets go too,
        so once the workers have closed theirs, new clients are refused
        instead of waiting in a queue nobody accepts from. *)
@@ -532,26 +622,70 @@ let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
       stopping := true;
       close_all !lfds;
       lfds := [];
-      forward Sys.sigterm
+      Array.iter
+        (fun s -> if s.pid <> 0 then try Unix.kill s.pid Sys.sigterm with Unix.Unix_error _ -> ())
+        !slots
     in
-    if await_ready slots then announce ()
+    if await_ready !slots then announce ()
     else begin
       log "workers failed to start";
       stop ()
     end;
     let failed = !stopping in
-    let running () = Array.exists (fun s -> s.pid <> 0) slots in
+    (* SIGHUP: everything is read again first, as the supervisor (which kept
+       the privileges it started with); on any error nothing changes. *)
+    let log_file = match c.access_log with None | Some "-" -> false | Some _ -> true in
+    let reload () =
+      match reopen_access_log c ~log_fd:!log_fd with
+      | Error msg -> log "SIGHUP: reopening the access log: %s (nothing changed)" msg
+      | Ok fd -> (
+          match match tls with None -> Ok () | Some t -> Tls.reload t with
+          | Error msg ->
+              if fd <> !log_fd then ignore (Syscall.close fd : int);
+              log "SIGHUP: reading the certificate and key: %s (nothing changed)" msg
+          | Ok () ->
+              log_fd := replace_log_fd ~log_fd:!log_fd fd;
+              let next = generation () in
+              starting := next;
+              Array.iter spawn next;
+              let ok = await_ready next in
+              starting := [||];
+              if ok then begin
+                retire !slots;
+                slots := next;
+                log "SIGHUP: %s; %d new workers serve, the previous ones finish their requests"
+                  (String.concat ", "
+                     ((if log_file then [ "access log reopened" ] else [])
+                     @ if tls <> None then [ "certificate and key read again" ] else []))
+                  nworkers
+              end
+              else begin
+                retire next;
+                log "SIGHUP: the new workers did not start; the previous ones keep serving"
+              end)
+    in
+    let reload () =
+      if log_file || tls <> None then reload ()
+      else log "SIGHUP: nothing to reload (no access log file, no TLS)"
+    in
+    let running () = Array.exists (fun s -> s.pid <> 0) !slots || !retiring <> [] in
     let reap () =
       let continue = ref true in
       while !continue do
         match Unix.waitpid [ Unix.WNOHANG ] (-1) with
         | 0, _ -> continue := false
         | pid, status -> (
-            match List.find_opt (fun s -> s.pid = pid) (Array.to_list slots) with
-            | None -> ()
+            match List.find_opt (fun s -> s.pid = pid) (Array.to_list !slots) with
+            | None ->
+                if List.mem pid !retiring then begin
+                  retiring := List.filter (fun p -> p <> pid) !retiring;
+                  match status with
+                  | Unix.WEXITED 0 -> ()
+                  | st -> log "worker %d (previous generation) %s" pid (describe_status st)
+                end
             | Some s ->
                 s.pid <- 0;
-                (match s.ready with Some fd -> Unix.close fd; s.ready <- None | None -> ());
+                close_ready s;
                 let now = Unix.gettimeofday () in
                 if not !stopping then begin
                   let quick = now -. s.started < quick_death in
@@ -569,12 +703,12 @@ let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
     while (not !stopping) || running () do
       let now = Unix.gettimeofday () in
       if not !stopping then
-        Array.iter (fun s -> if s.pid = 0 && s.restart_at <= now then spawn s) slots;
+        Array.iter (fun s -> if s.pid = 0 && s.restart_at <= now then spawn s) !slots;
       let timeout =
         Array.fold_left
           (fun acc s ->
             if s.pid = 0 && not !stopping then Float.min acc (s.restart_at -. now) else acc)
-          1.0 slots
+          1.0 !slots
       in
       (match Unix.select pfd [] [] (Float.max 0.01 timeout) with
        | _ -> ()
@@ -585,11 +719,7 @@ let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
         if r > 0 then begin
           let s = -r in
           if s = Sys.sigchld then reap ()
-          else if s = Sys.sighup then begin
-            log "SIGHUP: workers reopen the access log%s"
-              (if c.tls <> None then " and reload the certificate" else "");
-            forward Sys.sighup
-          end
+          else if s = Sys.sighup then (if not !stopping then reload ())
           else begin
             if not !stopping then log "stopping: workers finish in-flight requests";
             stop ()
@@ -600,9 +730,10 @@ let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
       (* SIGCHLD may coalesce with an earlier one already read: reap anyway. *)
       reap ()
     done;
-    Array.iter (fun s -> match s.ready with Some fd -> Unix.close fd | None -> ()) slots;
+    Array.iter close_ready !slots;
     ignore (Syscall.close sfd : int);
     close_all !lfds;
+    ignore (replace_log_fd ~log_fd:!log_fd (-1) : int);
     if failed then 1 else 0
   end
 
@@ -676,6 +807,9 @@ let run c handler =
           max 1 (min max_default_connections (nofile - min fd_reserve (nofile / 2)))
       in
       let c = { c with workers; max_connections } in
+      match lookup_user c.user with
+      | Error msg -> fail "%s" msg
+      | Ok user ->
       (* Blocked before any fork or signalfd, so no signal is lost in
          between; restored on the way out. *)
       let old_mask = Unix.sigprocmask Unix.SIG_BLOCK (Sys.sigchld :: server_signals) in
@@ -692,24 +826,19 @@ let run c handler =
             | Error msg ->
                 close_all lfds;
                 fail "access log: %s" msg
-            | Ok log_fd -> (
-                match drop_privileges c.user with
-                | Error msg ->
-                    close_all lfds;
-                    fail "%s" msg
-                | Ok () ->
-                    let c = bound_ports c lfds in
-                    let ktls = match tls with Some s -> s.Tls.ktls | None -> false in
-                    let announce () =
-                      c.on_listen c.port;
-                      start_line c workers ~ktls
-                    in
-                    let code =
-                      if workers = 1 then begin
-                        announce ();
-                        serve_here c handler tls lfds ~log_fd
-                      end
-                      else supervise c handler tls workers ~lfds ~log_fd ~announce
-                    in
-                    if log_fd > 2 then ignore (Syscall.close log_fd : int);
-                    code)))))
+            | Ok log_fd ->
+                let c = bound_ports c lfds in
+                let ktls = match tls with Some s -> s.Tls.ktls | None -> false in
+                let announce () =
+                  c.on_listen c.port;
+                  start_line c workers ~ktls
+                in
+                (* One worker in this very process, as the caller, where no
+                   privileges are to be dropped: SIGHUP reloads in place. *)
+                if workers = 1 && user = None then begin
+                  announce ();
+                  let code = serve_here c handler tls lfds ~log_fd in
+                  if log_fd > 2 then ignore (Syscall.close log_fd : int);
+                  code
+                end
+                else supervise c handler tls workers ~user ~lfds ~log_fd ~announce))))

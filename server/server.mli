@@ -297,6 +297,16 @@ val cpu_count : unit -> int
 (** [cpu_count ()] is the number of CPUs this process may run on (at least
     [1]). *)
 
+val check : config -> (unit, string) result
+(** [check config]: [Error] with one line naming the first field out of
+    range or malformed ({!config.headers}, {!config.server_name}, ports,
+    buffer sizes, …), as {!run} would refuse it at start. Among them: the
+    header lines every response carries whatever the handler adds (the
+    [Server] line, {!config.headers}, and [Strict-Transport-Security]
+    with {!tls.hsts}) may take at most half of {!config.write_buffer}
+    (8 KiB of the default 16 KiB), leaving the other half to the status
+    line, [Date] and the handler's own fields. Allocates. *)
+
 val run : config -> (Ctx.t -> unit) -> int
 (** [run config handler] serves HTTP/1.1 on [config.host]:[config.port],
     calling [handler] once per request (see {!Ctx}), until SIGTERM or SIGINT,

@@ -320,6 +320,21 @@ def bad_input():
     base = fd_count(pid)
     t = ends_within(srv.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 3)
     R.check("plain HTTP on the TLS port: closed at once (%s s)" % t, t is not None and t < 0.5, t)
+    # As nginx: the client is told, in plain HTTP, what went wrong.
+    p = H.curl(["-i", "http://%s:%d/small.txt" % (H.HOST, srv.port)], timeout=5)
+    out = p.stdout.decode("latin-1")
+    R.check("curl http:// to the TLS port: 400, Connection: close, 'plain HTTP request was sent "
+            "to an HTTPS port'", out.startswith("HTTP/1.1 400 Bad Request\r\n")
+            and "\r\nConnection: close\r\n" in out and "\r\nContent-Type: text/html\r\n" in out
+            and "The plain HTTP request was sent to an HTTPS port" in out, (out[:400], p.stderr[-200:]))
+    s = socket.create_connection((H.HOST, srv.port), timeout=5)
+    try:
+        s.sendall(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        r = H.Reader(s).read_response(timeout=5)
+    finally:
+        s.close()
+    R.check("a proxy's CONNECT to the TLS port: 400 with the same page",
+            r is not None and r.status == 400 and b"plain HTTP request" in r.body, r)
     t = ends_within(srv.port, bytes(random.Random(7).getrandbits(8) for _ in range(1024)), 3)
     R.check("1 KiB of junk: closed at once (%s s)" % t, t is not None and t < 0.5, t)
     hello = client_hello()
