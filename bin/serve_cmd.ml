@@ -53,8 +53,9 @@ let tls_cert =
 let tls_key =
   Arg.(value & opt (some file) None
        & info [ "tls-key" ] ~docv:"FILE"
-           ~doc:"The certificate's PEM private key (RSA or ECDSA, not encrypted). Read before \
-                 $(b,--user) takes effect; SIGHUP reads certificate and key again as that user.")
+           ~doc:"The certificate's PEM private key (RSA or ECDSA, not encrypted). Read by the \
+                 supervisor, which keeps root under $(b,--user), at start and on SIGHUP: it may \
+                 be readable by root alone.")
 
 let redirect_http =
   Arg.(value & opt (some int) None
@@ -203,7 +204,8 @@ let header =
                  for several. The name must be a token and the value must hold no CR, LF or \
                  NUL. A field named like a default one ($(b,X-Content-Type-Options: nosniff)) \
                  replaces it; fields the server writes itself (Content-Type, ETag, Vary, …) are \
-                 refused.")
+                 refused. All of them, with the Server line and $(b,--hsts), may take at most \
+                 8192 bytes (half the 16 KiB response buffer).")
 
 (* {1 Content} --default-type, --error-page. *)
 
@@ -360,6 +362,9 @@ let run io pos_dir dir workers max_age list stats max_connections dotfiles
           header_timeout; write_timeout; send_lowat; defer_accept = not no_defer_accept;
           root = Some root; user; grace_period = grace; tls; headers }
       in
+      (* What only the whole configuration tells (the headers against the
+         write buffer): refused here, with exit 2, like any bad option. *)
+      let* () = Server.check config in
       Server.run config (Static.handler static)
 
 let pos_dir =
@@ -388,7 +393,8 @@ let access_log =
   Arg.(value & opt (some string) None
        & info [ "access-log" ] ~docv:"FILE"
            ~doc:"Append an access log to $(i,FILE) ($(b,-): standard output), in \
-                 $(b,--log-format), reopened on SIGHUP. Default: no access log.")
+                 $(b,--log-format), reopened on SIGHUP (by the supervisor, as root under \
+                 $(b,--user)). Default: no access log.")
 
 let log_term =
   Term.(const (fun access_log log_format -> { access_log; log_format }) $ access_log $ log_format)
@@ -463,9 +469,12 @@ let send_lowat =
 let user =
   Arg.(value & opt (some string) None
        & info [ "user" ] ~docv:"NAME"
-           ~doc:"Once the port is bound and the access log and the directory are open, run as \
-                 user $(i,NAME) (setgroups, setgid, setuid): the workers can read only what \
-                 $(i,NAME) may. Without it, a server started as root warns that it serves as root.")
+           ~doc:"Workers run as user $(i,NAME): each takes its groups and ids (initgroups, \
+                 setgid, setuid, checked) right after fork, so they read only what $(i,NAME) may. \
+                 The supervisor (always there with this option, even with $(b,--workers 1)) \
+                 keeps root and serves nothing: on SIGHUP it reopens the access log and reads the \
+                 TLS key as at start. Without it, a server started as root warns that it serves \
+                 as root.")
 
 let grace =
   Arg.(value & opt float Server.default_config.grace_period
@@ -509,9 +518,12 @@ let serve_cmd =
         range). 124 for a command line cmdliner cannot parse.";
     `S "SIGNALS";
     `P "SIGTERM, SIGINT: stop accepting, let responses in progress finish (at most \
-        $(b,--grace) seconds), exit 0. SIGHUP: reopen the access log at its path (after \
-        logrotate moved it), read the TLS certificate and key again for new connections, \
-        and keep serving.";
+        $(b,--grace) seconds), exit 0. SIGHUP: the supervisor reopens the access log at its \
+        path (after logrotate moved it) and reads the TLS certificate and key again, then \
+        starts new workers on the same sockets and lets the previous ones finish their \
+        requests (at most $(b,--grace) seconds): no client is refused. On an error (a \
+        broken certificate) it logs one line and nothing changes. A single worker without \
+        $(b,--user) has no supervisor and reloads in place.";
     `S Manpage.s_examples;
     `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
     `Pre "httpz serve /var/www -p 443 --host 0.0.0.0 --tls-cert fullchain.pem --tls-key privkey.pem --redirect-http 80 --hsts 31536000 --user www-data";

@@ -1,5 +1,5 @@
-(* Configuration, start-up, and the supervisor that forks and restarts
-   workers. The per-request work is in Loop. *)
+(* Configuration, start-up checks, listening sockets, privileges and
+   reloads; the processes are Supervisor's, the per-request work Loop's. *)
 
 type tls = {
   cert_file : string;
@@ -163,6 +163,20 @@ let endpoints c =
   List.map (fun (h, p) -> (h, p, Serve)) (addresses c)
   @ match c.tls with Some t -> List.map (fun (h, p) -> (h, p, Redirect)) t.redirect_http | None -> []
 
+(* The header line an https listener adds to every response. *)
+let hsts_line c =
+  match c.tls with
+  | Some { hsts = Some n; _ } -> Printf.sprintf "Strict-Transport-Security: max-age=%d\r\n" n
+  | _ -> ""
+
+(* Bytes of the header lines every response head carries whatever the
+   handler adds: Server, the configured headers, HSTS. *)
+let fixed_head_bytes c =
+  List.fold_left
+    (fun acc (n, v) -> acc + String.length n + String.length v + 4)
+    (String.length "Server: \r\n" + String.length c.server_name + String.length (hsts_line c))
+    c.headers
+
 let check c =
   let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
   if c.max_connections < 0 then bad "max_connections must not be negative"
@@ -191,7 +205,18 @@ let check c =
         c.headers
     with
     | Some (n, _) -> bad "header %S: not a token name with a valid value (no CR, LF or NUL)" n
-    | None -> Ok ()
+    | None ->
+        (* A response head is written whole into the write buffer: the
+           fixed lines may take half of it, the other half is left for the
+           status line, Date and what the handler adds. *)
+        let fixed = fixed_head_bytes c in
+        if fixed > c.write_buffer / 2 then
+          bad
+            "headers: the Server line, the added header fields%s take %d bytes, more than half \
+             of the %d-byte write buffer (at most %d): every response head must fit in it"
+            (if hsts_line c = "" then "" else " and Strict-Transport-Security")
+            fixed c.write_buffer (c.write_buffer / 2)
+        else Ok ()
 
 let url ?(scheme = "http") host port =
   if String.contains host ':' then Printf.sprintf "%s://[%s]:%d" scheme host port
@@ -217,8 +242,6 @@ let start_line c workers ~ktls =
 (* SIGTERM and SIGINT stop; SIGHUP reopens the access log and goes on. *)
 let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup ]
 
-let flush_outputs () = flush_all ()
-
 (* {1 Start-up} *)
 
 (* A host name becomes the first address it resolves to. *)
@@ -243,29 +266,30 @@ let open_access_log = function
       | fd -> Ok (Syscall.fd_of_unix fd)
       | exception Unix.Unix_error (e, _, _) -> Error (path ^ ": " ^ Unix.error_message e))
 
-(* setgroups, setgid, setuid: once the port is bound and the files the
-   server keeps open (the access log, the handler's root) are open. *)
-let drop_privileges = function
+(* {1 Privileges}
+
+   The supervisor keeps the privileges it was started with: SIGHUP reopens
+   the access log and reads the key as it did at start (a log in a
+   root-only directory, a key readable by root alone). Each worker drops
+   them right after fork, before it touches a client. *)
+
+
+let lookup_user = function
   | None ->
       if Unix.geteuid () = 0 then
         log "serving as root: every file root can read is readable through the handler; \
              give --user (config.user) to run as an unprivileged user";
-      Ok ()
+      Ok None
   | Some name -> (
       match Unix.getpwnam name with
       | exception Not_found -> Error (Printf.sprintf "user %s: no such user" name)
-      | pw -> (
-          try
-            (* The user's own groups, as a login would have them: ssl-cert
-               for a key kept readable by that group, say. *)
-            if Unix.geteuid () = 0 then Unix.initgroups name pw.Unix.pw_gid;
-            Unix.setgid pw.Unix.pw_gid;
-            Unix.setuid pw.Unix.pw_uid;
-            if Unix.getuid () <> pw.Unix.pw_uid || Unix.geteuid () <> pw.Unix.pw_uid then
-              Error ("user " ^ name ^ ": setuid did not take")
-            else Ok ()
-          with Unix.Unix_error (e, f, _) ->
-            Error (Printf.sprintf "user %s: %s: %s" name f (Unix.error_message e))))
+      | pw ->
+          let me = Unix.geteuid () in
+          if me <> 0 && pw.Unix.pw_uid <> me then
+            Error
+              (Printf.sprintf "user %s: only root can serve as another user (running as uid %d)" name
+                 me)
+          else Ok (Some { Supervisor.name; uid = pw.Unix.pw_uid; gid = pw.Unix.pw_gid }))
 
 (* {1 Sockets handed over (systemd socket activation)} *)
 
@@ -382,11 +406,7 @@ let listeners c handler tls lfds =
     | Some (_, p, _) -> p
     | None -> 443
   in
-  let hsts =
-    match c.tls with
-    | Some { hsts = Some n; _ } -> Printf.sprintf "Strict-Transport-Security: max-age=%d\r\n" n
-    | _ -> ""
-  in
+  let hsts = hsts_line c in
   Array.of_list
     (List.map2
        (fun (_, _, role) fd ->
@@ -410,211 +430,29 @@ let serve_here c handler tls lfds ~log_fd =
       (fun () ->
         Loop.run (params c ~log_fd) ~listeners:(listeners c handler tls lfds) ~signal_fd:sfd)
 
-(* {1 Supervisor} *)
+(* {1 Reload} *)
 
-(* A worker that dies within [quick_death] of its start counts as a crash
-   loop: its restart waits [delay], doubled on each such death up to
-   [max_delay]; a worker that lived longer is restarted at once. *)
-let quick_death = 1.0
-let min_delay = 0.1
-let max_delay = 10.0
-
-type slot = {
-  mutable pid : int; (* 0: not running *)
-  mutable started : float;
-  mutable delay : float;
-  mutable restart_at : float; (* when pid = 0 *)
-  mutable ready : Unix.file_descr option; (* read end: one byte once serving *)
-}
-
-let worker_main c handler tls supervisor ready ~lfds ~log_fd =
-  (* A worker must not outlive its supervisor: the kernel sends SIGTERM
-     (received through the signalfd, so it starts a graceful shutdown). *)
-  ignore (Syscall.set_pdeathsig Sys.sigterm : int);
-  if Unix.getppid () <> supervisor then Unix._exit 0;
-  let code =
-    try
-      (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
-      Unix.close ready;
-      serve_here c handler tls lfds ~log_fd
-    with e ->
-      log "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
-      2
-  in
-  flush_outputs ();
-  Unix._exit code
-
-(* OCaml numbers the signals of Sys with negative integers of its own:
-   name them as the system does. *)
-let signal_names =
-  [ (Sys.sighup, "SIGHUP", 1); (Sys.sigint, "SIGINT", 2); (Sys.sigquit, "SIGQUIT", 3);
-    (Sys.sigill, "SIGILL", 4); (Sys.sigtrap, "SIGTRAP", 5); (Sys.sigabrt, "SIGABRT", 6);
-    (Sys.sigbus, "SIGBUS", 7); (Sys.sigfpe, "SIGFPE", 8); (Sys.sigkill, "SIGKILL", 9);
-    (Sys.sigusr1, "SIGUSR1", 10); (Sys.sigsegv, "SIGSEGV", 11); (Sys.sigusr2, "SIGUSR2", 12);
-    (Sys.sigpipe, "SIGPIPE", 13); (Sys.sigalrm, "SIGALRM", 14); (Sys.sigterm, "SIGTERM", 15);
-    (Sys.sigchld, "SIGCHLD", 17); (Sys.sigcont, "SIGCONT", 18); (Sys.sigstop, "SIGSTOP", 19);
-    (Sys.sigtstp, "SIGTSTP", 20); (Sys.sigttin, "SIGTTIN", 21); (Sys.sigttou, "SIGTTOU", 22);
-    (Sys.sigurg, "SIGURG", 23); (Sys.sigxcpu, "SIGXCPU", 24); (Sys.sigxfsz, "SIGXFSZ", 25);
-    (Sys.sigvtalrm, "SIGVTALRM", 26); (Sys.sigprof, "SIGPROF", 27); (Sys.sigpoll, "SIGPOLL", 29);
-    (Sys.sigsys, "SIGSYS", 31) ]
-
-let signal_name s =
-  match List.find_opt (fun (o, _, _) -> o = s) signal_names with
-  | Some (_, name, n) -> Printf.sprintf "%s (%d)" name n
-  | None -> Printf.sprintf "signal %d" s
-
-let describe_status = function
-  | Unix.WEXITED n -> Printf.sprintf "exited with code %d" n
-  | Unix.WSIGNALED s -> "was killed by " ^ signal_name s
-  | Unix.WSTOPPED s -> "was stopped by " ^ signal_name s
-
-(* Waits until every worker started so far reports that it runs; [false]
-   if one fails (exits, or is not ready within 10 s). *)
-let await_ready slots =
-  let deadline = Unix.gettimeofday () +. 10. in
-  let ok = ref true in
-  Array.iter
-    (fun s ->
-      match s.ready with
-      | None -> ok := false
-      | Some fd ->
-          let byte = Bytes.create 1 in
-          let rec wait () =
-            let left = deadline -. Unix.gettimeofday () in
-            if left <= 0. then false
-            else
-              match Unix.select [ fd ] [] [] left with
-              | [], _, _ -> false
-              | _ -> (try Unix.read fd byte 0 1 = 1 with Unix.Unix_error _ -> false)
-              | exception Unix.Unix_error (Unix.EINTR, _, _) -> wait ()
-          in
-          if not (wait ()) then ok := false;
-          Unix.close fd;
-          s.ready <- None)
-    slots;
-  !ok
-
-let supervise c handler tls nworkers ~lfds ~log_fd ~announce =
-  let sfd = Extra.signalfd (Sys.sigchld :: server_signals) in
-  if sfd < 0 then begin
-    log "signalfd: %s" (Syscall.error_message sfd);
-    1
-  end
-  else begin
-    let me = Unix.getpid () in
-    let lfds = ref lfds in
-    let slots =
-      Array.init nworkers (fun _ ->
-          { pid = 0; started = 0.; delay = min_delay; restart_at = 0.; ready = None })
-    in
-    let spawn s =
-      flush_outputs ();
-      let r, w = Unix.pipe ~cloexec:true () in
-      match Unix.fork () with
-      | 0 ->
-          ignore (Syscall.close sfd : int);
-          Unix.close r;
-          Array.iter (fun o -> match o.ready with Some fd -> Unix.close fd | None -> ()) slots;
-          worker_main c handler tls me w ~lfds:!lfds ~log_fd
-      | pid ->
-          Unix.close w;
-          (match s.ready with Some fd -> Unix.close fd | None -> ());
-          s.ready <- Some r;
-          s.pid <- pid;
-          s.started <- Unix.gettimeofday ()
-      | exception Unix.Unix_error (e, _, _) ->
-          Unix.close r;
-          Unix.close w;
-          log "fork: %s" (Unix.error_message e);
-          s.restart_at <- Unix.gettimeofday () +. s.delay
-    in
-    Array.iter spawn slots;
-    let stopping = ref false in
-    let forward signal =
-      Array.iter
-        (fun s -> if s.pid <> 0 then try Unix.kill s.pid signal with Unix.Unix_error _ -> ())
-        slots
-    in
-    (* Stopping: the supervisor's copies of the listening sockets go too,
-       so once the workers have closed theirs, new clients are refused
-       instead of waiting in a queue nobody accepts from. *)
-    let stop () =
-      stopping := true;
-      close_all !lfds;
-      lfds := [];
-      forward Sys.sigterm
-    in
-    if await_ready slots then announce ()
-    else begin
-      log "workers failed to start";
-      stop ()
-    end;
-    let failed = !stopping in
-    let running () = Array.exists (fun s -> s.pid <> 0) slots in
-    let reap () =
-      let continue = ref true in
-      while !continue do
-        match Unix.waitpid [ Unix.WNOHANG ] (-1) with
-        | 0, _ -> continue := false
-        | pid, status -> (
-            match List.find_opt (fun s -> s.pid = pid) (Array.to_list slots) with
-            | None -> ()
-            | Some s ->
-                s.pid <- 0;
-                (match s.ready with Some fd -> Unix.close fd; s.ready <- None | None -> ());
-                let now = Unix.gettimeofday () in
-                if not !stopping then begin
-                  let quick = now -. s.started < quick_death in
-                  s.delay <- (if quick then Float.min max_delay (s.delay *. 2.) else min_delay);
-                  let wait = if quick then s.delay else 0. in
-                  log "worker %d %s; restarting%s" pid (describe_status status)
-                    (if wait > 0. then Printf.sprintf " in %.1f s" wait else "");
-                  s.restart_at <- now +. wait
-                end)
-        | exception Unix.Unix_error (Unix.EINTR, _, _) -> ()
-        | exception Unix.Unix_error (Unix.ECHILD, _, _) -> continue := false
-      done
-    in
-    let pfd = [ Syscall.unix_of_fd sfd ] in
-    while (not !stopping) || running () do
-      let now = Unix.gettimeofday () in
-      if not !stopping then
-        Array.iter (fun s -> if s.pid = 0 && s.restart_at <= now then spawn s) slots;
-      let timeout =
-        Array.fold_left
-          (fun acc s ->
-            if s.pid = 0 && not !stopping then Float.min acc (s.restart_at -. now) else acc)
-          1.0 slots
-      in
-      (match Unix.select pfd [] [] (Float.max 0.01 timeout) with
-       | _ -> ()
-       | exception Unix.Unix_error (Unix.EINTR, _, _) -> ());
-      let continue = ref true in
-      while !continue do
-        let r = Extra.signalfd_read sfd in
-        if r > 0 then begin
-          let s = -r in
-          if s = Sys.sigchld then reap ()
-          else if s = Sys.sighup then begin
-            log "SIGHUP: workers reopen the access log%s"
-              (if c.tls <> None then " and reload the certificate" else "");
-            forward Sys.sighup
-          end
-          else begin
-            if not !stopping then log "stopping: workers finish in-flight requests";
-            stop ()
-          end
-        end
-        else if r <> - Syscall.eintr then continue := false
-      done;
-      (* SIGCHLD may coalesce with an earlier one already read: reap anyway. *)
-      reap ()
-    done;
-    Array.iter (fun s -> match s.ready with Some fd -> Unix.close fd | None -> ()) slots;
-    ignore (Syscall.close sfd : int);
-    close_all !lfds;
-    if failed then 1 else 0
-  end
+(* SIGHUP in the supervisor, which kept its privileges: the access log
+   reopened at its path and the certificate and key read again, both as at
+   start, or nothing changed. What was done, for the log line. *)
+let reload c tls log_fd =
+  let log_file = match c.access_log with None | Some "-" -> false | Some _ -> true in
+  if not (log_file || tls <> None) then Error "nothing to reload (no access log file, no TLS)"
+  else
+    match if log_file then open_access_log c.access_log else Ok !log_fd with
+    | Error msg -> Error (Printf.sprintf "reopening the access log: %s (nothing changed)" msg)
+    | Ok fd -> (
+        match match tls with None -> Ok () | Some t -> Tls.reload t with
+        | Error msg ->
+            if fd <> !log_fd then ignore (Syscall.close fd : int);
+            Error (Printf.sprintf "reading the certificate and key: %s (nothing changed)" msg)
+        | Ok () ->
+            if fd <> !log_fd && !log_fd > 2 then ignore (Syscall.close !log_fd : int);
+            log_fd := fd;
+            Ok
+              (String.concat ", "
+                 ((if log_file then [ "access log reopened" ] else [])
+                 @ if tls <> None then [ "certificate and key read again" ] else [])))
 
 (* {1 Entry point} *)
 
@@ -647,9 +485,9 @@ let bound_ports c lfds =
   in
   { c with listen; port = snd (List.hd listen); tls }
 
-(* The TLS context, made before privileges are dropped (the key may be
-   readable by root alone) and before the workers fork (they share the
-   ticket secret). *)
+(* The TLS context, made by the process that keeps its privileges (the key
+   may be readable by root alone) before the workers fork (every
+   generation shares the ticket secret drawn here). *)
 let load_tls c =
   match c.tls with
   | None -> Ok None
@@ -686,6 +524,9 @@ let run c handler =
           max 1 (min max_default_connections (nofile - min fd_reserve (nofile / 2)))
       in
       let c = { c with workers; max_connections } in
+      match lookup_user c.user with
+      | Error msg -> fail "%s" msg
+      | Ok user ->
       (* Blocked before any fork or signalfd, so no signal is lost in
          between; restored on the way out. *)
       let old_mask = Unix.sigprocmask Unix.SIG_BLOCK (Sys.sigchld :: server_signals) in
@@ -702,24 +543,28 @@ let run c handler =
             | Error msg ->
                 close_all lfds;
                 fail "access log: %s" msg
-            | Ok log_fd -> (
-                match drop_privileges c.user with
-                | Error msg ->
-                    close_all lfds;
-                    fail "%s" msg
-                | Ok () ->
-                    let c = bound_ports c lfds in
-                    let ktls = match tls with Some s -> s.Tls.ktls | None -> false in
-                    let announce () =
-                      c.on_listen c.port;
-                      start_line c workers ~ktls
-                    in
-                    let code =
-                      if workers = 1 then begin
-                        announce ();
-                        serve_here c handler tls lfds ~log_fd
-                      end
-                      else supervise c handler tls workers ~lfds ~log_fd ~announce
-                    in
-                    if log_fd > 2 then ignore (Syscall.close log_fd : int);
-                    code)))))
+            | Ok log_fd ->
+                let c = bound_ports c lfds in
+                let ktls = match tls with Some s -> s.Tls.ktls | None -> false in
+                let announce () =
+                  c.on_listen c.port;
+                  start_line c workers ~ktls
+                in
+                (* One worker in this very process, as the caller, where no
+                   privileges are to be dropped: SIGHUP reloads in place. *)
+                if workers = 1 && user = None then begin
+                  announce ();
+                  let code = serve_here c handler tls lfds ~log_fd in
+                  if log_fd > 2 then ignore (Syscall.close log_fd : int);
+                  code
+                end
+                else begin
+                  let log_fd = ref log_fd in
+                  let code =
+                    Supervisor.run ~workers ~user ~listeners:lfds ~announce
+                      ~serve:(fun ~lfds -> serve_here c handler tls lfds ~log_fd:!log_fd)
+                      ~reload:(fun () -> reload c tls log_fd)
+                  in
+                  if !log_fd > 2 then ignore (Syscall.close !log_fd : int);
+                  code
+                end))))

@@ -13,24 +13,60 @@
     {!run} opens one listening socket, without [SO_REUSEPORT]: a second
     server started on the same address fails with "address already in
     use" instead of silently taking half of the traffic. With
-    [workers = 1] the event loop then runs in the calling process itself:
-    no fork, so a test or an embedding program sees one process. With
-    [workers = n > 1] the calling process becomes a {e supervisor} that
-    forks [n] workers; they share the socket (each waits on it with
+    [workers = 1] and no {!config.user} the event loop then runs in the
+    calling process itself: no fork, so a test or an embedding program sees
+    one process. Otherwise ([workers = n > 1], or any [workers] with
+    [user]) the calling process becomes a {e supervisor} that forks [n]
+    workers; they share the socket (each waits on it with
     [EPOLLEXCLUSIVE], so one is woken per connection, and a worker at its
     connection limit simply stops accepting while the others go on), and
     each runs one event loop. The supervisor serves no requests: it
     restarts a worker that dies (logging why, with the signal's name, and
     waiting longer and longer — from 0.2 s up to 10 s — when workers keep
     dying within a second of their start; a restarted worker inherits the
-    same socket and its queue of waiting connections), and it forwards
-    [SIGTERM]/[SIGINT]/[SIGHUP] to the workers. Workers ask the kernel for
-    [SIGTERM] when the supervisor dies ([PR_SET_PDEATHSIG]), so they never
-    outlive it.
+    same socket and its queue of waiting connections), it forwards
+    [SIGTERM]/[SIGINT] to the workers, and it reloads on [SIGHUP] (below).
+    Workers ask the kernel for [SIGTERM] when the supervisor dies
+    ([PR_SET_PDEATHSIG]), so they never outlive it.
+
+    {2 Privileges}
+    With {!config.user} the supervisor keeps the ids it was started with
+    (root) and serves nothing; each worker, right after fork and before
+    it accepts a client, takes the user's groups ([initgroups]), [setgid]
+    and [setuid], then checks that every real and effective id is the
+    user's and that [setuid 0] fails; if not, it exits with one line (and
+    is restarted like a worker that dies). Workers never run as root. The
+    supervisor needs root for reloads: it reopens the access log and reads
+    the key as at start.
+
+    {2 Reload ([SIGHUP])}
+    With a supervisor: it reopens the access log at its path (after
+    logrotate renamed it) and reads the certificate and key again, both as
+    at start. If either fails it logs one line and changes nothing (the
+    workers go on with the old ones). Otherwise it forks a new generation
+    of workers on the same listening sockets (nothing is closed, so no
+    client is refused; clients queue in the kernel meanwhile), and once
+    they all serve, it sends the previous generation [SIGTERM]: those stop
+    accepting, close their idle keep-alive connections, and finish the
+    requests in flight (a connection whose first request is on its way,
+    a TLS handshake say, gets its answer) within [grace_period]. Only the
+    current generation is restarted when a worker dies; a worker of a
+    previous one, or of a new generation that failed to start (then the
+    previous one keeps serving), is only waited for. Session-ticket keys
+    derive from a secret drawn once, before the first fork, so tickets
+    resume across generations. Caches a handler keeps (the static file
+    cache) start empty in the new generation. With neither an access log
+    file nor TLS, there is nothing to reload and [SIGHUP] is logged and
+    ignored.
+
+    Without a supervisor (one worker, no [user]) the process reloads in
+    place: it reopens the access log and reads certificate and key again
+    for new connections, with its own privileges, and keeps serving on the
+    same connections.
 
     {2 Signals and shutdown}
-    [SIGPIPE] is ignored. [SIGHUP] reopens the access log (after logrotate
-    renamed it) and serving goes on. [SIGTERM] and [SIGINT] start a
+    [SIGPIPE] is ignored. [SIGHUP] reloads (above) and serving goes on.
+    [SIGTERM] and [SIGINT] start a
     graceful shutdown: the listening socket is closed (new clients are
     refused), idle keep-alive connections are closed, in-flight requests
     finish (their responses carry [Connection: close]) for at most
@@ -100,13 +136,16 @@ type tls = {
     derived from a secret drawn once, before the workers fork: a client
     resumes on whichever worker it reaches. There is no session cache.
 
-    The certificate and key are read before privileges are dropped
-    ({!config.user}), so the key may be readable by root alone at start.
-    [SIGHUP] reads them again in each worker, as the server's user, for
-    new connections (open ones keep theirs): for that, the files must be
-    readable by that user, e.g. through a group such as Debian's
-    [ssl-cert] (the user's own groups are kept when privileges drop). A
-    reload that fails is logged and the old certificate stays.
+    The certificate and key are read by the process that keeps its
+    privileges (the supervisor; {!config.user} applies to workers only), so
+    the key may be readable by root alone, at start and on [SIGHUP], which
+    reads them again for a new generation of workers (connections already
+    open keep theirs until they end). A reload that fails is logged once
+    and the old certificate stays.
+
+    A client that speaks plain HTTP to the TLS port gets [400 Bad Request]
+    with a short page saying "The plain HTTP request was sent to an HTTPS
+    port", as from nginx, and the connection is closed.
 
     Idle connections keep no record buffers (released when empty) and no
     handshake state. Files are sent with [sendfile] by the kernel where it
@@ -252,8 +291,9 @@ type config = {
   access_log : string option;
       (** File to append the access log to, in [log_format] ([Some "-"]:
           standard output), or [None] (default). Opened before privileges
-          are dropped; reopened at the same path on [SIGHUP] (by each
-          worker, as [user]: it must be able to create the file there).
+          are dropped; reopened at the same path on [SIGHUP] (by the
+          supervisor, with its privileges, so the directory may be root's
+          alone; or by the single in-process worker).
           Lines are buffered per worker and written whole, once a second
           and at exit, so lines of different workers never mix. *)
   log_format : Access_log.format;
@@ -263,12 +303,15 @@ type config = {
       (** Header fields added to every response, after [Server]. Default
           [[("X-Content-Type-Options", "nosniff")]]: browsers do not guess
           a type other than the one sent. Names must be tokens and values
-          field values (no CR, LF or NUL), or {!run} refuses to start. *)
+          field values (no CR, LF or NUL), and with the [Server] line and
+          HSTS they may take at most half of {!config.write_buffer}, or
+          {!run} refuses to start ({!check}). *)
   user : string option;
-      (** Run as this user once the port is bound and the access log open:
-          [setgroups], [setgid], [setuid] to the user's ids, before any
-          worker is forked. Default [None]: as the caller, with a warning on
-          stderr when that is root. *)
+      (** Workers run as this user: each one takes the user's groups and
+          ids right after fork (see Privileges above); the supervisor, which
+          always runs when [user] is given, keeps the caller's. Only root
+          may name another user. Default [None]: as the caller, with a
+          warning on stderr when that is root. *)
   server_name : string;  (** The [Server] header value. Default ["httpz"]. *)
   root : string option;
       (** Shown in the start line only (the static file handler's document
@@ -311,6 +354,16 @@ val systemd_listen_fds : unit -> (int list, string) result
 val cpu_count : unit -> int
 (** [cpu_count ()] is the number of CPUs this process may run on (at least
     [1]). *)
+
+val check : config -> (unit, string) result
+(** [check config]: [Error] with one line naming the first field out of
+    range or malformed ({!config.headers}, {!config.server_name}, ports,
+    buffer sizes, …), as {!run} would refuse it at start. Among them: the
+    header lines every response carries whatever the handler adds (the
+    [Server] line, {!config.headers}, and [Strict-Transport-Security]
+    with {!tls.hsts}) may take at most half of {!config.write_buffer}
+    (8 KiB of the default 16 KiB), leaving the other half to the status
+    line, [Date] and the handler's own fields. Allocates. *)
 
 val run : config -> (Ctx.t -> unit) -> int
 (** [run config handler] serves HTTP/1.1 on [config.host]:[config.port],

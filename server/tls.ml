@@ -51,6 +51,38 @@ let accept s c =
 
 type step = Done | Want_read | Want_write | Failed
 
+(* As nginx does, a client that spoke plain HTTP to the TLS port is told so
+   instead of seeing the connection close without a word. *)
+let plain_http_body =
+  "<!doctype html>\n<title>400 Bad Request</title>\n<h1>400 Bad Request</h1>\n\
+   <p>The plain HTTP request was sent to an HTTPS port.</p>\n"
+
+let plain_http_reply =
+  Httpz.Bigstring.of_string
+    (Printf.sprintf
+       "HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\
+        Connection: close\r\n\r\n%s"
+       (String.length plain_http_body) plain_http_body)
+
+(* What the client sent after the bytes OpenSSL looked at, read and
+   dropped: closing a socket with unread bytes would answer RST, which can
+   destroy the reply before the client reads it. *)
+let drain = Httpz.Bigstring.create 4096
+let drain_max = 64 * 1024
+
+(* Straight to the socket, not through OpenSSL (no TLS was agreed on);
+   best effort, the connection is closed next. *)
+let answer_plain_http fd =
+  let len = Httpz.Bigstring.length plain_http_reply in
+  if Syscall.send fd plain_http_reply 0 len 0 = len then begin
+    ignore (Syscall.shutdown_write fd : int);
+    let left = ref drain_max in
+    while !left > 0 do
+      let n = Syscall.read fd drain 0 (Httpz.Bigstring.length drain) in
+      if n > 0 then left := !left - n else left := 0
+    done
+  end
+
 let handshake c =
   let r = Openssl.handshake c.ssl in
   if r = 1 then begin
@@ -59,7 +91,10 @@ let handshake c =
   end
   else if r = Openssl.want_read then Want_read
   else if r = Openssl.want_write then Want_write
-  else Failed
+  else begin
+    if Openssl.plain_http () <> 0 then answer_plain_http c.fd;
+    Failed
+  end
 
 (* A read that needs to write (a TLS 1.3 key update answered into a full
    socket) is treated as a failure: renegotiation is off, so nothing else

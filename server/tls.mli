@@ -49,7 +49,14 @@ val accept : server -> Conn.t -> bool
 type step = Done | Want_read | Want_write | Failed
 
 val handshake : Conn.t -> step
-(** One step of the handshake, as far as the socket allows. *)
+(** One step of the handshake, as far as the socket allows. When it fails
+    because the client spoke plain HTTP ({!Openssl.plain_http}), the client
+    first gets [400 Bad Request] with [Connection: close] and a short
+    text/html page saying "The plain HTTP request was sent to an HTTPS
+    port", written to the socket directly (not through OpenSSL), then FIN;
+    what it sent is read and dropped (at most 64 KiB, what is there), so
+    the close that follows does not reset the reply. [Failed]: close the
+    connection. Allocates nothing. *)
 
 val read : Conn.t -> int
 (** As {!Plain.read}: decrypted bytes put at [c.in_buf] from [c.in_off]

@@ -17,6 +17,9 @@ external free : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_free_byte" "ht
 external handshake : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_handshake_byte" "httpz_tls_handshake"
   [@@noalloc]
 
+external plain_http : unit -> (int[@untagged]) = "httpz_tls_plain_http_byte" "httpz_tls_plain_http"
+  [@@noalloc]
+
 external read :
   (ssl[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_tls_read_byte" "httpz_tls_read"

@@ -78,6 +78,15 @@ external handshake : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_handshake
 (** [1] when the handshake is complete, else {!want_read}, {!want_write} or
     {!failed}. *)
 
+external plain_http : unit -> (int[@untagged]) = "httpz_tls_plain_http_byte" "httpz_tls_plain_http"
+  [@@noalloc]
+(** Non-zero when the last {!handshake} that returned {!failed} failed
+    because the client spoke plain HTTP to the TLS port: OpenSSL read a
+    request line ([GET], [POST], [HEAD], [PUT]: [SSL_R_HTTP_REQUEST]; a
+    proxy's [CONNECT]: [SSL_R_HTTPS_PROXY_REQUEST]) where a record header
+    belongs. It sent nothing; the socket still holds the rest of the
+    request. Reads a flag the last failure set (no libssl call). *)
+
 external read :
   (ssl[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_tls_read_byte" "httpz_tls_read"

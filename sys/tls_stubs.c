@@ -44,10 +44,17 @@
 
 static char hz_tls_errbuf[256];
 
+/* The last failure was a client speaking plain HTTP (or a proxy's CONNECT)
+   to the TLS port: OpenSSL recognised the first bytes as a request line. */
+static int hz_tls_plain_http_seen;
+
 /* Keeps the most specific reason of the queue (the last one pushed), then
    empties the queue. */
 static void hz_tls_note(const char *what) {
   unsigned long e = ERR_peek_last_error();
+  hz_tls_plain_http_seen =
+      e != 0 && ERR_GET_LIB(e) == ERR_LIB_SSL &&
+      (ERR_GET_REASON(e) == SSL_R_HTTP_REQUEST || ERR_GET_REASON(e) == SSL_R_HTTPS_PROXY_REQUEST);
   if (e != 0) {
     char reason[200];
     ERR_error_string_n(e, reason, sizeof reason);
@@ -352,6 +359,7 @@ static long hz_tls_result(SSL *s, int r, const char *what) {
 
 static long hz_tls_handshake(SSL *s) {
   errno = 0;
+  hz_tls_plain_http_seen = 0;
   int r = SSL_do_handshake(s);
   if (r == 1) return 1;
   long e = hz_tls_result(s, r, "handshake");
@@ -467,6 +475,13 @@ CAMLprim intnat httpz_tls_handshake(intnat s) { return hz_tls_handshake(TLS_SSL(
 CAMLprim value httpz_tls_handshake_byte(value s) {
   return Val_long(httpz_tls_handshake(Long_val(s)));
 }
+
+/* Reads a flag: no libssl call, no system call. */
+CAMLprim intnat httpz_tls_plain_http(value unit) {
+  (void)unit;
+  return hz_tls_plain_http_seen;
+}
+CAMLprim value httpz_tls_plain_http_byte(value unit) { return Val_long(httpz_tls_plain_http(unit)); }
 
 CAMLprim intnat httpz_tls_read(intnat s, value buf, intnat off, intnat len) {
   return hz_tls_read(TLS_SSL(s), BA_DATA(buf), BA_CAP(buf), off, len);

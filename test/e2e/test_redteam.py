@@ -10,10 +10,18 @@ each against the real server on 127.0.0.1.
 4. A path over 4096 bytes: 414, not 400.
 5. A second server on a port already served (by 1 or 2 workers): non-zero
    exit, "address already in use"; the first one keeps serving.
-6. --user nobody: workers run as nobody, a chmod 000 file is 403; started
-   as root without --user, the server warns.
+6. --user nobody: workers run as nobody, the supervisor stays root (it
+   needs root to reload); with --workers 1 too; a chmod 000 file is 403;
+   started as root without --user, the server warns.
 7. SIGHUP reopens the access log (logrotate: rename, HUP, new file) and the
-   server keeps serving with the same workers.
+   server keeps serving, with a new generation of workers.
+11. (issue 20) SIGHUP under --user nobody with the access log in a
+   root-only (0700) directory: the supervisor, still root, reopens it; new
+   requests go to the new file; no request is lost across reloads (clients
+   looping through them); workers stay nobody; the supervisor's descriptors
+   are the same after 10 reloads.
+12. (issue 20) A --header over half the write buffer (16.5 KB) exits 2 at
+   once with one line; one just under the bound serves.
 8. --grace: a download in progress at SIGTERM is cut after --grace 1; with
    --grace 6 it completes.
 9. --host localhost serves on 127.0.0.1.
@@ -31,13 +39,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as H  # noqa: E402
 
 R = H.Results("redteam")
-H.suite_deadline(R, 100)
+H.suite_deadline(R, 160)
 H.require_binary(R)
 
 TMP = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-redteam-"))
@@ -152,27 +161,47 @@ def exclusive_port():
             a.stop()
 
 
+def ids(pid):
+    """(real, effective, saved) uids and gids of [pid]."""
+    uid = gid = None
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Uid:"):
+                uid = tuple(int(x) for x in line.split()[1:4])
+            elif line.startswith("Gid:"):
+                gid = tuple(int(x) for x in line.split()[1:4])
+    return uid, gid
+
+
+def workers_of(srv, n):
+    return H.wait_until(lambda: len(srv.children()) == n and srv.children(), 5) or srv.children()
+
+
+def check_identities(srv, n, when):
+    """Workers run as nobody (every uid and gid), the supervisor as root."""
+    pw = pwd.getpwnam("nobody")
+    pids = workers_of(srv, n)
+    workers = [ids(p) for p in pids]
+    R.check("%s: %d workers run as nobody, uids and gids (%s)" % (when, n, workers),
+            len(workers) == n and all(u == (pw.pw_uid,) * 3 and g == (pw.pw_gid,) * 3
+                                      for u, g in workers), workers)
+    sup = ids(srv.proc.pid)
+    R.check("%s: the supervisor stays root (%s)" % (when, sup), sup[0] == (0, 0, 0), sup)
+
+
 def user_nobody():
     if os.geteuid() != 0:
         H.log("# not root: --user cannot be tested")
         return
-    nobody = pwd.getpwnam("nobody").pw_uid
-    srv = H.Server(DOC, workers=2, args=["--user", "nobody"], ready_path="/index.html").start()
-    try:
-        pids = H.wait_until(lambda: len(srv.children()) == 2 and srv.children(), 5) or srv.children()
-        uids = []
-        for pid in pids + [srv.proc.pid]:
-            with open("/proc/%d/status" % pid) as f:
-                for line in f:
-                    if line.startswith("Uid:"):
-                        uids.append(int(line.split()[2]))
-        R.check("--user nobody: supervisor and workers run as nobody (%s)" % uids,
-                len(uids) == 3 and all(u == nobody for u in uids), uids)
-        st, _, body = get(srv.port, "/locked.txt")
-        R.check("chmod 000 file: 403 (%s)" % st, st == 403 and b"SECRET" not in body, (st, body[:80]))
-        R.check("no 'serving as root' warning with --user", "serving as root" not in srv.stderr_text())
-    finally:
-        srv.stop()
+    for n in (2, 1):
+        srv = H.Server(DOC, workers=n, args=["--user", "nobody"], ready_path="/index.html").start()
+        try:
+            check_identities(srv, n, "--user nobody --workers %d" % n)
+            st, _, body = get(srv.port, "/locked.txt")
+            R.check("chmod 000 file: 403 (%s)" % st, st == 403 and b"SECRET" not in body, (st, body[:80]))
+            R.check("no 'serving as root' warning with --user", "serving as root" not in srv.stderr_text())
+        finally:
+            srv.stop_and_check(R, "--user nobody --workers %d: exits 0 on SIGTERM" % n)
     srv = H.Server(DOC, workers=1).start()
     srv.stop()
     R.check("as root without --user: a warning", "serving as root" in srv.stderr_text(), srv.stderr_text()[-300:])
@@ -197,10 +226,150 @@ def sighup_reopens_log():
         R.check("SIGHUP: a new access log at the path has the later requests",
                 "?after" in new and "?before" not in new, new[:300])
         R.check("... the rotated file keeps the earlier ones", "?before" in old and "?after" not in old, old[:300])
-        R.check("... same workers, still serving", sorted(srv.children()) == before and srv.alive(),
-                (before, srv.children()))
+        after = workers_of(srv, 2)
+        R.check("... a new generation of workers serves, the previous one has exited",
+                len(after) == 2 and not set(after) & set(before) and srv.alive(), (before, after))
     finally:
         srv.stop_and_check(R, "exits 0 on SIGTERM after SIGHUP")
+
+
+def hup_and_wait(srv, n, reloads_before):
+    """SIGHUP, then wait until the supervisor logged the reload and only
+    the new generation's [n] workers are left."""
+    os.kill(srv.proc.pid, signal.SIGHUP)
+    done = H.wait_until(lambda: srv.stderr_text().count("SIGHUP: ") > reloads_before, 10)
+    H.wait_until(lambda: len(srv.children()) == n, 10)
+    return bool(done)
+
+
+def reload_under_user():
+    """Issue 20: the supervisor keeps root, so SIGHUP under --user reopens
+    a log in a root-only directory; workers are replaced without a lost
+    request."""
+    if os.geteuid() != 0:
+        H.log("# not root: --user cannot be tested")
+        return
+    logs = os.path.join(TMP, "root-only-logs")
+    os.mkdir(logs)
+    os.chmod(logs, 0o700)
+    log = os.path.join(logs, "access.log")
+    srv = H.Server(DOC, workers=2, args=["--user", "nobody", "--access-log", log, "--grace", "3"],
+                   ready_path="/index.html").start()
+    try:
+        check_identities(srv, 2, "before SIGHUP")
+        for _ in range(3):
+            get(srv.port, "/index.html?before")
+        time.sleep(1.2)  # lines are flushed once a second
+        os.rename(log, log + ".1")
+        R.check("SIGHUP under --user: the reload is logged",
+                hup_and_wait(srv, 2, 0), srv.stderr_text()[-600:])
+        for _ in range(3):
+            get(srv.port, "/index.html?after")
+
+        def text(path):
+            try:
+                with open(path) as f:
+                    return f.read()
+            except OSError:
+                return ""
+
+        H.wait_until(lambda: "?after" in text(log), 3)
+        new, old = text(log), text(log + ".1")
+        R.check("... a new access.log in the 0700 root directory has the later requests",
+                "?after" in new and "?before" not in new, (new[:300], srv.stderr_text()[-400:]))
+        R.check("... the rotated file keeps the earlier ones", "?before" in old and "?after" not in old,
+                old[:300])
+        R.check("... no 'Permission denied' logged", "ermission denied" not in srv.stderr_text(),
+                srv.stderr_text()[-600:])
+        check_identities(srv, 2, "after SIGHUP")
+
+        # Clients looping through three reloads: every request answered.
+        stop = threading.Event()
+        counts = {"ok": 0, "failed": []}
+
+        def client():
+            while not stop.is_set():
+                try:
+                    st, _, body = get(srv.port, "/index.html?loop")
+                    if st == 200 and body == b"<p>index</p>\n":
+                        counts["ok"] += 1
+                    else:
+                        counts["failed"].append(st)
+                except OSError as e:
+                    counts["failed"].append(repr(e))
+
+        threads = [threading.Thread(target=client) for _ in range(3)]
+        for t in threads:
+            t.start()
+        reloads = srv.stderr_text().count("SIGHUP: ")
+        for i in range(3):
+            time.sleep(0.4)
+            hup_and_wait(srv, 2, reloads + i)
+        time.sleep(0.4)
+        stop.set()
+        for t in threads:
+            t.join(10)
+        R.check("3 clients looping through 3 reloads: %d requests, none lost (%d failed)"
+                % (counts["ok"], len(counts["failed"])),
+                counts["ok"] > 50 and not counts["failed"], counts["failed"][:5])
+
+        # The supervisor keeps no descriptor of a reload.
+        pid = srv.proc.pid
+        base = sorted(os.listdir("/proc/%d/fd" % pid))
+        reloads = srv.stderr_text().count("SIGHUP: ")
+        for i in range(10):
+            hup_and_wait(srv, 2, reloads + i)
+        fds = sorted(os.listdir("/proc/%d/fd" % pid))
+        R.check("10 reloads: the supervisor holds the same %d descriptors (%d after)" % (len(base), len(fds)),
+                fds == base, (base, fds))
+        st, _, _ = get(srv.port, "/index.html")
+        R.check("... and still serves (%s)" % st, st == 200, srv.stderr_text()[-600:])
+        check_identities(srv, 2, "after 14 reloads")
+    finally:
+        srv.stop_and_check(R, "exits 0 on SIGTERM after the reloads")
+
+
+def header_budget():
+    """Issue 20: --header fields must leave room for the response head in
+    the write buffer (16 KiB): at most half of it for Server, the added
+    fields and HSTS."""
+    def serve(args):
+        """Exit code and stderr of a server that should refuse to start
+        (None: still running after 5 s, then killed)."""
+        p = subprocess.Popen([H.BIN, "serve", "-d", DOC, "-p", str(H.free_port()), "--host", H.HOST,
+                              "--workers", "1"] + args + H.transport_args(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            _, err = p.communicate(timeout=5)
+            return p.returncode, err.decode("utf-8", "replace")
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            return None, err.decode("utf-8", "replace")
+
+    rc, err = serve(["--header", "X-Big: " + "b" * (16 * 1024 + 512)])
+    R.check("--header of 16.5 KB: exit 2 at once (%s) with one line naming the bound" % rc,
+            rc == 2 and "half of the 16384-byte write buffer" in err and "(at most 8192)" in err
+            and len(err.splitlines()) == 2, err[-400:])
+    # The bound: "Server: httpz\r\n" (15) + "X-Content-Type-Options:
+    # nosniff\r\n" (33) + "X-Big: " + value + "\r\n" (9 + n) <= 8192.
+    fits = 8192 - 15 - 33 - 9
+    for n, serves in ((fits, True), (fits + 1, False)):
+        args = ["--header", "X-Big: " + "v" * n]
+        if serves:
+            srv = H.Server(DOC, workers=1, args=args, ready_path="/index.html").start()
+            try:
+                st, h, body = get(srv.port, "/index.html")
+                st404, h404, _ = get(srv.port, "/nothing")
+                d, d404 = dict((k.lower(), v) for k, v in h), dict((k.lower(), v) for k, v in h404)
+                R.check("a header just under the bound (%d bytes): served on 200 and 404 (%s, %s)"
+                        % (n, st, st404), st == 200 and body == b"<p>index</p>\n" and st404 == 404
+                        and d.get("x-big") == "v" * n and d404.get("x-big") == "v" * n, (st, st404))
+            finally:
+                srv.stop_and_check(R, "... and exits 0")
+        else:
+            rc, err = serve(args)
+            R.check("one byte more (%d): exit 2 (%s)" % (n, rc), rc == 2, err[-300:])
 
 
 
@@ -275,4 +444,6 @@ H.part(R, "SIGHUP", sighup_reopens_log, stop_servers=True)
 H.part(R, "--grace", grace, stop_servers=True)
 H.part(R, "--host localhost", localhost, stop_servers=True)
 H.part(R, "signal names", signal_names, stop_servers=True)
+H.part(R, "SIGHUP under --user (issue 20)", reload_under_user, stop_servers=True)
+H.part(R, "--header budget (issue 20)", header_budget, stop_servers=True)
 R.finish()

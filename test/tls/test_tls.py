@@ -11,8 +11,15 @@ curl, testssl.sh):
 2. ALPN (http/1.1; a client offering only h2 is refused) and SNI.
 3. Session resumption for 1.2 and 1.3 by ticket, on another worker and on
    a restarted one; ticket keys rotated.
-4. SIGHUP reloads certificate and key for new connections; open ones keep
-   theirs; a broken file is refused and the old certificate stays.
+4. SIGHUP reloads certificate and key for new connections (a new
+   generation of workers); a download in progress on the previous one
+   completes with its certificate; a broken file is refused with one line
+   and nothing changes. Under --user nobody (1 and 2 workers) a key
+   readable by root alone (0600, in a 0700 directory) is read again by the
+   supervisor: new clients see the renewed certificate, and tickets issued
+   before the reload still resume (issue 20).
+6b. Plain HTTP on the TLS port (curl http://, a proxy's CONNECT) gets a
+   400 page saying so, as from nginx (issue 20).
 5. --hsts and --redirect-http.
 6. Bad input ends quickly and cleanly: plain HTTP on the TLS port, junk, a
    ClientHello cut off halfway (closed at --header-timeout), TLS 1.0
@@ -55,6 +62,9 @@ with open(os.path.join(DOC, "small.txt"), "wb") as f:
     f.write(SMALL)
 with open(os.path.join(DOC, "index.html"), "wb") as f:
     f.write(b"<!doctype html><title>tls</title><p>hello\n")
+BIG = os.urandom(1 << 20) * 4
+with open(os.path.join(DOC, "big.bin"), "wb") as f:
+    f.write(BIG)
 os.chmod(TMP, 0o755)
 os.chmod(DOC, 0o755)
 
@@ -218,34 +228,89 @@ def reload():
     shutil.copy(CERT, cert)
     shutil.copy(KEY, key)
     srv = H.Server(DOC, workers=2, tls=(cert, key)).start()
+    old_der = fetch(srv.port)[6]
+    R.check("before SIGHUP: the first certificate", old_der == ssl.PEM_cert_to_DER_cert(open(CERT).read()), "")
+    # A download in progress on the generation that SIGHUP replaces.
     s = H.wrap(socket.create_connection((H.HOST, srv.port), timeout=5))
-    rd = H.Reader(s)
-    s.sendall(GET)
-    old_der = s.getpeercert(binary_form=True)
-    R.check("before SIGHUP: the first certificate", rd.read_response().status == 200 and
-            old_der == fetch(srv.port)[6], "")
+    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    got = s.recv(65536)
     new_cert, new_key = H.make_cert(d, "next", ca=ca)
     os.replace(new_key, key)
     os.replace(new_cert, cert)
     new_der = ssl.PEM_cert_to_DER_cert(open(cert).read())
     srv.proc.send_signal(signal.SIGHUP)
-    seen = H.wait_until(lambda: fetch(srv.port)[6] == new_der, 3)
+    seen = H.wait_until(lambda: fetch(srv.port)[6] == new_der, 5)
     R.check("after SIGHUP: new connections get the new certificate (both workers)",
-            seen and all(fetch(srv.port)[6] == new_der for _ in range(8)), "")
-    s.sendall(GET)
-    r = rd.read_response()
-    R.check("the connection opened before keeps serving with its certificate",
-            r.status == 200 and r.body == SMALL and s.getpeercert(binary_form=True) == old_der, r)
+            seen and all(fetch(srv.port)[6] == new_der for _ in range(8)), srv.stderr_text()[-600:])
+    while True:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        got += chunk
+    head, _, body = got.partition(b"\r\n\r\n")
+    R.check("the download in progress at SIGHUP completes, with the certificate it began with",
+            body == BIG and s.getpeercert(binary_form=True) == old_der, (head[:200], len(body)))
     s.close()
+    workers = sorted(worker_pids(srv))
     with open(cert, "w") as f:
         f.write("-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n")
     srv.proc.send_signal(signal.SIGHUP)
-    logged = H.wait_until(lambda: srv.stderr_text().count("keeping the old one") >= 2, 3)
-    R.check("a broken certificate on SIGHUP: each worker logs it and keeps the old one", logged,
-            srv.stderr_text()[-800:])
+    logged = H.wait_until(lambda: "SIGHUP: reading the certificate and key" in srv.stderr_text(), 3)
+    time.sleep(0.3)
+    R.check("a broken certificate on SIGHUP: the supervisor logs one line, nothing changed",
+            logged and srv.stderr_text().count("(nothing changed)") == 1, srv.stderr_text()[-800:])
     r, *_x, der = fetch(srv.port)
-    R.check("... and still serves with the last good certificate", r.status == 200 and der == new_der, r)
+    R.check("... the same workers still serve with the last good certificate",
+            r.status == 200 and der == new_der and sorted(worker_pids(srv)) == workers, r)
     srv.stop_and_check(R)
+
+
+def serial(der):
+    p = subprocess.run(["openssl", "x509", "-inform", "DER", "-noout", "-serial", "-subject"], input=der,
+                       stdout=subprocess.PIPE, timeout=10)
+    return p.stdout.decode().strip().replace("\n", ", ")
+
+
+def reload_root_only_key():
+    """Issue 20: under --user the supervisor keeps root, so SIGHUP reads a
+    renewed key that only root may read; tickets survive the reload."""
+    if os.geteuid() != 0:
+        H.log("# not root: --user cannot be tested")
+        return
+    ca = (CA, os.path.join(os.path.dirname(CA), "ca.key"))
+    for n in (1, 2):
+        d = tempfile.mkdtemp(prefix="root-only-", dir=TMP)
+        os.chmod(d, 0o700)
+        cert, key = H.make_cert(d, "live", ca=ca)
+        os.chmod(key, 0o600)
+        srv = H.Server(DOC, workers=n, tls=(cert, key), args=["--user", "nobody"]).start()
+        try:
+            old_der = fetch(srv.port)[6]
+            sessions = {}
+            for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+                ctx = H.client_context(minimum_version=v, maximum_version=v)
+                sessions[v] = (ctx, fetch(srv.port, ctx)[1])
+            new_cert, new_key = H.make_cert(d, "renewed", ca=ca)
+            os.chmod(new_key, 0o600)
+            os.replace(new_key, key)
+            os.replace(new_cert, cert)
+            new_der = ssl.PEM_cert_to_DER_cert(open(cert).read())
+            srv.proc.send_signal(signal.SIGHUP)
+            seen = H.wait_until(lambda: fetch(srv.port)[6] == new_der, 5)
+            R.check("--user nobody --workers %d, key 0600 root in a 0700 directory: after SIGHUP a new "
+                    "client sees the renewed certificate (%s -> %s)"
+                    % (n, serial(old_der), serial(fetch(srv.port)[6])),
+                    seen and old_der != new_der and all(fetch(srv.port)[6] == new_der for _ in range(4)),
+                    srv.stderr_text()[-600:])
+            R.check("... no 'Permission denied' logged", "ermission denied" not in srv.stderr_text(),
+                    srv.stderr_text()[-600:])
+            for v, name in ((ssl.TLSVersion.TLSv1_2, "TLS 1.2"), (ssl.TLSVersion.TLSv1_3, "TLS 1.3")):
+                ctx, sess = sessions[v]
+                r, _s, reused, *_x = fetch(srv.port, ctx, session=sess)
+                R.check("... a %s ticket issued before the reload resumes after it" % name,
+                        r.status == 200 and reused, reused)
+        finally:
+            srv.stop_and_check(R, "--user nobody --workers %d: exits 0 after the reload" % n)
 
 
 def hsts_and_redirect():
@@ -320,6 +385,21 @@ def bad_input():
     base = fd_count(pid)
     t = ends_within(srv.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 3)
     R.check("plain HTTP on the TLS port: closed at once (%s s)" % t, t is not None and t < 0.5, t)
+    # As nginx: the client is told, in plain HTTP, what went wrong.
+    p = H.curl(["-i", "http://%s:%d/small.txt" % (H.HOST, srv.port)], timeout=5)
+    out = p.stdout.decode("latin-1")
+    R.check("curl http:// to the TLS port: 400, Connection: close, 'plain HTTP request was sent "
+            "to an HTTPS port'", out.startswith("HTTP/1.1 400 Bad Request\r\n")
+            and "\r\nConnection: close\r\n" in out and "\r\nContent-Type: text/html\r\n" in out
+            and "The plain HTTP request was sent to an HTTPS port" in out, (out[:400], p.stderr[-200:]))
+    s = socket.create_connection((H.HOST, srv.port), timeout=5)
+    try:
+        s.sendall(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        r = H.Reader(s).read_response(timeout=5)
+    finally:
+        s.close()
+    R.check("a proxy's CONNECT to the TLS port: 400 with the same page",
+            r is not None and r.status == 400 and b"plain HTTP request" in r.body, r)
     t = ends_within(srv.port, bytes(random.Random(7).getrandbits(8) for _ in range(1024)), 3)
     R.check("1 KiB of junk: closed at once (%s s)" % t, t is not None and t < 0.5, t)
     hello = client_hello()
@@ -388,6 +468,7 @@ part("versions and suites", versions_and_suites)
 part("ALPN and SNI", alpn_and_sni)
 part("session resumption", resumption)
 part("SIGHUP reload", reload)
+part("SIGHUP reload, a root-only key under --user (issue 20)", reload_root_only_key)
 part("HSTS and redirect", hsts_and_redirect)
 part("bad input", bad_input)
 part("idle memory", idle_memory)

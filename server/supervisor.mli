@@ -1,0 +1,53 @@
+(** The supervisor of a multi-process server (or of one worker run as
+    another user): it forks the workers, restarts them, reloads them, and
+    stops them. It serves no request itself and keeps the privileges it was
+    started with, which reloads need; workers drop theirs right after fork.
+
+    {2 Generations}
+    Workers are forked in generations on the same listening sockets. A
+    worker of the current generation that dies is restarted (at once, or
+    after 0.2 s up to 10 s, doubling, while workers keep dying within a
+    second of their start), and the reason is logged with the signal's
+    system name. On [SIGHUP], once [reload] succeeded, a new generation is
+    forked; when all of it serves, the previous one gets [SIGTERM] (it stops
+    accepting and finishes its requests) and is only waited for, never
+    restarted. If the new generation does not start, it is stopped the same
+    way and the previous one stays current. Nothing is closed in between,
+    so clients wait in the kernel's accept queue, never refused.
+
+    {2 Stopping}
+    [SIGTERM]/[SIGINT]: the supervisor closes its copies of the listening
+    sockets, sends [SIGTERM] to the current generation, and returns once
+    every worker of every generation has exited.
+
+    Everything here allocates; none of it is on the request path. *)
+
+type account = { name : string; uid : int; gid : int }
+(** The user workers run as, resolved in the supervisor before any fork. *)
+
+val become : account -> (unit, string) result
+(** [become a]: the user's groups ([initgroups], when root), [setgid],
+    [setuid], then checked: every real and effective id is [a]'s and
+    [setuid 0] fails (unless [a] is root). [Error] is one line naming the
+    user and what failed. Called in each worker right after fork. *)
+
+val run :
+  workers:int ->
+  user:account option ->
+  listeners:int list ->
+  serve:(lfds:int list -> int) ->
+  reload:(unit -> (string, string) result) ->
+  announce:(unit -> unit) ->
+  int
+(** [run ~workers ~user ~listeners ~serve ~reload ~announce] forks
+    [workers] workers and supervises them until [SIGTERM]/[SIGINT]; the
+    caller has blocked [SIGCHLD], [SIGTERM], [SIGINT] and [SIGHUP] (they
+    are read from a signalfd). Each worker becomes [user] ({!become}; on
+    failure it logs the line and exits 2), asks for [SIGTERM] when the
+    supervisor dies ([PR_SET_PDEATHSIG], after the ids changed since that
+    clears it), then runs [serve ~lfds] and exits with its result.
+    [announce] is called once the first generation serves. On [SIGHUP],
+    [reload ()] reads again what the next generation needs: [Ok what]
+    ("access log reopened", …) starts it, [Error msg] is logged as is and
+    nothing changes. The result is [0], or [1] when the first generation
+    did not start. [listeners] are closed on the way out. *)
