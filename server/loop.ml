@@ -60,20 +60,11 @@ let resume_conn l c gen k =
 
 let on_timeout l c = if c.fd >= 0 then try perform l c (Connection.timeout c) with e -> failed l c e
 
-(* Idle keep-alive connections close at once. A connection that has not
-   brought its first request yet (a TLS handshake in progress, or a request
-   on its way) is a client in flight: it keeps its header timeout and gets
-   its answer with [Connection: close]. Closing it would lose a request at
-   every reload, where SIGHUP drains the previous generation of workers
-   while clients keep coming. *)
-let close_kept_alive l =
-  Array.iter (fun c -> if c.fd >= 0 && c.served > 0 && Connection.idle c then l.w.close c) l.w.conns
-
 let begin_drain l =
   if W.start_drain l.w then begin
     (match l.u with Some u -> Uring_io.stop_accepting u | None -> ());
     Epoll_io.close_listeners l.e;
-    close_kept_alive l
+    W.close_idle l.w
   end
 
 (* {1 Events} *)

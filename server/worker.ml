@@ -369,10 +369,16 @@ let start_drain w =
     true
   end
 
+(* Idle keep-alive connections close at once. A connection that has not
+   brought its first request yet (a TLS handshake in progress, or a request
+   on its way) is a client in flight: it keeps its header timeout and gets
+   its answer with [Connection: close]. Closing it would lose a request at
+   every reload, where SIGHUP drains the previous generation of workers
+   while clients keep coming. *)
 let close_idle w =
   for i = 0 to Array.length w.conns - 1 do
     let c = w.conns.(i) in
-    if c.fd >= 0 && Connection.idle c then w.close c
+    if c.fd >= 0 && c.served > 0 && Connection.idle c then w.close c
   done
 
 (* SIGHUP: reopen the access log at its path (logrotate renamed the old

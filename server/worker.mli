@@ -170,6 +170,9 @@ val start_drain : t -> bool
 (** Starts the graceful shutdown ([false] if it had started). *)
 
 val close_idle : t -> unit
+(** Closes the keep-alive connections between requests; one that has not
+    brought its first request yet keeps its header timeout (a client in
+    flight, at a reload). *)
 
 val read_signals : t -> bool
 (** Handles the signals that arrived (SIGHUP: reopen the log, reload
