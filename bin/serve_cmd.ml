@@ -521,7 +521,8 @@ let serve_cmd =
         $(b,--grace) seconds), exit 0. SIGHUP: the supervisor reopens the access log at its \
         path (after logrotate moved it) and reads the TLS certificate and key again, then \
         starts new workers on the same sockets and lets the previous ones finish their \
-        requests (at most $(b,--grace) seconds): no client is refused. On an error (a \
+        requests (a download in progress is not cut; SIGTERM then gives them $(b,--grace) \
+        seconds): no client is refused. On an error (a \
         broken certificate) it logs one line and nothing changes. A single worker without \
         $(b,--user) has no supervisor and reloads in place.";
     `S Manpage.s_examples;

@@ -240,7 +240,7 @@ let start_line c workers ~ktls =
      | Some _, false -> ", TLS: encrypting in user space (the kernel offers no TLS ULP)")
 
 (* SIGTERM and SIGINT stop; SIGHUP reopens the access log and goes on. *)
-let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup ]
+let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup; Sys.sigquit ]
 
 (* {1 Start-up} *)
 

@@ -46,10 +46,13 @@
     workers go on with the old ones). Otherwise it forks a new generation
     of workers on the same listening sockets (nothing is closed, so no
     client is refused; clients queue in the kernel meanwhile), and once
-    they all serve, it sends the previous generation [SIGTERM]: those stop
+    they all serve, it sends the previous generation [SIGQUIT]: those stop
     accepting, close their idle keep-alive connections, and finish the
     requests in flight (a connection whose first request is on its way,
-    a TLS handshake say, gets its answer) within [grace_period]. Only the
+    a TLS handshake say, gets its answer) however long they take: a
+    download is not cut by logrotate's reload, and each connection is still
+    bounded by the write and idle timeouts. A [SIGTERM] to the supervisor
+    then gives them [grace_period] like the others. Only the
     current generation is restarted when a worker dies; a worker of a
     previous one, or of a new generation that failed to start (then the
     previous one keeps serving), is only waited for. Session-ticket keys

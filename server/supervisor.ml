@@ -171,13 +171,16 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
           log "fork: %s" (Unix.error_message e);
           s.restart_at <- Unix.gettimeofday () +. s.delay
     in
-    (* SIGTERM to a generation, whose workers are then only waited for. *)
+    (* SIGQUIT to a generation, whose workers are then only waited for:
+       they stop accepting and finish their requests however long those
+       take (a download is not cut by a log rotation's reload); each is
+       still bounded by the write and idle timeouts. *)
     let retire gen =
       Array.iter
         (fun s ->
           close_ready s;
           if s.pid <> 0 then begin
-            (try Unix.kill s.pid Sys.sigterm with Unix.Unix_error _ -> ());
+            (try Unix.kill s.pid Sys.sigquit with Unix.Unix_error _ -> ());
             retiring := s.pid :: !retiring;
             s.pid <- 0
           end)
@@ -194,7 +197,9 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
       lfds := [];
       Array.iter
         (fun s -> if s.pid <> 0 then try Unix.kill s.pid Sys.sigterm with Unix.Unix_error _ -> ())
-        !slots
+        !slots;
+      (* Retired workers too: they now finish within the grace period. *)
+      List.iter (fun pid -> try Unix.kill pid Sys.sigterm with Unix.Unix_error _ -> ()) !retiring
     in
     if await_ready !slots then announce ()
     else begin

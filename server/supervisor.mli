@@ -9,8 +9,9 @@
     after 0.2 s up to 10 s, doubling, while workers keep dying within a
     second of their start), and the reason is logged with the signal's
     system name. On [SIGHUP], once [reload] succeeded, a new generation is
-    forked; when all of it serves, the previous one gets [SIGTERM] (it stops
-    accepting and finishes its requests) and is only waited for, never
+    forked; when all of it serves, the previous one gets [SIGQUIT] (it stops
+    accepting and finishes its requests, with no deadline until a [SIGTERM]
+    gives it the grace period) and is only waited for, never
     restarted. If the new generation does not start, it is stopped the same
     way and the previous one stays current. Nothing is closed in between,
     so clients wait in the kernel's accept queue, never refused.

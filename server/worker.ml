@@ -88,6 +88,8 @@ type t = {
   mutable accept_error_logged : bool;
   mutable draining : bool;
   mutable drain_deadline_ns : int;
+  mutable retired : bool;  (** SIGQUIT: drain with no deadline (a reload) *)
+  mutable hurried : bool;  (** SIGTERM or SIGINT: drain within the grace period *)
   mutable stop : bool;
   mutable log_flushed_s : int;
   mutable requests : int;
@@ -365,7 +367,8 @@ let start_drain w =
     w.final_requests <- w.requests;
     w.draining <- true;
     w.sh.draining <- true;
-    w.drain_deadline_ns <- w.now_ns + (w.p.grace_ms * 1_000_000);
+    w.drain_deadline_ns <-
+      (if w.retired && not w.hurried then max_int else w.now_ns + (w.p.grace_ms * 1_000_000));
     true
   end
 
@@ -411,7 +414,18 @@ let read_signals w =
     let r = Extra.signalfd_read w.sfd in
     if r > 0 then begin
       let s = -r in
-      if s = Sys.sighup then reload w else if s = Sys.sigterm || s = Sys.sigint then stop := true
+      if s = Sys.sighup then reload w
+      else if s = Sys.sigterm || s = Sys.sigint then begin
+        stop := true;
+        w.hurried <- true;
+        (* Retired before: the grace period starts now. *)
+        if w.draining then
+          w.drain_deadline_ns <- min w.drain_deadline_ns (w.now_ns + (w.p.grace_ms * 1_000_000))
+      end
+      else if s = Sys.sigquit then begin
+        stop := true;
+        w.retired <- true
+      end
     end
     else if r <> - Syscall.eintr then continue := false
   done;
@@ -497,6 +511,8 @@ let create p ~listeners ~signal_fd ~reactor =
       accept_error_logged = false;
       draining = false;
       drain_deadline_ns = 0;
+      retired = false;
+      hurried = false;
       stop = false;
       log_flushed_s = 0;
       requests = 0;

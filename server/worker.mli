@@ -106,6 +106,10 @@ type t = {
   mutable accept_error_logged : bool;
   mutable draining : bool;
   mutable drain_deadline_ns : int;
+  mutable retired : bool;
+      (** SIGQUIT (the supervisor retiring this worker at a reload): drain
+          with no deadline *)
+  mutable hurried : bool;  (** SIGTERM or SIGINT: drain within [grace_ms] *)
   mutable stop : bool;
   mutable log_flushed_s : int;
   mutable requests : int;

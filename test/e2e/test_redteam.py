@@ -408,6 +408,41 @@ def grace():
                     % (g, dt, data_len, size, rc), (not whole) and 0.8 < dt < 3 and rc == 0, (data_len, dt))
 
 
+def reload_keeps_downloads():
+    """A reload (logrotate's SIGHUP) lets a download in progress finish,
+    even past --grace; a SIGTERM afterwards still stops within --grace."""
+    size = os.path.getsize(os.path.join(DOC, "big.bin"))
+    srv = H.Server(DOC, workers=2, args=["--grace", "1", "--access-log", os.path.join(TMP, "reload.log")]).start()
+    s = H.connect(srv.port, timeout=10)
+    s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+    data_len = len(s.recv(65536))
+    t0 = time.monotonic()
+    before = srv.stderr_text().count("SIGHUP: ")
+    os.kill(srv.proc.pid, signal.SIGHUP)
+    # 48 MiB at 16 MiB/s: 3 s, three times --grace.
+    rate = 16 << 20
+    while True:
+        try:
+            chunk = s.recv(262144)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data_len += len(chunk)
+        if data_len >= size:
+            break
+        ahead = data_len / rate - (time.monotonic() - t0)
+        if ahead > 0:
+            time.sleep(ahead)
+    dt = time.monotonic() - t0
+    s.close()
+    R.check("reload: the supervisor reloaded", H.wait_until(lambda: srv.stderr_text().count("SIGHUP: ") > before, 5))
+    R.check("reload: a download in progress completes past --grace 1 (%.1f s, %d of %d bytes)" % (dt, data_len, size),
+            data_len >= size and dt > 1.5, (data_len, dt))
+    R.check("reload: serving afterwards", get(srv.port, "/index.html")[0] == 200)
+    srv.stop_and_check(R, "reload: exits 0 on SIGTERM")
+
+
 def localhost():
     srv = H.Program([H.BIN, "serve", "-d", DOC, "--host", "localhost", "--workers", "1"],
                     ready_path="/index.html").start()
@@ -446,4 +481,5 @@ H.part(R, "--host localhost", localhost, stop_servers=True)
 H.part(R, "signal names", signal_names, stop_servers=True)
 H.part(R, "SIGHUP under --user (issue 20)", reload_under_user, stop_servers=True)
 H.part(R, "--header budget (issue 20)", header_budget, stop_servers=True)
+H.part(R, "a reload keeps downloads", reload_keeps_downloads, stop_servers=True)
 R.finish()
