@@ -8,20 +8,27 @@ type t = {
   table : Hpack_table.t;
   scratch : Bigstring.t;  (** name then value of a field looked up in / added to [table] *)
   digits : Bigstring.t;  (** a decimal value *)
-  mutable pending_update : int;  (** a size update owed at the next block start, or -1 *)
+  mutable pending_update : int;  (** the size to signal at the next block start, or -1 *)
+  mutable pending_min : int;  (** the smallest size shrunk to since the last block start, or -1 *)
 }
 
 let create ?(huffman = true) ?(table_size = 0) () =
   if table_size < 0 || table_size > Hpack_decoder.max_integer then invalid_arg "Hpack.Encoder.create";
-  { huffman; table = Hpack_table.create ~capacity:table_size;
+  let table = Hpack_table.create ~capacity:table_size in
+  (* The peer's table holds 4096 bytes until its SETTINGS say more. *)
+  Hpack_table.set_max_size table (min table_size Hpack_decoder.default_max_table_size);
+  { huffman; table;
     scratch = Bigstring.create (max table_size 1); digits = Bigstring.create 20;
-    pending_update = -1 }
+    pending_update = -1; pending_min = -1 }
 
 let table t = t.table
 
 let set_peer_max_table_size t n =
   if n < 0 then invalid_arg "Hpack.Encoder.set_peer_max_table_size";
   let size = min n (Hpack_table.capacity t.table) in
+  (* Only a shrink evicts: growth needs no more than the final update. *)
+  if size < Hpack_table.max_size t.table && (t.pending_min < 0 || size < t.pending_min) then
+    t.pending_min <- size;
   Hpack_table.set_max_size t.table size;
   t.pending_update <- size
 
@@ -59,12 +66,19 @@ let encode_integer buf ~off ~prefix ~first v =
   check_space buf off (integer_length v ~prefix);
   write_integer buf off ~first ~prefix v
 
+(* §4.2: when the size fell and rose again since the last block, the
+   smallest size is signalled first, so the peer evicts what we evicted. *)
 let start_block t buf ~off =
   if t.pending_update < 0 then off
   else begin
-    check_space buf off (integer_length t.pending_update ~prefix:5);
-    let o = write_integer buf off ~first:0x20 ~prefix:5 t.pending_update in
+    let smallest = t.pending_min and final = t.pending_update in
+    let both = smallest >= 0 && smallest < final in
+    check_space buf off
+      ((if both then integer_length smallest ~prefix:5 else 0) + integer_length final ~prefix:5);
+    let o = if both then write_integer buf off ~first:0x20 ~prefix:5 smallest else off in
+    let o = write_integer buf o ~first:0x20 ~prefix:5 final in
     t.pending_update <- -1;
+    t.pending_min <- -1;
     o
   end
 

@@ -23,10 +23,11 @@
     incremental indexing" and added, naming a dynamic entry when only the
     name matches. That is how RFC 7541 Appendix C's encoders behave, and it
     pays off for response heads that repeat ([server], [content-type], a
-    cache-control policy). [n] must not exceed the peer's
-    SETTINGS_HEADER_TABLE_SIZE (4096 until it says otherwise); a smaller
-    table needs no size update, since the newest entries, the only ones
-    ever referenced, are the same in both. Without the table every literal
+    cache-control policy). [n] is the memory reserved; the table starts
+    at [min n 4096] bytes, the peer's SETTINGS_HEADER_TABLE_SIZE until it
+    says otherwise, and {!set_peer_max_table_size} moves it within [n]. A
+    table smaller than the peer's needs no size update, since the newest
+    entries, the only ones ever referenced, are the same in both. Without the table every literal
     is "without indexing" and the peer's table is never touched.
 
     {b All or nothing.} A writer either writes its whole representation or
@@ -55,7 +56,9 @@ val table : t -> Hpack_table.t
 val set_peer_max_table_size : t -> int -> unit
 (** [set_peer_max_table_size t n] follows a new SETTINGS_HEADER_TABLE_SIZE
     from the peer: the table's maximum becomes [min n table_size] (evicting
-    as needed) and the next {!start_block} writes that size update (§6.3). *)
+    as needed) and the next {!start_block} writes that size update (§6.3),
+    preceded by the smallest size set since the last block when that was
+    smaller (§4.2: at most two updates). *)
 
 val start_block : t -> Bigstring.t -> off:int -> int
 (** [start_block t buf ~off] begins a header block: writes a pending
@@ -63,7 +66,11 @@ val start_block : t -> Bigstring.t -> off:int -> int
 
 val status : t -> Bigstring.t -> off:int -> int -> int
 (** [status t buf ~off code] writes [:status]: one byte for 200, 204, 206,
-    304, 400, 404 and 500, a literal with the static name otherwise. *)
+    304, 400, 404 and 500, a literal with the static name otherwise. With
+    the dynamic table on, that literal is written with incremental indexing
+    like any other field, its value being the code's three digits: a server
+    repeats a few codes (201, 301, 302, 503), and each one after the first
+    is then a single byte, for 42 bytes of table per distinct code. *)
 
 val field : t -> Bigstring.t -> off:int -> Header_name.t -> string -> int
 (** [field t buf ~off name value] writes a known field. *)

@@ -1,58 +1,13 @@
 (* Tests for Httpz.Hpack and Httpz.Huffman (RFC 7541): the Appendix C
-   examples, a differential run against Python's hpack both ways, fuzzing,
-   limits, and allocation. *)
+   examples, fuzzing, limits, and allocation. The differential run against
+   Python's hpack is Hpack_differential; the encoder/decoder table
+   agreement is Hpack_table_sync. *)
 
 open Httpz
 module S = Httpz_test_support
 module D = Hpack.Decoder
 module E = Hpack.Encoder
-
-let hex s =
-  let s = String.concat "" (String.split_on_char ' ' s) in
-  String.init (String.length s / 2) (fun i -> Char.chr (int_of_string ("0x" ^ String.sub s (2 * i) 2)))
-
-let to_hex s = String.concat "" (List.map (fun c -> Printf.sprintf "%02x" (Char.code c)) (List.of_seq (String.to_seq s)))
-
-type outcome = Fields of (string * string) list | Failed of D.error
-
-let outcome_to_string = function
-  | Fields l -> String.concat "; " (List.map (fun (n, v) -> Printf.sprintf "%S: %S" n v) l)
-  | Failed e -> "error " ^ D.error_to_string e
-
-let outcome = Alcotest.testable (fun ppf o -> Format.pp_print_string ppf (outcome_to_string o)) ( = )
-
-(* Decodes [block] held at an offset inside [garbage] bytes, checking the
-   per-field contract on the way. *)
-let decode ?(garbage = '\r') ?out_size d block =
-  let off = 13 in
-  let src = S.bigstring_at ~garbage ~off block in
-  let out_size = match out_size with Some n -> n | None -> D.default_max_header_list_size in
-  let out = Bigstring.create out_size in
-  D.start_block d ~off ~len:(String.length block);
-  let rec go acc =
-    match D.next_field d src ~out with
-    | D.Field ->
-        let n = D.name d and v = D.value d in
-        let stop = Span.off v + Span.len v in
-        if Span.off n < 0 || stop > D.output_length d || D.output_length d > out_size then
-          Alcotest.failf "field spans outside the output (%d, %d)" stop (D.output_length d);
-        let name = Span.to_string out n in
-        if D.header_name d <> Header_name.of_string name && D.pseudo d = Hpack.Regular then
-          Alcotest.failf "header_name of %S" name;
-        go ((name, Span.to_string out v) :: acc)
-    | D.End -> Fields (List.rev acc)
-    | D.Error -> Failed (D.error d)
-  in
-  let r = go [] in
-  if D.position d < off || D.position d > off + String.length block then
-    Alcotest.failf "position %d outside the block" (D.position d);
-  r
-
-let table_contents d =
-  let t = D.table d in
-  (List.init (Hpack.Table.length t) (fun i -> Hpack.Table.entry t (i + 1)), Hpack.Table.size t)
-
-let table_t = Alcotest.(pair (list (pair string string)) int)
+open Hpack_common
 
 (* ---------- RFC 7541 Appendix C ---------- *)
 
@@ -68,11 +23,6 @@ let c1_integers () =
   check "C.1.1 10, 5-bit prefix" ~prefix:5 10 "0a";
   check "C.1.2 1337, 5-bit prefix" ~prefix:5 1337 "1f9a0a";
   check "C.1.3 42, 8-bit prefix" ~prefix:8 42 "2a"
-
-let encode_with f =
-  let b = Bigstring.create 512 in
-  let o = f b in
-  Bigstring.sub_string b ~off:0 ~len:o
 
 let c2 () =
   let cases =
@@ -156,8 +106,7 @@ let sequence name ~table_size ~huffman blocks lists tables () =
       in
       Alcotest.(check string) (label ^ " encode") block (to_hex got);
       let et = E.table e in
-      Alcotest.check table_t (label ^ " encoder table") table
-        (List.init (Hpack.Table.length et) (fun i -> Hpack.Table.entry et (i + 1)), Hpack.Table.size et))
+      Alcotest.check table_t (label ^ " encoder table") table (entries et, Hpack.Table.size et))
     (List.combine (List.combine blocks lists) tables)
 
 let appendix_c =
@@ -293,110 +242,6 @@ let evicted_name () =
   Alcotest.check outcome "second names the first" (Fields [ ("abcd", "zyxwvutsrqponm") ])
     (decode d "\x7e\x0ezyxwvutsrqponm");
   Alcotest.check table_t "only the second" ([ ("abcd", "zyxwvutsrqponm") ], 50) (table_contents d)
-
-(* ---------- differential against Python's hpack ---------- *)
-
-let python =
-  lazy
-    (let can_import py =
-       Sys.command (Filename.quote_command py [ "-c"; "import hpack" ] ~stdout:"/dev/null" ~stderr:"/dev/null") = 0
-     in
-     match List.find_opt can_import [ "/usr/bin/python3"; "python3" ] with
-     | Some py -> py
-     | None -> Alcotest.fail "no python3 can import hpack: install Debian's python3-hpack (scripts/deps.sh test)")
-
-(* Runs the oracle once over all [lines]; its answer lines in order. *)
-let run_oracle lines =
-  let py = Lazy.force python in
-  let script = Filename.temp_file "httpz_hpack_oracle" ".py" in
-  let input = Filename.temp_file "httpz_hpack_in" ".txt" in
-  let output = Filename.temp_file "httpz_hpack_out" ".txt" in
-  Fun.protect
-    ~finally:(fun () -> List.iter (fun f -> try Sys.remove f with Sys_error _ -> ()) [ script; input; output ])
-    (fun () ->
-      let write f s = let oc = open_out_bin f in output_string oc s; close_out oc in
-      write script Oracle_script.source;
-      write input (String.concat "" (List.map (fun l -> l ^ "\n") lines));
-      let rc = Sys.command (Filename.quote_command py [ script; input; output ]) in
-      if rc <> 0 then Alcotest.failf "the hpack oracle exited with %d" rc;
-      let lines = String.split_on_char '\n' (S.read_file output) in
-      List.filteri (fun i _ -> i < List.length lines - 1) lines)
-
-let gen_name =
-  let open QCheck2.Gen in
-  let token = string_size ~gen:(oneofl (List.of_seq (String.to_seq "abcdefghijklmnopqrstuvwxyz0123456789-_"))) (int_range 1 20) in
-  oneof
-    [ oneofl [ ":method"; ":path"; ":scheme"; ":authority"; ":status"; "content-type"; "server";
-               "cache-control"; "date"; "set-cookie"; "accept-encoding"; "custom-key"; "x-request-id";
-               "cookie"; "user-agent"; "etag" ];
-      map (fun n -> String.lowercase_ascii (Header_name.to_string n)) (oneofa Header_name.all);
-      token ]
-
-let gen_value =
-  let open QCheck2.Gen in
-  let byte = map Char.chr (oneof [ int_range 32 126; int_range 32 126; int_range 128 255; return 9 ]) in
-  oneof
-    [ oneofl [ ""; "GET"; "/"; "/index.html"; "https"; "200"; "404"; "gzip, deflate"; "text/html";
-               "no-cache"; "httpz"; "Mon, 21 Oct 2013 20:13:21 GMT" ];
-      string_size ~gen:byte (int_range 0 40);
-      string_size ~gen:byte (int_range 100 400) ]
-
-(* Blocks that repeat fields, so dynamic-table references happen. *)
-let gen_blocks =
-  let open QCheck2.Gen in
-  list_size (int_range 1 8) (pair gen_name gen_value) >>= fun pool ->
-  let field = oneof [ oneofl pool; pair gen_name gen_value ] in
-  list_size (int_range 1 4) (list_size (int_range 0 12) field)
-
-let gen_case = QCheck2.Gen.(triple (oneofl [ 0; 64; 256; 4096 ]) bool gen_blocks)
-
-let fields_line fields = String.concat " " (List.map (fun (n, v) -> to_hex n ^ ":" ^ to_hex v) fields)
-
-let differential () =
-  let rand = Random.State.make [| 42 |] in
-  let cases = QCheck2.Gen.generate ~rand ~n:300 gen_case in
-  (* Python encodes: one line per case; we encode: one line per case. *)
-  let py_enc =
-    List.map
-      (fun (size, huff, blocks) ->
-        Printf.sprintf "E %d %d %s" size (if huff then 1 else 0) (String.concat "|" (List.map fields_line blocks)))
-      cases
-  in
-  let ours =
-    List.map
-      (fun (size, huff, blocks) ->
-        let e = E.create ~huffman:huff ~table_size:size () in
-        List.map
-          (fun fields ->
-            let b = Bigstring.create 65536 in
-            let o = List.fold_left (fun o (n, v) -> E.field_s e b ~off:o n v) (E.start_block e b ~off:0) fields in
-            Bigstring.sub_string b ~off:0 ~len:o)
-          blocks)
-      cases
-  in
-  let py_dec = List.map (fun blocks -> "D " ^ String.concat " " (List.map to_hex blocks)) ours in
-  let answers = run_oracle (py_enc @ py_dec) in
-  let n = List.length cases in
-  Alcotest.(check int) "one answer per case" (2 * n) (List.length answers);
-  List.iteri
-    (fun i (size, huff, blocks) ->
-      let encoded = List.nth answers i in
-      (* python -> ours *)
-      let d = D.create () in
-      List.iter2
-        (fun block_hex fields ->
-          let got = decode d (hex block_hex) in
-          if got <> Fields fields then
-            Alcotest.failf "case %d (table %d, huffman %b): python's %s decodes to %s, not %s" i size huff
-              block_hex (outcome_to_string got) (outcome_to_string (Fields fields)))
-        (String.split_on_char ' ' encoded) blocks;
-      (* ours -> python *)
-      let expected = String.concat "|" (List.map fields_line blocks) in
-      let answer = List.nth answers (n + i) in
-      if answer <> expected then
-        Alcotest.failf "case %d (table %d, huffman %b): python decodes our blocks %s to %s, not %s" i size
-          huff (String.concat " " (List.map to_hex (List.nth ours i))) answer expected)
-    cases
 
 (* ---------- robustness ---------- *)
 
@@ -554,6 +399,7 @@ let () =
                    Alcotest.test_case "size update evicts" `Quick size_update_evicts;
                    Alcotest.test_case "evicted name reused" `Quick evicted_name ]);
       ("encoder", [ Alcotest.test_case "choices and refusals" `Quick encoder_cases ]);
-      ("differential", [ Alcotest.test_case "python hpack, both ways" `Quick differential ]);
+      ("differential", Hpack_differential.tests);
+      ("table sync", Hpack_table_sync.tests);
       ("robustness", [ S.qcheck robustness; Alcotest.test_case "prefixes" `Quick robust_errors ]);
       ("zero alloc", zero_alloc @ zero_alloc_errors) ]
