@@ -38,6 +38,14 @@ and response = Idle | Head | Chunked_body | Done
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
 and after = Then_next | Then_body | Then_close | Then_resume | Then_detach
 and body = No_body | Body_ready | Body_unread | Body_wanted | Body_streaming | Body_streamed
+and wait =
+  | Running  (** the handler runs, or ran and asked for nothing *)
+  | Suspended  (** it asked to answer later ({!Ctx.suspend}) and has not returned yet *)
+  | Resumed  (** its continuation came before it returned: [cont] runs when it does *)
+  | Flush_wanted  (** {!Ctx.flush}: write what [out] holds, then run [cont] *)
+  | Piece_wanted  (** {!Ctx.read_body}: deliver the next body piece to [cont] *)
+(** What the handler waits for: at most one thing at a time. *)
+
 and timer =
   | No_timer
   | Idle_timer
@@ -57,7 +65,6 @@ and t = {
   mutable state : state;
   mutable timer : timer;
   mutable deadline : int;
-  mutable events : int;
   mutable rbuf : Bigstring.t;
   mutable rpos : int;
   mutable rlen : int;
@@ -76,7 +83,6 @@ and t = {
   mutable body_deadline : int;
   mutable piece_off : int;
   mutable piece_len : int;
-  mutable want_piece : bool;
   mutable body_limit : int;
   mutable in_buf : Bigstring.t;
   mutable in_off : int;
@@ -108,9 +114,7 @@ and t = {
   mutable held : bool;
   mutable after : after;
   mutable gen : int;
-  mutable suspended : bool;
-  mutable early : bool;
-  mutable flush_wanted : bool;
+  mutable wait : wait;
   mutable cont : t -> unit;
   mutable cancels : (unit -> unit) list;
   mutable upgrade : Unix.file_descr -> string -> unit;
@@ -172,7 +176,6 @@ let create sh ~slot ~peer =
     state = Free;
     timer = No_timer;
     deadline = -1;
-    events = 0;
     rbuf = sh.empty;
     rpos = 0;
     rlen = 0;
@@ -192,7 +195,6 @@ let create sh ~slot ~peer =
     body_deadline = 0;
     piece_off = 0;
     piece_len = 0;
-    want_piece = false;
     body_limit = 0;
     in_buf = sh.empty;
     in_off = 0;
@@ -224,9 +226,7 @@ let create sh ~slot ~peer =
     held = false;
     after = Then_next;
     gen = 0;
-    suspended = false;
-    early = false;
-    flush_wanted = false;
+    wait = Running;
     cont = ignore;
     cancels = [];
     upgrade = (fun _ _ -> ());
@@ -287,6 +287,12 @@ let release_body c =
 let release_idle c =
   if c.rpos >= c.rlen && Bigstring.length c.rbuf > 0 then give_rbuf c;
   if c.out_sent >= c.out_len && c.ext_len = 0 && Bigstring.length c.out > 0 then give_out c
+
+let set_tls c ssl =
+  c.ssl <- ssl;
+  c.handshaking <- ssl <> Openssl.none
+
+let tls_established c = c.handshaking <- false
 
 let release_file c =
   if c.file_fd >= 0 && c.file_close then ignore (Syscall.close c.file_fd : int);

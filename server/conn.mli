@@ -114,6 +114,14 @@ and body =
   | Body_streamed  (** streamed to its end *)
 (** The request body, as far as the handler is concerned. *)
 
+and wait =
+  | Running  (** the handler runs, or ran and asked for nothing *)
+  | Suspended  (** it asked to answer later ({!Ctx.suspend}) and has not returned yet *)
+  | Resumed  (** its continuation came before it returned: [cont] runs when it does *)
+  | Flush_wanted  (** {!Ctx.flush}: write what [out] holds, then run [cont] *)
+  | Piece_wanted  (** {!Ctx.read_body}: deliver the next body piece to [cont] *)
+(** What the handler waits for: at most one thing at a time. *)
+
 and timer =
   | No_timer
   | Idle_timer
@@ -136,7 +144,6 @@ and t = {
   mutable state : state;
   mutable timer : timer;
   mutable deadline : int;  (** tick at which [timer] fires *)
-  mutable events : int;  (** the backend's readiness interest *)
   (* request *)
   mutable rbuf : Httpz.Bigstring.t;
   mutable rpos : int;
@@ -163,7 +170,6 @@ and t = {
   mutable piece_len : int;
       (** the piece of a streamed body delivered to the handler, in
           [body_src] *)
-  mutable want_piece : bool;  (** the handler asked for the next piece *)
   mutable body_limit : int;  (** largest streamed body the handler accepts *)
   mutable in_buf : Httpz.Bigstring.t;
   mutable in_off : int;
@@ -204,9 +210,7 @@ and t = {
       (** changes whenever the request in progress ends (answered, or the
           connection closed): a continuation of an earlier request is
           dropped *)
-  mutable suspended : bool;  (** the handler asked to answer later *)
-  mutable early : bool;  (** its continuation came before it returned *)
-  mutable flush_wanted : bool;  (** [Ctx.flush]: write, then run [cont] *)
+  mutable wait : wait;
   mutable cont : t -> unit;  (** what runs next for the handler *)
   mutable cancels : (unit -> unit) list;
       (** run (and emptied) when the request ends early: the pending wait's
@@ -288,6 +292,13 @@ val release_all : t -> unit
 val reset_response : t -> unit
 (** [reset_response c] forgets the response (after it is written, or to
     replace a failed one), closing an owned file. *)
+
+val set_tls : t -> Openssl.ssl -> unit
+(** [set_tls c ssl]: the connection's TLS session ({!Openssl.none}: plain
+    TCP, or released); a new one has its handshake to do. *)
+
+val tls_established : t -> unit
+(** The TLS handshake is complete. *)
 
 val release_file : t -> unit
 (** [release_file c] closes [file_fd] if the response owns it, and forgets

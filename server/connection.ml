@@ -7,7 +7,7 @@
 open Httpz
 open Conn
 
-type action = Read | Write | Close | Linger | Wait | Detach
+type action = Read | Write | Close | Linger | Wait | Detach | Nothing
 
 (* Chunked bodies are decoded in the read buffer, after the head; a head
    leaving less room than this is refused (431). *)
@@ -34,7 +34,10 @@ let next_gen c =
       c.cancels <- [];
       List.iter (fun f -> try f () with e -> log_msg "a cancel hook raised %s" (Printexc.to_string e)) l
 
-let opened c =
+let opened c ~fd ~listener ~peer_len =
+  c.fd <- fd;
+  c.listener <- listener;
+  c.peer_len <- peer_len;
   next_gen c;
   c.state <- Reading_head;
   c.rpos <- 0;
@@ -48,11 +51,9 @@ let opened c =
   Read
 
 let closed c =
+  c.fd <- -1;
   next_gen c;
-  c.suspended <- false;
-  c.early <- false;
-  c.flush_wanted <- false;
-  c.want_piece <- false;
+  c.wait <- Running;
   c.cont <- ignore;
   c.upgrade <- (fun _ _ -> ());
   release_all c;
@@ -134,23 +135,12 @@ let internal_error c ~parsed =
 
 (* {1 Writing} *)
 
-let last c =
-  match c.after with
-  | Then_close -> true
-  | Then_next -> c.close || c.sh.draining
-  | Then_body | Then_resume | Then_detach -> false
+let hold c last = c.held <- last
+let arm_write_timer c = set_timer c Write_timer c.sh.write_ticks
 
-let advance c n =
-  let out_rem = c.out_len - c.out_sent in
-  let k = if n < out_rem then n else out_rem in
-  c.out_sent <- c.out_sent + k;
-  let rest = n - k in
-  if rest > 0 then begin
-    c.ext_off <- c.ext_off + rest;
-    c.ext_len <- c.ext_len - rest
-  end
-
-let pending c = c.out_len - c.out_sent + c.ext_len
+let shutting_down c =
+  release_file c;
+  c.held <- false
 
 (* A non-stable bigstring body must not be read after the handler returned
    and another request may run: copy what is left into [out]. *)
@@ -224,16 +214,13 @@ let chunk_error c =
 
 (* Runs the application and turns what it did into the next action. *)
 let rec answered c =
-  if c.early then begin
+  if c.wait = Resumed then begin
     (* Its continuation is ready already: run it now. *)
-    c.early <- false;
-    c.suspended <- false;
+    c.wait <- Running;
     run c.cont c
   end
   else if c.resp = Done then begin
-    c.suspended <- false;
-    c.flush_wanted <- false;
-    c.want_piece <- false;
+    c.wait <- Running;
     if c.after = Then_detach then begin
       c.sh.hooks.log c true;
       c.state <- Writing;
@@ -246,20 +233,20 @@ let rec answered c =
       Write
     end
   end
-  else if c.flush_wanted then begin
-    c.flush_wanted <- false;
+  else if c.wait = Flush_wanted then begin
+    c.wait <- Running;
     c.after <- Then_resume;
     c.state <- Writing;
     Write
   end
-  else if c.suspended then begin
-    c.suspended <- false;
+  else if c.wait = Suspended then begin
+    c.wait <- Running;
     c.state <- Handling;
     set_timer c Handler_timer c.sh.handler_ticks;
     Wait
   end
-  else if c.want_piece then begin
-    c.want_piece <- false;
+  else if c.wait = Piece_wanted then begin
+    c.wait <- Running;
     stream_next c
   end
   else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
@@ -688,9 +675,21 @@ let timeout c =
       else Close
   | Writing | Lingering | Free -> Close
 
-let resume c k =
-  clear_timer c;
-  run k c
+let resume c ~gen k =
+  if c.gen <> gen then Nothing (* the request it belonged to has ended *)
+  else
+    match c.wait with
+    | Suspended ->
+        (* The handler has not returned yet: [k] runs when it does. *)
+        c.wait <- Resumed;
+        c.cont <- k;
+        Nothing
+    | Running | Resumed | Flush_wanted | Piece_wanted ->
+        if c.state = Handling then begin
+          clear_timer c;
+          run k c
+        end
+        else Nothing
 
 let detach c =
   next_gen c;

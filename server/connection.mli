@@ -56,6 +56,7 @@ type action =
       (** the socket goes to the handler ({!Ctx.upgrade}): call {!detach},
           free the slot without closing the descriptor, and hand both
           over *)
+  | Nothing  (** no I/O is due now (a continuation that runs later, or never) *)
 
 val min_body_rate : int
 (** [1024] bytes per second. *)
@@ -63,12 +64,15 @@ val min_body_rate : int
 val linger_ticks : int
 (** [20]: a lingering close drains for at most 2 s. *)
 
-val opened : Conn.t -> action
-(** [opened c]: a new connection in slot [c]; arms the header timer. *)
+val opened : Conn.t -> fd:int -> listener:int -> peer_len:int -> action
+(** [opened c ~fd ~listener ~peer_len]: a new connection in slot [c], on
+    descriptor [fd] accepted by [listener] ([peer_len] bytes of its
+    address in [c.peer]); arms the header timer and is what the backend
+    does first. *)
 
 val closed : Conn.t -> unit
-(** [closed c]: the backend closed the connection; gives every buffer back
-    and frees the slot's state. *)
+(** [closed c]: the backend closed the connection (or handed it over);
+    gives every buffer back and frees the slot ([fd = -1]). *)
 
 val prepare_read : Conn.t -> action
 (** Sets [c.in_buf], [c.in_off], [c.in_len] to where the next bytes go and
@@ -78,15 +82,17 @@ val received : Conn.t -> int -> action
 (** [received c n]: [n > 0] bytes were put at [c.in_buf] from [c.in_off];
     [n <= 0] is the end of the stream. Parses, runs the handler, … *)
 
-val advance : Conn.t -> int -> unit
-(** [advance c n]: [n] bytes of [out] then [ext] were written. *)
+val hold : Conn.t -> bool -> unit
+(** [hold c last]: the output submitted now goes with [MSG_MORE] when it
+    is the [last] before a close ([held]: the close must shut the write
+    side first to release it). *)
 
-val pending : Conn.t -> int
-(** Bytes of the current output still to write. *)
+val arm_write_timer : Conn.t -> unit
+(** A write was submitted: the peer has [write_timeout] to take it. *)
 
-val last : Conn.t -> bool
-(** The output being written is the last on this connection (the
-    transport may send it with the FIN). *)
+val shutting_down : Conn.t -> unit
+(** The backend is about to shut the write side ({!Linger}): the response
+    owns no file any more, and nothing is held back by [MSG_MORE]. *)
 
 val written : Conn.t -> action
 (** All output was written. *)
@@ -98,9 +104,13 @@ val blocked : Conn.t -> unit
 val timeout : Conn.t -> action
 (** The connection's timer fired. *)
 
-val resume : Conn.t -> (Conn.t -> unit) -> action
-(** [resume c k]: a suspended handler's continuation [k] is ready (the
-    caller checked [c.gen]); runs it as the handler. *)
+val resume : Conn.t -> gen:int -> (Conn.t -> unit) -> action
+(** [resume c ~gen k]: a suspended handler's continuation [k] is ready
+    (made for the request of generation [gen]). Runs it as the handler
+    when the connection still serves that request and waits for it; if
+    the handler has not even returned yet, [k] runs as soon as it does
+    ([Nothing] now); a continuation of a request that ended is dropped
+    ([Nothing]). *)
 
 val detach : Conn.t -> string
 (** [detach c] ends the request of an upgraded connection and is the bytes

@@ -283,12 +283,12 @@ let fixed_start c ~length =
   c.raw <- true;
   c.resp <- Chunked_body
 
-let waiting c = c.suspended || c.flush_wanted || c.want_piece
+let waiting c = c.wait <> Running
 
 let flush c k =
   in_chunked c;
   if waiting c then invalid_arg "Ctx.flush: the handler already waits";
-  c.flush_wanted <- true;
+  c.wait <- Flush_wanted;
   c.cont <- k
 
 let read_body c ~limit k =
@@ -296,7 +296,7 @@ let read_body c ~limit k =
    | Body_wanted -> invalid_arg "Ctx.read_body: the body is read whole (await_body)"
    | No_body | Body_ready | Body_unread | Body_streaming | Body_streamed -> ());
   if waiting c then invalid_arg "Ctx.read_body: the handler already waits";
-  c.want_piece <- true;
+  c.wait <- Piece_wanted;
   c.body_limit <- limit;
   c.cont <- k
 
@@ -318,7 +318,7 @@ let check_can_wait c name =
 
 let suspension name c k cancel =
   check_can_wait c name;
-  c.suspended <- true;
+  c.wait <- Suspended;
   (match cancel with Some f -> c.cancels <- f :: c.cancels | None -> ());
   let gen = c.gen in
   let fired = ref false in

@@ -10,7 +10,13 @@
 open Conn
 module W = Worker
 
-type t = { w : Worker.t; epfd : int }
+type t = {
+  w : Worker.t;
+  epfd : int;
+  interest : int array;  (** per slot: the events registered in [epfd], [0] when none *)
+}
+
+let create w epfd = { w; epfd; interest = Array.make (Array.length w.W.conns) 0 }
 
 let accept_batch = 64
 
@@ -59,6 +65,7 @@ let close_conn e c =
     (* close(2) also removes the fd from the epoll set. Its result is
        deliberately ignored: on Linux the fd is gone even on EINTR/EIO. *)
     ignore (Syscall.close c.fd : int);
+    e.interest.(c.slot) <- 0;
     W.release_slot e.w c
   end
 
@@ -68,18 +75,19 @@ let close_conn e c =
    (ENOMEM, ENOSPC: the per-user watch limit) the connection could never
    be woken, so it is closed. *)
 let want e c ev =
-  if c.events <> ev then begin
-    if c.events = 0 then begin
+  let s = c.slot in
+  if e.interest.(s) <> ev then begin
+    if e.interest.(s) = 0 then begin
       let r = Syscall.epoll_ctl_add e.epfd c.fd ev c.slot in
       if r < 0 then begin
         W.log_msg "epoll_ctl: %s (closing the connection)" (Syscall.error_message r);
         close_conn e c
       end
-      else c.events <- ev
+      else e.interest.(s) <- ev
     end
     else begin
       ignore (Syscall.epoll_ctl_mod e.epfd c.fd ev c.slot : int);
-      c.events <- ev
+      e.interest.(s) <- ev
     end
   end
 
@@ -93,7 +101,8 @@ let detach e c =
   assert (c.ssl = Openssl.none);
   let fd = c.fd and k = c.upgrade in
   let rest = Connection.detach c in
-  if c.events <> 0 then ignore (Syscall.epoll_ctl_del e.epfd fd : int);
+  if e.interest.(c.slot) <> 0 then ignore (Syscall.epoll_ctl_del e.epfd fd : int);
+  e.interest.(c.slot) <- 0;
   W.release_slot e.w c;
   try k (Syscall.unix_of_fd fd) rest
   with ex -> W.log_msg "an upgrade handler raised %s" (Printexc.to_string ex)
@@ -111,16 +120,15 @@ let rec perform e c (a : Connection.action) =
       end
   | Write -> (
       match Transport.write c with
-      | Plain.Flushed -> perform e c (Connection.written c)
-      | Plain.Blocked ->
+      | Output.Flushed -> perform e c (Connection.written c)
+      | Output.Blocked ->
           Connection.blocked c;
           W.sync_timer e.w c;
           want e c Syscall.epollout
-      | Plain.Dead -> close_conn e c)
+      | Output.Dead -> close_conn e c)
   | Close -> close_conn e c
   | Linger ->
-      Conn.release_file c;
-      c.held <- false;
+      Connection.shutting_down c;
       Transport.close_notify c;
       if Syscall.shutdown_write c.fd < 0 then close_conn e c
       else begin
@@ -133,6 +141,7 @@ let rec perform e c (a : Connection.action) =
       W.sync_timer e.w c;
       want e c Syscall.epollrdhup
   | Detach -> detach e c
+  | Nothing -> ()
 
 (* One read per readiness (level-triggered: the loop comes back for more),
    into wherever the connection wants its next bytes. *)
@@ -182,7 +191,9 @@ let ready e c =
    with TCP_DEFER_ACCEPT its request (or ClientHello) is usually here
    already, so it is read at once; otherwise this read finds nothing
    (EAGAIN) and costs one call, and the connection enters epoll. *)
-let start e c = if W.tls_failed e.w c then close_conn e c else on_readable e c
+let start e c (a : Connection.action) =
+  if W.tls_failed e.w c then close_conn e c
+  else match a with Read -> on_readable e c | a -> perform e c a
 
 let accept_ready e listener =
   let w = e.w in
@@ -198,7 +209,7 @@ let accept_ready e listener =
       if fd >= 0 then begin
         (* Log a shortage once per episode, not at every 100 ms retry. *)
         w.accept_error_logged <- false;
-        if W.admit w then w.start_conn (W.open_conn w fd listener)
+        if W.admit w then W.open_conn w fd listener
         else begin
           ignore (Syscall.close fd : int);
           stop_listening e;

@@ -22,7 +22,14 @@
     Functions that may close [c] leave [c.fd = -1]; callers check it.
     Nothing here allocates on the keep-alive path. *)
 
-type t = { w : Worker.t; epfd : int }
+type t = private {
+  w : Worker.t;
+  epfd : int;
+  interest : int array;  (** per slot: the events registered in [epfd], [0] when none *)
+}
+
+val create : Worker.t -> int -> t
+(** [create w epfd]: the backend of [w]'s connections over [epfd]. *)
 
 val perform : t -> Conn.t -> Connection.action -> unit
 (** Carries out what the connection needs next. *)
@@ -30,9 +37,10 @@ val perform : t -> Conn.t -> Connection.action -> unit
 val ready : t -> Conn.t -> unit
 (** [c]'s descriptor is ready. *)
 
-val start : t -> Conn.t -> unit
-(** A connection just accepted: read at once (its request is usually
-    there), or wait for it. *)
+val start : t -> Conn.t -> Connection.action -> unit
+(** [start e c first]: a connection just accepted, and what it needs first
+    ({!Connection.opened}): a read is tried at once (its request is usually
+    there), or it waits for it. *)
 
 val close_conn : t -> Conn.t -> unit
 (** Sends TLS's close_notify, releases the transport, closes the descriptor

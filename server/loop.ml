@@ -46,17 +46,10 @@ let failed l c e =
   W.log_msg "a connection event raised %s (closing the connection)" (Printexc.to_string e);
   if c.fd >= 0 then try close l c with e -> W.log_msg "closing it raised %s" (Printexc.to_string e)
 
-(* A suspended handler's continuation is ready. It runs only for the same
-   request ([gen]); if the handler has not even returned yet, it runs as
-   soon as it does. *)
+(* A suspended handler's continuation is ready: the state machine decides
+   whether and when it runs (Connection.resume). *)
 let resume_conn l c gen k =
-  if c.fd >= 0 && c.gen = gen then begin
-    if c.suspended then begin
-      c.early <- true;
-      c.cont <- k
-    end
-    else if c.state = Handling then try perform l c (Connection.resume c k) with e -> failed l c e
-  end
+  if c.fd >= 0 then try perform l c (Connection.resume c ~gen k) with e -> failed l c e
 
 let on_timeout l c = if c.fd >= 0 then try perform l c (Connection.timeout c) with e -> failed l c e
 
@@ -115,7 +108,7 @@ let create p ~listeners ~signal_fd =
     Reactor.create ~epfd ~base_token:(signal_token + 1) ~threads:p.offload_threads ~queue:p.offload_queue
   in
   let w = W.create p ~listeners ~signal_fd ~reactor in
-  let e = { Epoll_io.w; epfd } in
+  let e = Epoll_io.create w epfd in
   let u =
     match p.io with
     | Epoll -> None
@@ -146,7 +139,7 @@ let create p ~listeners ~signal_fd =
        w.resume_accept <-
          (if p.alone then fun () -> Uring_io.resume_accept u else fun () -> Epoll_io.resume_accept e);
        w.start_conn <-
-         (fun c -> if c.ssl <> Openssl.none || W.tls_failed w c then Epoll_io.start e c else Uring_io.start u c);
+         (fun c a -> if c.ssl <> Openssl.none || W.tls_failed w c then Epoll_io.start e c a else Uring_io.start u c a);
        Uring_io.set_on_epoll u (fun () -> epoll_events l ~timeout_ms:0);
        Uring_io.arm_epoll u);
   Reactor.install reactor;

@@ -1,17 +1,13 @@
 (** The plain-TCP transport: moves a connection's bytes between its socket
     and the state machine's buffers with one system call each.
 
-    Output is written from [Conn.t]'s [out] and [ext*] fields as
-    {!Connection} describes them: head and a string or bigstring body in
-    one [sendmsg], a file body with [sendfile] after its head; the last
-    output before a close goes out with [MSG_MORE], released with the FIN
-    by the close ([Conn.t.held]). *)
+    Output is {!Output}'s walk over the pending output: head and a string
+    or bigstring body in one [sendmsg], a file body with [sendfile] after
+    its head; the last output before a close goes out with [MSG_MORE],
+    released with the FIN by the close ([Conn.t.held]). A file that ends
+    before its Content-Length makes the write [Dead]. *)
 
-type flushed = Flushed | Blocked | Dead
-(** All output left; the socket takes no more now; the peer is gone (or a
-    file body ended early): close. *)
-
-val write : Conn.t -> flushed
+val write : Conn.t -> Output.result
 (** [write c] writes [c]'s pending output until it is all out, the socket
     is full, or 1 MiB left in this call (so one connection reading fast on
     loopback does not starve the others). *)

@@ -45,8 +45,7 @@ let reload s =
 
 let accept s c =
   let ssl = Openssl.create s.ctx c.fd in
-  c.ssl <- ssl;
-  c.handshaking <- true;
+  Conn.set_tls c ssl;
   ssl <> Openssl.none
 
 type step = Done | Want_read | Want_write | Failed
@@ -86,7 +85,7 @@ let answer_plain_http fd =
 let handshake c =
   let r = Openssl.handshake c.ssl in
   if r = 1 then begin
-    c.handshaking <- false;
+    Conn.tls_established c;
     Done
   end
   else if r = Openssl.want_read then Want_read
@@ -107,91 +106,48 @@ let read c =
 (* One TLS record carries at most this much plaintext. *)
 let record = 16384
 
-(* As in Plain: a budget per readiness, none for a body that would have to
-   be copied to yield. *)
-let write_budget = 1 lsl 20
+(* An SSL_write's result in the walk's terms. A write that needs a read
+   (renegotiation is off; a key update into a full socket) is a failure,
+   as for {!read}: waiting for writability would spin. *)
+let result r =
+  if r > 0 then r
+  else if r = 0 then 0
+  else if r = Openssl.want_write then Output.would_block
+  else Output.gone
 
-(* Moves a small body behind its head in [out] (there is room: [out] holds
-   [write_buffer + reserve] bytes), so both leave in one record. *)
-let absorb_body c =
-  let len = c.ext_len in
-  (match c.ext with
-   | Ext_string ->
-       Httpz.Bigstring.blit_from_string c.ext_str ~src_off:c.ext_off c.out ~dst_off:c.out_len ~len
-   | Ext_bigstring ->
-       Httpz.Bigstring.blit ~src:c.ext_bs ~src_off:c.ext_off ~dst:c.out ~dst_off:c.out_len ~len
-   | Ext_file | No_ext -> ());
-  c.out_len <- c.out_len + len;
-  c.ext_off <- c.ext_off + len;
-  c.ext_len <- 0
+(* One span per SSL_write: a small body is first moved behind its head in
+   [out] (there is room: [out] holds [write_buffer + reserve] bytes), so
+   both leave in one record; a larger one follows the head. A file body is
+   read into [out] (empty by then) and encrypted from there, unless kTLS
+   sends it. *)
+include Output.Walk (struct
+  (* As in Plain: a budget per readiness. *)
+  let budget = 1 lsl 20
+  let holds_last = false
 
-(* The next slice of a file body, read into [out] (empty by now). *)
-let fill_from_file c =
-  let cap = Httpz.Bigstring.length c.out in
-  let len = if c.ext_len < cap then c.ext_len else cap in
-  let n = Syscall.pread c.file_fd c.out 0 len c.ext_off in
-  if n > 0 then begin
-    c.out_sent <- 0;
-    c.out_len <- n;
-    c.ext_off <- c.ext_off + n;
-    c.ext_len <- c.ext_len - n
-  end;
-  n
+  let head c ~more:_ =
+    Output.absorb_body c ~max:record;
+    result (Openssl.write c.ssl c.out c.out_sent (c.out_len - c.out_sent))
 
-type progress = Going | Done_writing | Socket_full | Gone
+  let head_string c ~len ~more =
+    if c.out_len > c.out_sent then head c ~more
+    else result (Openssl.write_string c.ssl c.ext_str c.ext_off len)
 
-let write c =
-  let result = ref Going in
-  let budget = ref (if c.ext = Ext_bigstring && not c.ext_stable then max_int else write_budget) in
-  while !result = Going do
-    let out_rem = c.out_len - c.out_sent in
-    if out_rem = 0 && c.ext_len = 0 then result := Done_writing
-    else if !budget <= 0 then result := Socket_full
+  let head_bigstring c ~len ~more =
+    if c.out_len > c.out_sent then head c ~more
+    else result (Openssl.write c.ssl c.ext_bs c.ext_off len)
+
+  let file c ~len =
+    if Openssl.ktls_send c.ssl <> 0 then result (Openssl.sendfile c.ssl c.file_fd c.ext_off len)
     else begin
-      let n =
-        if out_rem > 0 then begin
-          if c.ext_len > 0 && c.ext <> Ext_file && out_rem + c.ext_len <= record
-             && c.out_len + c.ext_len <= Httpz.Bigstring.length c.out
-          then absorb_body c;
-          Openssl.write c.ssl c.out c.out_sent (c.out_len - c.out_sent)
-        end
-        else
-          let len = if c.ext_len < !budget then c.ext_len else !budget in
-          match c.ext with
-          | Ext_string -> Openssl.write_string c.ssl c.ext_str c.ext_off len
-          | Ext_bigstring -> Openssl.write c.ssl c.ext_bs c.ext_off len
-          | Ext_file when Openssl.ktls_send c.ssl <> 0 ->
-              Openssl.sendfile c.ssl c.file_fd c.ext_off len
-          | Ext_file ->
-              (* Read into [out], then encrypt from there (next turn). *)
-              let r = fill_from_file c in
-              if r > 0 then 0 else Openssl.failed
-          | No_ext -> Openssl.failed
-      in
+      let n = Syscall.pread c.file_fd c.out 0 (Output.file_slice c) c.ext_off in
       if n > 0 then begin
-        budget := !budget - n;
-        Connection.advance c n
+        Output.file_sliced c n;
+        0 (* the slice is the head now: the walk writes it next *)
       end
-      else if n = 0 then ()
-      else if n = Openssl.want_write then result := Socket_full
-      else result := Gone
+      else Output.gone
     end
-  done;
-  match !result with
-  | Done_writing -> Plain.Flushed
-  | Socket_full -> Plain.Blocked
-  | Going | Gone -> Plain.Dead
-
-let write_now c =
-  let n = c.out_len - c.out_sent in
-  if n > 0 then begin
-    let r = Openssl.write c.ssl c.out c.out_sent n in
-    if r > 0 then begin
-      c.out_sent <- c.out_sent + r;
-      c.flushed <- true
-    end
-    else if r <> Openssl.want_write && r <> Openssl.want_read then c.broken <- true
-  end
+end)
 
 let buffered c = Openssl.pending c.ssl <> 0
 
@@ -199,5 +155,4 @@ let close_notify c = if not c.handshaking then ignore (Openssl.close_notify c.ss
 
 let release c =
   ignore (Openssl.free c.ssl : int);
-  c.ssl <- Openssl.none;
-  c.handshaking <- false
+  Conn.set_tls c Openssl.none

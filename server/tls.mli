@@ -64,7 +64,7 @@ val read : Conn.t -> int
     ([-eagain]: wait until the socket is readable; any failure of the
     TLS layer is [-econnreset]). *)
 
-val write : Conn.t -> Plain.flushed
+val write : Conn.t -> Output.result
 (** As {!Plain.write}. *)
 
 val write_now : Conn.t -> unit

@@ -3,7 +3,7 @@
     transport directly, so each works with both. *)
 
 val read : Conn.t -> int
-val write : Conn.t -> Plain.flushed
+val write : Conn.t -> Output.result
 val write_now : Conn.t -> unit
 
 val buffered : Conn.t -> bool

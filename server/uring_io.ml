@@ -201,8 +201,7 @@ let rec perform u c (a : Connection.action) =
   | Write -> send u c
   | Close -> close u c
   | Linger ->
-      Conn.release_file c;
-      c.held <- false;
+      Connection.shutting_down c;
       if Syscall.shutdown_write c.fd < 0 then close u c
       else begin
         W.sync_timer u.w c;
@@ -212,6 +211,7 @@ let rec perform u c (a : Connection.action) =
       (* A hang-up ends the wait; pipelined bytes are queued meanwhile. *)
       W.sync_timer u.w c;
       if has u c.slot eof then close u c
+  | Nothing -> ()
   | Detach ->
       set u c.slot detaching;
       if has u c.slot recv_on then ignore (Uring.cancel (ud k_recv c.slot) : int) else finish_detach u c
@@ -236,47 +236,46 @@ and pump u c =
     W.waiting u.w c
   end
 
-(* Output: [out] and a stable bigstring body go to the kernel as one
+(* Output: the head and a stable bigstring body go to the kernel as one
    sendmsg completed later; what the kernel must not read later (a string
    body, which the GC may move; a bigstring the handler may reuse) and file
-   bodies are written at once, as by the readiness backend. *)
+   bodies are written at once, by the transport's walk, as by the
+   readiness backend. *)
 and send u c =
   let s = c.slot in
-  let now =
-    match c.ext with
-    | Ext_file | Ext_string -> true
-    | Ext_bigstring -> not c.ext_stable
-    | No_ext -> false
-  in
-  if now then
-    match Transport.write c with
-    | Plain.Flushed -> perform u c (Connection.written c)
-    | Plain.Blocked ->
-        Connection.blocked c;
-        W.sync_timer u.w c;
-        if Uring.poll c.fd Uring.pollout 0 (ud k_pollout s) = 0 then set u s pollout_on
-        else close u c
-    | Plain.Dead -> close u c
-  else if Connection.pending c = 0 then perform u c (Connection.written c)
-  else begin
-    let last = Connection.last c in
-    c.held <- last;
-    let body = c.ext_len > 0 in
-    let r =
-      Uring.send2 s c.fd c.out c.out_sent (c.out_len - c.out_sent) c.ext_bs
-        (if body then c.ext_off else 0) (if body then c.ext_len else 0)
-        (if last then 1 else 0) (ud k_send s)
-    in
-    if r = 0 then begin
-      set u s sending;
-      Conn.set_timer c Write_timer c.sh.write_ticks;
-      W.sync_timer u.w c
-    end
-    else begin
-      W.log_msg "io_uring send: %s (closing the connection)" (Syscall.error_message r);
-      close u c
-    end
-  end
+  match Output.segment c with
+  | Nothing -> perform u c (Connection.written c)
+  | Head_bigstring when not c.ext_stable -> send_now u c
+  | Head_string | File -> send_now u c
+  | Head when c.ext = Ext_file -> send_now u c
+  | Head | Head_bigstring ->
+      let last = Output.last c in
+      Connection.hold c last;
+      let body = c.ext_len > 0 in
+      let r =
+        Uring.send2 s c.fd c.out c.out_sent (c.out_len - c.out_sent) c.ext_bs
+          (if body then c.ext_off else 0) (if body then c.ext_len else 0)
+          (if last then 1 else 0) (ud k_send s)
+      in
+      if r = 0 then begin
+        set u s sending;
+        Connection.arm_write_timer c;
+        W.sync_timer u.w c
+      end
+      else begin
+        W.log_msg "io_uring send: %s (closing the connection)" (Syscall.error_message r);
+        close u c
+      end
+
+and send_now u c =
+  match Transport.write c with
+  | Output.Flushed -> perform u c (Connection.written c)
+  | Output.Blocked ->
+      Connection.blocked c;
+      W.sync_timer u.w c;
+      if Uring.poll c.fd Uring.pollout 0 (ud k_pollout c.slot) = 0 then set u c.slot pollout_on
+      else close u c
+  | Output.Dead -> close u c
 
 (* {1 Completions} *)
 
@@ -339,8 +338,8 @@ let on_send u c res =
   clear u s sending;
   if has u s closing then (if not (busy u s) then finish_close u c)
   else if res > 0 then begin
-    Connection.advance c res;
-    if Connection.pending c > 0 then send u c else perform u c (Connection.written c)
+    Output.advance c res;
+    send u c
   end
   else close u c
 
@@ -371,19 +370,16 @@ let resume_accept u =
 let stop_accepting u =
   Array.iteri (fun i on -> if on then ignore (Uring.cancel (ud k_accept i) : int)) u.accepting
 
-let start u c =
-  let s = c.slot in
-  set u s ring;
-  arm_recv u c;
-  W.sync_timer u.w c;
-  W.waiting u.w c
+let start u c a =
+  set u c.slot ring;
+  perform u c a
 
 let on_accept u listener res flags =
   let w = u.w in
   if flags land Uring.more = 0 then u.accepting.(listener) <- false;
   if res >= 0 then begin
     w.accept_error_logged <- false;
-    if W.admit w then w.start_conn (W.open_conn w res listener)
+    if W.admit w then W.open_conn w res listener
     else begin
       ignore (Syscall.close res : int);
       stop_accepting u;

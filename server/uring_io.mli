@@ -39,8 +39,10 @@ val on_ring : t -> Conn.t -> bool
 
 val is_closing : t -> Conn.t -> bool
 
-val start : t -> Conn.t -> unit
-(** A plain connection just accepted: arms its receive. *)
+val start : t -> Conn.t -> Connection.action -> unit
+(** [start u c first]: a plain connection just accepted, driven by the ring
+    from now on, and what it needs first ({!Connection.opened}: its
+    receive armed). *)
 
 val perform : t -> Conn.t -> Connection.action -> unit
 val close : t -> Conn.t -> unit

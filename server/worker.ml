@@ -79,7 +79,8 @@ type t = {
   mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
   mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
   mutable close : Conn.t -> unit;
-  mutable start_conn : Conn.t -> unit;  (** a connection just accepted *)
+  mutable start_conn : Conn.t -> Connection.action -> unit;
+      (** a connection just accepted, and what it needs first *)
   mutable resume_accept : unit -> unit;
   mutable now_ns : int;
   mutable tick : int;
@@ -327,27 +328,18 @@ let admit w =
 let open_conn w fd listener =
   w.nfree <- w.nfree - 1;
   let c = conn w w.free.(w.nfree) in
-  c.fd <- fd;
-  c.listener <- listener;
-  c.events <- 0;
+  let peer_len = if Access_log.enabled w.log then max 0 (Extra.peer_address fd c.peer 0) else 0 in
+  let first = Connection.opened c ~fd ~listener ~peer_len in
   (match w.tls_servers.(listener) with
    | None -> ()
    | Some s -> if not (Tls.accept s c) then log_msg "TLS: %s (closing the connection)" (Openssl.error ()));
-  if Access_log.enabled w.log then begin
-    let n = Extra.peer_address fd c.peer 0 in
-    c.peer_len <- (if n > 0 then n else 0)
-  end;
   w.active <- w.active + 1;
-  ignore (Connection.opened c : Connection.action);
-  c
+  w.start_conn c first
 
 let tls_failed w c = w.tls_servers.(c.listener) <> None && c.ssl = Openssl.none
 
 (* The descriptor is closed (or handed over): the slot is free again. *)
 let release_slot w c =
-  c.fd <- -1;
-  c.events <- 0;
-  c.held <- false;
   idle_remove w c;
   Timer_wheel.cancel w.wheel c.slot;
   Connection.closed c;
@@ -502,7 +494,7 @@ let create p ~listeners ~signal_fd ~reactor =
       full_since_ns = 0;
       backend = p.io;
       close = ignore;
-      start_conn = ignore;
+      start_conn = (fun _ _ -> ());
       resume_accept = ignore;
       now_ns;
       tick = now_ns / tick_ns;

@@ -97,7 +97,8 @@ type t = {
   mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
   mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
   mutable close : Conn.t -> unit;
-  mutable start_conn : Conn.t -> unit;  (** a connection just accepted *)
+  mutable start_conn : Conn.t -> Connection.action -> unit;
+      (** a connection just accepted, and what it needs first *)
   mutable resume_accept : unit -> unit;
   mutable now_ns : int;
   mutable tick : int;
@@ -159,10 +160,11 @@ val admit : t -> bool
 val pause_accepts : t -> unit
 (** Accepting stops for 100 ms ([accept_resume_ns]). *)
 
-val open_conn : t -> int -> int -> Conn.t
-(** [open_conn w fd listener]: the slot of a connection just accepted;
-    with TLS, [c.ssl] is {!Openssl.none} if OpenSSL failed ({!tls_failed}:
-    the caller closes it). *)
+val open_conn : t -> int -> int -> unit
+(** [open_conn w fd listener]: a connection just accepted takes a slot and
+    its backend starts it ([start_conn], with what {!Connection.opened}
+    asks first); with TLS, [c.ssl] is {!Openssl.none} if OpenSSL failed
+    ({!tls_failed}: the backend closes it). *)
 
 val tls_failed : t -> Conn.t -> bool
 

@@ -1,0 +1,134 @@
+(* A connection's pending output and the one walk over it (see the .mli).
+   The walk is a functor over the transport's writes: applied once per
+   transport, no closure per call. *)
+
+open Conn
+
+type result = Flushed | Blocked | Dead
+type segment = Nothing | Head | Head_string | Head_bigstring | File
+
+let pending c = c.out_len - c.out_sent + c.ext_len
+
+let segment c =
+  let out_rem = c.out_len - c.out_sent in
+  if c.ext_len = 0 then (if out_rem = 0 then Nothing else Head)
+  else
+    match c.ext with
+    | Ext_string -> Head_string
+    | Ext_bigstring -> Head_bigstring
+    | Ext_file -> if out_rem > 0 then Head else File
+    | No_ext -> Head
+
+let advance c n =
+  let out_rem = c.out_len - c.out_sent in
+  let k = if n < out_rem then n else out_rem in
+  c.out_sent <- c.out_sent + k;
+  let rest = n - k in
+  if rest > 0 then begin
+    c.ext_off <- c.ext_off + rest;
+    c.ext_len <- c.ext_len - rest
+  end
+
+let last c =
+  match c.after with
+  | Then_close -> true
+  | Then_next -> c.close || c.sh.draining
+  | Then_body | Then_resume | Then_detach -> false
+
+let absorb_body c ~max =
+  let len = c.ext_len in
+  let out_rem = c.out_len - c.out_sent in
+  if len > 0 && out_rem > 0 && out_rem + len <= max && c.out_len + len <= Httpz.Bigstring.length c.out
+  then begin
+    (match c.ext with
+     | Ext_string ->
+         Httpz.Bigstring.blit_from_string c.ext_str ~src_off:c.ext_off c.out ~dst_off:c.out_len ~len
+     | Ext_bigstring ->
+         Httpz.Bigstring.blit ~src:c.ext_bs ~src_off:c.ext_off ~dst:c.out ~dst_off:c.out_len ~len
+     | Ext_file | No_ext -> ());
+    match c.ext with
+    | Ext_string | Ext_bigstring ->
+        c.out_len <- c.out_len + len;
+        c.ext_off <- c.ext_off + len;
+        c.ext_len <- 0
+    | Ext_file | No_ext -> ()
+  end
+
+let file_slice c =
+  let cap = Httpz.Bigstring.length c.out in
+  if c.ext_len < cap then c.ext_len else cap
+
+let file_sliced c n =
+  c.out_sent <- 0;
+  c.out_len <- n;
+  c.ext_off <- c.ext_off + n;
+  c.ext_len <- c.ext_len - n
+
+module type TRANSPORT = sig
+  val budget : int
+  val holds_last : bool
+  val head : Conn.t -> more:bool -> int
+  val head_string : Conn.t -> len:int -> more:bool -> int
+  val head_bigstring : Conn.t -> len:int -> more:bool -> int
+  val file : Conn.t -> len:int -> int
+end
+
+let would_block = -1
+let gone = -2
+
+(* The walk's state between writes, as ints: no tuple, no ref cell. *)
+let going = 0
+let done_ = 1
+let full = 2
+let dead = 3
+
+module Walk (T : TRANSPORT) = struct
+  let write c =
+    let last = last c in
+    let budget = ref (if c.ext = Ext_bigstring && not c.ext_stable then max_int else T.budget) in
+    let state = ref going in
+    while !state = going do
+      let seg = segment c in
+      if seg = Nothing then state := done_
+      else if !budget <= 0 then state := full
+      else begin
+        let clip = if c.ext_len < !budget then c.ext_len else !budget in
+        let n =
+          match seg with
+          | Nothing -> 0
+          | Head ->
+              (* A file follows: its head goes with MSG_MORE, not held. *)
+              if c.ext_len > 0 then T.head c ~more:true
+              else begin
+                if T.holds_last then c.held <- last;
+                T.head c ~more:last
+              end
+          | Head_string ->
+              if T.holds_last then c.held <- last;
+              T.head_string c ~len:clip ~more:last
+          | Head_bigstring ->
+              if T.holds_last then c.held <- last;
+              T.head_bigstring c ~len:clip ~more:last
+          | File -> T.file c ~len:clip
+        in
+        if n > 0 then begin
+          budget := !budget - n;
+          advance c n
+        end
+        else if n = 0 then ()
+        else if n = would_block then state := full
+        else state := dead
+      end
+    done;
+    if !state = done_ then Flushed else if !state = full then Blocked else Dead
+
+  let write_now c =
+    if c.out_len > c.out_sent then begin
+      let r = T.head c ~more:false in
+      if r > 0 then begin
+        c.out_sent <- c.out_sent + r;
+        c.flushed <- true
+      end
+      else if r = gone then c.broken <- true
+    end
+end

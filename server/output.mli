@@ -1,0 +1,94 @@
+(** A connection's pending output, as the state machine describes it, and
+    the one walk over it that every transport runs.
+
+    The output of a slot is [out\[out_sent, out_len)] (a response head and
+    small bodies) followed by a body segment ([ext]: a string, a bigstring
+    or a file range of [ext_len] bytes from [ext_off]). Transports and
+    backends never compute this themselves: they ask {!segment} what to
+    write next (the shape of httpaf's [next_write_operation]), write it,
+    and report how much went with {!advance} ([report_write_result]).
+    {!Walk} is that loop, written once; {!Plain} and {!Tls} instantiate it
+    with their system calls, the completion backend asks {!segment} for the
+    one [sendmsg] it submits, and the transcript tests' in-memory peer
+    instantiates it too, so they run the very code the server runs.
+
+    Only this module and {!Connection} write the output fields of a slot.
+    Nothing here allocates. *)
+
+type result =
+  | Flushed  (** all of it left *)
+  | Blocked  (** the peer takes no more now (or the budget is spent) *)
+  | Dead  (** the peer is gone, or a file body ended early: close *)
+(** What a write of the pending output came to, whatever the transport. *)
+
+type segment =
+  | Nothing  (** no output is pending *)
+  | Head  (** [out\[out_sent, out_len)] alone: no body follows, or a file does *)
+  | Head_string  (** the rest of [out], then [ext_str] from [ext_off] *)
+  | Head_bigstring  (** the rest of [out], then [ext_bs] from [ext_off] *)
+  | File  (** [out] is out: [ext_len] bytes of [file_fd] from [ext_off] *)
+(** The next write, as one vectored [sendmsg] at most. *)
+
+val segment : Conn.t -> segment
+
+val pending : Conn.t -> int
+(** Bytes of the current output still to write. *)
+
+val advance : Conn.t -> int -> unit
+(** [advance c n]: [n] bytes of [out] then [ext] were written. *)
+
+val last : Conn.t -> bool
+(** The output being written is the last on this connection (the
+    transport may send it with the FIN). *)
+
+val absorb_body : Conn.t -> max:int -> unit
+(** [absorb_body c ~max] moves a string or bigstring body behind the head
+    in [out] when both together take at most [max] bytes and [out] has
+    room: for a transport that cannot write two spans at once (TLS: one
+    record instead of two). *)
+
+val file_slice : Conn.t -> int
+(** Bytes of the file body to read into [out] next ([out] is empty):
+    [min ext_len (length out)]. *)
+
+val file_sliced : Conn.t -> int -> unit
+(** [file_sliced c n]: [n > 0] bytes of the file body were read into [out]
+    at offset 0; they are now the head to write. *)
+
+(** What a transport provides to the walk. Each write returns the bytes
+    written ([> 0]), [0] to be called again (interrupted, or a TLS record
+    completed), {!would_block} or {!gone}. *)
+module type TRANSPORT = sig
+  val budget : int
+  (** Bytes one connection may write per call before the loop turns to the
+      others (a client on loopback reads a large file as fast as it is
+      sent). *)
+
+  val holds_last : bool
+  (** The transport sends the last output with [MSG_MORE] ([held]), for
+      the close to release with the FIN. *)
+
+  val head : Conn.t -> more:bool -> int
+  (** Writes [out\[out_sent, out_len)]; [more]: more output follows (a
+      file), or it is the last before a close. *)
+
+  val head_string : Conn.t -> len:int -> more:bool -> int
+  val head_bigstring : Conn.t -> len:int -> more:bool -> int
+  val file : Conn.t -> len:int -> int
+end
+
+val would_block : int
+val gone : int
+
+module Walk (_ : TRANSPORT) : sig
+  val write : Conn.t -> result
+  (** Writes the pending output until it is all out, the socket is full,
+      or [T.budget] bytes left in this call. No budget for a bigstring body
+      the handler may reuse: yielding would mean copying it
+      ({!Connection.blocked}); only a full socket makes that necessary. *)
+
+  val write_now : Conn.t -> unit
+  (** [write_now c] writes what [out] holds, once, without waiting: for a
+      chunked body that outgrows [out] while the handler produces it.
+      Marks [flushed] on progress, [broken] when the peer is gone. *)
+end
