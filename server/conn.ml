@@ -33,6 +33,26 @@ and shared = {
   hooks : hooks;
 }
 
+and protocol = {
+  begin_head : t -> Httpz.Status.t -> unit;
+      (** starts a response head in [out] (HTTP/1.1: the status line, Date
+          and the server's own fields) and sets [out_len] *)
+  end_head : t -> content_length:int -> chunked:bool -> unit;
+      (** adds the framing fields and ends the head; decides whether the
+          connection stays open after this response ([close]) and whether
+          a streamed body is chunk-framed ([raw]: not) *)
+  chunk : t -> int -> unit;
+      (** makes room for a body piece of [n] bytes at [out_len] (letting the
+          transport take what [out] holds first) and writes its framing *)
+  last_chunk : t -> unit;  (** ends a streamed body *)
+  switch : t -> unit;
+      (** ends a 101 head and hands the connection over once it is sent;
+          @raise Invalid_argument where the protocol cannot *)
+}
+(** How a response goes on the wire: the part of answering that depends on
+    the protocol carrying the exchange. {!Ctx} calls these and knows no
+    protocol; HTTP/1.1's are {!H1_response.protocol}. *)
+
 and state = Free | Reading_head | Reading_body | Handling | Writing | Lingering
 and response = Idle | Head | Chunked_body | Done
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
@@ -115,6 +135,7 @@ and t = {
   mutable after : after;
   mutable gen : int;
   mutable wait : wait;
+  mutable proto : protocol;
   mutable cont : t -> unit;
   mutable cancels : (unit -> unit) list;
   mutable upgrade : Unix.file_descr -> string -> unit;
@@ -163,6 +184,17 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     parse = Parse_states.create ~limits ~keep;
     hooks =
       { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
+  }
+
+(* Until a protocol takes the connection (Connection.opened). *)
+let no_protocol =
+  let no _ = invalid_arg "Conn: the connection carries no protocol" in
+  {
+    begin_head = (fun c _ -> no c);
+    end_head = (fun c ~content_length:_ ~chunked:_ -> no c);
+    chunk = (fun c _ -> no c);
+    last_chunk = no;
+    switch = no;
   }
 
 let create sh ~slot ~peer =
@@ -227,6 +259,7 @@ let create sh ~slot ~peer =
     after = Then_next;
     gen = 0;
     wait = Running;
+    proto = no_protocol;
     cont = ignore;
     cancels = [];
     upgrade = (fun _ _ -> ());

@@ -78,6 +78,26 @@ and shared = {
 }
 (** Per-worker state that every connection sees. *)
 
+and protocol = {
+  begin_head : t -> Httpz.Status.t -> unit;
+      (** starts a response head in [out] (HTTP/1.1: the status line, Date
+          and the server's own fields) and sets [out_len] *)
+  end_head : t -> content_length:int -> chunked:bool -> unit;
+      (** adds the framing fields and ends the head; decides whether the
+          connection stays open after this response ([close]) and whether
+          a streamed body is chunk-framed ([raw]: not) *)
+  chunk : t -> int -> unit;
+      (** makes room for a body piece of [n] bytes at [out_len] (letting the
+          transport take what [out] holds first) and writes its framing *)
+  last_chunk : t -> unit;  (** ends a streamed body *)
+  switch : t -> unit;
+      (** ends a 101 head and hands the connection over once it is sent;
+          @raise Invalid_argument where the protocol cannot *)
+}
+(** How a response goes on the wire: the part of answering that depends on
+    the protocol carrying the exchange. {!Ctx} calls these and knows no
+    protocol; HTTP/1.1's are {!H1_response.protocol}. *)
+
 and state =
   | Free
   | Reading_head
@@ -211,6 +231,7 @@ and t = {
           connection closed): a continuation of an earlier request is
           dropped *)
   mutable wait : wait;
+  mutable proto : protocol;  (** the protocol carrying the exchange *)
   mutable cont : t -> unit;  (** what runs next for the handler *)
   mutable cancels : (unit -> unit) list;
       (** run (and emptied) when the request ends early: the pending wait's

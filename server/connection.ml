@@ -36,6 +36,7 @@ let next_gen c =
 
 let opened c ~fd ~listener ~peer_len =
   c.fd <- fd;
+  c.proto <- H1_response.protocol;
   c.listener <- listener;
   c.peer_len <- peer_len;
   next_gen c;

@@ -52,11 +52,7 @@ let not_in_head () = invalid_arg "Ctx: no response head is open (call start firs
 let start c status =
   if c.resp <> Idle then invalid_arg "Ctx.start: the response was already started";
   take_out c;
-  let out = c.out in
-  let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
-  let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
-  let pos = Response.write_string out ~off:pos c.sh.server_lines.(c.listener) in
-  c.out_len <- pos;
+  c.proto.begin_head c status;
   c.out_sent <- 0;
   c.status <- status;
   c.resp <- Head;
@@ -104,36 +100,11 @@ let set_head_pos c pos =
   if pos < 0 || pos > c.out_limit then invalid_arg "Ctx.set_head_pos: outside the head space";
   c.out_len <- pos
 
-(* {1 Framing} *)
+(* {1 Framing} The protocol's ([c.proto]): HTTP/1.1's is H1_response. *)
 
-let connection_close = "Connection: close\r\n"
-let connection_keep_alive = "Connection: keep-alive\r\n"
-let transfer_chunked = "Transfer-Encoding: chunked\r\n"
-
-(* The server's own headers and the end of the head, into the reserve. *)
 let end_head c ~content_length ~chunked =
   if c.resp <> Head then not_in_head ();
-  let out = c.out in
-  let pos = ref c.out_len in
-  if not c.no_content then begin
-    if chunked then pos := Response.write_string out ~off:!pos transfer_chunked
-    else if content_length >= 0 then
-      pos := Response.header_int out ~off:!pos Header_name.Content_length content_length
-  end;
-  (* A body the handler did not ask for is not read: the connection closes
-     after this response instead. *)
-  let unread =
-    match c.body with
-    | Body_unread | Body_wanted | Body_streaming -> true
-    | No_body | Body_ready | Body_streamed -> false
-  in
-  if c.close || unread || c.sh.draining || not (Request.keep_alive (Conn.req c)) then begin
-    c.close <- true;
-    pos := Response.write_string out ~off:!pos connection_close
-  end
-  else if Request.version (Conn.req c) = Version.Http_1_0 then
-    pos := Response.write_string out ~off:!pos connection_keep_alive;
-  c.out_len <- Response.end_head out ~off:!pos
+  c.proto.end_head c ~content_length ~chunked
 
 (* {1 Bodies} *)
 
@@ -210,35 +181,11 @@ let no_body c ~content_length =
 (* {1 Chunked bodies} *)
 
 let chunked_start c =
-  (* HTTP/1.0 has no chunked coding (RFC 9112 §7.1): the body is delimited
-     by closing the connection instead. *)
-  if Request.version (Conn.req c) = Version.Http_1_0 && not c.suppress then begin
-    c.raw <- true;
-    c.close <- true
-  end;
-  end_head c ~content_length:(-1) ~chunked:(not c.raw);
+  end_head c ~content_length:(-1) ~chunked:true;
   c.resp <- Chunked_body
 
-(* Make room for [n] more bytes at [out_len]: first let the backend send
-   what is buffered (it never waits), then grow. *)
-let room c n =
-  if c.out_len + n > Bigstring.length c.out then begin
-    if (not c.broken) && c.out_len > c.out_sent then c.sh.hooks.flush c;
-    compact_out c;
-    if c.out_len + n > Bigstring.length c.out then grow_out c (c.out_len + n)
-  end
-
-(* The CRLF + "0" CRLF CRLF that [chunked_end] may need. *)
-let tail_room = 7
-
 let chunk_prefix c len =
-  if c.raw then room c len
-  else begin
-    room c (Response.max_chunk_header_length + len + tail_room);
-    c.out_len <-
-      (if c.chunks = 0 then Response.chunk_header c.out ~off:c.out_len len
-       else Response.chunk_header_after_data c.out ~off:c.out_len len)
-  end;
+  c.proto.chunk c len;
   c.chunks <- c.chunks + 1;
   c.resp_bytes <- c.resp_bytes + len
 
@@ -264,12 +211,7 @@ let chunk_bigstring c b ~off ~len =
 
 let chunked_end c =
   in_chunked c;
-  if (not c.suppress) && (not c.raw) && not c.broken then begin
-    room c tail_room;
-    c.out_len <-
-      (if c.chunks = 0 then Response.last_chunk c.out ~off:c.out_len
-       else Response.last_chunk_after_data c.out ~off:c.out_len)
-  end;
+  c.proto.last_chunk c;
   c.resp <- Done
 
 let close_after c = c.close <- true
@@ -390,12 +332,8 @@ let secure c = c.ssl <> Openssl.none
 let upgrade c k =
   if c.resp <> Head || c.status <> Status.Switching_protocols then
     invalid_arg "Ctx.upgrade: start a 101 Switching Protocols response first";
-  if secure c then invalid_arg "Ctx.upgrade: not on a TLS connection";
-  header c Header_name.Connection "Upgrade";
-  (* Not end_head: a 101 carries no framing and no Connection: close. *)
-  c.out_len <- Response.end_head c.out ~off:c.out_len;
+  c.proto.switch c;
   c.resp <- Done;
-  c.after <- Then_detach;
   c.upgrade <- k
 
 external of_conn : Conn.t -> t = "%identity"

@@ -1,0 +1,91 @@
+(* How an HTTP/1.1 response goes on the wire: the head's first lines, its
+   framing fields (Content-Length or chunked, Connection), chunk framing,
+   and the 101 hand-over. Ctx calls these through the slot's [proto] and
+   knows no protocol; nothing here allocates, except [grow_out] when a
+   chunked body outruns both the buffer and the client. *)
+
+open Httpz
+open Conn
+
+let begin_head c status =
+  let out = c.out in
+  let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
+  let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
+  c.out_len <- Response.write_string out ~off:pos c.sh.server_lines.(c.listener)
+
+let connection_close = "Connection: close\r\n"
+let connection_keep_alive = "Connection: keep-alive\r\n"
+let transfer_chunked = "Transfer-Encoding: chunked\r\n"
+
+(* The connection stays open after this response only if nothing forbids
+   it: a body the handler did not ask for is not read, so the connection
+   closes after this response instead (and lingers to drain it). *)
+let closes_after c =
+  c.close || c.sh.draining
+  || (match c.body with
+      | Body_unread | Body_wanted | Body_streaming -> true
+      | No_body | Body_ready | Body_streamed -> false)
+  || not (Request.keep_alive (Conn.req c))
+
+(* The server's own fields and the end of the head, into the reserve. *)
+let end_head c ~content_length ~chunked =
+  (* HTTP/1.0 has no chunked coding (RFC 9112 §7.1): the body is delimited
+     by closing the connection instead. *)
+  if chunked && Request.version (Conn.req c) = Version.Http_1_0 && not c.suppress then begin
+    c.raw <- true;
+    c.close <- true
+  end;
+  let out = c.out in
+  let pos = ref c.out_len in
+  if not c.no_content then begin
+    if chunked && not c.raw then pos := Response.write_string out ~off:!pos transfer_chunked
+    else if content_length >= 0 then
+      pos := Response.header_int out ~off:!pos Header_name.Content_length content_length
+  end;
+  if closes_after c then begin
+    c.close <- true;
+    pos := Response.write_string out ~off:!pos connection_close
+  end
+  else if Request.version (Conn.req c) = Version.Http_1_0 then
+    pos := Response.write_string out ~off:!pos connection_keep_alive;
+  c.out_len <- Response.end_head out ~off:!pos
+
+(* Make room for [n] more bytes at [out_len]: first let the transport send
+   what is buffered (it never waits), then grow. *)
+let room c n =
+  if c.out_len + n > Bigstring.length c.out then begin
+    if (not c.broken) && c.out_len > c.out_sent then c.sh.hooks.flush c;
+    compact_out c;
+    if c.out_len + n > Bigstring.length c.out then grow_out c (c.out_len + n)
+  end
+
+(* The CRLF + "0" CRLF CRLF that [last_chunk] may need. *)
+let tail_room = 7
+
+let chunk c len =
+  if c.raw then room c len
+  else begin
+    room c (Response.max_chunk_header_length + len + tail_room);
+    c.out_len <-
+      (if c.chunks = 0 then Response.chunk_header c.out ~off:c.out_len len
+       else Response.chunk_header_after_data c.out ~off:c.out_len len)
+  end
+
+let last_chunk c =
+  if (not c.suppress) && (not c.raw) && not c.broken then begin
+    room c tail_room;
+    c.out_len <-
+      (if c.chunks = 0 then Response.last_chunk c.out ~off:c.out_len
+       else Response.last_chunk_after_data c.out ~off:c.out_len)
+  end
+
+let switch c =
+  (* OpenSSL owns a TLS connection's bytes: the socket cannot be handed
+     over. *)
+  if c.ssl <> Openssl.none then invalid_arg "Ctx.upgrade: not on a TLS connection";
+  (* Not end_head: a 101 carries no framing and no Connection: close. *)
+  let pos = Response.header c.out ~off:c.out_len Header_name.Connection "Upgrade" in
+  c.out_len <- Response.end_head c.out ~off:pos;
+  c.after <- Then_detach
+
+let protocol = { begin_head; end_head; chunk; last_chunk; switch }

@@ -1,0 +1,23 @@
+(** How an HTTP/1.1 response goes on the wire: {!Conn.protocol} for
+    HTTP/1.1, which {!Connection.opened} gives every connection.
+
+    - The head starts with the status line, [Date] and the server's own
+      fields; the handler's fields follow (written by {!Ctx}).
+    - Its end adds the framing: [Content-Length], or
+      [Transfer-Encoding: chunked] for a streamed body (none for HTTP/1.0,
+      whose streamed body is delimited by the close instead), and the
+      keep-alive decision: [Connection: close] when the request asked for
+      it, when the server drains, or when a body was not read (the
+      connection then lingers to drain it); [Connection: keep-alive] for
+      an HTTP/1.0 client that keeps it.
+    - Chunks are framed in [out]; when [out] fills, the transport first
+      takes what it can without waiting, then [out] grows.
+    - A 101 ends with [Connection: Upgrade] and hands the socket over once
+      sent (refused on TLS: OpenSSL owns those bytes).
+
+    Nothing here allocates on the request path. *)
+
+val protocol : Conn.protocol
+
+val closes_after : Conn.t -> bool
+(** The connection closes after the current response. *)
