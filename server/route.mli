@@ -1,0 +1,108 @@
+(** Routing for handlers: {!Httpz.Router} put in front of {!Ctx}.
+
+    {[
+      let r = Route.router () in
+      Route.get r "/" home;
+      Route.get r "/todos/:id" (fun c -> Respond.json c (show (Route.param c "id")));
+      Route.post_form r "/login" login;          (* CSRF-checked, body read *)
+      Route.mount r "/assets" (Static.handler st);
+      Server.run config (Route.handler (Route.compile ~csrf r))
+    ]}
+
+    {b What {!handler} answers itself.} The method and the path of the
+    request-target (without the query) are matched ({!Httpz.Router}'s
+    rules: most specific route first, [%2F] stays inside its segment,
+    dot segments match nothing); then:
+    {ul
+    {- a route or mount: its handler; HEAD on a GET route runs the GET
+       handler and the server drops the body ([Content-Length] stays);}
+    {- OPTIONS with no OPTIONS route: [204] with [Allow];}
+    {- a path routed for other methods: [405] with [Allow];}
+    {- no route, but the path with its trailing ['/'] removed (or added)
+       has one, and the path does not start with [//]: [308 Permanent
+       Redirect] there, query kept (308 keeps the method and body, so a
+       POST lands where it was meant to; off with [~slash_redirect:false]);}
+    {- otherwise [404]; a malformed target, or a parameter that does not
+       decode ([%zz], [%00]): [400]; [OPTIONS *]: [204] with the
+       methods any route accepts.}}
+    Those answers go through {!Respond} ([text/plain] bodies).
+
+    {b Form routes} ({!form}, {!post_form}) read the whole body (up to
+    [Server.config.max_body]) before their handler runs, and pass
+    {!Csrf.check} first: a failure is [403] with the reason. They need
+    [~csrf] at {!compile}.
+
+    {b Parameters} are read with {!param} (decoded, allocates) or
+    {!param_span} (raw span of {!Ctx.buffer}, no allocation) {e during
+    the handler's synchronous call}: the match state is one per
+    {!compiled} router (per worker), and the next request overwrites it.
+    Read (copy) them before {!Ctx.sleep}, {!Ctx.flush}, {!Ctx.read_body}
+    or any other wait; from a continuation they raise [Invalid_argument].
+
+    {b Allocation.} Building allocates. {!handler} on a route without
+    parameters, and the matching {!find} always, allocate nothing beyond
+    what the route's handler does; the automatic answers may allocate. *)
+
+open Httpz
+
+type router
+(** Routes being registered. *)
+
+val router : unit -> router
+
+val add : router -> Meth.t -> string -> (Ctx.t -> unit) -> unit
+(** [add r meth pattern h]: patterns as in {!Httpz.Route_pattern}
+    ([/todos/:id], [/files/*rest], trailing ['/'] significant).
+    @raise Invalid_argument as {!Httpz.Router.add}. *)
+
+val get : router -> string -> (Ctx.t -> unit) -> unit
+val post : router -> string -> (Ctx.t -> unit) -> unit
+val put : router -> string -> (Ctx.t -> unit) -> unit
+val patch : router -> string -> (Ctx.t -> unit) -> unit
+val delete : router -> string -> (Ctx.t -> unit) -> unit
+
+val form : router -> Meth.t -> string -> (Ctx.t -> unit) -> unit
+(** [form r meth pattern h]: a form route (see above). *)
+
+val post_form : router -> string -> (Ctx.t -> unit) -> unit
+
+val mount : router -> string -> (Ctx.t -> unit) -> unit
+(** [mount r prefix h] sends [prefix] and everything below it, any
+    method, to [h], which sees the whole request (the static handler is
+    configured with the same prefix as its [mount]). {!remainder} is the
+    rest of the path. *)
+
+val mount_router : router -> string -> router -> unit
+(** [mount_router r prefix sub] grafts [sub]'s routes under [prefix]. *)
+
+type t
+(** A compiled router with its per-worker match state. *)
+
+val compile : ?csrf:Csrf.t -> ?slash_redirect:bool -> router -> t
+(** @raise Invalid_argument on conflicting routes, or form routes without
+    [csrf]. *)
+
+val handler : t -> Ctx.t -> unit
+(** The handler to give {!Server.run}. *)
+
+val find : t -> Meth.t -> Bigstring.t -> Span.t -> Router.result
+(** [find t meth buf target] splits the request-target and matches it as
+    {!handler} does, without answering ([Not_found] for a malformed
+    target). Does not allocate. *)
+
+(** {1 In a route's handler} *)
+
+val param : Ctx.t -> string -> string
+(** [param c name] is the parameter [name] of the route being handled,
+    percent-decoded ([%2F] is a ['/'] byte, ['+'] stays ['+']). Allocates.
+    @raise Invalid_argument when the route has no such parameter or the
+    handler is not in its synchronous call. *)
+
+val param_span : Ctx.t -> string -> Span.t
+(** [param_span c name] is its raw span of {!Ctx.buffer} (decode with
+    {!Httpz.Router.decode_param}); does not allocate.
+    @raise Invalid_argument as {!param}. *)
+
+val remainder : Ctx.t -> Span.t
+(** [remainder c] is the path below the mount's prefix (see
+    {!Httpz.Router.remainder}). *)

@@ -1,0 +1,204 @@
+"""The application layer end to end: examples/app.exe (Route, Respond, Req,
+Session, Csrf, Sse) on one worker, on 127.0.0.1, in the suite's transport
+and backend (HTTPZ_TRANSPORT, HTTPZ_IO), with signed-cookie sessions and
+again with in-memory ones.
+
+Checked: GET / (and HEAD: no body, same Content-Length); 404; 405 with
+Allow; automatic OPTIONS 204 with Allow; the trailing-slash 308 (and none
+for //host paths); route parameters with %2F and + (decoded once, + kept);
+POST /todos JSON then GET it back, and its Origin check; SSE events parsed
+(ids, event names, multi-line data); the login flow with a cookie jar and
+the CSRF token (accepted), the cookie's attributes, /me, logout; CSRF
+refused without a token, with a wrong one, with a foreign Origin, with
+Sec-Fetch-Site: cross-site; an upload under the limit counted, one over
+it 413; assets served under /assets (and /assets redirected); /slow via
+the thread pool.
+
+Run: python3 test/e2e/test_app.py   (needs the examples built by dune build)
+The last line is `N passed, N failed`.
+"""
+
+import http.cookiejar
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as H  # noqa: E402
+
+R = H.Results("app")
+H.suite_deadline(R, 110)
+
+TMP = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-app-"))
+ASSETS = os.path.join(TMP, "assets")
+os.mkdir(ASSETS)
+with open(os.path.join(ASSETS, "site.css"), "wb") as f:
+    f.write(b"body { color: teal }\n")
+with open(os.path.join(TMP, "secret.txt"), "wb") as f:
+    f.write(b"SECRET\n")
+
+
+def header(headers, name):
+    for k, v in headers:
+        if k.lower() == name.lower():
+            return v
+    return None
+
+
+def req(port, method, path, headers=None, body=b""):
+    return H.request(port, method, path, headers=headers, body=body)
+
+
+def basics(port):
+    st, h, body = req(port, "GET", "/")
+    R.check("GET / 200 hello", st == 200 and body == b"hello from httpz\n", (st, body))
+    st, h2, body = req(port, "HEAD", "/")
+    R.check("HEAD / via GET: no body, same Content-Length",
+            st == 200 and body == b"" and header(h2, "content-length") == "17", (st, h2, body))
+    st, h, body = req(port, "GET", "/nothing/here")
+    R.check("404", st == 404 and body == b"404 Not Found\n", (st, body))
+    st, h, body = req(port, "DELETE", "/todos/1")
+    R.check("405 with Allow", st == 405 and header(h, "allow") == "GET, HEAD, OPTIONS", (st, h))
+    st, h, body = req(port, "OPTIONS", "/todos")
+    R.check("OPTIONS 204 with Allow", st == 204 and header(h, "allow") == "POST, OPTIONS" and body == b"", (st, h))
+    st, h, body = req(port, "OPTIONS", "*")
+    R.check("OPTIONS * 204", st == 204 and "GET" in (header(h, "allow") or ""), (st, h))
+    st, h, _ = req(port, "GET", "/me/?a=1")
+    R.check("trailing slash: 308 to /me, query kept", st == 308 and header(h, "location") == "/me?a=1", (st, h))
+    st, h, _ = req(port, "GET", "//me/")
+    R.check("no redirect for //host paths", st == 404 and header(h, "location") is None, (st, h))
+    st, _, body = req(port, "GET", "/todos/a%2Fb+c%20d")
+    R.check("param: %2F stays in the segment, + kept, %20 decoded",
+            st == 404 and body == b'{"error":"no such todo","id":"a/b+c d"}', (st, body))
+    st, _, body = req(port, "GET", "/todos/%zz")
+    R.check("undecodable param: 400", st == 400, (st, body))
+    st, _, body = req(port, "GET", "/todos/..")
+    R.check("dot segment matches no param: 404", st == 404, (st, body))
+
+
+def todos(port):
+    origin = "%s://127.0.0.1:%d" % (H.SCHEME, port)
+    st, h, body = req(port, "POST", "/todos", {"Content-Type": "application/json", "Origin": origin},
+                      b'{"title": "buy \\"milk\\""}')
+    R.check("POST /todos 201 JSON", st == 201 and header(h, "content-type") == "application/json"
+            and re.match(rb'^\{"id":"\d+","title":"buy \\"milk\\""\}$', body), (st, h, body))
+    m = re.search(rb'"id":"(\d+)"', body or b"")
+    if m:
+        st, _, body2 = req(port, "GET", "/todos/" + m.group(1).decode())
+        R.check("GET /todos/:id returns it", st == 200 and body2 == body, (st, body2))
+    st, _, body = req(port, "POST", "/todos", {"Origin": "https://evil.example"}, b'{"title":"x"}')
+    R.check("POST /todos from a foreign Origin: 403", st == 403 and b"another origin" in body, (st, body))
+    st, _, body = req(port, "POST", "/todos", {}, b'{"nope":1}')
+    R.check("POST /todos without a title: 400", st == 400, (st, body))
+    # curl, a client without Origin, JSON body.
+    out = H.curl(["-s", "-o", "-", "-w", "%{http_code}", "-H", "Content-Type: application/json",
+                  "--data-binary", '{"title":"from curl"}', H.url(port, "/todos")])
+    R.check("curl POST /todos", out.stdout.endswith(b"201") and b'"title":"from curl"' in out.stdout, out.stdout)
+
+
+def sse(port):
+    s = H.connect(port, timeout=5)
+    try:
+        s.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        r = H.Reader(s).read_response(timeout=5)
+    finally:
+        s.close()
+    R.check("SSE head", r is not None and r.status == 200 and r.header("content-type") == "text/event-stream"
+            and r.header("cache-control") == "no-cache", r)
+    events = []
+    for block in (r.body if r else b"").decode().split("\n\n"):
+        ev = {"data": []}
+        for line in block.split("\n"):
+            if line.startswith(":") or not line:
+                continue
+            k, _, v = line.partition(":")
+            v = v[1:] if v.startswith(" ") else v
+            if k == "data":
+                ev["data"].append(v)
+            else:
+                ev[k] = v
+        if ev["data"]:
+            events.append((ev.get("event"), ev.get("id"), "\n".join(ev["data"])))
+    R.check("SSE: three events with ids and multi-line data",
+            events == [("tick", str(i), "tick %d\nof 3" % i) for i in (1, 2, 3)], events)
+
+
+def login_flow(port, label):
+    jar = os.path.join(TMP, "jar-" + label)
+    base = ["-b", jar, "-c", jar]
+    out = H.curl(base + [H.url(port, "/login")])
+    m = re.search(rb'name="_csrf" value="([A-Za-z0-9_-]+)"', out.stdout)
+    R.check(label + ": GET /login has a CSRF field", m is not None, out.stdout)
+    if not m:
+        return
+    token = m.group(1).decode()
+    cookies = open(jar).read()
+    R.check(label + ": session cookie set, HttpOnly", "#HttpOnly_127.0.0.1" in cookies and "httpz_session" in cookies, cookies)
+    out = H.curl(base + ["-D", "-", "-o", "/dev/null", "--data", "user=ada&password=secret&_csrf=" + token,
+                         H.url(port, "/login")])
+    heads = H.parse_curl_heads(out.stdout)
+    st, h = heads[-1] if heads else (None, {})
+    setc = h.get("set-cookie", "")
+    R.check(label + ": POST /login with token: 303 to /me", st == 303 and h.get("location") == "/me", out.stdout)
+    R.check(label + ": cookie attributes", "HttpOnly" in setc and "SameSite=Lax" in setc and "Path=/" in setc
+            and (("Secure" in setc) == H.TLS), setc)
+    out = H.curl(base + [H.url(port, "/me")])
+    R.check(label + ": /me reads the session", out.stdout == b"you are ada\n", out.stdout)
+    # The same session's token, from another origin: refused.
+    out = H.curl(base + ["-w", "%{http_code}", "-H", "Origin: https://evil.example", "--data",
+                         "_csrf=" + token, H.url(port, "/logout")])
+    R.check(label + ": foreign Origin refused 403", out.stdout.endswith(b"403") and b"another origin" in out.stdout, out.stdout)
+    out = H.curl(base + ["-w", "%{http_code}", "-H", "Sec-Fetch-Site: cross-site", "--data",
+                         "_csrf=" + token, H.url(port, "/logout")])
+    R.check(label + ": Sec-Fetch-Site cross-site refused 403", out.stdout.endswith(b"403") and b"cross-site" in out.stdout, out.stdout)
+    out = H.curl(base + ["-w", "%{http_code}", "--data", "x=1", H.url(port, "/logout")])
+    R.check(label + ": no token refused 403", out.stdout.endswith(b"403") and b"missing CSRF token" in out.stdout, out.stdout)
+    out = H.curl(base + ["-w", "%{http_code}", "--data", "_csrf=AAAA" + token[4:], H.url(port, "/logout")])
+    R.check(label + ": wrong token refused 403", out.stdout.endswith(b"403") and b"invalid CSRF token" in out.stdout, out.stdout)
+    out = H.curl(base + ["-w", "%{http_code}", "-H", "X-CSRF-Token: " + token, "-H",
+                         "Origin: %s://127.0.0.1:%d" % (H.SCHEME, port), "-X", "POST", H.url(port, "/logout")])
+    R.check(label + ": logout with the header token and same Origin: 303", out.stdout.endswith(b"303"), out.stdout)
+    out = H.curl(base + [H.url(port, "/me")])
+    R.check(label + ": /me after logout: nobody", out.stdout == b"nobody\n", out.stdout)
+    # A tampered cookie is no session.
+    st, _, body = req(port, "GET", "/me", {"Cookie": "httpz_session=AAAA.BBBB"})
+    R.check(label + ": forged cookie: nobody", st == 401, (st, body))
+
+
+def upload_and_assets(port):
+    st, _, body = req(port, "POST", "/upload", {}, b"x" * 300000)
+    R.check("upload under the limit counted", st == 200 and body == b"received 300000 bytes\n", (st, body))
+    st, h, body = req(port, "POST", "/upload", {}, b"x" * (2 << 20))
+    R.check("upload over the limit: 413", st == 413, (st, body[:80]))
+    out = H.curl(["-s", "-w", "%{http_code}", "-H", "Transfer-Encoding: chunked", "--data-binary",
+                  "@" + os.path.join(ASSETS, "site.css"), H.url(port, "/upload")])
+    R.check("chunked upload counted", out.stdout == b"received 21 bytes\n200", out.stdout)
+    st, h, body = req(port, "GET", "/assets/site.css")
+    R.check("assets served", st == 200 and body == b"body { color: teal }\n"
+            and (header(h, "content-type") or "").startswith("text/css"), (st, h, body))
+    st, h, _ = req(port, "GET", "/assets")
+    R.check("/assets redirects to /assets/", st in (301, 308) and header(h, "location") == "/assets/", (st, h))
+    st, _, body = req(port, "GET", "/assets/%2e%2e/%2e%2e/secret.txt")
+    R.check("assets: %2e%2e does not climb out of the directory", st in (400, 404) and b"SECRET" not in body, (st, body))
+    st, _, body = req(port, "GET", "/slow")
+    R.check("/slow via offload", st == 200 and body == b"slow done\n", (st, body))
+
+
+def run(extra, label):
+    app = H.Program([H.example("app"), "-d", ASSETS] + extra, ready_path="/")
+    H.part(R, "start app (%s)" % label, app.start)
+    if not app.alive():
+        return
+    if label == "signed":
+        H.part(R, "basics", lambda: basics(app.port))
+        H.part(R, "todos", lambda: todos(app.port))
+        H.part(R, "sse", lambda: sse(app.port))
+        H.part(R, "upload and assets", lambda: upload_and_assets(app.port))
+    H.part(R, "login flow (%s)" % label, lambda: login_flow(app.port, label))
+    app.stop_and_check(R, "app exits 0 on SIGTERM (%s)" % label)
+
+
+run([], "signed")
+run(["--memory-sessions"], "memory")
+R.finish()
