@@ -218,7 +218,7 @@ let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~
     t.len <- pos + 1
   end
 
-let request t (c : Conn.t) ~parsed =
+let request t (c : Slot.t) ~parsed =
   if t.fd >= 0 then begin
     let req_len =
       if parsed then
@@ -227,10 +227,10 @@ let request t (c : Conn.t) ~parsed =
       else -1
     in
     let combined = t.format <> Common in
-    let r = if parsed && combined then Request.find (Conn.req c) Header_name.Referer else -1 in
-    let u = if parsed && combined then Request.find (Conn.req c) Header_name.User_agent else -1 in
-    let rv = if r >= 0 then Request.header_value (Conn.req c) r else Span.empty in
-    let uv = if u >= 0 then Request.header_value (Conn.req c) u else Span.empty in
+    let r = if parsed && combined then Request.find (Slot.req c) Header_name.Referer else -1 in
+    let u = if parsed && combined then Request.find (Slot.req c) Header_name.User_agent else -1 in
+    let rv = if r >= 0 then Request.header_value (Slot.req c) r else Span.empty in
+    let uv = if u >= 0 then Request.header_value (Slot.req c) u else Span.empty in
     let elapsed_us =
       if c.started_ns > 0 then (Syscall.clock_monotonic_ns () - c.started_ns) / 1000 else 0
     in

@@ -84,10 +84,10 @@ val line :
     [src] too (length [< 0]: absent; unused by [Common]), the time is Unix
     time [now]. Does not allocate. *)
 
-val request : t -> Conn.t -> parsed:bool -> unit
+val request : t -> Slot.t -> parsed:bool -> unit
 (** [request t c ~parsed] logs the response of connection [c] (its
     request head is in its read buffer when [parsed]), with the time since
-    the request started ([Conn.t.started_ns]). Does not allocate. *)
+    the request started ([Slot.t.started_ns]). Does not allocate. *)
 
 val pending : t -> bool
 (** [pending t] is [true] when lines wait in the buffer. *)

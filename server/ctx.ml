@@ -4,11 +4,11 @@
    buffer and the client. *)
 
 open Httpz
-open Conn
+open Slot
 
-type t = Conn.t
+type t = Slot.t
 
-let request c = (Conn.req c)
+let request c = (Slot.req c)
 let buffer c = c.rbuf
 let body_ready c =
   match c.body with
@@ -336,4 +336,4 @@ let upgrade c k =
   c.resp <- Done;
   c.upgrade <- k
 
-external of_conn : Conn.t -> t = "%identity"
+external of_conn : Slot.t -> t = "%identity"

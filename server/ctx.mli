@@ -263,5 +263,5 @@ val secure : t -> bool
 
 (**/**)
 
-external of_conn : Conn.t -> t = "%identity"
+external of_conn : Slot.t -> t = "%identity"
 (* For the event loop: a connection slot is the handler's context. *)

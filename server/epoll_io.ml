@@ -7,11 +7,11 @@
    keep-alive path allocates (test/server's zero-allocation test).
    Functions that may close [c] leave [c.fd = -1]; callers check it. *)
 
-open Conn
-module W = Worker
+open Slot
+module W = Loop_state
 
 type t = {
-  w : Worker.t;
+  w : Loop_state.t;
   epfd : int;
   interest : int array;  (** per slot: the events registered in [epfd], [0] when none *)
 }
@@ -56,7 +56,7 @@ let resume_accept e =
 
 let close_conn e c =
   if c.fd >= 0 then begin
-    Conn.release_file c;
+    Slot.release_file c;
     Transport.close_notify c;
     Transport.release c;
     (* Bytes held by MSG_MORE leave now, with the FIN, in one packet: a
@@ -100,14 +100,14 @@ let detach e c =
      socket's. *)
   assert (c.ssl = Openssl.none);
   let fd = c.fd and k = c.upgrade in
-  let rest = Connection.detach c in
+  let rest = H1.detach c in
   if e.interest.(c.slot) <> 0 then ignore (Syscall.epoll_ctl_del e.epfd fd : int);
   e.interest.(c.slot) <- 0;
   W.release_slot e.w c;
   try k (Syscall.unix_of_fd fd) rest
   with ex -> W.log_msg "an upgrade handler raised %s" (Printexc.to_string ex)
 
-let rec perform e c (a : Connection.action) =
+let rec perform e c (a : H1.action) =
   match a with
   | Read ->
       (* TLS reads records ahead: bytes of the next request may be inside
@@ -120,15 +120,15 @@ let rec perform e c (a : Connection.action) =
       end
   | Write -> (
       match Transport.write c with
-      | Output.Flushed -> perform e c (Connection.written c)
+      | Output.Flushed -> perform e c (H1.written c)
       | Output.Blocked ->
-          Connection.blocked c;
+          H1.blocked c;
           W.sync_timer e.w c;
           want e c Syscall.epollout
       | Output.Dead -> close_conn e c)
   | Close -> close_conn e c
   | Linger ->
-      Connection.shutting_down c;
+      H1.shutting_down c;
       Transport.close_notify c;
       if Syscall.shutdown_write c.fd < 0 then close_conn e c
       else begin
@@ -148,12 +148,12 @@ let rec perform e c (a : Connection.action) =
 and on_readable e c =
   if c.handshaking then handshake e c
   else
-    match Connection.prepare_read c with
+    match H1.prepare_read c with
     | Read ->
         let n = Transport.read c in
         if n > 0 then begin
           W.idle_remove e.w c;
-          perform e c (Connection.received c n)
+          perform e c (H1.received c n)
         end
         else if n = - Syscall.eagain || n = - Syscall.eintr then begin
           (* Nothing yet (a connection read on accept, or a TLS record
@@ -191,7 +191,7 @@ let ready e c =
    with TCP_DEFER_ACCEPT its request (or ClientHello) is usually here
    already, so it is read at once; otherwise this read finds nothing
    (EAGAIN) and costs one call, and the connection enters epoll. *)
-let start e c (a : Connection.action) =
+let start e c (a : H1.action) =
   if W.tls_failed e.w c then close_conn e c
   else match a with Read -> on_readable e c | a -> perform e c a
 

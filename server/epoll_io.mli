@@ -23,33 +23,33 @@
     Nothing here allocates on the keep-alive path. *)
 
 type t = private {
-  w : Worker.t;
+  w : Loop_state.t;
   epfd : int;
   interest : int array;  (** per slot: the events registered in [epfd], [0] when none *)
 }
 
-val create : Worker.t -> int -> t
+val create : Loop_state.t -> int -> t
 (** [create w epfd]: the backend of [w]'s connections over [epfd]. *)
 
-val perform : t -> Conn.t -> Connection.action -> unit
+val perform : t -> Slot.t -> H1.action -> unit
 (** Carries out what the connection needs next. *)
 
-val ready : t -> Conn.t -> unit
+val ready : t -> Slot.t -> unit
 (** [c]'s descriptor is ready. *)
 
-val start : t -> Conn.t -> Connection.action -> unit
+val start : t -> Slot.t -> H1.action -> unit
 (** [start e c first]: a connection just accepted, and what it needs first
-    ({!Connection.opened}): a read is tried at once (its request is usually
+    ({!H1.opened}): a read is tried at once (its request is usually
     there), or it waits for it. *)
 
-val close_conn : t -> Conn.t -> unit
+val close_conn : t -> Slot.t -> unit
 (** Sends TLS's close_notify, releases the transport, closes the descriptor
     (after a shutdown when the last bytes were held with [MSG_MORE]) and
     frees the slot. *)
 
 val accept_ready : t -> int -> unit
 (** Listener [i] is readable: accepts up to 64 connections, leaving them to
-    other workers for a while at the connection limit ({!Worker.must_wait})
+    other workers for a while at the connection limit ({!Loop_state.must_wait})
     and pausing 100 ms on [EMFILE] and the like. *)
 
 val listen_token : t -> int -> int

@@ -5,7 +5,7 @@
    chunked body outruns both the buffer and the client. *)
 
 open Httpz
-open Conn
+open Slot
 
 let begin_head c status =
   let out = c.out in
@@ -25,13 +25,13 @@ let closes_after c =
   || (match c.body with
       | Body_unread | Body_wanted | Body_streaming -> true
       | No_body | Body_ready | Body_streamed -> false)
-  || not (Request.keep_alive (Conn.req c))
+  || not (Request.keep_alive (Slot.req c))
 
 (* The server's own fields and the end of the head, into the reserve. *)
 let end_head c ~content_length ~chunked =
   (* HTTP/1.0 has no chunked coding (RFC 9112 §7.1): the body is delimited
      by closing the connection instead. *)
-  if chunked && Request.version (Conn.req c) = Version.Http_1_0 && not c.suppress then begin
+  if chunked && Request.version (Slot.req c) = Version.Http_1_0 && not c.suppress then begin
     c.raw <- true;
     c.close <- true
   end;
@@ -46,7 +46,7 @@ let end_head c ~content_length ~chunked =
     c.close <- true;
     pos := Response.write_string out ~off:!pos connection_close
   end
-  else if Request.version (Conn.req c) = Version.Http_1_0 then
+  else if Request.version (Slot.req c) = Version.Http_1_0 then
     pos := Response.write_string out ~off:!pos connection_keep_alive;
   c.out_len <- Response.end_head out ~off:!pos
 

@@ -1,5 +1,5 @@
-(** How an HTTP/1.1 response goes on the wire: {!Conn.protocol} for
-    HTTP/1.1, which {!Connection.opened} gives every connection.
+(** How an HTTP/1.1 response goes on the wire: {!Slot.protocol} for
+    HTTP/1.1, which {!H1.opened} gives every connection.
 
     - The head starts with the status line, [Date] and the server's own
       fields; the handler's fields follow (written by {!Ctx}).
@@ -17,7 +17,7 @@
 
     Nothing here allocates on the request path. *)
 
-val protocol : Conn.protocol
+val protocol : Slot.protocol
 
-val closes_after : Conn.t -> bool
+val closes_after : Slot.t -> bool
 (** The connection closes after the current response. *)

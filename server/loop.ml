@@ -3,10 +3,10 @@
    it), and hands each event to the backend that serves the connection:
    Epoll_io (readiness: every connection under epoll, TLS connections under
    uring) or Uring_io (completions: plain connections under uring). The
-   shared state is Worker's. *)
+   shared state is Loop_state's. *)
 
-open Conn
-module W = Worker
+open Slot
+module W = Loop_state
 
 type io = W.io
 type params = W.params
@@ -20,7 +20,7 @@ type t = {
   u : Uring_io.t option;
   evs : Syscall.events;
   signal_token : int;
-  mutable on_timeout : Conn.t -> unit;  (** made once: no closure per turn *)
+  mutable on_timeout : Slot.t -> unit;  (** made once: no closure per turn *)
   mutable epoll_busy : bool;
       (** under io_uring: the last look at the epoll set found events, so
           there may be more (level-triggered: what a handler did not
@@ -47,11 +47,11 @@ let failed l c e =
   if c.fd >= 0 then try close l c with e -> W.log_msg "closing it raised %s" (Printexc.to_string e)
 
 (* A suspended handler's continuation is ready: the state machine decides
-   whether and when it runs (Connection.resume). *)
+   whether and when it runs (H1.resume). *)
 let resume_conn l c gen k =
-  if c.fd >= 0 then try perform l c (Connection.resume c ~gen k) with e -> failed l c e
+  if c.fd >= 0 then try perform l c (H1.resume c ~gen k) with e -> failed l c e
 
-let on_timeout l c = if c.fd >= 0 then try perform l c (Connection.timeout c) with e -> failed l c e
+let on_timeout l c = if c.fd >= 0 then try perform l c (H1.timeout c) with e -> failed l c e
 
 let begin_drain l =
   if W.start_drain l.w then begin

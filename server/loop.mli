@@ -15,10 +15,10 @@
 
     {2 What it leaves to others}
     What a connection needs next — read, write, close, linger — comes from
-    the state machine ({!Connection}), which also holds the protocol, the
+    the state machine ({!H1}), which also holds the protocol, the
     timeouts' values and the buffers; its bytes move through its transport
     ({!Transport}); slots, timers, statistics, the idle list and the
-    shutdown state are {!Worker}'s.
+    shutdown state are {!Loop_state}'s.
 
     {2 Closing}
     A response to a request that cannot be parsed, a timeout, an oversized
@@ -32,7 +32,7 @@
 
     {2 Timeouts}
     One timer per connection in a {!Timer_wheel} with 100 ms ticks,
-    mirroring the connection's own ([Conn.t.timer], [deadline]):
+    mirroring the connection's own ([Slot.t.timer], [deadline]):
     - first request on a new connection, and a request head once its first
       byte arrived: [header_timeout], counted from the start (slowloris);
     - between requests on a keep-alive connection: [idle_timeout];
@@ -49,12 +49,12 @@
     that has sent nothing for a second) for each new client, as nginx does;
     when none qualifies, the new client is closed at once and counted
     ([refused] in the stats), so it meets an answer or a close, never a
-    wait as long as the header timeout ({!Worker.admit}).
+    wait as long as the header timeout ({!Loop_state.admit}).
 
     {2 Memory}
     A slot costs its record; read, write and body buffers and the parse
     state come from the worker's pools only while the connection has a
-    request in progress (see {!Conn}). Each pool keeps up to 256 spare
+    request in progress (see {!Slot}). Each pool keeps up to 256 spare
     buffers; [/__httpz/stats] reports the bytes taken ([buffer_bytes]) and
     kept ([spare_buffer_bytes]).
 
@@ -66,12 +66,12 @@
     write buffer, when a non-stable bigstring body must be copied because
     the client reads slowly, and on error paths that log. *)
 
-type io = Worker.io
-type params = Worker.params
-(** {!Worker.params}: the loop's settings. *)
+type io = Loop_state.io
+type params = Loop_state.params
+(** {!Loop_state.params}: the loop's settings. *)
 
-type listener = Worker.listener
-(** {!Worker.listener}: a listening socket and how its connections are
+type listener = Loop_state.listener
+(** {!Loop_state.listener}: a listening socket and how its connections are
     served. *)
 
 val run : params -> listeners:listener array -> signal_fd:int -> int

@@ -2,7 +2,7 @@
    The walk is a functor over the transport's writes: applied once per
    transport, no closure per call. *)
 
-open Conn
+open Slot
 
 type result = Flushed | Blocked | Dead
 type segment = Nothing | Head | Head_string | Head_bigstring | File
@@ -67,10 +67,10 @@ let file_sliced c n =
 module type TRANSPORT = sig
   val budget : int
   val holds_last : bool
-  val head : Conn.t -> more:bool -> int
-  val head_string : Conn.t -> len:int -> more:bool -> int
-  val head_bigstring : Conn.t -> len:int -> more:bool -> int
-  val file : Conn.t -> len:int -> int
+  val head : Slot.t -> more:bool -> int
+  val head_string : Slot.t -> len:int -> more:bool -> int
+  val head_bigstring : Slot.t -> len:int -> more:bool -> int
+  val file : Slot.t -> len:int -> int
 end
 
 let would_block = -1

@@ -12,7 +12,7 @@
     one [sendmsg] it submits, and the transcript tests' in-memory peer
     instantiates it too, so they run the very code the server runs.
 
-    Only this module and {!Connection} write the output fields of a slot.
+    Only this module and {!H1} write the output fields of a slot.
     Nothing here allocates. *)
 
 type result =
@@ -29,29 +29,29 @@ type segment =
   | File  (** [out] is out: [ext_len] bytes of [file_fd] from [ext_off] *)
 (** The next write, as one vectored [sendmsg] at most. *)
 
-val segment : Conn.t -> segment
+val segment : Slot.t -> segment
 
-val pending : Conn.t -> int
+val pending : Slot.t -> int
 (** Bytes of the current output still to write. *)
 
-val advance : Conn.t -> int -> unit
+val advance : Slot.t -> int -> unit
 (** [advance c n]: [n] bytes of [out] then [ext] were written. *)
 
-val last : Conn.t -> bool
+val last : Slot.t -> bool
 (** The output being written is the last on this connection (the
     transport may send it with the FIN). *)
 
-val absorb_body : Conn.t -> max:int -> unit
+val absorb_body : Slot.t -> max:int -> unit
 (** [absorb_body c ~max] moves a string or bigstring body behind the head
     in [out] when both together take at most [max] bytes and [out] has
     room: for a transport that cannot write two spans at once (TLS: one
     record instead of two). *)
 
-val file_slice : Conn.t -> int
+val file_slice : Slot.t -> int
 (** Bytes of the file body to read into [out] next ([out] is empty):
     [min ext_len (length out)]. *)
 
-val file_sliced : Conn.t -> int -> unit
+val file_sliced : Slot.t -> int -> unit
 (** [file_sliced c n]: [n > 0] bytes of the file body were read into [out]
     at offset 0; they are now the head to write. *)
 
@@ -68,26 +68,26 @@ module type TRANSPORT = sig
   (** The transport sends the last output with [MSG_MORE] ([held]), for
       the close to release with the FIN. *)
 
-  val head : Conn.t -> more:bool -> int
+  val head : Slot.t -> more:bool -> int
   (** Writes [out\[out_sent, out_len)]; [more]: more output follows (a
       file), or it is the last before a close. *)
 
-  val head_string : Conn.t -> len:int -> more:bool -> int
-  val head_bigstring : Conn.t -> len:int -> more:bool -> int
-  val file : Conn.t -> len:int -> int
+  val head_string : Slot.t -> len:int -> more:bool -> int
+  val head_bigstring : Slot.t -> len:int -> more:bool -> int
+  val file : Slot.t -> len:int -> int
 end
 
 val would_block : int
 val gone : int
 
 module Walk (_ : TRANSPORT) : sig
-  val write : Conn.t -> result
+  val write : Slot.t -> result
   (** Writes the pending output until it is all out, the socket is full,
       or [T.budget] bytes left in this call. No budget for a bigstring body
       the handler may reuse: yielding would mean copying it
-      ({!Connection.blocked}); only a full socket makes that necessary. *)
+      ({!H1.blocked}); only a full socket makes that necessary. *)
 
-  val write_now : Conn.t -> unit
+  val write_now : Slot.t -> unit
   (** [write_now c] writes what [out] holds, once, without waiting: for a
       chunked body that outgrows [out] while the handler produces it.
       Marks [flushed] on progress, [broken] when the peer is gone. *)

@@ -1,7 +1,7 @@
 (* The plain-TCP transport: Output's walk over send, sendmsg and
    sendfile, one system call per step. *)
 
-open Conn
+open Slot
 
 (* -errno of a write, in the walk's terms. *)
 let result n =

@@ -4,19 +4,19 @@
     Output is {!Output}'s walk over the pending output: head and a string
     or bigstring body in one [sendmsg], a file body with [sendfile] after
     its head; the last output before a close goes out with [MSG_MORE],
-    released with the FIN by the close ([Conn.t.held]). A file that ends
+    released with the FIN by the close ([Slot.t.held]). A file that ends
     before its Content-Length makes the write [Dead]. *)
 
-val write : Conn.t -> Output.result
+val write : Slot.t -> Output.result
 (** [write c] writes [c]'s pending output until it is all out, the socket
     is full, or 1 MiB left in this call (so one connection reading fast on
     loopback does not starve the others). *)
 
-val write_now : Conn.t -> unit
+val write_now : Slot.t -> unit
 (** [write_now c] writes what [out] holds, once, without waiting: for a
     chunked body that outgrows [out] while the handler produces it. Marks
     [flushed] on progress, [broken] on an error. *)
 
-val read : Conn.t -> int
+val read : Slot.t -> int
 (** [read c] reads into [c.in_buf] at [c.in_off], at most [c.in_len]
     bytes: the count, [0] at the end of the stream, or [-errno]. *)

@@ -12,7 +12,7 @@ type tls = {
 let tls ~cert_file ~key_file =
   { cert_file; key_file; hsts = None; redirect_http = []; ticket_period = 3600 }
 
-type io = Worker.io = Epoll | Uring
+type io = Loop_state.io = Epoll | Uring
 
 type config = {
   io : io;
@@ -91,7 +91,7 @@ let ms s = if s <= 0. then 1 else int_of_float (Float.ceil (s *. 1000.))
 
 let params c ~log_fd =
   {
-    Worker.io = c.io;
+    Loop_state.io = c.io;
     alone = c.workers = 1;
     max_connections = c.max_connections;
     read_buffer = c.read_buffer;
@@ -411,9 +411,9 @@ let listeners c handler tls lfds =
     (List.map2
        (fun (_, _, role) fd ->
          match role with
-         | Serve -> { Worker.listen_fd = fd; handler; tls; headers = (if tls = None then "" else hsts) }
+         | Serve -> { Loop_state.listen_fd = fd; handler; tls; headers = (if tls = None then "" else hsts) }
          | Redirect ->
-             { Worker.listen_fd = fd; handler = Https_redirect.handler ~port:https_port; tls = None;
+             { Loop_state.listen_fd = fd; handler = Https_redirect.handler ~port:https_port; tls = None;
                headers = "" })
        (endpoints c) lfds)
 

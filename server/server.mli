@@ -160,7 +160,7 @@ val tls : cert_file:string -> key_file:string -> tls
 (** [tls ~cert_file ~key_file] has the defaults documented on each
     field. *)
 
-type io = Worker.io =
+type io = Loop_state.io =
   | Epoll  (** readiness: epoll, one system call per read and per write *)
   | Uring
       (** completions: io_uring, the reads and writes of a whole loop turn

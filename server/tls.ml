@@ -1,4 +1,4 @@
-open Conn
+open Slot
 
 type server = {
   cert_file : string;
@@ -45,7 +45,7 @@ let reload s =
 
 let accept s c =
   let ssl = Openssl.create s.ctx c.fd in
-  Conn.set_tls c ssl;
+  Slot.set_tls c ssl;
   ssl <> Openssl.none
 
 type step = Done | Want_read | Want_write | Failed
@@ -85,7 +85,7 @@ let answer_plain_http fd =
 let handshake c =
   let r = Openssl.handshake c.ssl in
   if r = 1 then begin
-    Conn.tls_established c;
+    Slot.tls_established c;
     Done
   end
   else if r = Openssl.want_read then Want_read
@@ -155,4 +155,4 @@ let close_notify c = if not c.handshaking then ignore (Openssl.close_notify c.ss
 
 let release c =
   ignore (Openssl.free c.ssl : int);
-  Conn.set_tls c Openssl.none
+  Slot.set_tls c Openssl.none

@@ -41,14 +41,14 @@ val reload : server -> (unit, string) result
 (** [reload s] reads the files again (SIGHUP, after a renewal): new
     connections use them; on an error the old ones stay in use. *)
 
-val accept : server -> Conn.t -> bool
+val accept : server -> Slot.t -> bool
 (** [accept s c]: [c] (just accepted, [c.fd] set) speaks TLS from now on;
     [false] when OpenSSL could not create the connection (out of
     memory). *)
 
 type step = Done | Want_read | Want_write | Failed
 
-val handshake : Conn.t -> step
+val handshake : Slot.t -> step
 (** One step of the handshake, as far as the socket allows. When it fails
     because the client spoke plain HTTP ({!Openssl.plain_http}), the client
     first gets [400 Bad Request] with [Connection: close] and a short
@@ -58,24 +58,24 @@ val handshake : Conn.t -> step
     the close that follows does not reset the reply. [Failed]: close the
     connection. Allocates nothing. *)
 
-val read : Conn.t -> int
+val read : Slot.t -> int
 (** As {!Plain.read}: decrypted bytes put at [c.in_buf] from [c.in_off]
     (at most [c.in_len]), [0] at the end of the stream, or [-errno]
     ([-eagain]: wait until the socket is readable; any failure of the
     TLS layer is [-econnreset]). *)
 
-val write : Conn.t -> Output.result
+val write : Slot.t -> Output.result
 (** As {!Plain.write}. *)
 
-val write_now : Conn.t -> unit
+val write_now : Slot.t -> unit
 (** As {!Plain.write_now}. *)
 
-val buffered : Conn.t -> bool
+val buffered : Slot.t -> bool
 (** Bytes received on the socket wait inside OpenSSL: read again before
     waiting for readiness. *)
 
-val close_notify : Conn.t -> unit
+val close_notify : Slot.t -> unit
 (** Sends close_notify (once, after a complete handshake; never blocks). *)
 
-val release : Conn.t -> unit
+val release : Slot.t -> unit
 (** Frees [c.ssl] (the socket stays open) and makes [c] plain again. *)

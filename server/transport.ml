@@ -1,4 +1,4 @@
-open Conn
+open Slot
 
 let plain c = c.ssl = Openssl.none
 let read c = if plain c then Plain.read c else Tls.read c

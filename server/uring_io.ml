@@ -16,8 +16,8 @@
    connection that closes first cancels them and keeps its slot (and
    buffers) until the last completion, then closes its descriptor. *)
 
-open Conn
-module W = Worker
+open Slot
+module W = Loop_state
 
 (* Provided buffers: 256 of 4 KiB (1 MiB per worker, touched as the ring
    turns): a request head larger than one spans several. *)
@@ -89,7 +89,7 @@ let is_closing u c = has u c.slot closing
    epoll, until it reads again. One client thus holds no provided buffer
    and at most what its socket had received when it stopped reading. *)
 
-let reading (c : Conn.t) =
+let reading (c : Slot.t) =
   match c.state with Reading_head | Reading_body | Lingering -> true | Handling | Writing | Free -> false
 
 let drop_stash u s =
@@ -108,7 +108,7 @@ let stash_append u s bid off len =
     if u.stash_off.(s) + have + len > Httpz.Bigstring.length b then begin
       if have + len <= Httpz.Bigstring.length b then
         (* Room at the front: move the bytes there. *)
-        ignore (Conn.shift_to_front b ~from:u.stash_off.(s) ~until:(u.stash_off.(s) + have) : int)
+        ignore (Slot.shift_to_front b ~from:u.stash_off.(s) ~until:(u.stash_off.(s) + have) : int)
       else begin
         let nb = Buffer_pool.take_at_least u.stashes (max (have + len) (2 * Httpz.Bigstring.length b)) in
         Httpz.Bigstring.blit ~src:b ~src_off:u.stash_off.(s) ~dst:nb ~dst_off:0 ~len:have;
@@ -158,7 +158,7 @@ let finish_close u c =
   clear u s eof;
   clear u s closing;
   clear u s ring;
-  Conn.release_file c;
+  Slot.release_file c;
   if c.held then ignore (Syscall.shutdown_write c.fd : int);
   ignore (Syscall.close c.fd : int);
   W.release_slot u.w c
@@ -184,7 +184,7 @@ let finish_detach u c =
   let s = c.slot in
   clear u s detaching;
   let fd = c.fd and k = c.upgrade in
-  let rest = Connection.detach c in
+  let rest = H1.detach c in
   let rest = rest ^ Httpz.Bigstring.sub_string u.stash.(s) ~off:u.stash_off.(s) ~len:u.stash_len.(s) in
   drop_stash u s;
   clear u s eof;
@@ -195,13 +195,13 @@ let finish_detach u c =
 
 (* {1 Carrying out what the connection needs} *)
 
-let rec perform u c (a : Connection.action) =
+let rec perform u c (a : H1.action) =
   match a with
   | Read -> pump u c
   | Write -> send u c
   | Close -> close u c
   | Linger ->
-      Connection.shutting_down c;
+      H1.shutting_down c;
       if Syscall.shutdown_write c.fd < 0 then close u c
       else begin
         W.sync_timer u.w c;
@@ -222,11 +222,11 @@ let rec perform u c (a : Connection.action) =
 and pump u c =
   let s = c.slot in
   if u.stash_len.(s) > 0 then
-    match Connection.prepare_read c with
+    match H1.prepare_read c with
     | Read when c.in_len > 0 ->
         let n = take u c in
         W.idle_remove u.w c;
-        perform u c (Connection.received c n)
+        perform u c (H1.received c n)
     | Read -> () (* no room now: the bytes stay stashed, the receive paused *)
     | a -> perform u c a
   else if has u s eof then close u c
@@ -244,13 +244,13 @@ and pump u c =
 and send u c =
   let s = c.slot in
   match Output.segment c with
-  | Nothing -> perform u c (Connection.written c)
+  | Nothing -> perform u c (H1.written c)
   | Head_bigstring when not c.ext_stable -> send_now u c
   | Head_string | File -> send_now u c
   | Head when c.ext = Ext_file -> send_now u c
   | Head | Head_bigstring ->
       let last = Output.last c in
-      Connection.hold c last;
+      H1.hold c last;
       let body = c.ext_len > 0 in
       let r =
         Uring.send2 s c.fd c.out c.out_sent (c.out_len - c.out_sent) c.ext_bs
@@ -259,7 +259,7 @@ and send u c =
       in
       if r = 0 then begin
         set u s sending;
-        Connection.arm_write_timer c;
+        H1.arm_write_timer c;
         W.sync_timer u.w c
       end
       else begin
@@ -269,9 +269,9 @@ and send u c =
 
 and send_now u c =
   match Transport.write c with
-  | Output.Flushed -> perform u c (Connection.written c)
+  | Output.Flushed -> perform u c (H1.written c)
   | Output.Blocked ->
-      Connection.blocked c;
+      H1.blocked c;
       W.sync_timer u.w c;
       if Uring.poll c.fd Uring.pollout 0 (ud k_pollout c.slot) = 0 then set u c.slot pollout_on
       else close u c
@@ -284,14 +284,14 @@ and send_now u c =
 let deliver u c bid len =
   let s = c.slot in
   if u.stash_len.(s) = 0 && reading c then begin
-    match Connection.prepare_read c with
+    match H1.prepare_read c with
     | Read when c.in_len > 0 ->
         let n = if c.in_len < len then c.in_len else len in
         ignore (Uring.copy_buf bid 0 c.in_buf c.in_off n : int);
         let kept = n = len || stash_append u s bid n (len - n) in
         ignore (Uring.recycle bid : int);
         W.idle_remove u.w c;
-        if kept then perform u c (Connection.received c n) else close u c
+        if kept then perform u c (H1.received c n) else close u c
     | a ->
         let kept = stash_append u s bid 0 len in
         ignore (Uring.recycle bid : int);

@@ -24,28 +24,28 @@
     A request references its connection's buffers until it completes. A
     connection that closes with requests in flight cancels them and keeps
     its slot, buffers and descriptor until the last completion
-    (the worker keeps spare slots for this, {!Worker.spare_slots}).
+    (the worker keeps spare slots for this, {!Loop_state.spare_slots}).
 
     Nothing here allocates on the keep-alive path. *)
 
 type t
 
-val create : Worker.t -> Epoll_io.t -> (t, int) result
+val create : Loop_state.t -> Epoll_io.t -> (t, int) result
 (** Sets up this process's ring: [Error (-errno)] where the kernel refuses
     it (the caller falls back to epoll). *)
 
-val on_ring : t -> Conn.t -> bool
+val on_ring : t -> Slot.t -> bool
 (** [c] is served by the ring (not by the readiness backend). *)
 
-val is_closing : t -> Conn.t -> bool
+val is_closing : t -> Slot.t -> bool
 
-val start : t -> Conn.t -> Connection.action -> unit
+val start : t -> Slot.t -> H1.action -> unit
 (** [start u c first]: a plain connection just accepted, driven by the ring
-    from now on, and what it needs first ({!Connection.opened}: its
+    from now on, and what it needs first ({!H1.opened}: its
     receive armed). *)
 
-val perform : t -> Conn.t -> Connection.action -> unit
-val close : t -> Conn.t -> unit
+val perform : t -> Slot.t -> H1.action -> unit
+val close : t -> Slot.t -> unit
 
 val resume_accept : t -> unit
 (** Arms a multishot accept on every listening socket that has none,

@@ -3,7 +3,7 @@
     handlers, the idle list, the statistics, the access log and the
     shutdown state. The backends ({!Epoll_io}, {!Uring_io}) and the loop
     ({!Loop}) act on it; nothing here performs connection I/O. Its fields
-    are exposed to them, as {!Conn}'s are.
+    are exposed to them, as {!Slot}'s are.
 
     {2 Slots}
     [conns] has [max_connections + spare_slots] slots, created on first use
@@ -74,13 +74,13 @@ type t = {
   tls_servers : Tls.server option array;
   sfd : int;
   reactor : Reactor.t;
-  dummy : Conn.t;
-  conns : Conn.t array;
+  dummy : Slot.t;
+  conns : Slot.t array;
   free : int array;
   mutable nfree : int;
   mutable active : int;
   wheel : Timer_wheel.t;
-  sh : Conn.shared;
+  sh : Slot.shared;
   log : Access_log.t;
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
@@ -96,8 +96,8 @@ type t = {
           the kernel lets go of it: they do not count against the limit *)
   mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
   mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
-  mutable close : Conn.t -> unit;
-  mutable start_conn : Conn.t -> Connection.action -> unit;
+  mutable close : Slot.t -> unit;
+  mutable start_conn : Slot.t -> H1.action -> unit;
       (** a connection just accepted, and what it needs first *)
   mutable resume_accept : unit -> unit;
   mutable now_ns : int;
@@ -131,16 +131,16 @@ val update_clock : t -> unit
 (** Reads the clocks once per turn ([now_ns], [tick], and the connections'
     [sh.now], [sh.tick]). *)
 
-val sync_timer : t -> Conn.t -> unit
+val sync_timer : t -> Slot.t -> unit
 (** Mirrors the connection's timer in the wheel. *)
 
 val timeout_ms : t -> int
 (** How long the loop may wait for events: until the next tick when timers
     or pauses are pending, until the reactor's next timer, else [-1]. *)
 
-val idle_remove : t -> Conn.t -> unit
+val idle_remove : t -> Slot.t -> unit
 
-val waiting : t -> Conn.t -> unit
+val waiting : t -> Slot.t -> unit
 (** [c] waits for bytes: listed as idle if it holds no part of a request,
     else unlisted. *)
 
@@ -162,13 +162,13 @@ val pause_accepts : t -> unit
 
 val open_conn : t -> int -> int -> unit
 (** [open_conn w fd listener]: a connection just accepted takes a slot and
-    its backend starts it ([start_conn], with what {!Connection.opened}
+    its backend starts it ([start_conn], with what {!H1.opened}
     asks first); with TLS, [c.ssl] is {!Openssl.none} if OpenSSL failed
     ({!tls_failed}: the backend closes it). *)
 
-val tls_failed : t -> Conn.t -> bool
+val tls_failed : t -> Slot.t -> bool
 
-val release_slot : t -> Conn.t -> unit
+val release_slot : t -> Slot.t -> unit
 (** The connection's descriptor is closed or handed over: frees the slot
     (buffers back to the pools) and resumes accepting. *)
 
@@ -184,7 +184,7 @@ val read_signals : t -> bool
 (** Handles the signals that arrived (SIGHUP: reopen the log, reload
     certificates); [true] when one asks to stop. *)
 
-val end_of_turn : t -> on_timeout:(Conn.t -> unit) -> unit
+val end_of_turn : t -> on_timeout:(Slot.t -> unit) -> unit
 (** Timers (the reactor's and the connections'), resumed accepts, the
     access log's flush, the end of a drain. *)
 

@@ -1,11 +1,11 @@
 (* The HTTP/1.1 connection state machine, sans I/O. Every function takes
    the slot [c] and answers with what the connection needs next; nothing
    here reads or writes a socket, and nothing on the keep-alive path
-   allocates (test/server's zero-allocation test, test/connection's
+   allocates (test/server's zero-allocation test, test/h1's
    transcripts). *)
 
 open Httpz
-open Conn
+open Slot
 
 type action = Read | Write | Close | Linger | Wait | Detach | Nothing
 
@@ -66,7 +66,7 @@ let closed c =
   c.held <- false;
   (* A Partial head at offset 0 must not be continued by the next
      connection's bytes. *)
-  Request.reset (Conn.req c);
+  Request.reset (Slot.req c);
   c.body <- No_body;
   c.body_need <- 0;
   c.in_buf <- c.sh.empty
@@ -173,9 +173,9 @@ let compact c =
    state's spans are absolute offsets, so the head is parsed again there. *)
 let relocate_head c =
   compact c;
-  match Request.parse (Conn.req c) c.rbuf ~off:0 ~len:c.rlen with
+  match Request.parse (Slot.req c) c.rbuf ~off:0 ~len:c.rlen with
   | Request.Complete ->
-      c.body_start <- Request.head_length (Conn.req c);
+      c.body_start <- Request.head_length (Slot.req c);
       true
   | _ -> false
 
@@ -185,20 +185,20 @@ type decoded = Decoding | Needs_more | Complete | Malformed
 let decode_chunks c =
   let result = ref Decoding in
   while !result = Decoding do
-    match Chunked.decode (Conn.chunked c) c.rbuf ~off:c.cpos ~len:(c.rlen - c.cpos) with
+    match Chunked.decode (Slot.chunked c) c.rbuf ~off:c.cpos ~len:(c.rlen - c.cpos) with
     | Chunked.Data ->
-        let off = Chunked.data_off (Conn.chunked c) and len = Chunked.data_len (Conn.chunked c) in
+        let off = Chunked.data_off (Slot.chunked c) and len = Chunked.data_len (Slot.chunked c) in
         ensure_body_store c (c.body_len + len);
         Bigstring.blit ~src:c.rbuf ~src_off:off ~dst:c.body_store ~dst_off:c.body_len ~len;
         c.body_len <- c.body_len + len;
-        c.cpos <- c.cpos + Chunked.consumed (Conn.chunked c)
+        c.cpos <- c.cpos + Chunked.consumed (Slot.chunked c)
     | Chunked.Need_more ->
         (* Everything after the head is decoded: reuse that space. *)
         c.rlen <- c.body_start;
         c.cpos <- c.body_start;
         result := Needs_more
     | Chunked.Done ->
-        c.cpos <- c.cpos + Chunked.consumed (Conn.chunked c);
+        c.cpos <- c.cpos + Chunked.consumed (Slot.chunked c);
         c.next_pos <- c.cpos;
         c.body_src <- c.body_store;
         c.body_off <- 0;
@@ -208,7 +208,7 @@ let decode_chunks c =
   !result
 
 let chunk_error c =
-  let st = status_of_code (Chunked.error_status (Chunked.error (Conn.chunked c))) in
+  let st = status_of_code (Chunked.error_status (Chunked.error (Slot.chunked c))) in
   respond_error c st (Status.reason st) ~parsed:true
 
 (* {1 Requests} *)
@@ -275,12 +275,12 @@ and run handler c =
 (* The handler asked for a body that is not all here: make room for it,
    send [100 Continue] if the client waits for one, and read it. *)
 and read_wanted_body c =
-  if Request.is_chunked (Conn.req c) then begin
-    Chunked.set_max_body (Conn.chunked c) c.sh.max_body;
+  if Request.is_chunked (Slot.req c) then begin
+    Chunked.set_max_body (Slot.chunked c) c.sh.max_body;
     if c.body_len > c.sh.max_body then too_large c else await_body c
   end
   else begin
-    let cl = Request.content_length (Conn.req c) in
+    let cl = Request.content_length (Slot.req c) in
     let cap = Bigstring.length c.rbuf in
     if cl > c.sh.max_body then too_large c
     else if c.body_start - c.rpos + cl <= cap then begin
@@ -321,7 +321,7 @@ and await_body c =
 (* [100 Continue] before the first byte of a body the handler asked for,
    when the client waits for it. *)
 and continue_if_expected c =
-  if Request.expect_continue (Conn.req c) && not c.body_started then begin
+  if Request.expect_continue (Slot.req c) && not c.body_started then begin
     c.body_started <- true;
     reset_response c;
     take_out c;
@@ -350,12 +350,12 @@ and stream_next c =
       deliver c c.body_src ~off:c.body_off ~len:c.body_len
   | Body_unread ->
       c.body <- Body_streaming;
-      if Request.is_chunked (Conn.req c) then begin
-        Chunked.set_max_body (Conn.chunked c) c.body_limit;
+      if Request.is_chunked (Slot.req c) then begin
+        Chunked.set_max_body (Slot.chunked c) c.body_limit;
         stream_next c
       end
       else begin
-        let cl = Request.content_length (Conn.req c) in
+        let cl = Request.content_length (Slot.req c) in
         if cl > c.body_limit then too_large c
         else begin
           c.body_need <- cl;
@@ -371,7 +371,7 @@ and stream_next c =
         c.body_len <- 0;
         deliver c c.body_store ~off:0 ~len
       end
-      else if Request.is_chunked (Conn.req c) then stream_chunks c
+      else if Request.is_chunked (Slot.req c) then stream_chunks c
       else begin
         let avail = c.rlen - c.cpos in
         let n = if avail < c.body_need then avail else c.body_need in
@@ -396,17 +396,17 @@ and stream_next c =
       end
 
 and stream_chunks c =
-  match Chunked.decode (Conn.chunked c) c.rbuf ~off:c.cpos ~len:(c.rlen - c.cpos) with
+  match Chunked.decode (Slot.chunked c) c.rbuf ~off:c.cpos ~len:(c.rlen - c.cpos) with
   | Chunked.Data ->
-      let off = Chunked.data_off (Conn.chunked c) and len = Chunked.data_len (Conn.chunked c) in
-      c.cpos <- c.cpos + Chunked.consumed (Conn.chunked c);
+      let off = Chunked.data_off (Slot.chunked c) and len = Chunked.data_len (Slot.chunked c) in
+      c.cpos <- c.cpos + Chunked.consumed (Slot.chunked c);
       deliver c c.rbuf ~off ~len
   | Chunked.Need_more ->
       c.rlen <- c.body_start;
       c.cpos <- c.body_start;
       wait_piece c
   | Chunked.Done ->
-      c.cpos <- c.cpos + Chunked.consumed (Conn.chunked c);
+      c.cpos <- c.cpos + Chunked.consumed (Slot.chunked c);
       c.next_pos <- c.cpos;
       c.body <- Body_streamed;
       deliver c c.rbuf ~off:0 ~len:0
@@ -430,7 +430,7 @@ and wait_piece c =
    sent only then. A handler that answers without it closes the
    connection after the response, which lingers to drain what comes. *)
 let begin_request c =
-  let req = (Conn.req c) in
+  let req = (Slot.req c) in
   let cap = Bigstring.length c.rbuf in
   c.body_start <- c.rpos + Request.head_length req;
   c.head_req <- (match Request.meth req with Meth.Head -> true | _ -> false);
@@ -454,10 +454,10 @@ let begin_request c =
         respond_error c Status.Request_header_fields_too_large
           "The request head leaves no room for its body." ~parsed:true
       else begin
-        Chunked.reset (Conn.chunked c);
+        Chunked.reset (Slot.chunked c);
         (* What came with the head is decoded now, and kept as for a body
            read whole: at most a read buffer's worth. *)
-        Chunked.set_max_body (Conn.chunked c) c.sh.max_body;
+        Chunked.set_max_body (Slot.chunked c) c.sh.max_body;
         c.cpos <- c.body_start;
         c.next_pos <- c.body_start;
         match decode_chunks c with
@@ -506,14 +506,14 @@ let process c =
     end
   end
   else
-    match Request.parse (Conn.req c) c.rbuf ~off:c.rpos ~len:(c.rlen - c.rpos) with
+    match Request.parse (Slot.req c) c.rbuf ~off:c.rpos ~len:(c.rlen - c.rpos) with
     | Request.Complete -> begin_request c
     | Request.Partial ->
         if c.timer <> Header_timer then set_timer c Header_timer c.sh.header_ticks;
         if c.rlen = Bigstring.length c.rbuf then compact c;
         Read
     | Request.Error ->
-        let e = Request.error (Conn.req c) in
+        let e = Request.error (Slot.req c) in
         respond_error c (status_of_code (Parse_error.status e)) (Parse_error.describe e)
           ~parsed:false
 
@@ -586,7 +586,7 @@ let prepare_read c =
         c.in_len <- cap - c.rlen;
         Read
       end
-  | Reading_body when c.body = Body_streaming && not (Request.is_chunked (Conn.req c)) ->
+  | Reading_body when c.body = Body_streaming && not (Request.is_chunked (Slot.req c)) ->
       (* No further than the body's end: what follows is the next request. *)
       let room = Bigstring.length c.rbuf - c.rlen in
       c.in_buf <- c.rbuf;
@@ -594,7 +594,7 @@ let prepare_read c =
       c.in_len <- (if room < c.body_need then room else c.body_need);
       Read
   | Reading_body ->
-      if (not (Request.is_chunked (Conn.req c))) && c.body_src == c.body_store && c.body_need > 0 then begin
+      if (not (Request.is_chunked (Slot.req c))) && c.body_src == c.body_store && c.body_need > 0 then begin
         c.in_buf <- c.body_store;
         c.in_off <- c.body_len;
         c.in_len <- c.body_need
@@ -633,7 +633,7 @@ let received c n =
         stream_next c
     | Reading_body ->
         body_progress c n;
-        if Request.is_chunked (Conn.req c) then begin
+        if Request.is_chunked (Slot.req c) then begin
           c.rlen <- c.rlen + n;
           match decode_chunks c with
           | Complete -> body_arrived c

@@ -1,15 +1,22 @@
 (** The HTTP/1.1 connection state machine, sans I/O.
 
-    It drives one {!Conn.t} through its life — request head, body, handler,
-    response, next request — fed with events by a backend ({!Loop}, over
-    epoll) and a transport ({!Plain}), and answers every event with the
-    {!action} the connection needs next. It knows no socket, no event loop
-    and no clock of its own: bytes arrive in the buffer that
-    {!prepare_read} designates, output is described by [Conn.t]'s [out] and
-    [ext*] fields and acknowledged with {!advance}, and time is
+    It drives one {!Slot.t} through its life — request head, body, handler,
+    response, next request — fed with events by a backend ({!Epoll_io},
+    {!Uring_io}) and a transport ({!Plain}, {!Tls}), and answers every
+    event with the {!action} the connection needs next. It knows no
+    socket, no event loop and no clock of its own: bytes arrive in the
+    buffer that {!prepare_read} designates, output is described by
+    {!Output} and acknowledged with {!Output.advance}, and time is
     [c.sh.tick]; the connection's timer is [c.timer] due at [c.deadline],
     which the backend mirrors in its timer wheel. The transcript tests
-    (test/connection) drive it from memory alone.
+    (test/h1) drive it from memory alone, through the same output walk.
+
+    {2 Who writes the slot}
+    This module, {!Slot} (its buffers and timers), {!Output} (the pending
+    output) and {!Ctx} (the handler's answer, through the protocol
+    {!H1_response}) are the only writers of a slot's fields; backends,
+    transports and the loop read them and call these functions
+    ([scripts/slot_writers.sh] counts the writers).
 
     {2 A connection's life}
     {!opened} → [Reading_head] → ([Reading_body]) → handler → [Writing] →
@@ -26,7 +33,7 @@
     connection after its response, lingering to drain the body.
 
     {2 Buffers}
-    Buffers come from the worker's pools ({!Conn}): a read buffer from
+    Buffers come from the worker's pools ({!Slot}): a read buffer from
     {!prepare_read} on, a write buffer from the handler's call on; both go
     back when the connection is idle between requests ({!process} answers
     [Read] with none held).
@@ -64,47 +71,47 @@ val min_body_rate : int
 val linger_ticks : int
 (** [20]: a lingering close drains for at most 2 s. *)
 
-val opened : Conn.t -> fd:int -> listener:int -> peer_len:int -> action
+val opened : Slot.t -> fd:int -> listener:int -> peer_len:int -> action
 (** [opened c ~fd ~listener ~peer_len]: a new connection in slot [c], on
     descriptor [fd] accepted by [listener] ([peer_len] bytes of its
     address in [c.peer]); arms the header timer and is what the backend
     does first. *)
 
-val closed : Conn.t -> unit
+val closed : Slot.t -> unit
 (** [closed c]: the backend closed the connection (or handed it over);
     gives every buffer back and frees the slot ([fd = -1]). *)
 
-val prepare_read : Conn.t -> action
+val prepare_read : Slot.t -> action
 (** Sets [c.in_buf], [c.in_off], [c.in_len] to where the next bytes go and
     answers [Read]; or answers another action when no read is due. *)
 
-val received : Conn.t -> int -> action
+val received : Slot.t -> int -> action
 (** [received c n]: [n > 0] bytes were put at [c.in_buf] from [c.in_off];
     [n <= 0] is the end of the stream. Parses, runs the handler, … *)
 
-val hold : Conn.t -> bool -> unit
+val hold : Slot.t -> bool -> unit
 (** [hold c last]: the output submitted now goes with [MSG_MORE] when it
     is the [last] before a close ([held]: the close must shut the write
     side first to release it). *)
 
-val arm_write_timer : Conn.t -> unit
+val arm_write_timer : Slot.t -> unit
 (** A write was submitted: the peer has [write_timeout] to take it. *)
 
-val shutting_down : Conn.t -> unit
+val shutting_down : Slot.t -> unit
 (** The backend is about to shut the write side ({!Linger}): the response
     owns no file any more, and nothing is held back by [MSG_MORE]. *)
 
-val written : Conn.t -> action
+val written : Slot.t -> action
 (** All output was written. *)
 
-val blocked : Conn.t -> unit
+val blocked : Slot.t -> unit
 (** The peer takes no more output now: keeps what must outlive the
     handler (copies a non-stable body) and arms the write timer. *)
 
-val timeout : Conn.t -> action
+val timeout : Slot.t -> action
 (** The connection's timer fired. *)
 
-val resume : Conn.t -> gen:int -> (Conn.t -> unit) -> action
+val resume : Slot.t -> gen:int -> (Slot.t -> unit) -> action
 (** [resume c ~gen k]: a suspended handler's continuation [k] is ready
     (made for the request of generation [gen]). Runs it as the handler
     when the connection still serves that request and waits for it; if
@@ -112,13 +119,13 @@ val resume : Conn.t -> gen:int -> (Conn.t -> unit) -> action
     ([Nothing] now); a continuation of a request that ended is dropped
     ([Nothing]). *)
 
-val detach : Conn.t -> string
+val detach : Slot.t -> string
 (** [detach c] ends the request of an upgraded connection and is the bytes
     the client sent after its head (the new protocol's first bytes). *)
 
-val idle : Conn.t -> bool
+val idle : Slot.t -> bool
 (** Between requests, with no byte of the next one yet. *)
 
-val respond_error : Conn.t -> Httpz.Status.t -> string -> parsed:bool -> action
+val respond_error : Slot.t -> Httpz.Status.t -> string -> parsed:bool -> action
 (** Replaces any response with a short text error answer and closes after
     it. *)

@@ -1,9 +1,9 @@
 (** A connection slot: the state of one client connection, kept in a
     preallocated record reused for every connection the slot serves.
 
-    Internal to the server. {!Connection} runs the HTTP/1.1 state machine
+    Internal to the server. {!H1} runs the HTTP/1.1 state machine
     over it, {!Ctx} is the handler's view of the same record
-    ([Ctx.t = Conn.t]), a transport ({!Plain}) moves its bytes and a
+    ([Ctx.t = Slot.t]), a transport ({!Plain}) moves its bytes and a
     backend ({!Loop}) owns its descriptor and timer. The fields are exposed
     so they can read and write them without accessor calls.
 
@@ -195,7 +195,7 @@ and t = {
   mutable in_off : int;
   mutable in_len : int;
       (** where the transport puts the next bytes it reads
-          ([Connection.prepare_read] sets them) *)
+          ([H1.prepare_read] sets them) *)
   mutable head_req : bool;  (** the request is HEAD *)
   mutable served : int;  (** requests answered on this connection *)
   (* response *)
@@ -275,7 +275,7 @@ val create_shared :
 
 val timed : t -> bool
 (** [timed c]: the slot was created for an access log ([~peer:true]), so
-    {!Connection} records when each request starts. *)
+    {!H1} records when each request starts. *)
 
 val stamp : t -> unit
 (** [stamp c] sets [started_ns] to now when {!timed}; nothing otherwise.

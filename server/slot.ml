@@ -154,7 +154,7 @@ let ticks ms = (ms + tick_ms - 1) / tick_ms
 let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~idle_ms ~body_ms
     ~write_ms ~handler_ms ~headers ~listener_headers ~keep =
   if not (Response.is_field_value server_name) then
-    invalid_arg "Conn.create_shared: server_name is not a field value";
+    invalid_arg "Slot.create_shared: server_name is not a field value";
   let nop _ = () in
   (* Content-Length is bounded per use: [max_body] for a body read whole
      (Ctx.await_body), the handler's own limit for a streamed one. *)
@@ -186,9 +186,9 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
       { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
   }
 
-(* Until a protocol takes the connection (Connection.opened). *)
+(* Until a protocol takes the connection (H1.opened). *)
 let no_protocol =
-  let no _ = invalid_arg "Conn: the connection carries no protocol" in
+  let no _ = invalid_arg "Slot: the connection carries no protocol" in
   {
     begin_head = (fun c _ -> no c);
     end_head = (fun c ~content_length:_ ~chunked:_ -> no c);
@@ -215,7 +215,7 @@ let create sh ~slot ~peer =
     next_pos = 0;
     cpos = 0;
     pidx = Parse_states.none;
-    (* Its body limit is set per request (Connection). *)
+    (* Its body limit is set per request (H1). *)
     body_store = sh.empty;
     body_src = sh.empty;
     body_off = 0;

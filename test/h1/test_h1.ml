@@ -1,4 +1,4 @@
-(* Transcript tests of the connection state machine (Connection), driven
+(* Transcript tests of the HTTP/1.1 state machine (H1), driven
    from memory alone: no socket, no event loop. A peer feeds request bytes
    where the connection asks for them, takes its output (optionally a few
    bytes at a time, as a slow socket would), and moves the clock. *)
@@ -71,7 +71,7 @@ let resumed = ref None
 
 let shared ?(read_buffer = 4096) ?(max_body = 1 lsl 20) ?(headers = "X-Content-Type-Options: nosniff\r\n") () =
   let sh =
-    Conn.create_shared ~server_name:"t" ~read_buffer ~write_buffer:1024 ~max_body
+    Slot.create_shared ~server_name:"t" ~read_buffer ~write_buffer:1024 ~max_body
       ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000
       ~headers ~listener_headers:[| "" |] ~keep:4
   in
@@ -82,11 +82,11 @@ let shared ?(read_buffer = 4096) ?(max_body = 1 lsl 20) ?(headers = "X-Content-T
      comes while the handler runs waits for it to return. *)
   sh.hooks.resume <-
     (fun c gen k ->
-      if c.Conn.gen = gen then
+      if c.Slot.gen = gen then
         (* What the backends do (Loop.resume_conn): the state machine
            decides; an action is driven by the test. *)
-        match Connection.resume c ~gen k with
-        | Connection.Nothing -> ()
+        match H1.resume c ~gen k with
+        | H1.Nothing -> ()
         | a -> resumed := Some a);
   sh
 
@@ -95,13 +95,13 @@ let shared ?(read_buffer = 4096) ?(max_body = 1 lsl 20) ?(headers = "X-Content-T
 type outcome = Waiting | Closed | Lingering | Suspended | Detached | Idle
 
 type peer = {
-  c : Conn.t;
+  c : Slot.t;
   mutable input : string;  (** bytes the client has sent, not yet read *)
   output : Buffer.t;  (** bytes the server has written *)
   mutable window : int;  (** bytes a write may take at once *)
 }
 
-let peer ?(window = max_int) sh = { c = Conn.create sh ~slot:0 ~peer:false; input = ""; output = Buffer.create 256; window }
+let peer ?(window = max_int) sh = { c = Slot.create sh ~slot:0 ~peer:false; input = ""; output = Buffer.create 256; window }
 
 (* The in-memory transport: Output's walk, as the server's transports run
    it, over a peer that takes [window] bytes per write call (then its
@@ -124,13 +124,13 @@ let take_bytes s =
 module Memory = Output.Walk (struct
   let budget = max_int
   let holds_last = false
-  let out_rest (c : Conn.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
+  let out_rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
   let head c ~more:_ = take_bytes (out_rest c)
 
-  let head_string (c : Conn.t) ~len ~more:_ =
+  let head_string (c : Slot.t) ~len ~more:_ =
     if c.out_len > c.out_sent then take_bytes (out_rest c) else take_bytes (String.sub c.ext_str c.ext_off len)
 
-  let head_bigstring (c : Conn.t) ~len ~more:_ =
+  let head_bigstring (c : Slot.t) ~len ~more:_ =
     if c.out_len > c.out_sent then take_bytes (out_rest c)
     else take_bytes (Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
 
@@ -142,17 +142,17 @@ let rec write p =
   current := Some p;
   taken := 0;
   match Memory.write p.c with
-  | Output.Flushed -> drive p (Connection.written p.c)
+  | Output.Flushed -> drive p (H1.written p.c)
   | Output.Blocked ->
-      Connection.blocked p.c;
+      H1.blocked p.c;
       write p
   | Output.Dead -> Alcotest.fail "the in-memory peer is never gone"
 
-and drive p (a : Connection.action) =
+and drive p (a : H1.action) =
   match a with
   | Write -> write p
   | Close ->
-      Connection.closed p.c;
+      H1.closed p.c;
       Closed
   | Linger -> Lingering
   | Wait -> Suspended
@@ -161,20 +161,20 @@ and drive p (a : Connection.action) =
   | Read ->
       if p.input = "" then Waiting
       else begin
-        match Connection.prepare_read p.c with
+        match H1.prepare_read p.c with
         | Read ->
             let c = p.c in
             let n = min c.in_len (String.length p.input) in
             Bigstring.blit_from_string p.input ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
             p.input <- String.sub p.input n (String.length p.input - n);
-            drive p (Connection.received c n)
+            drive p (H1.received c n)
         | a -> drive p a
       end
 
 let send p s = p.input <- p.input ^ s
 let take p = let s = Buffer.contents p.output in Buffer.clear p.output; s
 
-let open_ p = drive p (Connection.opened p.c ~fd:3 ~listener:0 ~peer_len:0)
+let open_ p = drive p (H1.opened p.c ~fd:3 ~listener:0 ~peer_len:0)
 let exchange p s = send p s; drive p Read
 
 let outcome =
@@ -220,7 +220,7 @@ let keep_alive () =
     (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies);
   Alcotest.check outcome "second request" Waiting (exchange p (get "/b"));
   check_has "second" (take p) "\r\n\r\n/b";
-  Alcotest.check outcome "client closes" Closed (drive p (Connection.received p.c 0))
+  Alcotest.check outcome "client closes" Closed (drive p (H1.received p.c 0))
 
 (* Configured headers larger than the write buffer (Server.check refuses
    them; a library that builds its own configuration may not): every
@@ -315,17 +315,17 @@ let timeouts () =
   let p = peer sh in
   ignore (open_ p);
   ignore (exchange p "GET / HT");
-  Alcotest.(check bool) "header timer" true (p.c.timer = Conn.Header_timer);
+  Alcotest.(check bool) "header timer" true (p.c.timer = Slot.Header_timer);
   sh.tick <- p.c.deadline;
-  Alcotest.check outcome "408, then lingers" Lingering (drive p (Connection.timeout p.c));
+  Alcotest.check outcome "408, then lingers" Lingering (drive p (H1.timeout p.c));
   check_has "408" (take p) "HTTP/1.1 408 ";
   (* An idle keep-alive connection is just closed. *)
   let p = peer sh in
   ignore (open_ p);
   ignore (exchange p (get "/"));
   ignore (take p);
-  Alcotest.(check bool) "idle timer" true (p.c.timer = Conn.Idle_timer);
-  Alcotest.check outcome "closed" Closed (drive p (Connection.timeout p.c))
+  Alcotest.(check bool) "idle timer" true (p.c.timer = Slot.Idle_timer);
+  Alcotest.check outcome "closed" Closed (drive p (H1.timeout p.c))
 
 (* A body trickling in below the minimum rate keeps its first deadline; one
    arriving fast enough moves it, never further than the timeout ahead. *)
@@ -335,7 +335,7 @@ let body_clock () =
   ignore (open_ p);
   ignore (exchange p "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n");
   let first = p.c.deadline in
-  Alcotest.(check bool) "body timer" true (p.c.timer = Conn.Body_timer);
+  Alcotest.(check bool) "body timer" true (p.c.timer = Slot.Body_timer);
   for _ = 1 to 50 do ignore (exchange p "x") done;
   Alcotest.(check int) "50 bytes buy no time" first p.c.deadline;
   ignore (exchange p (String.make 20_000 'y'));
@@ -349,7 +349,7 @@ let suspended () =
   ignore (open_ p);
   Alcotest.check outcome "handler waits" Suspended (exchange p (get "/later"));
   Alcotest.(check string) "nothing written yet" "" (take p);
-  Alcotest.(check bool) "handler timer" true (p.c.timer = Conn.Handler_timer);
+  Alcotest.(check bool) "handler timer" true (p.c.timer = Slot.Handler_timer);
   (match !later with Some resume -> resume () | None -> Alcotest.fail "no resume");
   (match !resumed with
    | Some a ->
@@ -370,7 +370,7 @@ let handler_timeout () =
   ignore (open_ p);
   Alcotest.check outcome "waits" Suspended (exchange p (get "/later"));
   let gen = p.c.gen in
-  Alcotest.check outcome "503, then lingers" Lingering (drive p (Connection.timeout p.c));
+  Alcotest.check outcome "503, then lingers" Lingering (drive p (H1.timeout p.c));
   check_has "503" (take p) "HTTP/1.1 503 ";
   Alcotest.(check bool) "the late continuation is dropped" true (p.c.gen <> gen)
 
@@ -412,7 +412,7 @@ let upgrade () =
   let out = take p in
   check_has "101" out "HTTP/1.1 101 Switching Protocols\r\n";
   check_has "upgrade" out "Upgrade: echo\r\nConnection: Upgrade\r\n\r\n";
-  Alcotest.(check string) "the bytes after the head" "hello" (Connection.detach p.c)
+  Alcotest.(check string) "the bytes after the head" "hello" (H1.detach p.c)
 
 (* {1 Allocation} *)
 
@@ -420,22 +420,22 @@ let upgrade () =
    from preallocated buffers: the peer here copies and counts only. *)
 let zero_alloc_cycle () =
   let sh = shared () in
-  let c = Conn.create sh ~slot:0 ~peer:false in
+  let c = Slot.create sh ~slot:0 ~peer:false in
   let req = Bigstring.of_string (get "/z") in
   let n = Bigstring.length req in
-  let rec go (a : Connection.action) =
+  let rec go (a : H1.action) =
     match a with
     | Write ->
         Output.advance c (Output.pending c);
-        go (Connection.written c)
+        go (H1.written c)
     | Read | Close | Linger | Wait | Detach | Nothing -> a
   in
-  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Connection.action);
+  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
   S.zero_alloc "request/response cycle" (fun () ->
-      (match Connection.prepare_read c with
+      (match H1.prepare_read c with
        | Read ->
            Bigstring.blit ~src:req ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:n;
-           ignore (go (Connection.received c n) : Connection.action)
+           ignore (go (H1.received c n) : H1.action)
        | _ -> Alcotest.fail "not reading"))
 
 (* Parse states by index: reused, reset when given back, dropped beyond the

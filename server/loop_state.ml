@@ -5,7 +5,7 @@
    here performs connection I/O. *)
 
 open Httpz
-open Conn
+open Slot
 
 type io = Epoll | Uring
 
@@ -39,7 +39,7 @@ type listener = {
   headers : string;
 }
 
-let tick_ms = Conn.tick_ms
+let tick_ms = Slot.tick_ms
 let tick_ns = tick_ms * 1_000_000
 let accept_pause_ns = 100 * 1_000_000
 let pool_keep = 256
@@ -58,13 +58,13 @@ type t = {
   tls_servers : Tls.server option array;
   sfd : int;
   reactor : Reactor.t;
-  dummy : Conn.t;
-  conns : Conn.t array;
+  dummy : Slot.t;
+  conns : Slot.t array;
   free : int array;
   mutable nfree : int;
   mutable active : int;
   wheel : Timer_wheel.t;
-  sh : Conn.shared;
+  sh : Slot.shared;
   log : Access_log.t;
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
@@ -78,8 +78,8 @@ type t = {
   mutable closing : int;  (** closed, and waiting for the kernel to let go of their slot *)
   mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
   mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
-  mutable close : Conn.t -> unit;
-  mutable start_conn : Conn.t -> Connection.action -> unit;
+  mutable close : Slot.t -> unit;
+  mutable start_conn : Slot.t -> H1.action -> unit;
       (** a connection just accepted, and what it needs first *)
   mutable resume_accept : unit -> unit;
   mutable now_ns : int;
@@ -164,7 +164,7 @@ let idle_add w c =
 
 (* A connection about to wait for bytes: listed while it holds no part of
    a request. *)
-let waiting w c = if Connection.idle c then idle_add w c else idle_remove w c
+let waiting w c = if H1.idle c then idle_add w c else idle_remove w c
 
 (* A connection that has not sent a byte since it connected may be a
    client whose first bytes are on their way (the completion backend lists
@@ -207,7 +207,7 @@ let is_stats_request w c =
   match w.p.stats with
   | None -> false
   | Some credentials ->
-      let req = Conn.req c in
+      let req = Slot.req c in
       (match Request.meth req with Meth.Get | Meth.Head -> true | _ -> false)
       && Span.equal c.rbuf (Request.target req) stats_path
       &&
@@ -269,7 +269,7 @@ let conn w slot =
        per-connection growth, not per-request work, so it is counted apart
        (stats: setup_words). *)
     let before = words () in
-    let c = Conn.create w.sh ~slot ~peer:(Access_log.enabled w.log) in
+    let c = Slot.create w.sh ~slot ~peer:(Access_log.enabled w.log) in
     w.conns.(slot) <- c;
     let spent = words () - before in
     w.setup_words <- w.setup_words + spent;
@@ -329,7 +329,7 @@ let open_conn w fd listener =
   w.nfree <- w.nfree - 1;
   let c = conn w w.free.(w.nfree) in
   let peer_len = if Access_log.enabled w.log then max 0 (Extra.peer_address fd c.peer 0) else 0 in
-  let first = Connection.opened c ~fd ~listener ~peer_len in
+  let first = H1.opened c ~fd ~listener ~peer_len in
   (match w.tls_servers.(listener) with
    | None -> ()
    | Some s -> if not (Tls.accept s c) then log_msg "TLS: %s (closing the connection)" (Openssl.error ()));
@@ -342,7 +342,7 @@ let tls_failed w c = w.tls_servers.(c.listener) <> None && c.ssl = Openssl.none
 let release_slot w c =
   idle_remove w c;
   Timer_wheel.cancel w.wheel c.slot;
-  Connection.closed c;
+  H1.closed c;
   w.free.(w.nfree) <- c.slot;
   w.nfree <- w.nfree + 1;
   w.active <- w.active - 1;
@@ -373,7 +373,7 @@ let start_drain w =
 let close_idle w =
   for i = 0 to Array.length w.conns - 1 do
     let c = w.conns.(i) in
-    if c.fd >= 0 && c.served > 0 && Connection.idle c then w.close c
+    if c.fd >= 0 && c.served > 0 && H1.idle c then w.close c
   done
 
 (* SIGHUP: reopen the access log at its path (logrotate renamed the old
@@ -448,19 +448,19 @@ let create p ~listeners ~signal_fd ~reactor =
   let n = p.max_connections + spare_slots in
   if Array.length listeners = 0 then invalid_arg "Loop.run: no listening socket";
   let sh =
-    Conn.create_shared ~server_name:p.server_name ~read_buffer:p.read_buffer
+    Slot.create_shared ~server_name:p.server_name ~read_buffer:p.read_buffer
       ~write_buffer:p.write_buffer ~max_body:p.max_body ~header_ms:p.header_timeout_ms
       ~idle_ms:p.idle_timeout_ms ~body_ms:p.body_timeout_ms ~write_ms:p.write_timeout_ms
       ~handler_ms:p.handler_timeout_ms ~headers:p.headers
       ~listener_headers:(Array.map (fun (l : listener) -> l.headers) listeners)
       ~keep:(min pool_keep p.max_connections)
   in
-  let dummy = Conn.create sh ~slot:(-1) ~peer:false in
+  let dummy = Slot.create sh ~slot:(-1) ~peer:false in
   let now_ns = Syscall.clock_monotonic_ns () in
   let wheel_size =
     (* Enough buckets that no timeout wraps around the wheel. *)
     let longest =
-      List.fold_left max (Connection.linger_ticks * tick_ms)
+      List.fold_left max (H1.linger_ticks * tick_ms)
         [ p.header_timeout_ms; p.idle_timeout_ms; p.body_timeout_ms; p.write_timeout_ms;
           p.handler_timeout_ms ]
     in
@@ -519,7 +519,7 @@ let create p ~listeners ~signal_fd ~reactor =
     }
   in
   update_clock w;
-  (* [Ctx.t] is [Conn.t] (Ctx.of_conn is the identity): one closure each
+  (* [Ctx.t] is [Slot.t] (Ctx.of_conn is the identity): one closure each
      for the worker's life, no allocation per call. *)
   sh.hooks.handler <- front w;
   sh.hooks.app <- app w;
