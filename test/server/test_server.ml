@@ -8,202 +8,21 @@ open Httpz
 open Httpz_sys
 open Httpz_server
 
-(* {1 Servers} *)
+(* {1 Servers and clients: Httpz_live, on the backend of the current group} *)
 
-type server = { pid : int; port : int; err : string }
-
-let io_timeout = 5.0
-
-(* The backend every server of the current group runs on. *)
-let backend = ref Server.Uring
-
-let start ?(config = Server.default_config) handler =
-  let config = { config with io = !backend } in
-  let rd, wr = Unix.pipe ~cloexec:true () in
-  let err = Filename.temp_file "httpz_test" ".err" in
-  flush_all ();
-  match Unix.fork () with
-  | 0 ->
-      Unix.close rd;
-      let efd = Unix.openfile err [ Unix.O_WRONLY; Unix.O_TRUNC ] 0o600 in
-      Unix.dup2 efd Unix.stderr;
-      Unix.close efd;
-      let on_listen port =
-        let s = string_of_int port ^ "\n" in
-        ignore (Unix.write_substring wr s 0 (String.length s));
-        Unix.close wr
-      in
-      let code =
-        try Server.run { config with host = "127.0.0.1"; port = 0; on_listen } handler
-        with e ->
-          prerr_endline (Printexc.to_string e);
-          3
-      in
-      Unix._exit code
-  | pid ->
-      Unix.close wr;
-      let buf = Bytes.create 16 in
-      let port =
-        match Unix.select [ rd ] [] [] io_timeout with
-        | [], _, _ -> Unix.close rd; Alcotest.fail "server did not start"
-        | _ ->
-            let n = Unix.read rd buf 0 16 in
-            Unix.close rd;
-            int_of_string (String.trim (Bytes.sub_string buf 0 n))
-      in
-      { pid; port; err }
-
-let wait_exit ?(timeout = 15.0) pid =
-  let deadline = Unix.gettimeofday () +. timeout in
-  let rec loop () =
-    match Unix.waitpid [ Unix.WNOHANG ] pid with
-    | 0, _ ->
-        if Unix.gettimeofday () > deadline then begin
-          Unix.kill pid Sys.sigkill;
-          ignore (Unix.waitpid [] pid);
-          Alcotest.fail "server did not exit in time"
-        end;
-        Unix.sleepf 0.01;
-        loop ()
-    | _, st -> st
-  in
-  loop ()
-
-let stderr_of s = Httpz_test_support.read_file s.err
-
-let stop s =
-  Unix.kill s.pid Sys.sigterm;
-  let st = wait_exit s.pid in
-  let log = stderr_of s in
-  Sys.remove s.err;
-  (match st with
-   | Unix.WEXITED 0 -> ()
-   | _ -> Alcotest.failf "server did not exit 0; stderr:\n%s" log);
-  log
-
-let with_server ?config handler f =
-  let s = start ?config handler in
-  match f s with
-  | v ->
-      ignore (stop s : string);
-      v
-  | exception e ->
-      (try Unix.kill s.pid Sys.sigkill; ignore (Unix.waitpid [] s.pid) with _ -> ());
-      prerr_endline ("SERVER STDERR:\n" ^ stderr_of s);
-      (try Sys.remove s.err with _ -> ());
-      raise e
-
-let killing s f =
-  match f () with
-  | v -> v
-  | exception e ->
-      (try Unix.kill s.pid Sys.sigkill; ignore (Unix.waitpid [] s.pid) with _ -> ());
-      raise e
-
-(* {1 A blocking client} *)
-
-type client = { fd : Unix.file_descr; mutable pending : string }
-
-let connect port =
-  let fd = Unix.socket Unix.PF_INET Unix.SOCK_STREAM 0 in
-  Unix.setsockopt_float fd Unix.SO_RCVTIMEO io_timeout;
-  Unix.setsockopt_float fd Unix.SO_SNDTIMEO io_timeout;
-  Unix.connect fd (Unix.ADDR_INET (Unix.inet_addr_loopback, port));
-  { fd; pending = "" }
-
-let close cl = try Unix.close cl.fd with Unix.Unix_error _ -> ()
-
-let with_client port f =
-  let cl = connect port in
-  Fun.protect ~finally:(fun () -> close cl) (fun () -> f cl)
-
-let send cl s =
-  let n = String.length s in
-  let off = ref 0 in
-  while !off < n do
-    off := !off + Unix.write_substring cl.fd s !off (n - !off)
-  done
-
-let chunk = Bytes.create 65536
-
-(* [false] at end of stream. A timeout raises. *)
-let recv_more cl =
-  match Unix.read cl.fd chunk 0 (Bytes.length chunk) with
-  | 0 -> false
-  | n ->
-      cl.pending <- cl.pending ^ Bytes.sub_string chunk 0 n;
-      true
-  | exception Unix.Unix_error ((Unix.EAGAIN | Unix.EWOULDBLOCK), _, _) ->
-      Alcotest.fail "timed out waiting for the server"
-  | exception Unix.Unix_error (Unix.ECONNRESET, _, _) -> false
+open Httpz_live
 
 let find_sub = Httpz_test_support.find_sub
 
-let take cl n =
-  while String.length cl.pending < n do
-    if not (recv_more cl) then Alcotest.failf "connection closed, wanted %d bytes" n
-  done;
-  let s = String.sub cl.pending 0 n in
-  cl.pending <- String.sub cl.pending n (String.length cl.pending - n);
-  s
+let backend = ref Server.Uring
 
-let take_line cl =
-  let rec go () =
-    let i = find_sub cl.pending "\r\n" in
-    if i >= 0 then (let l = take cl (i + 2) in String.sub l 0 i)
-    else if recv_more cl then go ()
-    else Alcotest.fail "connection closed inside a line"
-  in
-  go ()
+let on_backend config = { config with Server.io = !backend }
 
-type response = { status : int; headers : (string * string) list; body : string }
+let start ?(config = Server.default_config) handler =
+  Httpz_live.start ~config:(on_backend config) handler
 
-let header r name = List.assoc_opt (String.lowercase_ascii name) r.headers
-
-let read_head cl =
-  let status_line = take_line cl in
-  let status = int_of_string (String.sub status_line 9 3) in
-  let rec fields acc =
-    match take_line cl with
-    | "" -> List.rev acc
-    | l ->
-        let i = String.index l ':' in
-        let v = String.trim (String.sub l (i + 1) (String.length l - i - 1)) in
-        fields ((String.lowercase_ascii (String.sub l 0 i), v) :: acc)
-  in
-  (status, fields [])
-
-let read_until_eof cl =
-  while recv_more cl do () done;
-  let s = cl.pending in
-  cl.pending <- "";
-  s
-
-let read_response ?(head = false) cl =
-  let status, headers = read_head cl in
-  let r = { status; headers; body = "" } in
-  if head || status < 200 || status = 204 || status = 304 then r
-  else
-    match header r "content-length", header r "transfer-encoding" with
-    | Some n, _ -> { r with body = take cl (int_of_string n) }
-    | None, Some "chunked" ->
-        let b = Buffer.create 256 in
-        let rec chunks () =
-          let size = int_of_string ("0x" ^ take_line cl) in
-          if size > 0 then begin
-            Buffer.add_string b (take cl size);
-            ignore (take_line cl);
-            chunks ()
-          end
-          else ignore (take_line cl)
-        in
-        chunks ();
-        { r with body = Buffer.contents b }
-    | None, _ -> { r with body = read_until_eof cl }
-
-let at_eof cl = cl.pending = "" && not (recv_more cl)
-
-let get path = Printf.sprintf "GET %s HTTP/1.1\r\nHost: t\r\n\r\n" path
+let with_server ?(config = Server.default_config) handler f =
+  Httpz_live.with_server ~config:(on_backend config) handler f
 
 (* {1 The test handler} *)
 
@@ -637,7 +456,7 @@ let body_deadline () =
              while (not !answered) && Unix.gettimeofday () -. t0 < 4. do
                Unix.sleepf 0.1;
                send cl "x";
-               match Unix.select [ cl.fd ] [] [] 0. with
+               match Unix.select [ fd cl ] [] [] 0. with
                | [], _, _ -> ()
                | _ -> answered := true
              done
@@ -720,7 +539,7 @@ let connect_requests () =
 let client_address () =
   with_server handler (fun s ->
       with_client s.port (fun cl ->
-          let port = match Unix.getsockname cl.fd with Unix.ADDR_INET (_, p) -> p | _ -> -1 in
+          let port = match Unix.getsockname (fd cl) with Unix.ADDR_INET (_, p) -> p | _ -> -1 in
           send cl (get "/client");
           check_str "address and port" (Printf.sprintf "127.0.0.1 %d" port) (read_response cl).body))
 
@@ -768,10 +587,10 @@ let waiting_handlers () =
           let rec drain () = if recv_more cl then drain () in
           drain ();
           Alcotest.(check bool) "then closed, the body cut short" false
-            (find_sub cl.pending "0\r\n\r\n" >= 0)))
+            (find_sub (pending cl) "0\r\n\r\n" >= 0)))
 
 let stats_token = "t0ken"
-let get_stats = Printf.sprintf "GET /__httpz/stats HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n\r\n" stats_token
+let get_stats = stats_request ~token:stats_token
 
 (* The counters answer the token only: a loopback peer without it (every
    client of a reverse proxy on the same host) reaches the handler. *)
@@ -883,7 +702,7 @@ let responses () =
 let backpressure () =
   with_server handler (fun s ->
       with_client s.port (fun cl ->
-          Unix.setsockopt_int cl.fd Unix.SO_RCVBUF 65536;
+          Unix.setsockopt_int (fd cl) Unix.SO_RCVBUF 65536;
           send cl (get "/huge" ^ get "/big" ^ get "/big-chunked" ^ get "/after");
           Unix.sleepf 0.3;
           check_str "huge bigstring" (Bigstring.to_string huge) (read_response cl).body;
@@ -925,7 +744,7 @@ let files () =
           (* Clients that vanish in the middle of a sendfile. *)
           for _ = 1 to 5 do
             let cl = connect s.port in
-            Unix.setsockopt_int cl.fd Unix.SO_RCVBUF 4096;
+            Unix.setsockopt_int (fd cl) Unix.SO_RCVBUF 4096;
             send cl (get "/");
             ignore (read_head cl);
             close cl
@@ -981,7 +800,7 @@ let emfile () =
   let b = connect s.port in
   send b (get "/b");
   let t0 = cpu_ticks s.pid in
-  (match Unix.select [ b.fd ] [] [] 0.5 with
+  (match Unix.select [ fd b ] [] [] 0.5 with
    | [], _, _ -> ()
    | _ -> Alcotest.fail "accepted without a free fd");
   (* The open connection is still served meanwhile … *)
@@ -999,16 +818,6 @@ let emfile () =
   Alcotest.(check bool) ("logged: " ^ log) true (find_sub log "accept: EMFILE" >= 0)
 
 (* {2 Zero allocation in steady state} *)
-
-let stat_field json name =
-  let key = "\"" ^ name ^ "\": " in
-  let i = find_sub json key in
-  if i < 0 then Alcotest.failf "no %s in %s" name json;
-  let j = ref (i + String.length key) in
-  while !j < String.length json && (json.[!j] = '-' || (json.[!j] >= '0' && json.[!j] <= '9')) do
-    incr j
-  done;
-  int_of_string (String.sub json (i + String.length key) (!j - i - String.length key))
 
 let zero_alloc_steady_state () =
   let config = { Server.default_config with workers = 1; stats = Some stats_token } in
@@ -1057,11 +866,11 @@ let zero_alloc_steady_state () =
           let s1 = stats () in
           run 10_000;
           let s2 = stats () in
-          let requests = stat_field s2 "requests" - stat_field s1 "requests" in
-          let words = stat_field s2 "minor_words" - stat_field s1 "minor_words" in
+          let requests = stats_field s2 "requests" - stats_field s1 "requests" in
+          let words = stats_field s2 "minor_words" - stats_field s1 "minor_words" in
           Alcotest.(check int) "requests counted" 10_000 requests;
-          Alcotest.(check int) "connections" 1 (stat_field s2 "connections");
-          Alcotest.(check int) "pid" s.pid (stat_field s2 "pid");
+          Alcotest.(check int) "connections" 1 (stats_field s2 "connections");
+          Alcotest.(check int) "pid" s.pid (stats_field s2 "pid");
           Alcotest.(check (float 0.0)) "minor words per request" 0.0
             (float_of_int words /. float_of_int requests)));
   (* The exit line reports the same figure. *)
@@ -1080,7 +889,7 @@ let zero_alloc_steady_state () =
 let stats_pid port =
   with_client port (fun cl ->
       send cl get_stats;
-      stat_field (read_response cl).body "pid")
+      stats_field (read_response cl).body "pid")
 
 let workers () =
   let config = { Server.default_config with workers = 2; stats = Some stats_token } in
@@ -1119,9 +928,7 @@ let orphaned_workers () =
   let config = { Server.default_config with workers = 2; stats = Some stats_token } in
   let s = start ~config handler in
   let worker = killing s (fun () -> stats_pid s.port) in
-  Unix.kill s.pid Sys.sigkill;
-  ignore (Unix.waitpid [] s.pid);
-  Sys.remove s.err;
+  kill s;
   (* PR_SET_PDEATHSIG: the worker gets SIGTERM and shuts down. It is
      reparented, so it may linger as a zombie if nobody reaps it. *)
   let gone () =
@@ -1158,7 +965,7 @@ let graceful_shutdown () =
    with Unix.Unix_error (Unix.ECONNREFUSED, _, _) -> ());
   close idle;
   close busy;
-  Sys.remove s.err
+  Sys.remove s.stderr_file
 
 let access_log () =
   let path = Filename.temp_file "httpz_test" ".log" in
@@ -1198,16 +1005,13 @@ let start_failures () =
   killing s @@ fun () ->
   let config = { Server.default_config with workers = 1; port = s.port } in
   (* Port taken: run answers 1 at once. *)
-  let code = ref (-1) in
   let err = Filename.temp_file "httpz_test" ".err" in
-  flush_all ();
-  (match Unix.fork () with
-   | 0 ->
-       let efd = Unix.openfile err [ Unix.O_WRONLY ] 0 in
-       Unix.dup2 efd Unix.stderr;
-       Unix._exit (Server.run config handler)
-   | pid -> (match wait_exit pid with Unix.WEXITED n -> code := n | _ -> ()));
-  Alcotest.(check int) "address in use" 1 !code;
+  let code =
+    match run_in_child ~stderr_file:err (fun () -> Server.run (on_backend config) handler) with
+    | Unix.WEXITED n -> n
+    | _ -> -1
+  in
+  Alcotest.(check int) "address in use" 1 code;
   Alcotest.(check bool) "reason logged" true
     (find_sub (Httpz_test_support.read_file err) "EADDRINUSE" >= 0);
   Sys.remove err;
