@@ -69,49 +69,37 @@ let () =
 
 (* {1 Servers} *)
 
+open Httpz_live
+
 let servers = ref []
 
 let stats_token = "static-stats"
 
 let start ?(stats = false) ?(fallback = false) cfg =
   let stats = if stats then Some stats_token else None in
-  let rd, wr = Unix.pipe ~cloexec:true () in
-  match Unix.fork () with
-  | 0 ->
-    Unix.close rd;
-    if fallback then Syscall.set_openat2_fallback_for_testing true;
-    (* The child must never return into the test runner (it would run
-       the tests and the parent's at_exit a second time). *)
-    let code =
-      try
+  let s =
+    spawn (fun ~on_listen ->
+        if fallback then Syscall.set_openat2_fallback_for_testing true;
         match Static.create cfg with
         | Error msg -> prerr_endline msg; 3
         | Ok st ->
-          let on_listen port =
-            let s = string_of_int port ^ "\n" in
-            ignore (Unix.write_substring wr s 0 (String.length s));
-            Unix.close wr
-          in
           Server.run
             { Server.default_config with port = 0; workers = 1; stats; on_listen }
-            (Static.handler st)
-      with e -> prerr_endline (Printexc.to_string e); 4
-    in
-    Unix._exit code
-  | pid ->
-    Unix.close wr;
-    let ic = Unix.in_channel_of_descr rd in
-    let port = int_of_string (input_line ic) in
-    close_in ic;
-    servers := pid :: !servers;
-    port
+            (Static.handler st))
+  in
+  servers := s :: !servers;
+  s.port
+
+(* The last test stops the servers and checks they exit 0; after a run of
+   some tests only, the ones left are killed here. *)
+let test_servers_exit () =
+  let all = !servers in
+  servers := [];
+  List.iter (fun s -> ignore (stop s : string)) all
 
 let () =
   at_exit (fun () ->
-      List.iter (fun pid ->
-          (try Unix.kill pid Sys.sigterm with Unix.Unix_error _ -> ());
-          ignore (Unix.waitpid [] pid))
-        !servers;
+      List.iter kill !servers;
       ignore (Sys.command (Printf.sprintf "rm -rf %s" (Filename.quote base))))
 
 let cfg = { Static.default_config with root; list_directories = true }
@@ -124,74 +112,18 @@ let port_nolist =
 let port_fallback = lazy (start ~fallback:true cfg)
 let port_stats = lazy (start ~stats:true cfg)
 
-(* {1 A raw client} *)
+(* {1 Requests}
+   One request a connection, asking [Connection: close]: [exchange] checks
+   that the server closes after the response, with nothing more. *)
 
-type resp = { status : int; headers : (string * string) list; body : string }
-
-let header r name = List.assoc_opt (String.lowercase_ascii name) r.headers
-let header_exn r name =
-  match header r name with Some v -> v | None -> Alcotest.failf "no %s header" name
-
-let connect port =
-  let s = Unix.socket PF_INET SOCK_STREAM 0 in
-  Unix.setsockopt_float s SO_RCVTIMEO 5.;
-  Unix.connect s (ADDR_INET (Unix.inet_addr_loopback, port));
-  s
-
-let send_all s str =
-  let n = String.length str and o = ref 0 in
-  while !o < n do o := !o + Unix.write_substring s str !o (n - !o) done
-
-let parse_head head =
-  match String.split_on_char '\n' head with
-  | [] -> Alcotest.fail "empty response"
-  | status_line :: lines ->
-    let status = int_of_string (String.sub status_line 9 3) in
-    let headers =
-      List.filter_map
-        (fun l ->
-          let l = String.trim l in
-          match String.index_opt l ':' with
-          | None -> None
-          | Some i ->
-            Some (String.lowercase_ascii (String.sub l 0 i),
-                  String.trim (String.sub l (i + 1) (String.length l - i - 1))))
-        lines
-    in
-    status, headers
-
-let find_sub s sub =
-  let n = String.length s and k = String.length sub in
-  let rec go i = if i + k > n then -1 else if String.sub s i k = sub then i else go (i + 1) in
-  go 0
-
+let find_sub = Httpz_test_support.find_sub
 let contains s sub = find_sub s sub >= 0
-
-(* Sends [raw] and reads until the server closes (the requests below say
-   [Connection: close]). *)
-let exchange port raw =
-  let s = connect port in
-  send_all s raw;
-  let buf = Buffer.create 4096 and chunk = Bytes.create 65536 in
-  let rec loop () =
-    match Unix.read s chunk 0 65536 with
-    | 0 -> ()
-    | n -> Buffer.add_subbytes buf chunk 0 n; loop ()
-    | exception Unix.Unix_error ((EAGAIN | EWOULDBLOCK), _, _) -> Alcotest.fail "timeout reading the response"
-    | exception Unix.Unix_error (ECONNRESET, _, _) -> ()
-  in
-  loop ();
-  Unix.close s;
-  let all = Buffer.contents buf in
-  let e = find_sub all "\r\n\r\n" in
-  if e < 0 then Alcotest.failf "no complete head in %S" all;
-  let status, headers = parse_head (String.sub all 0 e) in
-  { status; headers; body = String.sub all (e + 4) (String.length all - e - 4) }
 
 let req ?(meth = "GET") ?(headers = []) ?(port = port) target =
   let port = Lazy.force port in
   let h = String.concat "" (List.map (fun (k, v) -> k ^ ": " ^ v ^ "\r\n") headers) in
-  exchange port (Printf.sprintf "%s %s HTTP/1.1\r\nHost: t\r\n%sConnection: close\r\n\r\n" meth target h)
+  exchange ~head:(meth = "HEAD") port
+    (Printf.sprintf "%s %s HTTP/1.1\r\nHost: t\r\n%sConnection: close\r\n\r\n" meth target h)
 
 let check_status name want r = Alcotest.(check int) (name ^ ": status") want r.status
 let check_body name want r = Alcotest.(check string) (name ^ ": body") want r.body
@@ -717,52 +649,15 @@ let test_accepts_gzip_request () =
 
 (* {1 Allocation in the steady state, measured by the server} *)
 
-let read_response s ~head =
-  let buf = Buffer.create 1024 and one = Bytes.create 65536 in
-  let rec head_loop () =
-    let all = Buffer.contents buf in
-    let e = find_sub all "\r\n\r\n" in
-    if e >= 0 then e
-    else match Unix.read s one 0 65536 with
-      | 0 -> Alcotest.fail "connection closed"
-      | n -> Buffer.add_subbytes buf one 0 n; head_loop ()
-  in
-  let e = head_loop () in
-  let all = Buffer.contents buf in
-  let status, headers = parse_head (String.sub all 0 e) in
-  let len =
-    if head || status = 304 then 0
-    else match List.assoc_opt "content-length" headers with Some l -> int_of_string l | None -> 0
-  in
-  let have = String.length all - e - 4 in
-  let body = Buffer.create len in
-  Buffer.add_string body (String.sub all (e + 4) have);
-  while Buffer.length body < len do
-    match Unix.read s one 0 (min 65536 (len - Buffer.length body)) with
-    | 0 -> Alcotest.fail "connection closed in a body"
-    | n -> Buffer.add_subbytes body one 0 n
-  done;
-  { status; headers; body = Buffer.contents body }
-
-let json_int body key =
-  let k = "\"" ^ key ^ "\":" in
-  let i = find_sub body k in
-  if i < 0 then Alcotest.failf "no %s in %s" key body;
-  let j = ref (i + String.length k) in
-  while body.[!j] = ' ' do incr j done;
-  let e = ref !j in
-  while !e < String.length body && (match body.[!e] with '0' .. '9' | '.' | 'e' | '-' -> true | _ -> false) do incr e done;
-  float_of_string (String.sub body !j (!e - !j))
-
 let words_per_request s raw ~head ~status n =
   let stats () =
-    send_all s ("GET /__httpz/stats HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " ^ stats_token ^ "\r\n\r\n");
-    let r = read_response s ~head:false in
-    json_int r.body "requests", json_int r.body "minor_words"
+    send s (stats_request ~token:stats_token);
+    let r = read_response s in
+    float_of_int (stats_field r.body "requests"), float_of_int (stats_field r.body "minor_words")
   in
   let r0, w0 = stats () in
   for _ = 1 to n do
-    send_all s raw;
+    send s raw;
     let r = read_response s ~head in
     if r.status <> status then Alcotest.failf "status %d, want %d" r.status status
   done;
@@ -789,7 +684,7 @@ let test_zero_alloc_server () =
   ] in
   List.iter (fun (_, raw, head, status) ->
       for _ = 1 to 130 do
-        send_all s raw;
+        send s raw;
         ignore (read_response s ~head)
       done;
       ignore status)
@@ -803,7 +698,7 @@ let test_zero_alloc_server () =
      handler's allocations (a broken counter would pass everything). *)
   let w = words_per_request s (get "/list/" "") ~head:false ~status:200 20 in
   Alcotest.(check bool) (Printf.sprintf "a listing allocates (%.0f words)" w) true (w > 100.);
-  Unix.close s
+  close s
 
 (* {1 The CLI} *)
 
@@ -890,4 +785,6 @@ let () =
         Alcotest.test_case "replace, delete, sidecar appears" `Quick test_cache_replace;
         Alcotest.test_case "large files bypass it; disabled cache" `Quick test_cache_bypass ];
       "cli", [ Alcotest.test_case "validation errors exit 2" `Quick test_cli ];
+      (* Last: it stops the servers the tests above started. *)
+      "shutdown", [ Alcotest.test_case "servers exit 0 on SIGTERM" `Quick test_servers_exit ];
     ]
