@@ -80,7 +80,7 @@ let want e c ev =
     if e.interest.(s) = 0 then begin
       let r = Syscall.epoll_ctl_add e.epfd c.fd ev c.slot in
       if r < 0 then begin
-        W.log_msg "epoll_ctl: %s (closing the connection)" (Syscall.error_message r);
+        Log.msg "epoll_ctl: %s (closing the connection)" (Syscall.error_message r);
         close_conn e c
       end
       else e.interest.(s) <- ev
@@ -105,7 +105,7 @@ let detach e c =
   e.interest.(c.slot) <- 0;
   W.release_slot e.w c;
   try k (Syscall.unix_of_fd fd) rest
-  with ex -> W.log_msg "an upgrade handler raised %s" (Printexc.to_string ex)
+  with ex -> Log.msg "an upgrade handler raised %s" (Printexc.to_string ex)
 
 let rec perform e c (a : H1.action) =
   match a with
@@ -224,7 +224,7 @@ let accept_ready e listener =
            stays queued and the socket stays readable, so keep serving the
            open connections and retry in 100 ms instead of spinning. *)
         if not w.accept_error_logged then begin
-          W.log_msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message fd);
+          Log.msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message fd);
           w.accept_error_logged <- true
         end;
         stop_listening e;

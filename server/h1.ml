@@ -21,7 +21,6 @@ let min_body_rate = 1024
 
 let linger_ticks = 20 (* 2 s *)
 
-let log_msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
 
 (* {1 Opening and closing} *)
 
@@ -32,7 +31,7 @@ let next_gen c =
   | [] -> ()
   | l ->
       c.cancels <- [];
-      List.iter (fun f -> try f () with e -> log_msg "a cancel hook raised %s" (Printexc.to_string e)) l
+      List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l
 
 let opened c ~fd ~listener ~peer_len =
   c.fd <- fd;
@@ -253,12 +252,12 @@ let rec answered c =
   else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
   else if c.flushed || c.broken then Close
   else begin
-    log_msg "handler returned without a complete response";
+    Log.msg "handler returned without a complete response";
     internal_error c ~parsed:true
   end
 
 and handler_failed c e =
-  log_msg "handler raised %s" (Printexc.to_string e);
+  Log.msg "handler raised %s" (Printexc.to_string e);
   if c.flushed || c.broken then begin
     reset_response c;
     Close
@@ -668,7 +667,7 @@ let timeout c =
       else Close
   | Handling ->
       (* The handler never answered: its continuations are dropped. *)
-      log_msg "a handler did not answer within the handler timeout";
+      Log.msg "a handler did not answer within the handler timeout";
       next_gen c;
       if c.resp = Idle then
         respond_error c Status.Service_unavailable (Status.reason Status.Service_unavailable)

@@ -4,7 +4,6 @@
    backends (Epoll_io, Uring_io) and the loop (Loop) act on it; nothing
    here performs connection I/O. *)
 
-open Httpz
 open Slot
 
 type io = Epoll | Uring
@@ -55,6 +54,7 @@ type t = {
   p : params;
   lfds : int array;
   handlers : (Ctx.t -> unit) array;
+  mutable entries : (Ctx.t -> unit) array;
   tls_servers : Tls.server option array;
   sfd : int;
   reactor : Reactor.t;
@@ -107,7 +107,6 @@ type t = {
 let words () = int_of_float (Gc.minor_words ())
 let net_words w = words () - w.excluded_words
 
-let log_msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
 
 (* {1 Clock and timers} *)
 
@@ -197,24 +196,9 @@ let evict w =
 
 (* {1 Statistics} *)
 
-let stats_path = "/__httpz/stats"
-
-(* The counters reveal the worker's pid and load: only a request that
-   carries the configured token reads them; any other gets what the handler
-   answers for that path. The peer's address proves nothing (behind a
-   reverse proxy on the same host every client is on the loopback). *)
-let is_stats_request w c =
-  match w.p.stats with
-  | None -> false
-  | Some credentials ->
-      let req = Slot.req c in
-      (match Request.meth req with Meth.Get | Meth.Head -> true | _ -> false)
-      && Span.equal c.rbuf (Request.target req) stats_path
-      &&
-      let i = Request.find req Header_name.Authorization in
-      i >= 0 && Span.equal c.rbuf (Request.header_value req i) credentials
-
-let serve_stats w c =
+(* The counters, as JSON: what building them allocates is not the
+   requests' work, so it is counted apart. *)
+let report w () =
   let before = words () in
   let g = Gc.quick_stat () in
   let sh = w.sh in
@@ -234,27 +218,31 @@ let serve_stats w c =
       (match w.backend with Epoll -> "epoll" | Uring -> "uring")
       (Syscall.getpid ())
   in
-  let ctx = Ctx.of_conn c in
-  Ctx.start ctx Status.Ok;
-  Ctx.header ctx Header_name.Content_type "application/json";
-  Ctx.header ctx Header_name.Cache_control "no-store";
-  Ctx.body_string ctx json;
-  w.excluded_words <- w.excluded_words + (words () - before)
+  w.excluded_words <- w.excluded_words + (words () - before);
+  json
 
-(* What the connection calls for each new request: the statistics endpoint
-   or the application of its listener, counted. *)
+(* A request reaches the application: counted (the stats requests, answered
+   in front of it, are not). *)
+let counted w app c =
+  w.requests <- w.requests + 1;
+  if w.requests = warmup then begin
+    w.base_words <- net_words w;
+    w.base_requests <- w.requests
+  end;
+  app c
+
+(* What a new request runs, per listener: the application, counted, with
+   the stats handler in front when configured. Built once. *)
+let entry w app =
+  match w.p.stats with
+  | None -> counted w app
+  | Some credentials -> Stats.handler ~credentials ~report:(report w) ~app:(counted w app)
+
+let front w c = w.entries.(c.listener) (Ctx.of_conn c)
+
+(* A body the handler asked for arrived: the application again, not
+   counted twice. *)
 let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
-
-let front w c =
-  if is_stats_request w c then serve_stats w c
-  else begin
-    w.requests <- w.requests + 1;
-    if w.requests = warmup then begin
-      w.base_words <- net_words w;
-      w.base_requests <- w.requests
-    end;
-    app w c
-  end
 
 let log_access w c parsed = Access_log.request w.log c ~parsed
 
@@ -317,7 +305,7 @@ let admit w =
     w.refused <- w.refused + 1;
     if not w.refusing then begin
       w.refusing <- true;
-      log_msg "connection limit (%d) reached with no idle connection to close: refusing new clients"
+      Log.msg "connection limit (%d) reached with no idle connection to close: refusing new clients"
         w.p.max_connections
     end;
     false
@@ -332,7 +320,7 @@ let open_conn w fd listener =
   let first = H1.opened c ~fd ~listener ~peer_len in
   (match w.tls_servers.(listener) with
    | None -> ()
-   | Some s -> if not (Tls.accept s c) then log_msg "TLS: %s (closing the connection)" (Openssl.error ()));
+   | Some s -> if not (Tls.accept s c) then Log.msg "TLS: %s (closing the connection)" (Openssl.error ()));
   w.active <- w.active + 1;
   w.start_conn c first
 
@@ -386,7 +374,7 @@ let reload w =
        Access_log.flush w.log;
        match Access_log.reopen w.log path with
        | Ok () -> ()
-       | Error msg -> log_msg "SIGHUP: reopening the access log: %s (keeping the old one)" msg));
+       | Error msg -> Log.msg "SIGHUP: reopening the access log: %s (keeping the old one)" msg));
   let seen = ref [] in
   Array.iter
     (function
@@ -394,7 +382,7 @@ let reload w =
           seen := s :: !seen;
           match Tls.reload s with
           | Ok () -> ()
-          | Error msg -> log_msg "SIGHUP: reloading the certificate: %s (keeping the old one)" msg)
+          | Error msg -> Log.msg "SIGHUP: reloading the certificate: %s (keeping the old one)" msg)
       | _ -> ())
     w.tls_servers
 
@@ -470,7 +458,8 @@ let create p ~listeners ~signal_fd ~reactor =
     {
       p;
       lfds = Array.map (fun l -> l.listen_fd) listeners;
-      handlers = Array.map (fun l -> l.handler) listeners;
+      handlers = Array.map (fun (l : listener) -> l.handler) listeners;
+      entries = [||];
       tls_servers = Array.map (fun (l : listener) -> l.tls) listeners;
       sfd = signal_fd;
       reactor;
@@ -521,6 +510,7 @@ let create p ~listeners ~signal_fd ~reactor =
   update_clock w;
   (* [Ctx.t] is [Slot.t] (Ctx.of_conn is the identity): one closure each
      for the worker's life, no allocation per call. *)
+  w.entries <- Array.map (entry w) w.handlers;
   sh.hooks.handler <- front w;
   sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
@@ -540,5 +530,5 @@ let finish w =
   Buffer_pool.trim w.sh.writes;
   Buffer_pool.trim w.sh.bodies;
   Access_log.flush w.log;
-  log_msg "worker %d served %d requests, minor words/request %.2f" (Syscall.getpid ())
+  Log.msg "worker %d served %d requests, minor words/request %.2f" (Syscall.getpid ())
     w.final_requests (words_per_request w)

@@ -70,7 +70,10 @@ val spare_slots : int
 type t = {
   p : params;
   lfds : int array;
-  handlers : (Ctx.t -> unit) array;
+  handlers : (Ctx.t -> unit) array;  (** per listener: the application *)
+  mutable entries : (Ctx.t -> unit) array;
+      (** per listener: what a new request runs (the application, counted,
+          behind the stats handler when configured) *)
   tls_servers : Tls.server option array;
   sfd : int;
   reactor : Reactor.t;
@@ -125,7 +128,6 @@ type t = {
 }
 
 val words : unit -> int
-val log_msg : ('a, out_channel, unit) format -> 'a
 
 val update_clock : t -> unit
 (** Reads the clocks once per turn ([now_ns], [tick], and the connections'

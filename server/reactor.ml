@@ -55,7 +55,6 @@ and job = {
   mutable state : job_state;  (** under [p.lock] *)
 }
 
-let log_msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
 
 let the_current = ref None
 
@@ -87,7 +86,7 @@ let create ~epfd ~base_token ~threads ~queue =
 let install r = the_current := Some r
 
 let guard what f =
-  try f () with e -> log_msg "%s raised %s (ignored)" what (Printexc.to_string e)
+  try f () with e -> Log.msg "%s raised %s (ignored)" what (Printexc.to_string e)
 
 (* {1 Timers} *)
 
@@ -308,7 +307,7 @@ let offload r job k =
         let k =
           match job () with
           | () -> k
-          | exception e -> fun () -> log_msg "offloaded job raised %s" (Printexc.to_string e); k ()
+          | exception e -> fun () -> Log.msg "offloaded job raised %s" (Printexc.to_string e); k ()
         in
         Mutex.lock p.lock;
         Queue.push k p.finished;

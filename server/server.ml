@@ -85,7 +85,6 @@ let default_config =
     on_listen = ignore;
   }
 
-let log fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
 
 let ms s = if s <= 0. then 1 else int_of_float (Float.ceil (s *. 1000.))
 
@@ -229,7 +228,7 @@ let endpoint_url c (h, p, role) =
   | Redirect, _ -> url h p ^ " (redirecting to https)"
 
 let start_line c workers ~ktls =
-  log "listening on %s (workers %d%s, openat2 %s%s)"
+  Log.msg "listening on %s (workers %d%s, openat2 %s%s)"
     (String.concat ", " (List.map (endpoint_url c) (endpoints c)))
     workers
     (match c.root with Some r -> ", root " ^ r | None -> "")
@@ -277,7 +276,7 @@ let open_access_log = function
 let lookup_user = function
   | None ->
       if Unix.geteuid () = 0 then
-        log "serving as root: every file root can read is readable through the handler; \
+        Log.msg "serving as root: every file root can read is readable through the handler; \
              give --user (config.user) to run as an unprivileged user";
       Ok None
   | Some name -> (
@@ -354,7 +353,7 @@ let inherit_listeners fds =
 let tune c lfd =
   let set what opt v =
     let r = Syscall.setsockopt lfd opt v in
-    if r < 0 then log "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
+    if r < 0 then Log.msg "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
   in
   set "TCP_NODELAY" Syscall.Tcp_nodelay 1;
   if c.send_lowat > 0 then set "TCP_NOTSENT_LOWAT" Syscall.Tcp_notsent_lowat c.send_lowat;
@@ -420,7 +419,7 @@ let listeners c handler tls lfds =
 let serve_here c handler tls lfds ~log_fd =
   let sfd = Extra.signalfd server_signals in
   if sfd < 0 then begin
-    log "signalfd: %s" (Syscall.error_message sfd);
+    Log.msg "signalfd: %s" (Syscall.error_message sfd);
     close_all lfds;
     1
   end
@@ -500,7 +499,7 @@ let load_tls c =
           | Error e -> Error ("tls: " ^ e)))
 
 let run c handler =
-  let fail fmt = Printf.ksprintf (fun s -> log "%s" s; 1) fmt in
+  let fail fmt = Printf.ksprintf (fun s -> Log.msg "%s" s; 1) fmt in
   let c =
     if c.listen_fds = [] then Ok c
     else

@@ -2,7 +2,6 @@
    one's, reloads on SIGHUP with a new generation, and stops them all on
    SIGTERM/SIGINT. It keeps its privileges; workers drop theirs. *)
 
-let log fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
 
 (* The user the workers run as, resolved once, in the supervisor. *)
 type account = { name : string; uid : int; gid : int }
@@ -45,7 +44,7 @@ let worker_main ~serve supervisor ready ~user ~lfds =
   let code =
     match match user with None -> Ok () | Some a -> become a with
     | Error msg ->
-        log "worker %d: %s" (Unix.getpid ()) msg;
+        Log.msg "worker %d: %s" (Unix.getpid ()) msg;
         2
     | Ok () -> (
         (* A worker must not outlive its supervisor: the kernel sends
@@ -59,7 +58,7 @@ let worker_main ~serve supervisor ready ~user ~lfds =
             Unix.close ready;
             serve ~lfds
           with e ->
-            log "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
+            Log.msg "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
             2)
   in
   flush_all ();
@@ -126,7 +125,7 @@ let close_all fds = List.iter (fun fd -> if fd >= 0 then ignore (Syscall.close f
 let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
   let sfd = Extra.signalfd [ Sys.sigchld; Sys.sigterm; Sys.sigint; Sys.sighup ] in
   if sfd < 0 then begin
-    log "signalfd: %s" (Syscall.error_message sfd);
+    Log.msg "signalfd: %s" (Syscall.error_message sfd);
     1
   end
   else begin
@@ -168,7 +167,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
       | exception Unix.Unix_error (e, _, _) ->
           Unix.close r;
           Unix.close w;
-          log "fork: %s" (Unix.error_message e);
+          Log.msg "fork: %s" (Unix.error_message e);
           s.restart_at <- Unix.gettimeofday () +. s.delay
     in
     (* SIGQUIT to a generation, whose workers are then only waited for:
@@ -203,7 +202,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
     in
     if await_ready !slots then announce ()
     else begin
-      log "workers failed to start";
+      Log.msg "workers failed to start";
       stop ()
     end;
     let failed = !stopping in
@@ -211,7 +210,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
        changes. *)
     let reload () =
       match reload () with
-      | Error msg -> log "SIGHUP: %s" msg
+      | Error msg -> Log.msg "SIGHUP: %s" msg
       | Ok what ->
           let next = generation () in
           starting := next;
@@ -221,12 +220,12 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
           if ok then begin
             retire !slots;
             slots := next;
-            log "SIGHUP: %s; %d new workers serve, the previous ones finish their requests" what
+            Log.msg "SIGHUP: %s; %d new workers serve, the previous ones finish their requests" what
               nworkers
           end
           else begin
             retire next;
-            log "SIGHUP: %s, but the new workers did not start; the previous ones keep serving" what
+            Log.msg "SIGHUP: %s, but the new workers did not start; the previous ones keep serving" what
           end
     in
     let running () = Array.exists (fun s -> s.pid <> 0) !slots || !retiring <> [] in
@@ -242,7 +241,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
                   retiring := List.filter (fun p -> p <> pid) !retiring;
                   match status with
                   | Unix.WEXITED 0 -> ()
-                  | st -> log "worker %d (previous generation) %s" pid (describe_status st)
+                  | st -> Log.msg "worker %d (previous generation) %s" pid (describe_status st)
                 end
             | Some s ->
                 s.pid <- 0;
@@ -252,7 +251,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
                   let quick = now -. s.started < quick_death in
                   s.delay <- (if quick then Float.min max_delay (s.delay *. 2.) else min_delay);
                   let wait = if quick then s.delay else 0. in
-                  log "worker %d %s; restarting%s" pid (describe_status status)
+                  Log.msg "worker %d %s; restarting%s" pid (describe_status status)
                     (if wait > 0. then Printf.sprintf " in %.1f s" wait else "");
                   s.restart_at <- now +. wait
                 end)
@@ -282,7 +281,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
           if s = Sys.sigchld then reap ()
           else if s = Sys.sighup then (if not !stopping then reload ())
           else begin
-            if not !stopping then log "stopping: workers finish in-flight requests";
+            if not !stopping then Log.msg "stopping: workers finish in-flight requests";
             stop ()
           end
         end

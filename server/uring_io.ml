@@ -191,7 +191,7 @@ let finish_detach u c =
   clear u s ring;
   W.release_slot u.w c;
   try k (Syscall.unix_of_fd fd) rest
-  with ex -> W.log_msg "an upgrade handler raised %s" (Printexc.to_string ex)
+  with ex -> Log.msg "an upgrade handler raised %s" (Printexc.to_string ex)
 
 (* {1 Carrying out what the connection needs} *)
 
@@ -263,7 +263,7 @@ and send u c =
         W.sync_timer u.w c
       end
       else begin
-        W.log_msg "io_uring send: %s (closing the connection)" (Syscall.error_message r);
+        Log.msg "io_uring send: %s (closing the connection)" (Syscall.error_message r);
         close u c
       end
 
@@ -394,7 +394,7 @@ let on_accept u listener res flags =
   else if res <> - Syscall.ecanceled && res <> - Syscall.econnaborted then begin
     (* EMFILE, ENFILE, ENOMEM: retry in 100 ms instead of spinning. *)
     if not w.accept_error_logged then begin
-      W.log_msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message res);
+      Log.msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message res);
       w.accept_error_logged <- true
     end;
     stop_accepting u;
@@ -409,8 +409,8 @@ let arm_epoll u = if Uring.poll u.e.epfd Uring.pollin 1 (ud k_epoll 0) <> 0 then
 (* A completion of one connection raised (a bug, or memory exhausted):
    that connection is closed and the worker goes on serving the others. *)
 let failed u c e =
-  W.log_msg "a connection event raised %s (closing the connection)" (Printexc.to_string e);
-  if c.fd >= 0 then try close u c with e -> W.log_msg "closing it raised %s" (Printexc.to_string e)
+  Log.msg "a connection event raised %s (closing the connection)" (Printexc.to_string e);
+  if c.fd >= 0 then try close u c with e -> Log.msg "closing it raised %s" (Printexc.to_string e)
 
 let dispatch u i =
   let v = u.cq_ud.(i) and res = u.cq_res.(i) and flags = u.cq_flags.(i) in
@@ -430,7 +430,7 @@ let turn u ~timeout_ms =
   let n = Uring.submit_wait ~timeout_ns:(if timeout_ms < 0 then -1 else timeout_ms * 1_000_000) in
   W.update_clock u.w;
   if n < 0 && n <> - Syscall.eintr then begin
-    W.log_msg "io_uring_enter: %s" (Syscall.error_message n);
+    Log.msg "io_uring_enter: %s" (Syscall.error_message n);
     u.w.stop <- true
   end;
   let k = ref (Uring.reap u.cq_ud u.cq_res u.cq_flags) in

@@ -1,0 +1,1 @@
+let msg fmt = Printf.eprintf ("httpz: " ^^ fmt ^^ "\n%!")
