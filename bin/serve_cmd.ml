@@ -8,7 +8,6 @@ open Cmdliner
 module Server = Httpz_server.Server
 module Static = Httpz_static.Static
 
-
 (* Problems with option values (a missing directory, a port out of range)
    exit 2 with one line on stderr, never a backtrace. Cmdliner itself
    answers malformed syntax (a non-number for --port) with its own usage
