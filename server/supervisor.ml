@@ -6,6 +6,25 @@
 (* The user the workers run as, resolved once, in the supervisor. *)
 type account = { name : string; uid : int; gid : int }
 
+(* The user's ids, looked up before any fork; without a user, a warning
+   when serving as root. *)
+let account = function
+  | None ->
+      if Unix.geteuid () = 0 then
+        Log.msg "serving as root: every file root can read is readable through the handler; \
+             give --user (config.user) to run as an unprivileged user";
+      Ok None
+  | Some name -> (
+      match Unix.getpwnam name with
+      | exception Not_found -> Error (Printf.sprintf "user %s: no such user" name)
+      | pw ->
+          let me = Unix.geteuid () in
+          if me <> 0 && pw.Unix.pw_uid <> me then
+            Error
+              (Printf.sprintf "user %s: only root can serve as another user (running as uid %d)" name
+                 me)
+          else Ok (Some { name; uid = pw.Unix.pw_uid; gid = pw.Unix.pw_gid }))
+
 (* setgroups (the user's own groups, as a login would have them: ssl-cert
    for a file kept readable by that group, say), setgid, setuid; then
    checked: every id is the user's, and root cannot be taken back. *)

@@ -26,6 +26,12 @@
 type account = { name : string; uid : int; gid : int }
 (** The user workers run as, resolved in the supervisor before any fork. *)
 
+val account : string option -> (account option, string) result
+(** [account user]: the ids of [user] ([getpwnam]), [Error] with one line
+    when there is no such user or when the caller is neither root nor
+    that user. [None] gives [Ok None], after a warning on stderr when the
+    caller is root (it would serve as root). *)
+
 val become : account -> (unit, string) result
 (** [become a]: the user's groups ([initgroups], when root), [setgid],
     [setuid], then checked: every real and effective id is [a]'s and

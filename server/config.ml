@@ -1,0 +1,254 @@
+(* The configuration record, its defaults, the addresses it names and the
+   start-up checks; no I/O (Listeners opens the sockets). *)
+
+type tls = {
+  cert_file : string;
+  key_file : string;
+  hsts : int option;
+  redirect_http : (string * int) list;
+  ticket_period : int;
+}
+
+let tls ~cert_file ~key_file =
+  { cert_file; key_file; hsts = None; redirect_http = []; ticket_period = 3600 }
+
+type io = Loop_state.io = Epoll | Uring
+
+type t = {
+  io : io;
+  host : string;
+  port : int;
+  listen : (string * int) list;
+  listen_fds : int list;
+  workers : int;
+  max_connections : int;
+  backlog : int;
+  read_buffer : int;
+  write_buffer : int;
+  max_body : int;
+  header_timeout : float;
+  idle_timeout : float;
+  body_timeout : float;
+  write_timeout : float;
+  handler_timeout : float;
+  offload_threads : int;
+  offload_queue : int;
+  grace_period : float;
+  send_lowat : int;
+  defer_accept : bool;
+  stats : string option;
+  tls : tls option;
+  access_log : string option;
+  log_format : Access_log.format;
+  headers : (string * string) list;
+  user : string option;
+  server_name : string;
+  root : string option;
+  on_listen : int -> unit;
+}
+
+let cpu_count = Extra.cpu_count
+let fd_reserve = 64
+let max_default_connections = 65_536
+
+let default_config =
+  {
+    io = Uring;
+    host = "127.0.0.1";
+    port = 8080;
+    listen = [];
+    listen_fds = [];
+    workers = cpu_count ();
+    max_connections = 0;
+    backlog = 4096;
+    read_buffer = 32 * 1024;
+    write_buffer = 16 * 1024;
+    max_body = 1024 * 1024;
+    header_timeout = 10.;
+    idle_timeout = 60.;
+    body_timeout = 30.;
+    write_timeout = 30.;
+    handler_timeout = 30.;
+    offload_threads = 4;
+    offload_queue = 0;
+    grace_period = 10.;
+    send_lowat = 16 * 1024;
+    defer_accept = true;
+    stats = None;
+    access_log = None;
+    log_format = Access_log.Common;
+    tls = None;
+    headers = [ ("X-Content-Type-Options", "nosniff") ];
+    user = None;
+    server_name = "httpz";
+    root = None;
+    on_listen = ignore;
+  }
+
+(* {1 Addresses} *)
+
+let addresses c = if c.listen = [] then [ (c.host, c.port) ] else c.listen
+
+(* "HOST:PORT", "[IPv6]:PORT" or ":PORT" (every IPv4 interface). *)
+let parse_listen s =
+  let bad fmt = Printf.ksprintf (fun m -> Error (Printf.sprintf "%S: %s" s m)) fmt in
+  let port_of p =
+    if p = "" || String.length p > 5 || not (String.for_all (fun ch -> ch >= '0' && ch <= '9') p)
+    then bad "the port must be a number (0-65535)"
+    else
+      let n = int_of_string p in
+      if n > 65535 then bad "port %d is out of range (0-65535)" n else Ok n
+  in
+  let with_port host p = Result.map (fun n -> (host, n)) (port_of p) in
+  if s = "" then bad "give ADDR:PORT"
+  else if s.[0] = '[' then
+    match String.index_opt s ']' with
+    | None -> bad "missing ']' after the IPv6 address"
+    | Some i ->
+        let host = String.sub s 1 (i - 1) in
+        let rest = String.sub s (i + 1) (String.length s - i - 1) in
+        if String.length rest < 2 || rest.[0] <> ':' then bad "give the port after the brackets: [ADDR]:PORT"
+        else (
+          match Unix.inet_addr_of_string host with
+          | a when Unix.domain_of_sockaddr (Unix.ADDR_INET (a, 0)) = Unix.PF_INET6 ->
+              with_port host (String.sub rest 1 (String.length rest - 1))
+          | _ -> bad "%s is not an IPv6 address" host
+          | exception Failure _ -> bad "%s is not an IPv6 address" host)
+  else
+    match String.rindex_opt s ':' with
+    | None -> bad "give ADDR:PORT (or :PORT for every IPv4 interface)"
+    | Some i when String.index s ':' <> i ->
+        bad "an IPv6 address goes in brackets: [ADDR]:PORT"
+    | Some i ->
+        let host = String.sub s 0 i in
+        let host = if host = "" then "0.0.0.0" else host in
+        if String.exists (fun ch -> ch <= ' ' || ch = '/' || ch = '[' || ch = ']') host then
+          bad "%S is not an address or host name" host
+        else with_port host (String.sub s (i + 1) (String.length s - i - 1))
+
+type role = Serve | Redirect
+
+let endpoints c =
+  List.map (fun (h, p) -> (h, p, Serve)) (addresses c)
+  @ match c.tls with Some t -> List.map (fun (h, p) -> (h, p, Redirect)) t.redirect_http | None -> []
+
+let url ?(scheme = "http") host port =
+  if String.contains host ':' then Printf.sprintf "%s://[%s]:%d" scheme host port
+  else Printf.sprintf "%s://%s:%d" scheme host port
+
+let hsts_line c =
+  match c.tls with
+  | Some { hsts = Some n; _ } -> Printf.sprintf "Strict-Transport-Security: max-age=%d\r\n" n
+  | _ -> ""
+
+(* {1 Checks} *)
+
+(* Bytes of the header lines every response head carries whatever the
+   handler adds: Server, the configured headers, HSTS. *)
+let fixed_head_bytes c =
+  List.fold_left
+    (fun acc (n, v) -> acc + String.length n + String.length v + 4)
+    (String.length "Server: \r\n" + String.length c.server_name + String.length (hsts_line c))
+    c.headers
+
+type field =
+  | Max_connections
+  | Read_buffer
+  | Write_buffer
+  | Max_body
+  | Offload_threads
+  | Offload_queue
+  | Idle_timeout
+  | Header_timeout
+  | Body_timeout
+  | Write_timeout
+  | Handler_timeout
+  | Send_lowat
+  | Grace_period
+  | Hsts
+  | Ticket_period
+
+let field_name = function
+  | Max_connections -> "max_connections"
+  | Read_buffer -> "read_buffer"
+  | Write_buffer -> "write_buffer"
+  | Max_body -> "max_body"
+  | Offload_threads -> "offload_threads"
+  | Offload_queue -> "offload_queue"
+  | Idle_timeout -> "idle_timeout"
+  | Header_timeout -> "header_timeout"
+  | Body_timeout -> "body_timeout"
+  | Write_timeout -> "write_timeout"
+  | Handler_timeout -> "handler_timeout"
+  | Send_lowat -> "send_lowat"
+  | Grace_period -> "grace_period"
+  | Hsts -> "tls: hsts"
+  | Ticket_period -> "tls: ticket_period"
+
+(* The bound each numeric field must keep, and how the message says it.
+   [not (x > 0.)] also refuses nan. *)
+let numeric_rules c =
+  let tls f = match c.tls with Some t -> f t | None -> false in
+  [
+    (Max_connections, c.max_connections < 0, "must not be negative");
+    (Read_buffer, c.read_buffer < 1024, "must be at least 1024 bytes");
+    (Write_buffer, c.write_buffer < 1024, "must be at least 1024 bytes");
+    (Max_body, c.max_body < 0, "must not be negative");
+    (Offload_threads, c.offload_threads < 1, "must be at least 1");
+    (Offload_queue, c.offload_queue < 0, "must not be negative");
+    (Idle_timeout, not (c.idle_timeout > 0.), "must be positive");
+    (Header_timeout, not (c.header_timeout > 0.), "must be positive");
+    (Body_timeout, not (c.body_timeout > 0.), "must be positive");
+    (Write_timeout, not (c.write_timeout > 0.), "must be positive");
+    (Handler_timeout, not (c.handler_timeout > 0.), "must be positive");
+    (Send_lowat, c.send_lowat < 0 || c.send_lowat > 0x3fff_ffff, "must be between 0 and 1073741823");
+    (Grace_period, not (c.grace_period >= 0.), "must not be negative");
+    (Hsts, tls (fun t -> match t.hsts with Some n -> n < 0 | None -> false), "must not be negative");
+    (Ticket_period, tls (fun t -> t.ticket_period < 1), "must be at least 1");
+  ]
+
+let check ?(name = field_name) c =
+  let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
+  match List.find_opt (fun (_, broken, _) -> broken) (numeric_rules c) with
+  | Some (field, _, bound) -> bad "%s %s" (name field) bound
+  | None ->
+  if List.exists (fun (_, p, _) -> p < 0 || p > 65535) (endpoints c) then
+    bad "a port is outside 0-65535"
+  else if (match c.tls with Some t -> t.cert_file = "" || t.key_file = "" | None -> false) then
+    bad "tls: give both a certificate and a key file"
+  else if (match c.stats with Some t -> t = "" || not (String.for_all Httpz.Charset.is_tchar t) | None -> false)
+  then bad "the stats token must be a non-empty token (letters, digits and !#$%%&'*+-.^_`|~)"
+  else if not (Httpz.Response.is_field_value c.server_name) then
+    bad "server_name %S is not a valid header value" c.server_name
+  else
+    match
+      List.find_opt
+        (fun (n, v) ->
+          n = "" || not (String.for_all Httpz.Charset.is_tchar n && Httpz.Response.is_field_value v))
+        c.headers
+    with
+    | Some (n, _) -> bad "header %S: not a token name with a valid value (no CR, LF or NUL)" n
+    | None ->
+        (* A response head is written whole into the write buffer: the
+           fixed lines may take half of it, the other half is left for the
+           status line, Date and what the handler adds. *)
+        let fixed = fixed_head_bytes c in
+        if fixed > c.write_buffer / 2 then
+          bad
+            "headers: the Server line, the added header fields%s take %d bytes, more than half \
+             of the %d-byte write buffer (at most %d): every response head must fit in it"
+            (if hsts_line c = "" then "" else " and Strict-Transport-Security")
+            fixed c.write_buffer (c.write_buffer / 2)
+        else Ok ()
+
+(* {1 Limits} *)
+
+let with_limits c ~nofile =
+  let workers = if c.workers <= 0 then cpu_count () else c.workers in
+  let max_connections =
+    if c.max_connections > 0 then c.max_connections
+    else
+      let nofile = if nofile > 0 then nofile else 1024 in
+      max 1 (min max_default_connections (nofile - min fd_reserve (nofile / 2)))
+  in
+  { c with workers; max_connections }
