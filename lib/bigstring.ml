@@ -6,10 +6,25 @@ external unsafe_get64 : t -> int -> int64 = "%caml_bigstring_get64u"
 external unsafe_set64 : t -> int -> int64 -> unit = "%caml_bigstring_set64u"
 external string_get64 : string -> int -> int64 = "%caml_string_get64u"
 
+(* memmove/memcpy in C (lib/simd_stubs.c): a call costs a few dozen
+   instructions, so copies of at least [c_copy_min] bytes go there and
+   shorter ones stay in the OCaml loops (8 bytes at a time). *)
+external c_memmove : t -> (int[@untagged]) -> t -> (int[@untagged]) -> (int[@untagged]) -> unit
+  = "httpz_bigstring_memmove_byte" "httpz_bigstring_memmove"
+  [@@noalloc]
+
+external c_copy_from_string : string -> (int[@untagged]) -> t -> (int[@untagged]) -> (int[@untagged]) -> unit
+  = "httpz_bigstring_of_string_copy_byte" "httpz_bigstring_of_string_copy"
+  [@@noalloc]
+
+let c_copy_min = 64
+
 let create n = Bigarray.Array1.create Bigarray.char Bigarray.c_layout n
 let length (b : t) = Bigarray.Array1.dim b
 
 let unsafe_blit_from_string s ~src_off (b : t) ~dst_off ~len =
+  if len >= c_copy_min then c_copy_from_string s src_off b dst_off len
+  else
   let i = ref 0 in
   while !i + 8 <= len do
     unsafe_set64 b (dst_off + !i) (string_get64 s (src_off + !i));
@@ -46,9 +61,10 @@ let blit ~(src : t) ~src_off ~(dst : t) ~dst_off ~len =
      || dst_off < 0 || dst_off > length dst - len
   then invalid_arg "Bigstring.blit";
   (* Bigarray.Array1.blit on sub-views is memmove, but [sub] allocates two
-     proxies; for the short copies httpz makes a loop is cheaper and
-     allocation-free. Copy backwards when the destination overlaps ahead. *)
-  if src == dst && dst_off > src_off && dst_off < src_off + len then
+     proxies: longer copies call memmove directly, short ones loop (copying
+     backwards when the destination overlaps ahead). *)
+  if len >= c_copy_min then c_memmove src src_off dst dst_off len
+  else if src == dst && dst_off > src_off && dst_off < src_off + len then
     for i = len - 1 downto 0 do
       unsafe_set dst (dst_off + i) (unsafe_get src (src_off + i))
     done

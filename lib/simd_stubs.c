@@ -329,4 +329,31 @@ value httpz_simd_hostname_end_byte(value buf, value pos, value stop)
 {
   return Val_long(httpz_simd_hostname_end(buf, Long_val(pos), Long_val(stop)));
 }
+
+/* Copies for Bigstring: memmove over the buffers' bytes (the OCaml side
+   checked the ranges). Pure compute like the rest of this file; no
+   allocation, no system call. */
+value httpz_bigstring_memmove(value src, intnat src_off, value dst, intnat dst_off, intnat len)
+{
+  memmove((uint8_t *)Caml_ba_data_val(dst) + dst_off, (const uint8_t *)Caml_ba_data_val(src) + src_off,
+          (size_t)len);
+  return Val_unit;
+}
+
+value httpz_bigstring_memmove_byte(value src, value src_off, value dst, value dst_off, value len)
+{
+  return httpz_bigstring_memmove(src, Long_val(src_off), dst, Long_val(dst_off), Long_val(len));
+}
+
+value httpz_bigstring_of_string_copy(value src, intnat src_off, value dst, intnat dst_off, intnat len)
+{
+  memcpy((uint8_t *)Caml_ba_data_val(dst) + dst_off, (const uint8_t *)String_val(src) + src_off,
+         (size_t)len);
+  return Val_unit;
+}
+
+value httpz_bigstring_of_string_copy_byte(value src, value src_off, value dst, value dst_off, value len)
+{
+  return httpz_bigstring_of_string_copy(src, Long_val(src_off), dst, Long_val(dst_off), Long_val(len));
+}
 #endif
