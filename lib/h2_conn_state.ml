@@ -117,7 +117,7 @@ let reset t =
   t.last_peer_stream <- 0;
   t.goaway_sent <- false;
   t.settings_acked <- false;
-  t.window_start <- min_int;
+  t.window_start <- 0;
   t.resets <- 0;
   t.settings_count <- 0;
   t.pings <- 0;
@@ -161,7 +161,7 @@ let create ?(config = default_config) () =
       last_peer_stream = 0;
       goaway_sent = false;
       settings_acked = false;
-      window_start = min_int;
+      window_start = 0;
       resets = 0;
       settings_count = 0;
       pings = 0;

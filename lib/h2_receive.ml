@@ -14,6 +14,7 @@ let open_stream t id ~end_stream =
     if t.refused > t.config.max_refused then calm t "too many refused streams"
     else refuse t id Err.Refused_stream
   end
+  else if end_stream && H2_head.content_length h > 0 then refuse t id Err.Protocol_error
   else begin
     let slot =
       S.open_slot t.streams ~id ~recv_window:t.config.initial_window_size
@@ -23,13 +24,9 @@ let open_stream t id ~end_stream =
     s.priority.(slot) <- (H2_head.priority h :> int);
     s.content_length.(slot) <- H2_head.content_length h;
     if end_stream then s.state.(slot) <- S.half_closed_remote;
-    if end_stream && H2_head.content_length h > 0 then
-      stream_error t slot Err.Protocol_error "content-length does not match the DATA"
-    else begin
-      t.ev_stream <- id;
-      t.ev_end_stream <- end_stream;
-      Headers
-    end
+    t.ev_stream <- id;
+    t.ev_end_stream <- end_stream;
+    Headers
   end
 
 let trailers t slot ~end_stream =
