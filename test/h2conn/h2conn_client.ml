@@ -225,3 +225,15 @@ let start ?config ?(client_settings = []) () =
   feed s (F.preface ^ settings client_settings);
   ignore (output s);
   s
+
+(* Everything the connection wants to send now, as raw bytes. *)
+let raw_output s =
+  let b = Buffer.create 4096 in
+  let go = ref true in
+  while !go do
+    let n = C.next_output s.c s.outbuf ~off:0 ~len:(Bigstring.length s.outbuf) in
+    Buffer.add_string b (Bigstring.sub_string s.outbuf ~off:0 ~len:n);
+    Buffer.add_string b (String.make (C.output_external_len s.c) 'x');
+    if n = 0 then go := false
+  done;
+  Buffer.contents b
