@@ -67,6 +67,7 @@ type t = {
   mutable phase : int;
   mutable last_peer_stream : int;
   mutable goaway_sent : bool;
+  mutable goaway_last : int;
   mutable settings_acked : bool;
   mutable window_start : int;
   mutable resets : int;
@@ -116,6 +117,7 @@ let reset t =
   t.phase <- phase_preface;
   t.last_peer_stream <- 0;
   t.goaway_sent <- false;
+  t.goaway_last <- max_int;
   t.settings_acked <- false;
   t.window_start <- 0;
   t.resets <- 0;
@@ -160,6 +162,7 @@ let create ?(config = default_config) () =
       phase = phase_preface;
       last_peer_stream = 0;
       goaway_sent = false;
+      goaway_last = max_int;
       settings_acked = false;
       window_start = 0;
       resets = 0;
@@ -189,7 +192,8 @@ let fail t code why =
     t.phase <- phase_failed;
     t.ev_error <- code;
     t.reason <- why;
-    O.push_goaway t.out ~last_stream_id:t.last_peer_stream ~code ~debug:why
+    let last = if t.goaway_sent then t.goaway_last else t.last_peer_stream in
+    O.push_goaway t.out ~last_stream_id:last ~code ~debug:why
   end;
   Connection_error
 

@@ -58,6 +58,7 @@ type t = {
   mutable phase : int;
   mutable last_peer_stream : int;
   mutable goaway_sent : bool;
+  mutable goaway_last : int;  (** the last stream id our GOAWAY let through; [max_int] before *)
   mutable settings_acked : bool;
   mutable window_start : int;
   mutable resets : int;

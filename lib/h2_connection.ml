@@ -42,7 +42,7 @@ let header_span t name src s = O.header_span t.out name src s
 
 let send_headers t ~end_stream =
   let slot = S.find t.streams t.response_stream in
-  if slot < 0 || t.response_stream = 0 || t.streams.response.(slot) <> 0 then Stream_closed
+  if slot < 0 || t.streams.response.(slot) <> 0 then Stream_closed
   else if not (O.frame_headers t.out ~stream_id:t.response_stream ~end_stream) then No_space
   else begin
     if end_stream then O.end_stream_sent t.out slot else t.streams.response.(slot) <- 1;
@@ -52,8 +52,9 @@ let send_headers t ~end_stream =
 let queue_body t ~stream kind buf ~off ~len ~end_stream =
   let slot = S.find t.streams stream in
   let s = t.streams in
-  if slot < 0 || stream = 0 || s.response.(slot) <> 1 then Stream_closed
+  if slot < 0 || s.response.(slot) <> 1 then Stream_closed
   else if s.out_kind.(slot) <> S.out_none then No_space
+  else if len = 0 && not end_stream then Queued
   else begin
     s.out_kind.(slot) <- kind;
     s.out_buf.(slot) <- buf;
@@ -84,6 +85,7 @@ let reset_stream t ~stream code =
 let shutdown t =
   if (not t.goaway_sent) && t.phase <> phase_failed then begin
     t.goaway_sent <- true;
+    t.goaway_last <- t.last_peer_stream;
     O.push_goaway t.out ~last_stream_id:t.last_peer_stream ~code:Err.No_error ~debug:""
   end
 
@@ -103,6 +105,15 @@ let output_external_stream t = t.out.ext_stream
 let output_external_len t = t.out.ext_len
 let output_external_offset t = t.out.ext_off
 let has_output t = O.pending_length t.out > 0
+
+let wants_output t =
+  O.pending_length t.out > 0
+  ||
+  let any = ref false in
+  for slot = 0 to t.streams.capacity - 1 do
+    if O.ready t.out slot then any := true
+  done;
+  !any
 let active_streams t = t.streams.active
 let last_peer_stream t = t.last_peer_stream
 let settings_acked t = t.settings_acked

@@ -171,6 +171,10 @@ val output_external_offset : t -> int
 val has_output : t -> bool
 (** Frames are queued (DATA readiness aside). *)
 
+val wants_output : t -> bool
+(** Frames are queued, or some stream has DATA its windows let go: the
+    loop should wait for the socket to be writable. A scan of the slots. *)
+
 (** {1 Inspection} *)
 
 val active_streams : t -> int

@@ -99,6 +99,9 @@ val frame_headers : t -> stream_id:int -> end_stream:bool -> bool
 
 (** {1 Output} *)
 
+val ready : t -> int -> bool
+(** [ready t slot]: the slot has a DATA frame that the windows let go now. *)
+
 val next : t -> Bigstring.t -> off:int -> len:int -> int
 (** [next t out ~off ~len] copies queued frames, then DATA frames picked by
     the scheduler, into [out], and is the byte count written. When a frame

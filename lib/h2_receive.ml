@@ -56,7 +56,7 @@ let header_block t src ~off ~len ~id ~end_stream ~bad_priority =
         else if result <> H2_head.Valid then stream_error t slot Err.Protocol_error (H2_head.reason t.head)
         else trailers t slot ~end_stream
       end
-      else if t.goaway_sent then Need_more (* §6.8: streams after GOAWAY are ignored *)
+      else if id > t.goaway_last then Need_more (* §6.8: streams after our GOAWAY are ignored *)
       else if bad_priority then refuse t id Err.Protocol_error
       else if result <> H2_head.Valid then refuse t id Err.Protocol_error
       else open_stream t id ~end_stream
@@ -68,7 +68,7 @@ let on_headers t buf ~bad_priority =
   else if id <= t.last_peer_stream && S.find t.streams id < 0 then
     fail t Err.Stream_closed "HEADERS on a closed stream"
   else begin
-    if id > t.last_peer_stream && not t.goaway_sent then t.last_peer_stream <- id;
+    if id > t.last_peer_stream then t.last_peer_stream <- id;
     let end_stream = F.has_flag r F.flag_end_stream in
     let off = F.payload_off r and len = F.payload_len r in
     if F.has_flag r F.flag_end_headers then header_block t buf ~off ~len ~id ~end_stream ~bad_priority
@@ -116,7 +116,7 @@ let on_data t =
     let s = t.streams in
     if slot < 0 then begin
       O.credit_connection o flow;
-      refuse t id Err.Stream_closed
+      if id > t.goaway_last then Need_more else refuse t id Err.Stream_closed
     end
     else if s.state.(slot) <> S.open_ && s.state.(slot) <> S.half_closed_local then begin
       O.credit_connection o flow;

@@ -76,7 +76,7 @@ let clear t =
   done;
   t.active <- 0
 
-let find t id =
+let search t id =
   let last = t.last_found in
   if Array.unsafe_get t.id last = id then last
   else begin
@@ -89,8 +89,10 @@ let find t id =
     !r
   end
 
+let find t id = if id <= 0 then -1 else search t id
+
 let open_slot t ~id ~recv_window ~send_window =
-  let slot = find t 0 in
+  let slot = search t 0 in
   if slot >= 0 then begin
     t.id.(slot) <- id;
     t.state.(slot) <- open_;

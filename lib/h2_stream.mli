@@ -65,7 +65,8 @@ val clear : t -> unit
 (** Frees every slot. *)
 
 val find : t -> int -> int
-(** [find t id] is the slot of stream [id], or [-1]. A linear scan over
+(** [find t id] is the slot of stream [id], or [-1] (always for
+    [id <= 0]). A linear scan over
     [capacity] ints, shortcut by the last slot found. *)
 
 val open_slot : t -> id:int -> recv_window:int -> send_window:int -> int

@@ -260,14 +260,45 @@ let test_shutdown () =
   let s = start () in
   feed s (request 1 (get ()) ^ request 3 (get ()));
   C.shutdown s.c;
-  feed s (request 5 (get ()));
+  (* frames on streams above the GOAWAY's last id are ignored, even DATA *)
+  feed s (request ~end_stream:false 5 (post ()) ^ data 5 "ignored" ^ window_update 5 1);
   check_events s [ "headers 1 end"; "headers 3 end" ];
+  Alcotest.(check bool) "wants output" true (C.wants_output s.c);
   Alcotest.(check bool) "not finished" false (C.finished s.c);
   respond s 1;
   respond s 3;
   check_output s
     [ "GOAWAY 3 NO_ERROR"; "HEADERS 1 200 content-length=5"; "HEADERS 3 200 content-length=5"; "DATA 1 5 ES"; "DATA 3 5 ES" ];
-  Alcotest.(check bool) "finished" true (C.finished s.c)
+  Alcotest.(check bool) "finished" true (C.finished s.c);
+  Alcotest.(check bool) "nothing to send" false (C.wants_output s.c);
+  (* a later connection error keeps the GOAWAY's last stream id *)
+  feed s (ping 1 ^ raw ~typ:6 ~flags:0 ~sid:0 "short");
+  check_output s [ "PING ACK \000\000\000\000\000\000\000\001"; "GOAWAY 3 FRAME_SIZE_ERROR" ]
+
+let big_response s sid n =
+  C.start_response s.c ~stream:sid ~status:200;
+  ignore (C.send_headers s.c ~end_stream:false);
+  let b = Bigstring.of_string (String.make n 'b') in
+  ignore (C.send_data s.c ~stream:sid b ~off:0 ~len:n ~end_stream:true)
+
+let test_no_stream_zero () =
+  let s = start () in
+  C.reset_stream s.c ~stream:0 H2_error.Cancel;
+  C.consumed s.c ~stream:0 10;
+  C.start_response s.c ~stream:0 ~status:200;
+  Alcotest.(check bool) "headers on stream 0" true (C.send_headers s.c ~end_stream:true = C.Stream_closed);
+  Alcotest.(check int) "state" 0 (C.stream_state s.c ~stream:0);
+  check_output s []
+
+let test_window_blocked_wants_output () =
+  let s = start ~client_settings:[ (4, 0) ] () in
+  feed s (request 1 (get ()));
+  big_response s 1 10;
+  check_output s [ "HEADERS 1 200" ];
+  Alcotest.(check bool) "a zero window waits" false (C.wants_output s.c);
+  feed s (window_update 1 4);
+  Alcotest.(check bool) "opened" true (C.wants_output s.c);
+  check_output s [ "DATA 1 4" ]
 
 (* {1 Flow control} *)
 
@@ -285,12 +316,6 @@ let test_window_overflow_stream () =
   let s = start () in
   feed s (request 1 (get ()) ^ window_update 1 H2_settings.max_window_size);
   check_events s [ "headers 1 end"; "reset 1 FLOW_CONTROL_ERROR" ]
-
-let big_response s sid n =
-  C.start_response s.c ~stream:sid ~status:200;
-  ignore (C.send_headers s.c ~end_stream:false);
-  let b = Bigstring.of_string (String.make n 'b') in
-  ignore (C.send_data s.c ~stream:sid b ~off:0 ~len:n ~end_stream:true)
 
 let test_send_window () =
   let s = start () in
@@ -475,7 +500,7 @@ let test_conn_error (name, bytes, code, how) =
 let steady () =
   let s = start () in
   let req = request ~end_stream:false 1 (get ~extra:[ ("user-agent", "curl/8"); ("accept", "*/*") ] ()) in
-  let body = data ~end_stream:true 1 "0123456789" in
+  let body = data 1 (String.make 16384 'a') ^ data 1 (String.make 16384 'b') ^ data ~end_stream:true 1 "" in
   let wu = window_update 0 10 in
   let pg = ping 7 in
   let all = req ^ body ^ wu ^ pg in
@@ -494,6 +519,8 @@ let steady () =
   let run () =
     set_sid 0 !sid;
     set_sid body_off !sid;
+    set_sid (body_off + 16393) !sid;
+    set_sid (body_off + (2 * 16393)) !sid;
     now := !now + 1000;
     let pos = ref 0 and go = ref true in
     while !go do
@@ -510,7 +537,14 @@ let steady () =
     C.header_int s.c Header_name.Content_length 11;
     ignore (C.send_headers s.c ~end_stream:false);
     ignore (C.send_data s.c ~stream:!sid resp ~off:0 ~len:11 ~end_stream:true);
-    while C.next_output s.c out ~off:0 ~len:65536 > 0 do () done;
+    let n = ref 0 in
+    while
+      let k = C.next_output s.c out ~off:0 ~len:65536 in
+      n := !n + k;
+      k > 0
+    do () done;
+    (* HEADERS, DATA, PING ACK, and the stream's WINDOW_UPDATE at least *)
+    if !n < 9 + 2 + 9 + 11 + 17 + 13 then failwith "output missing";
     sid := !sid + 2
   in
   run ();
@@ -611,6 +645,7 @@ let () =
         [
           q "DATA on a closed stream" test_data_closed_stream; q "DATA after END_STREAM" test_data_half_closed_remote;
           q "peer reset" test_peer_reset; q "max concurrent streams" test_max_concurrent; q "graceful shutdown" test_shutdown;
+          q "stream 0 is no stream" test_no_stream_zero;
           q "reader stream error" (stream_reset (request 1 (get ()) ^ raw ~typ:8 ~flags:0 ~sid:1 "\000\000\000\000") 1 "PROTOCOL_ERROR");
         ] );
       ("connection errors", List.map test_conn_error conn_errors);
@@ -619,7 +654,7 @@ let () =
           q "INITIAL_WINDOW_SIZE change" test_initial_window_change; q "stream window overflow" test_window_overflow_stream;
           q "send windows" test_send_window; q "peer MAX_FRAME_SIZE" test_max_frame_size; q "receive window" test_recv_window;
           q "connection receive window" test_connection_window; q "WINDOW_UPDATE at half" test_auto_window_update;
-          q "padding credited" test_padding_credited;
+          q "padding credited" test_padding_credited; q "zero window waits" test_window_blocked_wants_output;
         ] );
       ( "scheduler",
         [ q "urgency" test_urgency; q "incremental round-robin" test_incremental_round_robin; q "external body" test_external_body ] );
