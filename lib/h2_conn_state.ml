@@ -4,41 +4,6 @@ module S = H2_stream
 module O = H2_output
 module Err = H2_error
 
-type config = {
-  max_concurrent_streams : int;
-  initial_window_size : int;
-  connection_window : int;
-  max_header_list_size : int;
-  max_continuations : int;
-  pending_size : int;
-  response_header_block_size : int;
-  window_ms : int;
-  max_resets : int;
-  max_settings : int;
-  max_pings : int;
-  max_empty_data : int;
-  max_window_updates : int;
-  max_refused : int;
-}
-
-let default_config =
-  {
-    max_concurrent_streams = 128;
-    initial_window_size = 65535;
-    connection_window = 1 lsl 20;
-    max_header_list_size = 16384;
-    max_continuations = 16;
-    pending_size = 65536;
-    response_header_block_size = 16384;
-    window_ms = 1000;
-    max_resets = 100;
-    max_settings = 100;
-    max_pings = 100;
-    max_empty_data = 100;
-    max_window_updates = 10_000;
-    max_refused = 100;
-  }
-
 type event = Need_more | Headers | Trailers | Data | Reset | Goaway | Connection_error
 
 type submit = Queued | Stream_closed | No_space
@@ -50,7 +15,7 @@ let phase_running = 2
 let phase_failed = 3
 
 type t = {
-  config : config;
+  config : H2_config.t;
   reader : F.t;
   decoder : Hpack_decoder.t;
   head : H2_head.t;
@@ -94,7 +59,7 @@ let our_settings_ids =
       id_to_int Enable_push; id_to_int No_rfc7540_priorities;
     |]
 
-let our_settings_values c =
+let our_settings_values (c : H2_config.t) =
   [| c.max_concurrent_streams; c.initial_window_size; c.max_header_list_size; 0; 1 |]
 
 let queue_preamble t =
@@ -132,8 +97,8 @@ let reset t =
   t.response_stream <- 0;
   queue_preamble t
 
-let create ?(config = default_config) () =
-  let c = config in
+let create ?(config = H2_config.default) () =
+  let (c : H2_config.t) = config in
   if c.max_concurrent_streams < 1 || c.initial_window_size < 65535
      || c.initial_window_size > H2_settings.max_window_size
      || c.connection_window < 65535 || c.connection_window > H2_settings.max_window_size

@@ -5,33 +5,6 @@
     {b Allocation.} {!create} allocates everything the connection will
     ever use; nothing else here allocates. *)
 
-type config = {
-  max_concurrent_streams : int;
-      (** advertised SETTINGS_MAX_CONCURRENT_STREAMS and the number of stream
-          slots; default 128 *)
-  initial_window_size : int;
-      (** advertised SETTINGS_INITIAL_WINDOW_SIZE, each stream's receive
-          window; at least 65535 (so the peer's use of the default before it
-          sees our SETTINGS is always within it); default 65535 *)
-  connection_window : int;  (** the connection receive window; default 1 MiB *)
-  max_header_list_size : int;
-      (** advertised SETTINGS_MAX_HEADER_LIST_SIZE: HPACK's header-list
-          limit (the bomb defence) and the cap on an assembled header
-          block; default 16 KiB *)
-  max_continuations : int;  (** CONTINUATION frames per header block; default 16 *)
-  pending_size : int;  (** bytes of the frame queue ({!H2_output}); default 64 KiB *)
-  response_header_block_size : int;  (** largest encoded response head; default 16 KiB *)
-  window_ms : int;  (** the abuse counters' time window, in the caller's ticks; default 1000 *)
-  max_resets : int;  (** open streams reset by the peer per window; default 100 *)
-  max_settings : int;  (** SETTINGS frames per window; default 100 *)
-  max_pings : int;  (** PING frames per window; default 100 *)
-  max_empty_data : int;  (** empty DATA frames without END_STREAM per window; default 100 *)
-  max_window_updates : int;  (** WINDOW_UPDATE frames per window; default 10000 *)
-  max_refused : int;  (** streams refused for concurrency per window; default 100 *)
-}
-
-val default_config : config
-
 type event = Need_more | Headers | Trailers | Data | Reset | Goaway | Connection_error
 type submit = Queued | Stream_closed | No_space
 
@@ -41,7 +14,7 @@ val phase_running : int
 val phase_failed : int
 
 type t = {
-  config : config;
+  config : H2_config.t;
   reader : H2_frame.t;
   decoder : Hpack_decoder.t;
   head : H2_head.t;
@@ -78,7 +51,7 @@ type t = {
   mutable response_stream : int;
 }
 
-val create : ?config:config -> unit -> t
+val create : ?config:H2_config.t -> unit -> t
 val reset : t -> unit
 
 val fail : t -> H2_error.t -> string -> event

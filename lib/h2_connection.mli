@@ -56,29 +56,9 @@
     {!received}, {!next_output}, the response writers and every accessor
     allocate nothing. *)
 
-type config = H2_conn_state.config = {
-  max_concurrent_streams : int;
-  initial_window_size : int;
-  connection_window : int;
-  max_header_list_size : int;
-  max_continuations : int;
-  pending_size : int;
-  response_header_block_size : int;
-  window_ms : int;
-  max_resets : int;
-  max_settings : int;
-  max_pings : int;
-  max_empty_data : int;
-  max_window_updates : int;
-  max_refused : int;
-}
-(** See {!H2_conn_state.config} for each limit and its default. *)
-
-val default_config : config
-
 type t
 
-val create : ?config:config -> unit -> t
+val create : ?config:H2_config.t -> unit -> t
 (** A connection awaiting the client preface, with our SETTINGS
     (MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE, MAX_HEADER_LIST_SIZE,
     ENABLE_PUSH 0, NO_RFC7540_PRIORITIES 1) and the connection

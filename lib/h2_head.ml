@@ -8,14 +8,7 @@ type t = {
   value_spans : int array;
   mutable count : int;
   mutable meth : Meth.t;
-  mutable method_span : Span.t;
-  mutable scheme : Span.t;
-  mutable path : Span.t;
-  mutable authority : Span.t;
-  mutable has_method : bool;
-  mutable has_scheme : bool;
-  mutable has_path : bool;
-  mutable has_authority : bool;
+  pseudo_spans : int array;  (* by [slot]; -1 when absent *)
   mutable content_length : int;
   mutable priority : H2_priority.t;
   mutable reason : string;
@@ -30,14 +23,7 @@ let create ~max_fields =
     value_spans = Array.make max_fields 0;
     count = 0;
     meth = Meth.Other;
-    method_span = Span.empty;
-    scheme = Span.empty;
-    path = Span.empty;
-    authority = Span.empty;
-    has_method = false;
-    has_scheme = false;
-    has_path = false;
-    has_authority = false;
+    pseudo_spans = Array.make 4 (-1);
     content_length = -1;
     priority = H2_priority.default;
     reason = "";
@@ -75,17 +61,21 @@ let value_ok buf s =
 let reset t =
   t.count <- 0;
   t.meth <- Meth.Other;
-  t.method_span <- Span.empty;
-  t.scheme <- Span.empty;
-  t.path <- Span.empty;
-  t.authority <- Span.empty;
-  t.has_method <- false;
-  t.has_scheme <- false;
-  t.has_path <- false;
-  t.has_authority <- false;
+  Array.fill t.pseudo_spans 0 4 (-1);
   t.content_length <- -1;
   t.priority <- H2_priority.default;
   t.reason <- ""
+
+let slot : Hpack_static.pseudo -> int = function Method -> 0 | Scheme -> 1 | Path -> 2 | _ -> 3
+
+let repeated : Hpack_static.pseudo -> string = function
+  | Method -> "repeated :method"
+  | Scheme -> "repeated :scheme"
+  | Path -> "repeated :path"
+  | _ -> "repeated :authority"
+
+let[@inline] has t k = t.pseudo_spans.(k) >= 0
+let[@inline] pseudo_span t k = if has t k then Span.unsafe_of_int t.pseudo_spans.(k) else Span.empty
 
 (* The first broken rule is kept; later fields are still decoded. *)
 let fail t why = if t.reason = "" then t.reason <- why
@@ -129,30 +119,12 @@ let pseudo_field t d out (p : Hpack_static.pseudo) ~trailers =
   else if not (value_ok out value) then fail t "field value with CR, LF, NUL or edge whitespace"
   else
     match p with
-    | Method ->
-        if t.has_method then fail t "repeated :method"
+    | Method | Scheme | Path | Authority ->
+        let k = slot p in
+        if t.pseudo_spans.(k) >= 0 then fail t (repeated p)
         else begin
-          t.has_method <- true;
-          t.method_span <- value;
-          t.meth <- Meth.of_buffer out ~off:(Span.off value) ~len:(Span.len value)
-        end
-    | Scheme ->
-        if t.has_scheme then fail t "repeated :scheme"
-        else begin
-          t.has_scheme <- true;
-          t.scheme <- value
-        end
-    | Path ->
-        if t.has_path then fail t "repeated :path"
-        else begin
-          t.has_path <- true;
-          t.path <- value
-        end
-    | Authority ->
-        if t.has_authority then fail t "repeated :authority"
-        else begin
-          t.has_authority <- true;
-          t.authority <- value
+          t.pseudo_spans.(k) <- (value :> int);
+          if p = Method then t.meth <- Meth.of_buffer out ~off:(Span.off value) ~len:(Span.len value)
         end
     | Status -> fail t ":status in a request"
     | Protocol -> fail t ":protocol without SETTINGS_ENABLE_CONNECT_PROTOCOL"
@@ -160,14 +132,14 @@ let pseudo_field t d out (p : Hpack_static.pseudo) ~trailers =
     | Regular -> ()
 
 let check_request t =
-  if not t.has_method then fail t "missing :method"
+  if not (has t 0) then fail t "missing :method"
   else if t.meth = Meth.Connect then begin
-    if not t.has_authority then fail t "CONNECT without :authority"
-    else if t.has_scheme || t.has_path then fail t "CONNECT with :scheme or :path"
+    if not (has t 3) then fail t "CONNECT without :authority"
+    else if has t 1 || has t 2 then fail t "CONNECT with :scheme or :path"
   end
-  else if not t.has_scheme then fail t "missing :scheme"
-  else if not t.has_path then fail t "missing :path"
-  else if Span.len t.path = 0 then fail t "empty :path"
+  else if not (has t 1) then fail t "missing :scheme"
+  else if not (has t 2) then fail t "missing :path"
+  else if Span.len (pseudo_span t 2) = 0 then fail t "empty :path"
 
 let decode t d src ~off ~len ~out ~trailers =
   reset t;
@@ -209,10 +181,10 @@ let find t n =
   !r
 
 let meth t = t.meth
-let method_span t = t.method_span
-let scheme t = t.scheme
-let path t = t.path
-let authority t = t.authority
-let has_authority t = t.has_authority
+let method_span t = pseudo_span t 0
+let scheme t = pseudo_span t 1
+let path t = pseudo_span t 2
+let authority t = pseudo_span t 3
+let has_authority t = has t 3
 let content_length t = t.content_length
 let priority t = t.priority

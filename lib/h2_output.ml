@@ -75,40 +75,26 @@ let room t n ~reserve =
   end
   else false
 
+(* Room for a frame that is not the GOAWAY. *)
+let[@inline] queued t n = room t n ~reserve:goaway_reserve
+
 let push_settings t ~ids ~values =
-  if room t (9 + (6 * Array.length ids)) ~reserve:goaway_reserve then begin
+  if queued t (9 + (6 * Array.length ids)) then begin
     t.p_end <- W.settings t.pending ~off:t.p_end ~ids ~values;
     true
   end
   else false
 
-let push_settings_ack t =
-  room t 9 ~reserve:goaway_reserve
-  && begin
-       t.p_end <- W.settings_ack t.pending ~off:t.p_end;
-       true
-     end
+let push_settings_ack t = queued t 9 && (t.p_end <- W.settings_ack t.pending ~off:t.p_end; true)
 
 let push_ping_ack t src ~src_off =
-  room t 17 ~reserve:goaway_reserve
-  && begin
-       t.p_end <- W.ping t.pending ~off:t.p_end ~ack:true src ~src_off;
-       true
-     end
+  queued t 17 && (t.p_end <- W.ping t.pending ~off:t.p_end ~ack:true src ~src_off; true)
 
 let push_window_update t ~stream_id ~increment =
-  room t 13 ~reserve:goaway_reserve
-  && begin
-       t.p_end <- W.window_update t.pending ~off:t.p_end ~stream_id ~increment;
-       true
-     end
+  queued t 13 && (t.p_end <- W.window_update t.pending ~off:t.p_end ~stream_id ~increment; true)
 
 let push_rst_stream t ~stream_id ~code =
-  room t 13 ~reserve:goaway_reserve
-  && begin
-       t.p_end <- W.rst_stream t.pending ~off:t.p_end ~stream_id ~code;
-       true
-     end
+  queued t 13 && (t.p_end <- W.rst_stream t.pending ~off:t.p_end ~stream_id ~code; true)
 
 let push_goaway t ~last_stream_id ~code ~debug =
   let debug = if String.length debug > goaway_reserve - 17 then "" else debug in
@@ -164,7 +150,7 @@ let header_span t name src s =
 let frame_headers t ~stream_id ~end_stream =
   let len = t.block_len and max = t.peer_max_frame in
   let frames = if len = 0 then 1 else (len + max - 1) / max in
-  if not (room t (len + (9 * frames)) ~reserve:goaway_reserve) then false
+  if not (queued t (len + (9 * frames))) then false
   else begin
     let pos = ref 0 and first = ref true in
     while !first || !pos < len do

@@ -237,3 +237,43 @@ let raw_output s =
     if n = 0 then go := false
   done;
   Buffer.contents b
+
+(* {1 Checks} *)
+
+module T = Httpz_test_support
+
+let strings = Alcotest.(list string)
+let repeat n f = String.concat "" (List.init n f)
+let check_events s expected = Alcotest.check strings "events" expected (events s)
+let check_output s expected = Alcotest.check strings "output" expected (output s)
+
+let respond ?(body = "hello") s sid =
+  C.start_response s.c ~stream:sid ~status:200;
+  C.header_int s.c Header_name.Content_length (String.length body);
+  if body = "" then ignore (C.send_headers s.c ~end_stream:true)
+  else begin
+    ignore (C.send_headers s.c ~end_stream:false);
+    let b = Bigstring.of_string body in
+    ignore (C.send_data s.c ~stream:sid b ~off:0 ~len:(String.length body) ~end_stream:true)
+  end
+
+let conn_error ?config ?client_settings bytes code () =
+  let s = start ?config ?client_settings () in
+  feed s bytes;
+  let evs = events s in
+  Alcotest.check Alcotest.string "last event" ("conn_error " ^ code) (List.nth evs (List.length evs - 1));
+  let out = output s in
+  Alcotest.check Alcotest.bool ("GOAWAY " ^ code ^ " sent") true
+    (List.exists (fun f -> String.length f > 7 && String.sub f 0 6 = "GOAWAY" && T.find_sub f code > 0) out);
+  Alcotest.check Alcotest.bool "failed" true (C.failed s.c)
+
+let stream_reset bytes sid code () =
+  let s = start () in
+  feed s bytes;
+  let out = output s in
+  Alcotest.check Alcotest.bool
+    (Printf.sprintf "RST_STREAM %d %s in [%s]" sid code (String.concat "; " out))
+    true
+    (List.mem (Printf.sprintf "RST_STREAM %d %s" sid code) out);
+  Alcotest.check Alcotest.bool "connection alive" false (C.failed s.c)
+

@@ -8,41 +8,6 @@ open H2conn_client
 module C = H2_connection
 module T = Httpz_test_support
 
-let strings = Alcotest.(list string)
-let repeat n f = String.concat "" (List.init n f)
-let check_events s expected = Alcotest.check strings "events" expected (events s)
-let check_output s expected = Alcotest.check strings "output" expected (output s)
-
-let respond ?(body = "hello") s sid =
-  C.start_response s.c ~stream:sid ~status:200;
-  C.header_int s.c Header_name.Content_length (String.length body);
-  if body = "" then ignore (C.send_headers s.c ~end_stream:true)
-  else begin
-    ignore (C.send_headers s.c ~end_stream:false);
-    let b = Bigstring.of_string body in
-    ignore (C.send_data s.c ~stream:sid b ~off:0 ~len:(String.length body) ~end_stream:true)
-  end
-
-let conn_error ?config ?client_settings bytes code () =
-  let s = start ?config ?client_settings () in
-  feed s bytes;
-  let evs = events s in
-  Alcotest.check Alcotest.string "last event" ("conn_error " ^ code) (List.nth evs (List.length evs - 1));
-  let out = output s in
-  Alcotest.check Alcotest.bool ("GOAWAY " ^ code ^ " sent") true
-    (List.exists (fun f -> String.length f > 7 && String.sub f 0 6 = "GOAWAY" && T.find_sub f code > 0) out);
-  Alcotest.check Alcotest.bool "failed" true (C.failed s.c)
-
-let stream_reset bytes sid code () =
-  let s = start () in
-  feed s bytes;
-  let out = output s in
-  Alcotest.check Alcotest.bool
-    (Printf.sprintf "RST_STREAM %d %s in [%s]" sid code (String.concat "; " out))
-    true
-    (List.mem (Printf.sprintf "RST_STREAM %d %s" sid code) out);
-  Alcotest.check Alcotest.bool "connection alive" false (C.failed s.c)
-
 (* {1 Preface and SETTINGS} *)
 
 let test_preamble () =
@@ -106,7 +71,7 @@ let test_continuation () =
   Alcotest.(check int) "x-long" 300 (Span.len (H2_head.field_value (C.head s.c) 0))
 
 let test_large_response_head () =
-  let s = start ~config:{ C.default_config with response_header_block_size = 32768 } () in
+  let s = start ~config:{ H2_config.default with response_header_block_size = 32768 } () in
   feed s (request 1 (get ()));
   C.start_response s.c ~stream:1 ~status:200;
   for _ = 1 to 6 do
@@ -210,10 +175,9 @@ let test_content_length_mismatch () =
 
 (* {1 HPACK} *)
 
-let hpack_bad_index = headers 1 "\xff\x80\x01"
 
 let test_hpack_bomb () =
-  let config = { C.default_config with max_header_list_size = 1024 } in
+  let config = { H2_config.default with max_header_list_size = 1024 } in
   let fields = List.init 40 (fun i -> (Printf.sprintf "x-%d" i, String.make 20 'a')) in
   let s = start ~config () in
   feed s (request 1 (get ~extra:fields ()));
@@ -246,7 +210,7 @@ let test_peer_reset () =
   check_output s []
 
 let test_max_concurrent () =
-  let config = { C.default_config with max_concurrent_streams = 2 } in
+  let config = { H2_config.default with max_concurrent_streams = 2 } in
   let s = start ~config () in
   feed s (request 1 (get ()) ^ request 3 (get ()) ^ request 5 (get ()));
   check_events s [ "headers 1 end"; "headers 3 end" ];
@@ -351,7 +315,7 @@ let test_recv_window () =
   Alcotest.(check string) "overflow" "reset 1 FLOW_CONTROL_ERROR" (List.nth evs (List.length evs - 1))
 
 let test_connection_window () =
-  let config = { C.default_config with connection_window = 65535; initial_window_size = 1 lsl 20 } in
+  let config = { H2_config.default with connection_window = 65535; initial_window_size = 1 lsl 20 } in
   let s = start ~config () in
   s.auto_consume <- false;
   let chunk = String.make 16384 'a' in
@@ -418,214 +382,6 @@ let test_external_body () =
   Alcotest.(check int) "rest" 3616 (C.output_external_len s.c);
   Alcotest.(check int) "rest offset" 16384 (C.output_external_offset s.c)
 
-(* {1 Abuse limits} *)
-
-let small = { C.default_config with max_resets = 5; max_settings = 5; max_pings = 5; max_empty_data = 5;
-                                    max_window_updates = 5; max_refused = 5 }
-
-
-let test_rapid_reset () =
-  let s = start ~config:small () in
-  feed s (repeat 6 (fun i -> request ~end_stream:false ((2 * i) + 1) (post ()) ^ rst ((2 * i) + 1) H2_error.Cancel));
-  let evs = events s in
-  Alcotest.(check string) "GOAWAY" "conn_error ENHANCE_YOUR_CALM" (List.nth evs (List.length evs - 1))
-
-let test_rapid_reset_decays () =
-  let s = start ~config:small () in
-  for i = 0 to 19 do
-    s.now <- i * 300;
-    feed s (request ~end_stream:false ((2 * i) + 1) (post ()) ^ rst ((2 * i) + 1) H2_error.Cancel)
-  done;
-  Alcotest.(check bool) "alive" false (C.failed s.c)
-
-let flood name bytes () =
-  let s = start ~config:small () in
-  feed s (request ~end_stream:false 1 (post ()));
-  feed s bytes;
-  let evs = events s in
-  Alcotest.(check string) name "conn_error ENHANCE_YOUR_CALM" (List.nth evs (List.length evs - 1))
-
-let test_ping_queue_full () =
-  let config = { C.default_config with pending_size = 4096; max_pings = 1_000_000 } in
-  let s = start ~config () in
-  feed s (repeat 300 ping);
-  let evs = events s in
-  Alcotest.(check string) "queue full" "conn_error ENHANCE_YOUR_CALM" (List.nth evs (List.length evs - 1));
-  let out = output s in
-  Alcotest.(check string) "GOAWAY last" "GOAWAY 0 ENHANCE_YOUR_CALM" (List.nth out (List.length out - 1))
-
-let big_block = block (get ~extra:[ ("x", String.make 20_000 'a') ] ())
-
-let conn_errors =
-  [
-    ("bad preface", "GET / HTTP/1.1\r\n\r\n", "PROTOCOL_ERROR", `Raw);
-    ("no SETTINGS first", F.preface ^ ping 1, "PROTOCOL_ERROR", `Raw);
-    ("HEADERS on an even stream", request 2 (get ()), "PROTOCOL_ERROR", `Started);
-    ("HEADERS on a closed stream", request 3 (get ()) ^ rst 3 H2_error.Cancel ^ request 1 (get ()), "STREAM_CLOSED", `Started);
-    ("DATA on an idle stream", data 1 "x", "PROTOCOL_ERROR", `Started);
-    ("WINDOW_UPDATE on an idle stream", window_update 1 1, "PROTOCOL_ERROR", `Started);
-    ("RST_STREAM on an idle stream", rst 5 H2_error.Cancel, "PROTOCOL_ERROR", `Started);
-    ("frame inside a header block", headers ~end_headers:false 1 "" ^ ping 1, "PROTOCOL_ERROR", `Started);
-    ("CONTINUATION without HEADERS", continuation 1 "", "PROTOCOL_ERROR", `Started);
-    ("CONTINUATION on another stream", headers ~end_headers:false 1 "" ^ continuation 3 "", "PROTOCOL_ERROR", `Started);
-    ("PUSH_PROMISE", raw ~typ:5 ~flags:4 ~sid:1 "\000\000\000\002", "PROTOCOL_ERROR", `Started);
-    ("HPACK bad index", hpack_bad_index, "COMPRESSION_ERROR", `Started);
-    ("connection window overflow", window_update 0 H2_settings.max_window_size, "FLOW_CONTROL_ERROR", `Started);
-    ("CONTINUATION flood", headers ~end_headers:false 1 "" ^ repeat 17 (fun _ -> continuation ~end_headers:false 1 ""),
-     "ENHANCE_YOUR_CALM", `Started);
-    ("header block too large",
-     headers ~end_headers:false 1 (String.sub big_block 0 10_000)
-     ^ continuation 1 (String.sub big_block 10_000 (String.length big_block - 10_000)),
-     "ENHANCE_YOUR_CALM", `Started);
-    ("refused streams flood", repeat 8 (fun i -> request ~end_stream:false ((2 * i) + 1) (post ())), "ENHANCE_YOUR_CALM", `Tiny);
-    ("oversized frame", data 1 (String.make 16385 'a'), "FRAME_SIZE_ERROR", `Started);
-  ]
-
-let test_conn_error (name, bytes, code, how) =
-  Alcotest.test_case name `Quick (fun () ->
-      match how with
-      | `Started -> conn_error bytes code ()
-      | `Tiny -> conn_error ~config:{ small with max_concurrent_streams = 1; max_refused = 5 } bytes code ()
-      | `Raw ->
-          let s = create () in
-          feed s bytes;
-          check_events s [ "conn_error " ^ code ];
-          Alcotest.(check bool) "GOAWAY" true (List.mem ("GOAWAY 0 " ^ code) (output s));
-          feed s (request 1 (get ()));
-          check_events s [ "conn_error " ^ code ];
-          Alcotest.(check bool) "finished" true (C.finished s.c))
-
-(* {1 Zero allocation: one request, body in, response out, per run} *)
-
-let steady () =
-  let s = start () in
-  let req = request ~end_stream:false 1 (get ~extra:[ ("user-agent", "curl/8"); ("accept", "*/*") ] ()) in
-  let body = data 1 (String.make 16384 'a') ^ data 1 (String.make 16384 'b') ^ data ~end_stream:true 1 "" in
-  let wu = window_update 0 10 in
-  let pg = ping 7 in
-  let all = req ^ body ^ wu ^ pg in
-  let inbuf = Bigstring.of_string all in
-  let len = String.length all in
-  let resp = Bigstring.of_string "hello world" in
-  let out = Bigstring.create 65536 in
-  let sid = ref 1 and now = ref 0 in
-  let set_sid off id =
-    Bigstring.unsafe_set inbuf (off + 5) (Char.unsafe_chr ((id lsr 24) land 0x7f));
-    Bigstring.unsafe_set inbuf (off + 6) (Char.unsafe_chr ((id lsr 16) land 0xff));
-    Bigstring.unsafe_set inbuf (off + 7) (Char.unsafe_chr ((id lsr 8) land 0xff));
-    Bigstring.unsafe_set inbuf (off + 8) (Char.unsafe_chr (id land 0xff))
-  in
-  let body_off = String.length req in
-  let run () =
-    set_sid 0 !sid;
-    set_sid body_off !sid;
-    set_sid (body_off + 16393) !sid;
-    set_sid (body_off + (2 * 16393)) !sid;
-    now := !now + 1000;
-    let pos = ref 0 and go = ref true in
-    while !go do
-      match C.received s.c inbuf ~off:!pos ~len:(len - !pos) ~now:!now with
-      | C.Need_more -> go := false
-      | Connection_error -> failwith "connection error"
-      | ev ->
-          (match ev with
-          | C.Data -> C.consumed s.c ~stream:!sid (C.event_data_len s.c)
-          | _ -> ());
-          pos := !pos + C.consumed_bytes s.c
-    done;
-    C.start_response s.c ~stream:!sid ~status:200;
-    C.header_int s.c Header_name.Content_length 11;
-    ignore (C.send_headers s.c ~end_stream:false);
-    ignore (C.send_data s.c ~stream:!sid resp ~off:0 ~len:11 ~end_stream:true);
-    let n = ref 0 in
-    while
-      let k = C.next_output s.c out ~off:0 ~len:65536 in
-      n := !n + k;
-      k > 0
-    do () done;
-    (* HEADERS, DATA, PING ACK, and the stream's WINDOW_UPDATE at least *)
-    if !n < 9 + 2 + 9 + 11 + 17 + 13 then failwith "output missing";
-    sid := !sid + 2
-  in
-  run ();
-  if C.active_streams s.c <> 0 then failwith "stream left open";
-  run
-
-let head_decode () =
-  let h = H2_head.create ~max_fields:64 and d = Hpack_decoder.create () in
-  let b = Bigstring.of_string (block (get ~extra:[ ("user-agent", "curl/8"); ("accept-encoding", "gzip") ] ())) in
-  let out = Bigstring.create 4096 in
-  fun () ->
-    if H2_head.decode h d b ~off:0 ~len:(Bigstring.length b) ~out ~trailers:false <> H2_head.Valid then
-      failwith "invalid"
-
-
-(* {1 Cross-check with Python's h2 client} *)
-
-let python = "/usr/bin/python3"
-
-let hex s = String.concat "" (List.init (String.length s) (fun i -> Printf.sprintf "%02x" (Char.code s.[i])))
-let unhex h = String.init (String.length h / 2) (fun i -> Char.chr (int_of_string ("0x" ^ String.sub h (2 * i) 2)))
-
-(* Our side: a tiny application answering each request, once its body is
-   in, with "hello <path> <body bytes>", or 200000 patterned bytes for /big. *)
-let serve s =
-  let paths = Hashtbl.create 8 and got = Hashtbl.create 8 in
-  let bodies = ref [] in
-  let answer s sid =
-    let path = Hashtbl.find paths sid in
-    let body =
-      if path = "/big" then String.init 200_000 (fun i -> Char.chr (i mod 251))
-      else Printf.sprintf "hello %s %d" path (try Hashtbl.find got sid with Not_found -> 0)
-    in
-    let b = Bigstring.of_string body in
-    bodies := b :: !bodies;
-    C.start_response s.c ~stream:sid ~status:200;
-    C.header_int s.c Header_name.Content_length (String.length body);
-    ignore (C.send_headers s.c ~end_stream:false);
-    ignore (C.send_data s.c ~stream:sid b ~off:0 ~len:(String.length body) ~end_stream:true)
-  in
-  s.on_headers <-
-    (fun s sid ->
-      Hashtbl.replace paths sid (Span.to_string (C.head_buffer s.c) (H2_head.path (C.head s.c)));
-      if C.event_end_stream s.c then answer s sid);
-  s.on_data <-
-    (fun s sid data fin ->
-      Hashtbl.replace got sid ((try Hashtbl.find got sid with Not_found -> 0) + String.length data);
-      if fin then answer s sid)
-
-let run_h2_client scenario () =
-  let script = Filename.temp_file "httpz_h2_client" ".py" in
-  Fun.protect
-    ~finally:(fun () -> Sys.remove script)
-    (fun () ->
-      let oc = open_out_bin script in
-      output_string oc H2_client_script.source;
-      close_out oc;
-      let from_py, to_py = Unix.open_process_args python [| python; script; scenario |] in
-      let s = create () in
-      serve s;
-      let result = ref None in
-      (try
-         while !result = None do
-           let line = input_line from_py in
-           if String.length line >= 4 && String.sub line 0 4 = "OUT " then begin
-             feed s (unhex (String.sub line 4 (String.length line - 4)));
-             output_string to_py (hex (raw_output s) ^ "\n");
-             flush to_py
-           end
-           else if String.length line >= 5 && String.sub line 0 5 = "DONE " then
-             result := Some (String.sub line 5 (String.length line - 5))
-           else result := Some ("unexpected line: " ^ line)
-         done
-       with End_of_file -> result := Some "the h2 client died (is Debian's python3-h2 installed?)");
-      ignore (Unix.close_process (from_py, to_py));
-      Alcotest.(check (option string)) ("h2 client, " ^ scenario) (Some "ok") !result;
-      let evs = events s in
-      Alcotest.(check bool) "no connection error" false (C.failed s.c);
-      if scenario = "reset" then
-        Alcotest.(check bool) ("saw the reset in " ^ String.concat "; " evs) true (List.mem "reset 1 CANCEL" evs))
-
 let () =
   let q name f = Alcotest.test_case name `Quick f in
   Alcotest.run "h2conn"
@@ -648,7 +404,7 @@ let () =
           q "stream 0 is no stream" test_no_stream_zero;
           q "reader stream error" (stream_reset (request 1 (get ()) ^ raw ~typ:8 ~flags:0 ~sid:1 "\000\000\000\000") 1 "PROTOCOL_ERROR");
         ] );
-      ("connection errors", List.map test_conn_error conn_errors);
+      ("connection errors", H2conn_abuse.connection_error_tests);
       ( "flow",
         [
           q "INITIAL_WINDOW_SIZE change" test_initial_window_change; q "stream window overflow" test_window_overflow_stream;
@@ -658,16 +414,8 @@ let () =
         ] );
       ( "scheduler",
         [ q "urgency" test_urgency; q "incremental round-robin" test_incremental_round_robin; q "external body" test_external_body ] );
-      ( "abuse",
-        [
-          q "rapid reset" test_rapid_reset; q "resets per window decay" test_rapid_reset_decays;
-          q "SETTINGS flood" (flood "settings" (repeat 6 (fun _ -> settings [])));
-          q "PING flood" (flood "ping" (repeat 6 ping));
-          q "empty DATA flood" (flood "empty data" (repeat 6 (fun _ -> data 1 "")));
-          q "WINDOW_UPDATE flood" (flood "window update" (repeat 6 (fun _ -> window_update 0 1)));
-          q "queue full" test_ping_queue_full;
-        ] );
+      ("abuse", H2conn_abuse.abuse_tests);
       ( "python h2",
-        List.map (fun sc -> q sc (run_h2_client sc)) [ "concurrent"; "large"; "post"; "reset" ] );
-      ("zero alloc", [ T.zero_alloc "request in, response out" (steady ()); T.zero_alloc "head decode" (head_decode ()) ]);
+        List.map (fun sc -> q sc (H2conn_python.run_h2_client sc)) [ "concurrent"; "large"; "post"; "reset" ] );
+      ("zero alloc", [ T.zero_alloc "request in, response out" (H2conn_steady.steady ()); T.zero_alloc "head decode" (H2conn_steady.head_decode ()) ]);
     ]
