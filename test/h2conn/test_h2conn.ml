@@ -220,6 +220,40 @@ let test_max_concurrent () =
   feed s (request 7 (get ()));
   check_events s [ "headers 7 end" ]
 
+(* Refused and malformed heads are still decoded: a client whose encoder
+   indexes fields (here our own, with a dynamic table) stays in step. *)
+let test_hpack_in_step () =
+  let config = { H2_config.default with max_concurrent_streams = 1 } in
+  let s = start ~config () in
+  let e = Hpack_encoder.create ~table_size:4096 () in
+  let buf = Bigstring.create 4096 in
+  let enc path =
+    let o = Hpack_encoder.start_block e buf ~off:0 in
+    let o = Hpack_encoder.field_s e buf ~off:o ":method" "GET" in
+    let o = Hpack_encoder.field_s e buf ~off:o ":scheme" "https" in
+    let o = Hpack_encoder.field_s e buf ~off:o ":path" path in
+    let o = Hpack_encoder.field_s e buf ~off:o "x-token" ("secret-" ^ path) in
+    Bigstring.sub_string buf ~off:0 ~len:o
+  in
+  let b1 = enc "/one" in
+  let b3 = enc "/three" in
+  let b5 = enc "/three" in
+  Alcotest.(check bool) "the third block refers to the table" true (String.length b5 < String.length b3);
+  feed s (headers ~end_stream:false 1 b1 ^ headers 3 b3);
+  check_events s [ "headers 1" ];
+  check_output s [ "RST_STREAM 3 REFUSED_STREAM" ];
+  feed s (rst 1 H2_error.Cancel ^ headers 5 b5);
+  check_events s [ "reset 1 CANCEL"; "headers 5 end" ];
+  Alcotest.(check string) "path from the table" "/three"
+    (Span.to_string (C.head_buffer s.c) (H2_head.path (C.head s.c)))
+
+let test_self_dependency () =
+  let s = start () in
+  (* HEADERS with PRIORITY depending on itself: stream error, block decoded *)
+  feed s (raw ~typ:1 ~flags:0x25 ~sid:1 ("\000\000\000\001\016" ^ block (get ())) ^ request 3 (get ()));
+  check_events s [ "headers 3 end" ];
+  check_output s [ "RST_STREAM 1 PROTOCOL_ERROR" ]
+
 let test_shutdown () =
   let s = start () in
   feed s (request 1 (get ()) ^ request 3 (get ()));
@@ -401,7 +435,8 @@ let () =
         [
           q "DATA on a closed stream" test_data_closed_stream; q "DATA after END_STREAM" test_data_half_closed_remote;
           q "peer reset" test_peer_reset; q "max concurrent streams" test_max_concurrent; q "graceful shutdown" test_shutdown;
-          q "stream 0 is no stream" test_no_stream_zero;
+          q "stream 0 is no stream" test_no_stream_zero; q "HPACK in step after refusals" test_hpack_in_step;
+          q "HEADERS depending on itself" test_self_dependency;
           q "reader stream error" (stream_reset (request 1 (get ()) ^ raw ~typ:8 ~flags:0 ~sid:1 "\000\000\000\000") 1 "PROTOCOL_ERROR");
         ] );
       ("connection errors", H2conn_abuse.connection_error_tests);
