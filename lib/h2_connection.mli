@@ -51,6 +51,30 @@
     every later call answers it again, {!next_output} then only drains the
     queue (ending with the GOAWAY), and {!finished} tells when to close.
 
+    {b Rules} (RFC 9113 unless said): the preface then SETTINGS first
+    (§3.4); HEADERS + CONTINUATION assembled, nothing else between (§6.10),
+    capped at [max_header_list_size] bytes and [max_continuations] frames;
+    heads checked by {!H2_head} (§8.2, §8.3); streams per §5.1: HEADERS on
+    an even id is PROTOCOL_ERROR, on a lower id no longer open
+    STREAM_CLOSED (both connection errors: the id alone cannot tell a
+    closed stream from a skipped one, and §5.1 names STREAM_CLOSED for
+    closed ones); DATA, WINDOW_UPDATE, RST_STREAM on idle streams are
+    PROTOCOL_ERROR; DATA on a closed or half-closed (remote) stream is a
+    stream error STREAM_CLOSED; a new stream beyond
+    SETTINGS_MAX_CONCURRENT_STREAMS is refused (REFUSED_STREAM); after our
+    GOAWAY, frames of streams above its last id are ignored (§6.8).
+    Content-length is checked against the DATA (§8.1.1). Flow control per
+    §6.9: DATA beyond the connection window is a connection error, beyond
+    a stream's a stream error (FLOW_CONTROL_ERROR); padding is credited at
+    once; a peer's INITIAL_WINDOW_SIZE change moves every open stream's
+    send window, and a window pushed past 2{^31}-1 is FLOW_CONTROL_ERROR
+    (connection-wide for SETTINGS and stream 0). PRIORITY frames are read
+    and ignored; urgency comes from the [priority] field and
+    PRIORITY_UPDATE (RFC 9218). PUSH_PROMISE from a client is
+    PROTOCOL_ERROR. HPACK errors (the bomb limit included) are
+    COMPRESSION_ERROR, and a refused or malformed head is still decoded, so
+    the dynamic table stays in step.
+
     {b Allocation.} {!create} allocates everything (stream slots are
     preallocated, [max_concurrent_streams] of them, and reused);
     {!received}, {!next_output}, the response writers and every accessor

@@ -27,6 +27,29 @@ let test_preface_bytewise () =
   String.iter (fun ch -> feed s (String.make 1 ch)) (F.preface ^ settings [] ^ request 1 (get ()));
   check_events s [ "headers 1 end" ]
 
+(* A transcript split in two at every position gives the same events and
+   output as the whole: the caller-kept partial frame is all the state. *)
+let test_every_split () =
+  let transcript =
+    F.preface ^ settings [ (4, 70_000) ] ^ request ~end_stream:false 1 (post ())
+    ^ headers ~end_headers:false 3 (String.sub (block (get ())) 0 5)
+    ^ continuation 3 (let b = block (get ()) in String.sub b 5 (String.length b - 5))
+    ^ data 1 "body" ^ ping 42 ^ data ~end_stream:true 1 "" ^ window_update 0 100
+  in
+  let run pieces =
+    let s = create () in
+    List.iter (feed s) pieces;
+    (events s, output s)
+  in
+  let whole = run [ transcript ] in
+  for i = 1 to String.length transcript - 1 do
+    let split =
+      run [ String.sub transcript 0 i; String.sub transcript i (String.length transcript - i) ]
+    in
+    if split <> whole then Alcotest.failf "split at %d differs" i
+  done;
+  Alcotest.(check strings) "events" [ "headers 1"; "headers 3 end"; "data 1 \"body\""; "data 1 \"\" end" ] (fst whole)
+
 let test_ping () =
   let s = start () in
   feed s (ping 0x0102030405060708);
@@ -421,6 +444,7 @@ let () =
   Alcotest.run "h2conn"
     [
       ("settings", [ q "preamble, SETTINGS ACK, peer values" test_preamble; q "byte at a time" test_preface_bytewise;
+                     q "split anywhere" test_every_split;
                      q "PING ACK" test_ping ]);
       ( "requests",
         [
