@@ -476,5 +476,6 @@ let () =
       ("abuse", H2conn_abuse.abuse_tests);
       ( "python h2",
         List.map (fun sc -> q sc (H2conn_python.run_h2_client sc)) [ "concurrent"; "large"; "post"; "reset" ] );
-      ("zero alloc", [ T.zero_alloc "request in, response out" (H2conn_steady.steady ()); T.zero_alloc "head decode" (H2conn_steady.head_decode ()) ]);
+      ("zero alloc", [ T.zero_alloc "request in, response out" (H2conn_steady.steady ()); T.zero_alloc "head decode" (H2conn_steady.head_decode ());
+          T.zero_alloc "CONTINUATION, trailers, reset" (H2conn_steady.long_way ()) ]);
     ]
