@@ -57,6 +57,8 @@ let steady () =
     do () done;
     (* HEADERS, DATA, PING ACK, and the stream's WINDOW_UPDATE at least *)
     if !n < 9 + 2 + 9 + 11 + 17 + 13 then failwith "output missing";
+    (* every run ends its stream: nothing piles up behind a dry window *)
+    if C.active_streams s.c <> 0 then failwith "stream left open";
     sid := !sid + 2
   in
   run ();
@@ -136,6 +138,7 @@ let long_way () =
     ignore (C.send_headers s.c ~end_stream:false);
     ignore (C.send_data s.c ~stream:!sid resp ~off:0 ~len:4 ~end_stream:true);
     while C.next_output s.c out ~off:0 ~len:65536 > 0 do () done;
+    if C.active_streams s.c <> 0 then failwith "stream left open";
     sid := !sid + 4
   in
   run ();
