@@ -50,6 +50,18 @@ let test_every_split () =
   done;
   Alcotest.(check strings) "events" [ "headers 1"; "headers 3 end"; "data 1 \"body\""; "data 1 \"\" end" ] (fst whole)
 
+let test_reset_for_reuse () =
+  let s = start () in
+  feed s (request 1 (get ()) ^ data 7 "x");
+  ignore (events s);
+  ignore (output s);
+  Alcotest.(check bool) "failed" true (C.failed s.c);
+  C.reset s.c;
+  s.inlen <- 0;
+  feed s (F.preface ^ settings [] ^ request 1 (get ()));
+  check_events s [ "headers 1 end" ];
+  check_output s [ "SETTINGS 5"; "WINDOW_UPDATE 0 983041"; "SETTINGS ACK" ]
+
 let test_ping () =
   let s = start () in
   feed s (ping 0x0102030405060708);
@@ -444,7 +456,7 @@ let () =
   Alcotest.run "h2conn"
     [
       ("settings", [ q "preamble, SETTINGS ACK, peer values" test_preamble; q "byte at a time" test_preface_bytewise;
-                     q "split anywhere" test_every_split;
+                     q "split anywhere" test_every_split; q "reset for the next connection" test_reset_for_reuse;
                      q "PING ACK" test_ping ]);
       ( "requests",
         [
