@@ -14,7 +14,7 @@ build_pkgs=(
 test_pkgs=(
   libalcotest-ocaml-dev libqcheck-ocaml-dev
   libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
-  python3 python3-h11 python3-hyperframe python3-wsproto python3-hpack curl wrk chromium procps util-linux
+  python3 python3-h11 python3-hyperframe python3-wsproto python3-hpack python3-h2 curl wrk chromium procps util-linux
   openssl testssl.sh
 )
 # libh2o-evloop-dev: Debian's picohttpparser (phr_parse_request, built

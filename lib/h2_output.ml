@@ -1,0 +1,260 @@
+module B = Bigstring
+module S = H2_stream
+module E = Hpack_encoder
+module W = H2_write
+
+type t = {
+  streams : S.t;
+  pending : B.t;
+  mutable p_start : int;
+  mutable p_end : int;
+  encoder : E.t;
+  block : B.t;
+  mutable block_len : int;
+  mutable peer_max_frame : int;
+  mutable conn_send_window : int;
+  mutable conn_recv_window : int;
+  mutable conn_recv_unacked : int;
+  conn_window_target : int;
+  stream_window : int;
+  cursor : int array;
+  mutable ext_stream : int;
+  mutable ext_len : int;
+  mutable ext_off : int;
+}
+
+let goaway_reserve = 256
+
+let create ~streams ~pending_size ~header_block_size ~conn_window ~stream_window =
+  {
+    streams;
+    pending = B.create pending_size;
+    p_start = 0;
+    p_end = 0;
+    encoder = E.create ();
+    block = B.create header_block_size;
+    block_len = 0;
+    peer_max_frame = H2_settings.default_max_frame_size;
+    conn_send_window = H2_settings.default_initial_window_size;
+    conn_recv_window = H2_settings.default_initial_window_size;
+    conn_recv_unacked = 0;
+    conn_window_target = conn_window;
+    stream_window;
+    cursor = Array.make 8 (-1);
+    ext_stream = 0;
+    ext_len = 0;
+    ext_off = 0;
+  }
+
+let reset t =
+  t.p_start <- 0;
+  t.p_end <- 0;
+  t.block_len <- 0;
+  t.peer_max_frame <- H2_settings.default_max_frame_size;
+  t.conn_send_window <- H2_settings.default_initial_window_size;
+  t.conn_recv_window <- H2_settings.default_initial_window_size;
+  t.conn_recv_unacked <- 0;
+  Array.fill t.cursor 0 8 (-1);
+  t.ext_stream <- 0;
+  t.ext_len <- 0;
+  t.ext_off <- 0
+
+let pending_length t = t.p_end - t.p_start
+
+(* Room for [n] more bytes at the end of the queue, keeping [reserve] free
+   so a GOAWAY always fits; compacts the queue when that makes room. *)
+let room t n ~reserve =
+  let size = B.length t.pending in
+  if t.p_end + n + reserve <= size then true
+  else if t.p_end - t.p_start + n + reserve <= size then begin
+    let len = t.p_end - t.p_start in
+    B.blit ~src:t.pending ~src_off:t.p_start ~dst:t.pending ~dst_off:0 ~len;
+    t.p_start <- 0;
+    t.p_end <- len;
+    true
+  end
+  else false
+
+(* Room for a frame that is not the GOAWAY. *)
+let[@inline] queued t n = room t n ~reserve:goaway_reserve
+
+let push_settings t ~ids ~values =
+  if queued t (9 + (6 * Array.length ids)) then begin
+    t.p_end <- W.settings t.pending ~off:t.p_end ~ids ~values;
+    true
+  end
+  else false
+
+let push_settings_ack t = queued t 9 && (t.p_end <- W.settings_ack t.pending ~off:t.p_end; true)
+
+let push_ping_ack t src ~src_off =
+  queued t 17 && (t.p_end <- W.ping t.pending ~off:t.p_end ~ack:true src ~src_off; true)
+
+let push_window_update t ~stream_id ~increment =
+  queued t 13 && (t.p_end <- W.window_update t.pending ~off:t.p_end ~stream_id ~increment; true)
+
+let push_rst_stream t ~stream_id ~code =
+  queued t 13 && (t.p_end <- W.rst_stream t.pending ~off:t.p_end ~stream_id ~code; true)
+
+let push_goaway t ~last_stream_id ~code ~debug =
+  let debug = if String.length debug > goaway_reserve - 17 then "" else debug in
+  if room t (17 + String.length debug) ~reserve:0 then
+    t.p_end <- W.goaway t.pending ~off:t.p_end ~last_stream_id ~code ~debug
+
+(* Connection receive window: credit bytes the application consumed (or
+   that never reached it) and return them by WINDOW_UPDATE once half the
+   window is used, so a fast sender never stalls on a round trip. *)
+let credit_connection t n =
+  t.conn_recv_unacked <- t.conn_recv_unacked + n;
+  if t.conn_recv_unacked >= t.conn_window_target / 2 then begin
+    let inc = t.conn_recv_unacked in
+    if push_window_update t ~stream_id:0 ~increment:inc then begin
+      t.conn_recv_window <- t.conn_recv_window + inc;
+      t.conn_recv_unacked <- 0
+    end
+  end
+
+let credit_stream t slot n =
+  let s = t.streams in
+  s.recv_unacked.(slot) <- s.recv_unacked.(slot) + n;
+  let st = s.state.(slot) in
+  if (st = S.open_ || st = S.half_closed_local) && s.recv_unacked.(slot) >= t.stream_window / 2 then begin
+    let inc = s.recv_unacked.(slot) in
+    if push_window_update t ~stream_id:s.id.(slot) ~increment:inc then begin
+      s.recv_window.(slot) <- s.recv_window.(slot) + inc;
+      s.recv_unacked.(slot) <- 0
+    end
+  end
+
+(* Closing gives back to the connection window what the application was
+   handed but will never report consumed. *)
+let close_stream t slot =
+  let held = t.streams.recv_held.(slot) in
+  S.free t.streams slot;
+  if held > 0 then credit_connection t held
+
+(* {1 Response heads} *)
+
+let start_headers t ~status =
+  let o = E.start_block t.encoder t.block ~off:0 in
+  t.block_len <- E.status t.encoder t.block ~off:o status
+
+let header t name value = t.block_len <- E.field t.encoder t.block ~off:t.block_len name value
+let header_int t name n = t.block_len <- E.field_int t.encoder t.block ~off:t.block_len name n
+let header_s t name value = t.block_len <- E.field_s t.encoder t.block ~off:t.block_len name value
+
+let header_span t name src s =
+  t.block_len <- E.field_span t.encoder t.block ~off:t.block_len name src s
+
+(* HEADERS then CONTINUATIONs, each at most the peer's SETTINGS_MAX_FRAME_SIZE. *)
+let frame_headers t ~stream_id ~end_stream =
+  let len = t.block_len and max = t.peer_max_frame in
+  let frames = if len = 0 then 1 else (len + max - 1) / max in
+  if not (queued t (len + (9 * frames))) then false
+  else begin
+    let pos = ref 0 and first = ref true in
+    while !first || !pos < len do
+      let n = if len - !pos > max then max else len - !pos in
+      let last = !pos + n = len in
+      t.p_end <-
+        (if !first then W.headers_header t.pending ~off:t.p_end ~stream_id ~length:n ~end_stream ~end_headers:last
+         else W.continuation_header t.pending ~off:t.p_end ~stream_id ~length:n ~end_headers:last);
+      B.blit ~src:t.block ~src_off:!pos ~dst:t.pending ~dst_off:t.p_end ~len:n;
+      t.p_end <- t.p_end + n;
+      pos := !pos + n;
+      first := false
+    done;
+    true
+  end
+
+(* {1 The scheduler} *)
+
+let ready t slot =
+  S.wants_to_send t.streams slot && (t.streams.out_len.(slot) = 0 || t.conn_send_window > 0)
+
+(* RFC 9218 §4: the most urgent level first; within a level, non-incremental
+   responses one at a time in stream-id order, then incremental ones in
+   turn, one frame each, from after the last one served. *)
+let pick t =
+  let s = t.streams in
+  let cap = s.capacity in
+  let found = ref (-1) and u = ref 0 in
+  while !found < 0 && !u < 8 do
+    let best = ref (-1) in
+    for slot = 0 to cap - 1 do
+      let p = s.priority.(slot) in
+      if p land 7 = !u && p land 8 = 0 && ready t slot && (!best < 0 || s.id.(slot) < s.id.(!best)) then
+        best := slot
+    done;
+    if !best < 0 then begin
+      let start = t.cursor.(!u) + 1 in
+      let k = ref 0 in
+      while !best < 0 && !k < cap do
+        let slot = (start + !k) mod cap in
+        let p = s.priority.(slot) in
+        if p land 7 = !u && p land 8 <> 0 && ready t slot then best := slot;
+        incr k
+      done;
+      if !best >= 0 then t.cursor.(!u) <- !best
+    end;
+    found := !best;
+    incr u
+  done;
+  !found
+
+let end_stream_sent t slot =
+  let s = t.streams in
+  s.response.(slot) <- 2;
+  if s.state.(slot) = S.half_closed_remote then close_stream t slot
+  else s.state.(slot) <- S.half_closed_local
+
+let[@inline] min (a : int) (b : int) = if a < b then a else b
+
+let next t out ~off ~len =
+  t.ext_len <- 0;
+  t.ext_stream <- 0;
+  let pos = ref off and stop = off + len in
+  let p = min (t.p_end - t.p_start) len in
+  if p > 0 then begin
+    B.blit ~src:t.pending ~src_off:t.p_start ~dst:out ~dst_off:off ~len:p;
+    t.p_start <- t.p_start + p;
+    if t.p_start = t.p_end then begin
+      t.p_start <- 0;
+      t.p_end <- 0
+    end;
+    pos := off + p
+  end;
+  let s = t.streams in
+  let go = ref (t.p_end = t.p_start) in
+  while !go do
+    let slot = if stop - !pos < 10 then -1 else pick t in
+    if slot < 0 then go := false
+    else begin
+      let kind = s.out_kind.(slot) and left = s.out_len.(slot) in
+      let space = if kind = S.out_external then max_int else stop - !pos - 9 in
+      let n = min (min left s.send_window.(slot)) (min t.conn_send_window (min t.peer_max_frame space)) in
+      let n = if n < 0 then 0 else n in
+      let last = n = left && s.out_end.(slot) in
+      let stream_id = s.id.(slot) in
+      pos := W.data_header out ~off:!pos ~stream_id ~length:n ~end_stream:last;
+      if kind = S.out_buffer then begin
+        B.blit ~src:s.out_buf.(slot) ~src_off:s.out_off.(slot) ~dst:out ~dst_off:!pos ~len:n;
+        pos := !pos + n
+      end
+      else begin
+        t.ext_stream <- stream_id;
+        t.ext_len <- n;
+        t.ext_off <- s.out_off.(slot);
+        go := false
+      end;
+      s.out_off.(slot) <- s.out_off.(slot) + n;
+      s.out_len.(slot) <- left - n;
+      s.send_window.(slot) <- s.send_window.(slot) - n;
+      t.conn_send_window <- t.conn_send_window - n;
+      if left = n then begin
+        s.out_kind.(slot) <- S.out_none;
+        if last then end_stream_sent t slot
+      end
+    end
+  done;
+  !pos - off

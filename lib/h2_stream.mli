@@ -1,0 +1,82 @@
+(** The per-stream state of an HTTP/2 connection ({!H2_connection}), in
+    preallocated slots.
+
+    A table holds [capacity] slots (the SETTINGS_MAX_CONCURRENT_STREAMS the
+    connection advertises), each an index into parallel [int] arrays: no
+    record per stream, nothing allocated when a stream opens or closes.
+    A slot is free when its stream id is [0]. A stream in the RFC 9113 §5.1
+    state "closed" (or "idle") has no slot: closing frees it for reuse.
+
+    The fields are mutable arrays on purpose: {!H2_connection} and
+    {!H2_output} are the only writers (nothing outside the connection
+    writes them); everyone else reads through {!H2_connection}'s
+    accessors.
+
+    {b Allocation.} {!create} allocates the arrays; nothing else does. *)
+
+(** RFC 9113 §5.1 states a slot can be in, as ints in {!t.state}. *)
+
+val open_ : int  (** [1] "open": both sides may send *)
+
+val half_closed_remote : int  (** [2] the peer sent END_STREAM *)
+
+val half_closed_local : int  (** [3] we sent END_STREAM *)
+
+val state_name : int -> string
+(** ["open"], ["half-closed (remote)"], ["half-closed (local)"], ["closed"]
+    (for [0] and any other value). *)
+
+(** What {!t.out_kind} says the stream has queued to send. *)
+
+val out_none : int  (** nothing (after the last frame, or before a body) *)
+
+val out_buffer : int  (** [out_len] bytes of [out_buf] from [out_off] *)
+
+val out_external : int
+(** [out_len] bytes the caller writes itself after each DATA frame header
+    ({!H2_output.next}); [out_off] counts the bytes already framed. *)
+
+type t = {
+  capacity : int;
+  id : int array;  (** the stream id, [0] for a free slot *)
+  state : int array;
+  recv_window : int array;  (** bytes the peer may still send on it *)
+  recv_unacked : int array;  (** consumed by the application, not yet returned by WINDOW_UPDATE *)
+  recv_held : int array;  (** delivered to the application, not yet consumed *)
+  send_window : int array;  (** bytes we may still send on it (can go negative, §6.9.2) *)
+  priority : int array;  (** an {!H2_priority.t} *)
+  content_length : int array;  (** the request's content-length, [-1] when absent *)
+  data_received : int array;  (** DATA payload bytes received (padding excluded) *)
+  response : int array;  (** [0] no response yet, [1] HEADERS queued, [2] END_STREAM queued *)
+  out_kind : int array;
+  out_buf : Bigstring.t array;
+  out_off : int array;
+  out_len : int array;  (** bytes still to send of the current body piece *)
+  out_end : bool array;  (** END_STREAM goes with the last byte of the piece *)
+  mutable active : int;  (** slots in use *)
+  mutable last_found : int;
+}
+
+val create : int -> t
+(** [create capacity] is an empty table. Allocates.
+    @raise Invalid_argument when [capacity < 1]. *)
+
+val clear : t -> unit
+(** Frees every slot. *)
+
+val find : t -> int -> int
+(** [find t id] is the slot of stream [id], or [-1] (always for
+    [id <= 0]). A linear scan over
+    [capacity] ints, shortcut by the last slot found. *)
+
+val open_slot : t -> id:int -> recv_window:int -> send_window:int -> int
+(** [open_slot t ~id ~recv_window ~send_window] takes a free slot for a
+    new stream in state {!open_} and returns it, or [-1] when all slots
+    are in use. *)
+
+val free : t -> int -> unit
+(** [free t slot] closes the stream and makes its slot reusable. *)
+
+val wants_to_send : t -> int -> bool
+(** [wants_to_send t slot]: it has a body piece with bytes left and a
+    positive send window, or an empty END_STREAM DATA frame to send. *)
