@@ -99,13 +99,11 @@ let detach e c =
   (* Ctx.upgrade refuses TLS connections: their bytes are not the
      socket's. *)
   assert (c.ssl = Openssl.none);
-  let fd = c.fd and k = c.upgrade in
+  let fd = c.fd in
   let rest = H1.detach c in
   if e.interest.(c.slot) <> 0 then ignore (Syscall.epoll_ctl_del e.epfd fd : int);
   e.interest.(c.slot) <- 0;
-  W.release_slot e.w c;
-  try k (Syscall.unix_of_fd fd) rest
-  with ex -> Log.msg "an upgrade handler raised %s" (Printexc.to_string ex)
+  W.hand_over e.w c fd rest
 
 let rec perform e c (a : H1.action) =
   match a with
@@ -207,28 +205,18 @@ let accept_ready e listener =
     else begin
       let fd = Syscall.accept4 w.lfds.(listener) in
       if fd >= 0 then begin
-        (* Log a shortage once per episode, not at every 100 ms retry. *)
-        w.accept_error_logged <- false;
-        if W.admit w then W.open_conn w fd listener
-        else begin
-          ignore (Syscall.close fd : int);
+        if not (W.accepted w fd listener) then begin
           stop_listening e;
-          W.pause_accepts w;
           budget := 0
         end
       end
       else if fd = - Syscall.eagain then budget := 0
       else if fd = - Syscall.eintr || fd = - Syscall.econnaborted || fd = - Syscall.eproto then ()
       else begin
-        (* EMFILE, ENFILE, ENOBUFS, ENOMEM or worse: the pending connection
-           stays queued and the socket stays readable, so keep serving the
-           open connections and retry in 100 ms instead of spinning. *)
-        if not w.accept_error_logged then begin
-          Log.msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message fd);
-          w.accept_error_logged <- true
-        end;
+        (* The pending connection stays queued and the socket stays
+           readable: keep serving the open connections meanwhile. *)
         stop_listening e;
-        w.accept_resume_ns <- w.now_ns + W.accept_pause_ns;
+        W.accept_failed w fd;
         budget := 0
       end
     end

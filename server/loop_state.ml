@@ -364,6 +364,40 @@ let close_idle w =
     if c.fd >= 0 && c.served > 0 && H1.idle c then w.close c
   done
 
+(* {1 What both backends do} *)
+
+(* A client was accepted: [false] when it was refused at the limit (closed
+   at once; the caller stops accepting, see {!pause_accepts}). *)
+let accepted w fd listener =
+  w.accept_error_logged <- false;
+  if admit w then begin
+    open_conn w fd listener;
+    true
+  end
+  else begin
+    ignore (Syscall.close fd : int);
+    pause_accepts w;
+    false
+  end
+
+(* An accept failed for want of a descriptor or memory (EMFILE, ENFILE,
+   ENOBUFS, ENOMEM): the caller stops accepting, and this retries in
+   100 ms instead of spinning, logged once per episode. *)
+let accept_failed w err =
+  if not w.accept_error_logged then begin
+    Log.msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message err);
+    w.accept_error_logged <- true
+  end;
+  w.accept_resume_ns <- w.now_ns + accept_pause_ns
+
+(* A 101 was sent: the socket leaves the server for the handler's
+   callback [k], with what the client sent after its head. The slot is
+   free again before the callback runs. *)
+let hand_over w c fd rest =
+  let k = c.upgrade in
+  release_slot w c;
+  try k (Syscall.unix_of_fd fd) rest with ex -> Log.msg "an upgrade handler raised %s" (Printexc.to_string ex)
+
 (* SIGHUP: reopen the access log at its path (logrotate renamed the old
    file), read the TLS certificate and key again for new connections, and
    keep serving. *)

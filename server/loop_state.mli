@@ -170,6 +170,21 @@ val open_conn : t -> int -> int -> unit
 
 val tls_failed : t -> Slot.t -> bool
 
+val accepted : t -> int -> int -> bool
+(** [accepted w fd listener]: a client was accepted; it gets a slot
+    ({!admit}, {!open_conn}), or is closed at once and accepting pauses
+    ([false]: the backend stops listening until [accept_resume_ns]). *)
+
+val accept_failed : t -> int -> unit
+(** [accept_failed w err]: accept failed with [-err] (EMFILE, ENFILE,
+    ENOBUFS, ENOMEM): retry in 100 ms rather than spin (the backend stops
+    listening meanwhile); logged once per episode. *)
+
+val hand_over : t -> Slot.t -> int -> string -> unit
+(** [hand_over w c fd rest]: after a 101, frees the slot without closing
+    [fd] and runs the handler's [upgrade] callback with the socket and the
+    bytes the client sent after its head (an exception is logged). *)
+
 val release_slot : t -> Slot.t -> unit
 (** The connection's descriptor is closed or handed over: frees the slot
     (buffers back to the pools) and resumes accepting. *)

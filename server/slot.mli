@@ -1,11 +1,16 @@
 (** A connection slot: the state of one client connection, kept in a
     preallocated record reused for every connection the slot serves.
 
-    Internal to the server. {!H1} runs the HTTP/1.1 state machine
-    over it, {!Ctx} is the handler's view of the same record
-    ([Ctx.t = Slot.t]), a transport ({!Plain}) moves its bytes and a
-    backend ({!Loop}) owns its descriptor and timer. The fields are exposed
-    so they can read and write them without accessor calls.
+    Internal to the server. {!H1} runs the HTTP/1.1 state machine over it,
+    {!Ctx} is the handler's view of the same record ([Ctx.t = Slot.t]),
+    answering through the slot's {!protocol} ({!H1_response} for HTTP/1.1),
+    {!Output} describes its pending output, a transport ({!Plain}, {!Tls})
+    moves its bytes and a backend ({!Epoll_io}, {!Uring_io}) owns its
+    descriptor and mirrors its timer. The fields are exposed so that
+    everyone can read them without accessor calls; only this module,
+    {!H1}, {!H1_response}, {!Output} and {!Ctx} write them
+    ([scripts/slot_writers.sh] checks it), backends and transports through
+    their functions.
 
     {2 Buffers}
     Buffers come from the worker's pools ({!Buffer_pool}) while the

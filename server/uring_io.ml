@@ -183,15 +183,13 @@ let close u c =
 let finish_detach u c =
   let s = c.slot in
   clear u s detaching;
-  let fd = c.fd and k = c.upgrade in
+  let fd = c.fd in
   let rest = H1.detach c in
   let rest = rest ^ Httpz.Bigstring.sub_string u.stash.(s) ~off:u.stash_off.(s) ~len:u.stash_len.(s) in
   drop_stash u s;
   clear u s eof;
   clear u s ring;
-  W.release_slot u.w c;
-  try k (Syscall.unix_of_fd fd) rest
-  with ex -> Log.msg "an upgrade handler raised %s" (Printexc.to_string ex)
+  W.hand_over u.w c fd rest
 
 (* {1 Carrying out what the connection needs} *)
 
@@ -378,13 +376,7 @@ let on_accept u listener res flags =
   let w = u.w in
   if flags land Uring.more = 0 then u.accepting.(listener) <- false;
   if res >= 0 then begin
-    w.accept_error_logged <- false;
-    if W.admit w then W.open_conn w res listener
-    else begin
-      ignore (Syscall.close res : int);
-      stop_accepting u;
-      W.pause_accepts w
-    end;
+    if not (W.accepted w res listener) then stop_accepting u;
     (* Full: the next clients are left to other workers for a while. *)
     if W.must_wait w then begin
       stop_accepting u;
@@ -392,13 +384,8 @@ let on_accept u listener res flags =
     end
   end
   else if res <> - Syscall.ecanceled && res <> - Syscall.econnaborted then begin
-    (* EMFILE, ENFILE, ENOMEM: retry in 100 ms instead of spinning. *)
-    if not w.accept_error_logged then begin
-      Log.msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message res);
-      w.accept_error_logged <- true
-    end;
     stop_accepting u;
-    w.accept_resume_ns <- w.now_ns + W.accept_pause_ns
+    W.accept_failed w res
   end;
   if not u.accepting.(listener) then resume_accept u
 
