@@ -374,6 +374,26 @@ def header_budget():
 
 
 
+def slow_download(s, data_len, t0, stop_at=None, rate=16 << 20):
+    """Reads [s] at [rate] bytes/s (16 MiB/s: the 48 MiB file takes 3 s)
+    until the server closes it, or [stop_at] bytes came; returns the byte
+    count, [data_len] included, and the seconds since [t0]."""
+    while True:
+        try:
+            chunk = s.recv(262144)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data_len += len(chunk)
+        if stop_at is not None and data_len >= stop_at:
+            break
+        ahead = data_len / rate - (time.monotonic() - t0)
+        if ahead > 0:
+            time.sleep(ahead)
+    return data_len, time.monotonic() - t0
+
+
 def grace():
     size = os.path.getsize(os.path.join(DOC, "big.bin"))
     for g, want_whole in [(1, False), (6, True)]:
@@ -383,20 +403,8 @@ def grace():
         data_len = len(s.recv(65536))
         t0 = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
-        # Read at 16 MiB/s: 48 MiB take 3 s, more than --grace 1, less than 6.
-        rate = 16 << 20
-        while True:
-            try:
-                chunk = s.recv(262144)
-            except OSError:
-                break
-            if not chunk:
-                break
-            data_len += len(chunk)
-            ahead = data_len / rate - (time.monotonic() - t0)
-            if ahead > 0:
-                time.sleep(ahead)
-        dt = time.monotonic() - t0
+        # 3 s at 16 MiB/s: more than --grace 1, less than 6.
+        data_len, dt = slow_download(s, data_len, t0)
         s.close()
         rc = srv.proc.wait(timeout=15)
         whole = data_len >= size
@@ -419,22 +427,8 @@ def reload_keeps_downloads():
     t0 = time.monotonic()
     before = srv.stderr_text().count("SIGHUP: ")
     os.kill(srv.proc.pid, signal.SIGHUP)
-    # 48 MiB at 16 MiB/s: 3 s, three times --grace.
-    rate = 16 << 20
-    while True:
-        try:
-            chunk = s.recv(262144)
-        except OSError:
-            break
-        if not chunk:
-            break
-        data_len += len(chunk)
-        if data_len >= size:
-            break
-        ahead = data_len / rate - (time.monotonic() - t0)
-        if ahead > 0:
-            time.sleep(ahead)
-    dt = time.monotonic() - t0
+    # 3 s at 16 MiB/s: three times --grace.
+    data_len, dt = slow_download(s, data_len, t0, stop_at=size)
     s.close()
     R.check("reload: the supervisor reloaded", H.wait_until(lambda: srv.stderr_text().count("SIGHUP: ") > before, 5))
     R.check("reload: a download in progress completes past --grace 1 (%.1f s, %d of %d bytes)" % (dt, data_len, size),
