@@ -154,19 +154,20 @@ let routes ~store ~csrf ~assets =
 
 let () =
   let port = ref 8080 and dir = ref "." and cert = ref "" and key = ref "" and io = ref Server.default_config.io
-  and memory = ref false in
+  and memory = ref false and max_sessions = ref 100_000 in
   Arg.parse
     [ ("-p", Arg.Set_int port, "PORT port (default 8080)"); ("-d", Arg.Set_string dir, "DIR served under /assets/");
       ("--tls-cert", Arg.Set_string cert, "FILE serve HTTPS with this PEM certificate chain");
       ("--tls-key", Arg.Set_string key, "FILE and this PEM key");
       ("--io", Arg.Symbol ([ "uring"; "epoll" ], fun s -> io := if s = "epoll" then Server.Epoll else Server.Uring),
        " the backend (default uring)");
-      ("--memory-sessions", Arg.Set memory, " keep sessions in memory (default: signed cookies)") ]
-    (fun _ -> ()) "app.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE] [--io uring|epoll] [--memory-sessions]";
+      ("--memory-sessions", Arg.Set memory, " keep sessions in memory (default: signed cookies)");
+      ("--max-sessions", Arg.Set_int max_sessions, "N sessions kept in memory at most (100000)") ]
+    (fun _ -> ()) "app.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE] [--io uring|epoll] [--memory-sessions [--max-sessions N]]";
   let tls = if !cert = "" then None else Some (Server.tls ~cert_file:!cert ~key_file:!key) in
   (* A fresh key per start: sessions end when the server restarts. A real
      application reads its keys from a secret store. *)
-  let store = if !memory then Session.memory () else Session.signed ~keys:[ Httpz_sys.Entropy.bytes 32 ] () in
+  let store = if !memory then Session.memory ~max_sessions:!max_sessions () else Session.signed ~keys:[ Httpz_sys.Entropy.bytes 32 ] () in
   match Httpz_static.Static.create { Httpz_static.Static.default_config with root = !dir; mount = "/assets/" } with
   | Error e ->
       prerr_endline ("app: " ^ e);

@@ -2,7 +2,12 @@ open Httpz
 
 type entry = { data : (string * string) list; expires : int }
 
-type kind = Signed of string list | Memory of (string, entry) Hashtbl.t
+(* The memory store's table, bounded: ids in the order they were made, so
+   that at [max_sessions] the oldest go first (ids removed meanwhile are
+   skipped, and the queue is compacted when they pile up). *)
+type table = { tbl : (string, entry) Hashtbl.t; order : string Queue.t; max_sessions : int }
+
+type kind = Signed of string list | Memory of table
 
 type store = { kind : kind; cookie : string; max_age : int; mutable made : int }
 
@@ -16,9 +21,30 @@ let signed ?(cookie = "httpz_session") ?(max_age = 7 * 86400) ~keys () =
   check_cookie cookie;
   { kind = Signed keys; cookie; max_age; made = 0 }
 
-let memory ?(cookie = "httpz_session") ?(max_age = 7 * 86400) () =
+let memory ?(cookie = "httpz_session") ?(max_age = 7 * 86400) ?(max_sessions = 100_000) () =
   check_cookie cookie;
-  { kind = Memory (Hashtbl.create 64); cookie; max_age; made = 0 }
+  if max_sessions < 1 then invalid_arg "Session.memory: max_sessions must be at least 1";
+  { kind = Memory { tbl = Hashtbl.create 64; order = Queue.create (); max_sessions }; cookie; max_age; made = 0 }
+
+let sweep tbl now = Hashtbl.filter_map_inplace (fun _ e -> if e.expires > now then Some e else None) tbl
+
+(* A session is made: room for it first (the expired ones, then the
+   oldest), so that no number of clients makes the table outgrow its
+   bound. *)
+let admit m ~now id =
+  if Hashtbl.length m.tbl >= m.max_sessions then sweep m.tbl now;
+  while Hashtbl.length m.tbl >= m.max_sessions && not (Queue.is_empty m.order) do
+    Hashtbl.remove m.tbl (Queue.pop m.order)
+  done;
+  Queue.push id m.order;
+  if Queue.length m.order > 2 * m.max_sessions then begin
+    let live = Queue.create () in
+    Queue.iter (fun id -> if Hashtbl.mem m.tbl id then Queue.push id live) m.order;
+    Queue.clear m.order;
+    Queue.transfer live m.order
+  end
+
+let sessions store = match store.kind with Memory m -> Hashtbl.length m.tbl | Signed _ -> 0
 
 type t = {
   store : store;
@@ -78,10 +104,10 @@ let load store c =
   | Some v -> (
       match store.kind with
       | Signed _ -> ( match decode store ~now:(Ctx.now c) v with Some p -> mk p "" false | None -> mk [] "" true)
-      | Memory tbl -> (
-          match Hashtbl.find_opt tbl v with
+      | Memory m -> (
+          match Hashtbl.find_opt m.tbl v with
           | Some e when e.expires > Ctx.now c -> mk e.data v false
-          | Some _ -> Hashtbl.remove tbl v; mk [] "" true
+          | Some _ -> Hashtbl.remove m.tbl v; mk [] "" true
           | None -> mk [] "" true))
 
 let get s k = List.assoc_opt k s.pairs
@@ -113,8 +139,6 @@ let set_cookie s c value ~max_age =
   Respond.add_header c Header_name.Set_cookie
     (Cookie.to_string ~max_age ~path:"/" ~secure:(Ctx.secure c) ~http_only:true ~same_site:Cookie.Lax s.store.cookie value)
 
-let sweep tbl now = Hashtbl.filter_map_inplace (fun _ e -> if e.expires > now then Some e else None) tbl
-
 let commit s c =
   if s.dirty then begin
     s.dirty <- false;
@@ -127,7 +151,8 @@ let commit s c =
           if String.length v + String.length store.cookie > 4000 then invalid_arg "Session.commit: the signed cookie would exceed 4096 bytes";
           set_cookie s c v ~max_age:store.max_age
         end
-    | Memory tbl ->
+    | Memory m ->
+        let tbl = m.tbl in
         if s.id <> "" && (s.fresh_id || s.pairs = []) then Hashtbl.remove tbl s.id;
         if s.pairs = [] then begin
           if not s.is_new then set_cookie s c "" ~max_age:0;
@@ -138,7 +163,8 @@ let commit s c =
           if renew then begin
             store.made <- store.made + 1;
             if store.made land 255 = 0 then sweep tbl now;
-            s.id <- Token.generate 32
+            s.id <- Token.generate 32;
+            admit m ~now s.id
           end;
           Hashtbl.replace tbl s.id { data = s.pairs; expires = now + store.max_age };
           if renew then set_cookie s c s.id ~max_age:store.max_age

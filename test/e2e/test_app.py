@@ -166,6 +166,32 @@ def login_flow(port, label):
     R.check(label + ": forged cookie: nobody", st == 401, (st, body))
 
 
+def curl_login(port, jar):
+    """Logs in as ada with a fresh cookie jar; True when /me says so."""
+    base = ["-b", jar, "-c", jar]
+    out = H.curl(base + [H.url(port, "/login")])
+    m = re.search(rb'name="_csrf" value="([A-Za-z0-9_-]+)"', out.stdout)
+    if not m:
+        return False
+    H.curl(base + ["-o", "/dev/null", "--data", "user=ada&password=secret&_csrf=" + m.group(1).decode(),
+                   H.url(port, "/login")])
+    return H.curl(base + [H.url(port, "/me")]).stdout == b"you are ada\n"
+
+
+def bounded_sessions(port):
+    """--max-sessions 5: anonymous visitors of /login (each gets a session
+    for its CSRF token) cannot grow the table; the oldest session goes."""
+    jar = os.path.join(TMP, "jar-bounded")
+    R.check("bounded: logged in", curl_login(port, jar))
+    for i in range(10):
+        st, _, _ = req(port, "GET", "/login")
+        if st != 200:
+            R.check("bounded: anonymous /login %d answered" % i, False, st)
+    out = H.curl(["-b", jar, H.url(port, "/me")])
+    R.check("bounded: 10 newer sessions pushed the oldest out (5 kept)", out.stdout == b"nobody\n", out.stdout)
+    R.check("bounded: a new login still works", curl_login(port, os.path.join(TMP, "jar-bounded-2")))
+
+
 def upload_and_assets(port):
     st, _, body = req(port, "POST", "/upload", {}, b"x" * 300000)
     R.check("upload under the limit counted", st == 200 and body == b"received 300000 bytes\n", (st, body))
@@ -196,9 +222,12 @@ def run(extra, label):
         H.part(R, "sse", lambda: sse(app.port))
         H.part(R, "upload and assets", lambda: upload_and_assets(app.port))
     H.part(R, "login flow (%s)" % label, lambda: login_flow(app.port, label))
+    if label == "bounded":
+        H.part(R, "bounded memory sessions", lambda: bounded_sessions(app.port))
     app.stop_and_check(R, "app exits 0 on SIGTERM (%s)" % label)
 
 
 run([], "signed")
 run(["--memory-sessions"], "memory")
+run(["--memory-sessions", "--max-sessions", "5"], "bounded")
 R.finish()
