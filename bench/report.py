@@ -588,6 +588,25 @@ COMPRESSION_LABELS = {
 }
 
 
+def reference_rows(case, ref):
+    """(result, ratio text, server CPU µs per request) for every wrk result of
+    a case that compares against one reference server, not a best peer: the
+    ratio is the median of the per-round ratios to ref."""
+    res = [r for r in case["results"] if gsum(r, None)]
+    base = next((r for r in res if r["server"] == ref), None)
+    out = []
+    for r in res:
+        runs = [x for x in r.get("runs", []) if x.get("rps")]
+        cpu = med(summarise_list([x["server_cpu"] * 1e6 / x["rps"] for x in runs
+                                  if x.get("server_cpu") and x.get("rps")]))
+        pr = paired(r, base, None) if base else None
+        ratio = ("1.00 (reference)" if r is base else f_ratio(med(pr)) if pr else
+                 f_ratio(r["summary"]["rps"]["median"] / base["summary"]["rps"]["median"]) if base
+                 else "–")
+        out.append((r, ratio, cpu))
+    return out
+
+
 def compression_section(doc, md, summ):
     """What on-the-fly compression costs: each compression case's servers,
     req/s, bytes per response and server CPU per request, paired per round
@@ -596,18 +615,11 @@ def compression_section(doc, md, summ):
     for case in doc.get("cases", []):
         if not case.get("compression"):
             continue
-        res = [r for r in case["results"] if gsum(r, None)]
-        base = next((r for r in res if r["server"] == SUBJECT), None)
         rows = []
-        for r in res:
+        for r, ratio, cpu in reference_rows(case, SUBJECT):
             s = r["summary"]
             runs = [x for x in r.get("runs", []) if x.get("rps")]
             bpr = med(summarise_list([x.get("bytes_per_response") for x in runs]))
-            cpu = med(summarise_list([x["server_cpu"] * 1e6 / x["rps"] for x in runs
-                                      if x.get("server_cpu") and x.get("rps")]))
-            pr = paired(r, base, None) if base else None
-            ratio = ("1.00 (reference)" if r is base else f_ratio(med(pr)) if pr else
-                     f_ratio(s["rps"]["median"] / base["summary"]["rps"]["median"]) if base else "–")
             rows.append([COMPRESSION_LABELS.get(r["server"], r["server"]), f_int(s["rps"]["median"]),
                          ratio, f_int(bpr) if bpr else "–", "%.1f" % cpu if cpu else "–",
                          f_us(med(s["latency_us"].get("p99")))])
@@ -644,17 +656,9 @@ def app_section(doc, md, summ):
     for case in doc.get("cases", []):
         if not case.get("app"):
             continue
-        res = [r for r in case["results"] if gsum(r, None)]
-        base = next((r for r in res if r["server"] == "httpz-todos"), None)
         rows = []
-        for r in res:
+        for r, ratio, cpu in reference_rows(case, "httpz-todos"):
             s = r["summary"]
-            runs = [x for x in r.get("runs", []) if x.get("rps")]
-            cpu = med(summarise_list([x["server_cpu"] * 1e6 / x["rps"] for x in runs
-                                      if x.get("server_cpu") and x.get("rps")]))
-            pr = paired(r, base, None) if base else None
-            ratio = ("1.00 (reference)" if r is base else f_ratio(med(pr)) if pr else
-                     f_ratio(s["rps"]["median"] / base["summary"]["rps"]["median"]) if base else "–")
             rows.append([APP_LABELS.get(r["server"], r["server"]), f_int(s["rps"]["median"]),
                          ratio, "%.1f" % cpu if cpu else "–", f_us(med(s["latency_us"].get("p99")))])
         if not rows:

@@ -8,27 +8,17 @@
      prefix, as a program without a router would do it.
    Both look the id up in the same table of ready-made JSON bodies and
    answer with Respond.json, so the difference between the two is the
-   routing. The cohttp peer (cohttp_todos.ml) serves the same table.
+   routing. The cohttp peer (cohttp_todos.ml) serves the same table (Todos_table).
 
    Usage: todos_httpz -p PORT [--host 127.0.0.1] [--hand-match] *)
 
 open Httpz
 open Httpz_server
 
-(* One table, filled once: ids 1..1000, bodies made at start-up, so a
-   request costs the lookup and the response, not JSON printing. *)
-let todos : (string, string) Hashtbl.t = Hashtbl.create 1024
-
-let () =
-  for i = 1 to 1000 do
-    let id = string_of_int i in
-    Hashtbl.replace todos id (Printf.sprintf {|{"id":%s,"title":"todo number %s","done":false}|} id id)
-  done
-
-let not_found = {|{"error":"no such todo"}|}
+let not_found = Todos_table.not_found
 
 let show c id =
-  match Hashtbl.find_opt todos id with
+  match Todos_table.find id with
   | Some body -> Respond.json c body
   | None -> Respond.json c ~status:Status.Not_found not_found
 
