@@ -485,8 +485,8 @@ def server_section(doc, plot, md, summ):
     chart_pos = len(md)
     ratio_rows = []
     for case in doc.get("cases", []):
-        if case.get("compression"):
-            continue  # compression_section
+        if case.get("compression") or case.get("app"):
+            continue  # compression_section, app_section
         md.append("### %s — %s\n" % (case["id"], case["description"]))
         extra = []
         if case.get("headers"):
@@ -573,6 +573,7 @@ def server_section(doc, plot, md, summ):
     gc_section(doc, md, summ)
     server_summary(doc, summ)
     compression_section(doc, md, summ)
+    app_section(doc, md, summ)
     if doc.get("problems"):
         md.append("### Problems during the run\n")
         for p in doc["problems"]:
@@ -587,6 +588,25 @@ COMPRESSION_LABELS = {
 }
 
 
+def reference_rows(case, ref):
+    """(result, ratio text, server CPU µs per request) for every wrk result of
+    a case that compares against one reference server, not a best peer: the
+    ratio is the median of the per-round ratios to ref."""
+    res = [r for r in case["results"] if gsum(r, None)]
+    base = next((r for r in res if r["server"] == ref), None)
+    out = []
+    for r in res:
+        runs = [x for x in r.get("runs", []) if x.get("rps")]
+        cpu = med(summarise_list([x["server_cpu"] * 1e6 / x["rps"] for x in runs
+                                  if x.get("server_cpu") and x.get("rps")]))
+        pr = paired(r, base, None) if base else None
+        ratio = ("1.00 (reference)" if r is base else f_ratio(med(pr)) if pr else
+                 f_ratio(r["summary"]["rps"]["median"] / base["summary"]["rps"]["median"]) if base
+                 else "–")
+        out.append((r, ratio, cpu))
+    return out
+
+
 def compression_section(doc, md, summ):
     """What on-the-fly compression costs: each compression case's servers,
     req/s, bytes per response and server CPU per request, paired per round
@@ -595,18 +615,11 @@ def compression_section(doc, md, summ):
     for case in doc.get("cases", []):
         if not case.get("compression"):
             continue
-        res = [r for r in case["results"] if gsum(r, None)]
-        base = next((r for r in res if r["server"] == SUBJECT), None)
         rows = []
-        for r in res:
+        for r, ratio, cpu in reference_rows(case, SUBJECT):
             s = r["summary"]
             runs = [x for x in r.get("runs", []) if x.get("rps")]
             bpr = med(summarise_list([x.get("bytes_per_response") for x in runs]))
-            cpu = med(summarise_list([x["server_cpu"] * 1e6 / x["rps"] for x in runs
-                                      if x.get("server_cpu") and x.get("rps")]))
-            pr = paired(r, base, None) if base else None
-            ratio = ("1.00 (reference)" if r is base else f_ratio(med(pr)) if pr else
-                     f_ratio(s["rps"]["median"] / base["summary"]["rps"]["median"]) if base else "–")
             rows.append([COMPRESSION_LABELS.get(r["server"], r["server"]), f_int(s["rps"]["median"]),
                          ratio, f_int(bpr) if bpr else "–", "%.1f" % cpu if cpu else "–",
                          f_us(med(s["latency_us"].get("p99")))])
@@ -626,6 +639,46 @@ def compression_section(doc, md, summ):
     if out:
         md += out
         summ["compression"] = out
+
+
+APP_LABELS = {
+    "httpz-todos": "httpz, `Route` + `Respond.json`",
+    "httpz-todos-hand": "httpz, the same handler behind a hand-written match (no router)",
+    "cohttp-todos": "cohttp-lwt-unix, a match on the split path + `respond_string`",
+}
+
+
+def app_section(doc, md, summ):
+    """A routed JSON endpoint served by small programs (todos_c64): req/s,
+    server CPU per request and p99, paired per round against httpz with its
+    router; the hand-written match shows what the router costs."""
+    out = []
+    for case in doc.get("cases", []):
+        if not case.get("app"):
+            continue
+        rows = []
+        for r, ratio, cpu in reference_rows(case, "httpz-todos"):
+            s = r["summary"]
+            rows.append([APP_LABELS.get(r["server"], r["server"]), f_int(s["rps"]["median"]),
+                         ratio, "%.1f" % cpu if cpu else "–", f_us(med(s["latency_us"].get("p99")))])
+        if not rows:
+            continue
+        n = case.get("runs_wanted") or 1
+        out.append("### A routed JSON endpoint: %s\n" % case["description"])
+        out.append("`GET %s` answered by a small program on one worker (`bench/server/todos_httpz.ml`, "
+                   "`bench/server/cohttp_todos.ml`), the same ready-made JSON body from the same "
+                   "table in each. Server pinned to one core, `wrk` (1 thread) on the other; %s of "
+                   "%s s after a 1 s warm-up, the servers interleaved (ratio: median of the "
+                   "per-round ratios to httpz with its router). Server CPU per request is the "
+                   "server's CPU time ÷ requests, so it holds even where wrk is the bottleneck.\n"
+                   % ("/" + case.get("file", "todos/42"),
+                      "%d rounds" % n if n > 1 else "one run", case.get("duration_s", "?")))
+        out.append(table(["server", "req/s", "vs httpz with Route", "server CPU µs / request",
+                          "p99"], rows))
+        out.append("")
+    if out:
+        md += out
+        summ["app"] = out
 
 
 def summarise_list(xs):
@@ -803,8 +856,8 @@ def server_summary(doc, summ):
     # generator, and the verdict that needs both.
     rows = []
     for c in doc.get("cases", []):
-        if c.get("compression"):
-            continue  # not a peer comparison: compression_section
+        if c.get("compression") or c.get("app"):
+            continue  # not file-server peers: compression_section, app_section
         word, vs = case_verdict(doc, c)
         if not word:
             continue
@@ -1511,7 +1564,7 @@ def summary_block(found, summ, problems):
     out.append("**≈** marks a comparison too close to call: the min–max ranges of the runs "
                "overlap (for latency percentiles: their 95%% confidence intervals), or the "
                "medians differ by less than %d%%.\n" % (100 * CLOSE))
-    for key in ("parser", "server", "compression", "gc", "latency"):
+    for key in ("parser", "server", "compression", "app", "gc", "latency"):
         if summ.get(key):
             out += summ[key]
             out.append("")

@@ -40,6 +40,9 @@
 #          16k_gzip (compression: httpz, httpz --compress, nginx
 #            gzip; 3 runs of 2 s, no h2load): 3 × (0.05 + 1.02 + 3 ×
 #            2.04 + 0.1)                                               ≈  22 s
+#          todos_c64 (GET /todos/:id: httpz Route, httpz hand-written
+#            match, cohttp; 3 runs of 1 s, no h2load): 3 × (0.05 +
+#            1.02 + 3 × 1.04 + 0.1)                                    ≈  13 s
 #          system calls per request (strace -c, one wrk run of 2 s
 #            per server on 612b_c64 and 16k_c64): 10 × ≈ 4.7 s         ≈  47 s
 #          picohttpparser SSE4.2 build (pip download + cc): 4 s,
@@ -50,18 +53,19 @@
 #          latency bench: 39 s (2M iterations), killed at 60 s        ≤  60 s
 #          report                                                      ≈   3 s
 #          deps + build                                                ≈ 2-17 s
-#          total ≈ 779 s + build = 13.0-13.3 min; only if the four
-#          steps above all ran to their time limits 14.6-14.9 min. The
+#          total ≈ 792 s + build = 13.2-13.5 min; only if the four
+#          steps above all ran to their time limits 14.8-15.1 min. The
 #          HTTPS cases and the epoll column came with fewer, shorter
 #          wrk runs (3 × 4 s instead of 5 × 5 s): the rounds are
 #          interleaved, so their paired ratios stay comparable.
-#   quick: 21 pairs × (0.05 + 1 s warm-up + 1 run × 2.04 + 0.1)        ≈  67 s
+#   quick: 21 pairs × (0.05 + 1 s warm-up + 1 run × 2.04 + 0.1)
+#            + todos_c64's 3 pairs × (0.05 + 1.02 + 1.04 + 0.1)        ≈  74 s
 #          h2load on the 16 pinned pairs: 12 × (0.5 + 1 + 0.02)
 #            + 4 × 1.02                                                ≈  22 s
 #          GC during the main runs                                     ≈   0 s
 #          parser bench: ≈ 5 s, killed at 30 s; latency bench ≈ 8 s,
 #          killed at 20 s; no callgrind; report ≈ 2 s
-#          total ≈ 91 s + build; at most 136 s + build if the parser and
+#          total ≈ 98 s + build; at most 143 s + build if the parser and
 #          latency benches ran to their limits
 # Benchmarks never overlap: each step waits for the previous one, and a lock
 # file refuses a second concurrent bench/run.sh. Every server started is

@@ -12,4 +12,7 @@ let handler c =
 
 let () =
   let port = if Array.length Sys.argv > 1 then int_of_string Sys.argv.(1) else 8080 in
+  (* The default config forks one worker per core. Fine here: the handler
+     keeps no state. A handler that keeps some in memory (a counter, a
+     session table) sets [workers = 1], or each worker has its own copy. *)
   exit (Server.run { Server.default_config with port } handler)

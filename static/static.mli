@@ -3,10 +3,20 @@
     §9.3.1-§9.3.2, conditional requests §13, range requests §14, content
     codings §8.4).
 
+    From another library or program this module is
+    [Httpz_static.Static]: the library [httpz.static] (dune:
+    [(libraries httpz.static)]) wraps its modules under [Httpz_static],
+    so write [Httpz_static.Static.create], or [open Httpz_static] first
+    as below (and [open Httpz_server] for [Server]).
+
     {[
-      match Static.create { Static.default_config with root = "site" } with
-      | Error msg -> prerr_endline msg; exit 2
-      | Ok st -> exit (Server.run Server.default_config (Static.handler st))
+      open Httpz_server
+      open Httpz_static
+
+      let () =
+        match Static.create { Static.default_config with root = "site" } with
+        | Error msg -> prerr_endline msg; exit 2
+        | Ok st -> exit (Server.run Server.default_config (Static.handler st))
     ]}
 
     {2 From request-target to file}

@@ -4,7 +4,8 @@
     bench/server/ab.py CASE ROUNDS SECONDS SPEC [SPEC ...]
 
 Each SPEC is a server to compare: a peer's name (nginx, lighttpd, h2o,
-cohttp, httpz = the current build), or LABEL=EXE[:ARG,ARG...] for an httpz
+cohttp, httpz = the current build; for the routed-JSON case todos_c64:
+httpz-todos, httpz-todos-hand, cohttp-todos), or LABEL=EXE[:ARG,ARG...] for an httpz
 binary with extra `httpz serve` arguments, optionally followed by
 |VAR=VALUE;VAR=VALUE for environment variables. Example, the current build
 against itself without TCP_NOTSENT_LOWAT and against lighttpd:
@@ -75,9 +76,12 @@ def main():
         with open(path, "wb") as f:
             f.write(bytes(rng.getrandbits(8) for _ in range(size)))
         os.chmod(path, 0o644)
-    fname = "/" + B.FILES[case["file"]][0]
-    with open(docroot + fname, "rb") as f:
-        body = f.read()
+    fname = B.case_path(case)
+    if case.get("body"):
+        body = case["body"]
+    else:
+        with open(docroot + fname, "rb") as f:
+            body = f.read()
     lua = os.path.join(docroot, "report.lua")
     with open(lua, "w") as f:
         f.write(B.WRK_LUA)

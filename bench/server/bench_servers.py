@@ -62,6 +62,11 @@ def httpz_exe():
 
 
 COHTTP_EXE = os.path.join(ROOT, "_build", "default", "bench", "server", "cohttp_static.exe")
+# The routed-JSON case (todos_c64): GET /todos/:id from a program, not a file.
+TODOS_HTTPZ_EXE = os.path.join(ROOT, "_build", "default", "bench", "server", "todos_httpz.exe")
+TODOS_COHTTP_EXE = os.path.join(ROOT, "_build", "default", "bench", "server", "cohttp_todos.exe")
+TODOS_PATH = "/todos/42"
+TODOS_BODY = b'{"id":42,"title":"todo number 42","done":false}'
 SCHEMA = "httpz-bench-servers/1"
 
 SERVER_CPU = os.environ.get("BENCH_SERVER_CPU", "0")
@@ -85,6 +90,9 @@ NATIVE = ["httpz", "httpz-epoll", "nginx", "lighttpd", "h2o"]
 # apart, cohttp has none). No epoll column: TLS connections run on
 # readiness on both backends.
 TLS_SERVERS = ["httpz", "nginx", "h2o"]
+# Application servers: programs answering GET /todos/:id (todos_c64), not
+# file servers, so --check and the file cases leave them out.
+APP_SERVERS = ["httpz-todos", "httpz-todos-hand", "cohttp-todos"]
 
 # Every case: which file, how many connections, extra request headers, how many
 # server workers, whether the server is pinned to SERVER_CPU, which servers.
@@ -115,6 +123,15 @@ CASES = {
                      pin=True, servers=["httpz", "httpz-gzip", "nginx-gzip"], compression=True,
                      runs=3, duration=2, no_h2load=True,
                      desc="16 KiB HTML file, 64 keep-alive connections, Accept-Encoding: gzip"),
+    # A routed JSON endpoint (issue 24): GET /todos/42 from a small program,
+    # httpz with Route + Respond.json, the same httpz handler behind a
+    # hand-written match (what the router costs), and cohttp-lwt-unix.
+    # Shorter than 16k_gzip, for the time budget: 3 rounds of 1 s, no
+    # h2load (1 s is 50,000+ requests here; the rounds are interleaved).
+    "todos_c64": dict(file="612b", path=TODOS_PATH, body=TODOS_BODY, conns=64, headers=[],
+                      workers=1, pin=True, servers=APP_SERVERS, app=True,
+                      runs=3, duration=1, no_h2load=True,
+                      desc="GET /todos/:id (routed JSON, 47 B body), 64 keep-alive connections"),
 
     "tls_612b_c64": dict(file="612b", conns=64, headers=[], workers=1, pin=True, tls=True,
                          servers=TLS_SERVERS, desc="HTTPS: 612 B file, 64 keep-alive connections"),
@@ -125,7 +142,7 @@ CASES = {
                           desc="HTTPS: a new TLS connection (full handshake) per request, 16 connections"),
 }
 ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_w2", "16k_gzip",
-         "tls_612b_c64", "tls_16k_c64", "tls_handshake"]
+         "todos_c64", "tls_612b_c64", "tls_16k_c64", "tls_handshake"]
 
 # Time budget (bench/run.sh states the totals): durations in seconds.
 #
@@ -150,16 +167,20 @@ ORDER = ["612b_c64", "16k_c64", "1m_c64", "612b_c1000", "612b_close", "612b_c64_
 #            0.05 + 1 + 4 + 0.1                                          ≈   5 s
 #          16k_gzip (its own runs=3, duration=2, no h2load): 3 pairs ×
 #            (0.05 + 1.02 + 3 × 2.04 + 0.1)                              ≈  22 s
+#          todos_c64 (runs=3, duration=1, no h2load): 3 pairs × (0.05 +
+#            1.02 + 3 × 1.04 + 0.1)                                      ≈  13 s
 #          system calls (strace -c): 2 cases × 5 servers × (0.05 +
 #            1.02 warm-up + 0.5 attach + 2.04 + ≈ 1 detach + 0.1)        ≈  47 s
-#          total                                                        ≈ 695 s
-#   quick: 21 pairs × (0.05 + 1.02 + 2.04 + 0.1)                        ≈  67 s
+#          total                                                        ≈ 708 s
+#   quick: 21 pairs × (0.05 + 1.02 + 2.04 + 0.1) + todos_c64's 3 pairs
+#            × (0.05 + 1.02 + 1.04 + 0.1)                                ≈  74 s
 #          h2load on 16 pinned pairs, 1 run: 12 × (0.5 + 1 + 0.02)
 #            + 4 × 1.02                                                  ≈  22 s
 #          GC: both pairs during their main runs                         ≈   0 s
-#          total                                                        ≈  89 s
+#          total                                                        ≈  96 s
 MODES = {
-    "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2", "16k_gzip", "tls_612b_c64"],
+    "quick": dict(cases=["612b_c64", "1m_c64", "612b_close", "612b_c64_w2", "16k_gzip", "todos_c64",
+                         "tls_612b_c64"],
                   runs=1, duration=2, warmup=1, h2load_runs=1, h2load_warmup=0.5,
                   h2load_duration=1, gc_cases=["612b_c64"], gc_duration=2),
     "full": dict(cases=ORDER, runs=3, duration=4, warmup=1, h2load_runs=3, h2load_warmup=0.5,
@@ -491,10 +512,58 @@ class Cohttp(Server):
         return [COHTTP_EXE, "-d", docroot, "-p", str(port), "--host", "127.0.0.1"]
 
 
+class TodosHttpz(Server):
+    """bench/server/todos_httpz.exe: GET /todos/:id with Route + Respond.json."""
+    name = "httpz-todos"
+    extra = []
+
+    def available(self):
+        if not os.path.exists(TODOS_HTTPZ_EXE):
+            return False, "not built (%s missing; run `dune build`)" % os.path.relpath(TODOS_HTTPZ_EXE, ROOT)
+        return True, ""
+
+    def version(self):
+        return "httpz %s (%s%s)" % (machine_commit(), os.path.relpath(TODOS_HTTPZ_EXE, ROOT),
+                                    "".join(" " + a for a in self.extra))
+
+    def max_workers(self):
+        return 1
+
+    def command(self, tmp, docroot, port, workers, stats, tls=None):
+        return [TODOS_HTTPZ_EXE, "-p", str(port), "--host", "127.0.0.1"] + self.extra
+
+
+class TodosHttpzHand(TodosHttpz):
+    """The same handler behind a hand-written match instead of the router."""
+    name = "httpz-todos-hand"
+    extra = ["--hand-match"]
+
+
+class TodosCohttp(Cohttp):
+    """bench/server/cohttp_todos.exe: the same endpoint on cohttp-lwt-unix."""
+    name = "cohttp-todos"
+
+    def available(self):
+        if not os.path.exists(TODOS_COHTTP_EXE):
+            return False, ("not built (%s missing: needs libcohttp-lwt-unix-ocaml-dev, then dune build)"
+                           % os.path.relpath(TODOS_COHTTP_EXE, ROOT))
+        return True, ""
+
+    def command(self, tmp, docroot, port, workers, stats, tls=None):
+        return [TODOS_COHTTP_EXE, "-p", str(port), "--host", "127.0.0.1"]
+
+
 SERVERS = {s.name: s for s in (Httpz(), HttpzEpoll(), Nginx(), Lighttpd(), H2o(), Cohttp(),
-                               HttpzGzip(), NginxGzip())}
+                               HttpzGzip(), NginxGzip(), TodosHttpz(), TodosHttpzHand(),
+                               TodosCohttp())}
 # A variant runs when its base server is wanted (--servers).
-VARIANT_OF = {"httpz-gzip": "httpz", "nginx-gzip": "nginx", "httpz-epoll": "httpz"}
+VARIANT_OF = {"httpz-gzip": "httpz", "nginx-gzip": "nginx", "httpz-epoll": "httpz",
+              "httpz-todos": "httpz", "httpz-todos-hand": "httpz", "cohttp-todos": "cohttp"}
+
+
+def case_path(case):
+    """The request-target a case loads: its file, or its own path (todos_c64)."""
+    return case.get("path") or "/" + FILES[case["file"]][0]
 
 _commit = None
 
@@ -951,20 +1020,19 @@ class Bench:
 
     def start(self, name, case, stats=False):
         server = SERVERS[name]
-        fname = FILES[case["file"]][0]
         tls = tls_files(self.workdir) if case.get("tls") else None
         return start_server(self.procs, server, self.docroot, case["workers"], case["pin"], stats,
-                            "/" + fname, self.bodies[case["file"]], tls)
+                            case_path(case), case.get("body") or self.bodies[case["file"]], tls)
 
     def warmup(self, run, case):
         # Untimed: the first seconds of a server include page-cache misses,
         # first touch of its buffers and the connection ramp-up.
-        fname = "/" + FILES[case["file"]][0]
+        fname = case_path(case)
         run_wrk(self.procs, run.port, fname, case["conns"], self.mode["warmup"],
                 case["headers"], self.lua, tls=bool(run.tls))
 
     def one_wrk(self, run, case, duration, tag):
-        fname = "/" + FILES[case["file"]][0]
+        fname = case_path(case)
         u0, s0 = tree_cpu_split(run.proc.pid)
         out, rc, cpu, wall = run_wrk(self.procs, run.port, fname, case["conns"], duration,
                                      case["headers"], self.lua, tls=bool(run.tls))
@@ -991,13 +1059,16 @@ class Bench:
         for cid in cases:
             case = CASES[cid]
             h2 = self.h2load_for(case)
-            entry = {"id": cid, "description": case["desc"], "file": FILES[case["file"]][0],
-                     "file_bytes": FILES[case["file"]][1], "connections": case["conns"],
+            entry = {"id": cid, "description": case["desc"],
+                     "file": case_path(case).lstrip("/"),
+                     "file_bytes": len(case["body"]) if case.get("body") else FILES[case["file"]][1],
+                     "connections": case["conns"],
                      "headers": case["headers"], "workers": case["workers"],
                      "server_pinned": case["pin"], "loadgen": "wrk", "threads": 1,
                      "duration_s": self.case_mode(case, "duration"),
                      "runs_wanted": self.case_mode(case, "runs"),
                      "compression": bool(case.get("compression")),
+                     "app": bool(case.get("app")),
                      "interleaved": True,
                      "h2load": ({"threads": 1, "runs_wanted": self.mode["h2load_runs"],
                                  "duration_s": self.mode["h2load_duration"],
@@ -1178,7 +1249,7 @@ class Bench:
             rate = statistics.median(r["rps"] for r in wrk_runs) if wrk_runs else 5000
             count = max(case["conns"], int(rate * d))
         cpu0 = tree_cpu_seconds(run.proc.pid)
-        out, rc, cpu, wall = run_h2load(self.procs, run.port, "/" + FILES[case["file"]][0],
+        out, rc, cpu, wall = run_h2load(self.procs, run.port, case_path(case),
                                         case["conns"], d, w, case["headers"], count,
                                         tls=bool(run.tls))
         scpu = tree_cpu_seconds(run.proc.pid) - cpu0
@@ -1318,7 +1389,7 @@ class Bench:
             argv += ["-p", str(p)]
         tracer = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)  # attached
-        fname = "/" + FILES[case["file"]][0]
+        fname = case_path(case)
         text, rc, _cpu, _wall = run_wrk(self.procs, run.port, fname, case["conns"], 2,
                                         case["headers"], self.lua, tls=bool(run.tls))
         tracer.send_signal(signal.SIGINT)
@@ -1362,7 +1433,10 @@ class Bench:
                        "h2load": run_text(["h2load", "--version"]) if shutil.which("h2load") else None},
             "servers": {}, "cases": [], "gc": [], "problems": self.problems,
         }
-        for name in ALL_SERVERS:
+        for name in ALL_SERVERS + [n for c in wanted_cases for n in CASES[c]["servers"]
+                                   if n in APP_SERVERS]:
+            if name in doc["servers"]:
+                continue
             ok, why = SERVERS[name].available()
             doc["servers"][name] = ({"available": True, "version": SERVERS[name].version()}
                                     if ok else {"available": False, "reason": why})
@@ -1412,12 +1486,15 @@ class Bench:
         """Start every server for every file, verify the response, stop. No timing."""
         raise_nofile()
         bad = 0
-        wanted = self.args.servers.split(",") if self.args.servers else ALL_SERVERS
+        wanted = self.args.servers.split(",") if self.args.servers else ALL_SERVERS + APP_SERVERS
         for name in wanted:
             server = SERVERS[name]
             ok, why = server.available()
             if not ok:
                 log("%-9s %s" % (name, why))
+                continue
+            if name in APP_SERVERS:
+                bad += self.check_app(name)
                 continue
             for key in FILES:
                 case = dict(CASES["612b_c64"], file=key)
@@ -1449,6 +1526,24 @@ class Bench:
                 finally:
                     stop_server(self.procs, run)
         return 1 if bad else 0
+
+    def check_app(self, name):
+        """An application server (todos_c64): the todo byte for byte, 404 for
+        an unknown id. Returns the number of failures."""
+        case = CASES["todos_c64"]
+        run, err = self.start(name, case)
+        if err:
+            log("%-16s %s FAIL %s" % (name, case["path"], err))
+            return 1
+        try:
+            st, body = http_get(run.port, case["path"], {"Connection": "close"})
+            st2, _ = http_get(run.port, "/todos/999999")
+            good = st == 200 and body == case["body"] and st2 == 404
+            log("%-16s %s %s (404 for an unknown id: %s)" % (
+                name, case["path"], "ok" if good else "FAIL status %d" % st, st2 == 404))
+            return 0 if good else 1
+        finally:
+            stop_server(self.procs, run)
 
 
 def raise_nofile():

@@ -9,8 +9,6 @@
 
    Usage: cohttp_static -d DIR -p PORT [--host 127.0.0.1] *)
 
-open Lwt.Infix
-
 (* Counts every request answered, including /__stats itself, so the bench
    can subtract its own probes. *)
 let requests = ref 0
@@ -51,21 +49,4 @@ let () =
       ("--host", Arg.Set_string host, "ADDR address to bind (127.0.0.1)") ]
     (fun a -> raise (Arg.Bad ("unexpected argument " ^ a)))
     "cohttp_static -d DIR -p PORT [--host ADDR]";
-  (* A client that closes early must not kill the server with SIGPIPE. *)
-  Sys.set_signal Sys.sigpipe Sys.Signal_ignore;
-  let docroot = !dir in
-  (* Bind the listening socket ourselves: conduit's [`Port] mode binds every
-     address, and the benchmarks must stay on loopback. The backlog covers the
-     1000-connection case. *)
-  let fd = Lwt_unix.socket Unix.PF_INET Unix.SOCK_STREAM 0 in
-  Lwt_unix.setsockopt fd Unix.SO_REUSEADDR true;
-  let addr = Unix.ADDR_INET (Unix.inet_addr_of_string !host, !port) in
-  let main =
-    Lwt_unix.bind fd addr >>= fun () ->
-    Lwt_unix.listen fd 4096;
-    Cohttp_lwt_unix.Server.create
-      ~on_exn:(fun _ -> ())
-      ~mode:(`TCP (`Socket fd))
-      (Cohttp_lwt_unix.Server.make ~callback:(callback docroot) ())
-  in
-  Lwt_main.run main
+  Cohttp_loopback.serve ~host:!host ~port:!port (callback !dir)
