@@ -2,6 +2,7 @@
 """Instructions per request of `httpz serve` builds, under callgrind.
 
     bench/server/instructions.py [--file BYTES] LABEL=EXE[:ARG,ARG...] [...]
+    bench/server/instructions.py --program PATH LABEL=EXE[:ARG,ARG...] [...]
 
 For each build, two runs of one worker under `valgrind --tool=callgrind`,
 one answering N1 and one N2 keep-alive GETs of a BYTES-long .html file
@@ -14,6 +15,14 @@ the hot path": compare the build before and after, options on and off.
 
     bench/server/instructions.py base=/tmp/httpz-base new=_build/install/default/bin/httpz \\
         'log=_build/install/default/bin/httpz:--access-log,/dev/null'
+
+With --program PATH, each EXE is a program of its own that takes `-p PORT`
+(an example or a bench server) and the requests are GETs of PATH: the
+router's cost per request, say, is
+
+    bench/server/instructions.py --program /todos/42 \\
+        routed=_build/default/bench/server/todos_httpz.exe \\
+        hand=_build/default/bench/server/todos_httpz.exe:--hand-match
 """
 
 import os
@@ -29,14 +38,15 @@ import time
 N1, N2 = 2000, 22000
 
 
-def run(exe, extra, docroot, size, n):
+def run(exe, extra, docroot, path, n):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     out = tempfile.mktemp(prefix="httpz-callgrind.")
-    p = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, exe, "serve",
-                          "-d", docroot, "-p", str(port), "--workers", "1"] + extra,
+    argv = ([exe, "-p", str(port)] if docroot is None
+            else [exe, "serve", "-d", docroot, "-p", str(port), "--workers", "1"])
+    p = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv + extra,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         c = None
@@ -48,12 +58,14 @@ def run(exe, extra, docroot, size, n):
                 time.sleep(0.1)
         if c is None:
             sys.exit("%s did not start" % exe)
-        req = b"GET /f.html HTTP/1.1\r\nHost: x\r\n\r\n"
+        req = b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode()
         buf = b""
         for _ in range(n):
             c.sendall(req)
             while True:
                 i = buf.find(b"\r\n\r\n")
+                m = re.search(rb"(?i)\r\ncontent-length: *(\d+)", buf[:i]) if i >= 0 else None
+                size = int(m.group(1)) if m else 0
                 if i >= 0 and len(buf) >= i + 4 + size:
                     buf = buf[i + 4 + size:]
                     break
@@ -76,8 +88,11 @@ def run(exe, extra, docroot, size, n):
 def main():
     args = sys.argv[1:]
     size = 612
+    program = None
     if args[:1] == ["--file"]:
         size, args = int(args[1]), args[2:]
+    if args[:1] == ["--program"]:
+        program, args = args[1], args[2:]
     if not args or not shutil.which("valgrind"):
         sys.exit(__doc__ if args else "valgrind is not installed (scripts/deps.sh bench)")
     docroot = tempfile.mkdtemp(prefix="httpz-instr-")
@@ -90,8 +105,9 @@ def main():
             label, _, rest = spec.partition("=")
             exe, _, extra = rest.partition(":")
             extra = [a for a in extra.split(",") if a]
-            a = run(exe, extra, docroot, size, N1)
-            b = run(exe, extra, docroot, size, N2)
+            where = (None, program) if program else (docroot, "/f.html")
+            a = run(exe, extra, where[0], where[1], N1)
+            b = run(exe, extra, where[0], where[1], N2)
             per = (b - a) / (N2 - N1)
             first = first or per
             print("%-10s %8.0f instructions/request  (%+.2f%% against %s)" % (
