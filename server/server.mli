@@ -118,6 +118,7 @@ type tls = Config.tls = {
   key_file : string;
   hsts : int option;
   redirect_http : (string * int) list;
+  listen_plain : (string * int) list;
   ticket_period : int;
 }
 (** HTTPS: {!Config.tls}, where each field is documented. *)
