@@ -375,6 +375,11 @@ let option_name = function
   | Ticket_period -> "--tls-ticket-rotation"
   | field -> Httpz_server.Config.field_name field
 
+let role_option = function
+  | Httpz_server.Config.Serve -> "--listen"
+  | Serve_plain -> "--listen-plain"
+  | Redirect -> "--redirect-http"
+
 let server_config t ~root ~max_age =
   let ( let* ) = Result.bind in
   let p = t.process in
@@ -397,4 +402,4 @@ let server_config t ~root ~max_age =
       defer_accept = p.defer_accept; root = Some root; user = p.user; grace_period = p.grace; tls;
       headers }
   in
-  Result.map (fun () -> config) (Httpz_server.Config.check ~name:option_name config)
+  Result.map (fun () -> config) (Httpz_server.Config.check ~name:option_name ~role_name:role_option config)

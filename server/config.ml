@@ -249,7 +249,7 @@ let rec listed_twice = function
       | Some (_, _, r2) -> Some (h, p, r1, r2)
       | None -> listed_twice rest)
 
-let check ?(name = field_name) c =
+let check ?(name = field_name) ?(role_name = role_name) c =
   let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
   match List.find_opt (fun (_, broken, _) -> broken) (numeric_rules c) with
   | Some (field, _, bound) -> bad "%s %s" (name field) bound

@@ -286,7 +286,21 @@ val field_name : field -> string
 (** [field_name f] is how the library calls [f]: the record field
     (["max_connections"]), or ["tls: hsts"], ["tls: ticket_period"]. *)
 
-val check : ?name:(field -> string) -> t -> (unit, string) result
+(** What a listening socket is for: serving the handler (over TLS when the
+    server has it), serving it in plain HTTP beside TLS
+    ({!tls.listen_plain}), or redirecting plain HTTP to https
+    ({!tls.redirect_http}). *)
+type role = Serve | Serve_plain | Redirect
+
+val roles : role list
+(** [[Serve; Serve_plain; Redirect]]: the order of {!endpoints}. *)
+
+val role_name : role -> string
+(** [role_name r] is the field that lists [r]'s addresses: ["listen"],
+    ["tls.listen_plain"], ["tls.redirect_http"]. For messages. *)
+
+val check :
+  ?name:(field -> string) -> ?role_name:(role -> string) -> t -> (unit, string) result
 (** [check config]: [Error] with one line naming the first field out of
     range or malformed ({!t.headers}, {!t.server_name}, ports,
     buffer sizes, …), as {!Server.run} would refuse it at start. Among them: the
@@ -298,22 +312,14 @@ val check : ?name:(field -> string) -> t -> (unit, string) result
     positive, [grace_period] and [tls.hsts] not negative, no address
     (but of port [0]) listed twice, in one role or in two,
     [tls.ticket_period] at least 1. [name] (default {!field_name}) names a
-    numeric field in the message. Allocates. *)
+    numeric field in the message, [role_name] (default {!role_name}) the
+    list an address is in. Allocates. *)
 
 (** {1 Addresses} *)
 
 val addresses : t -> (string * int) list
 (** [addresses c] is where [c] serves the handler: {!t.listen}, or
     [[(host, port)]] when it is empty. *)
-
-(** What a listening socket is for: serving the handler (over TLS when the
-    server has it), serving it in plain HTTP beside TLS
-    ({!tls.listen_plain}), or redirecting plain HTTP to https
-    ({!tls.redirect_http}). *)
-type role = Serve | Serve_plain | Redirect
-
-val roles : role list
-(** [[Serve; Serve_plain; Redirect]]: the order of {!endpoints}. *)
 
 val endpoints : t -> (string * int * role) list
 (** [endpoints c] is every socket the server listens on, in the order
@@ -329,10 +335,6 @@ val with_role_addresses : t -> role -> (string * int) list -> t
 (** [with_role_addresses c role l] is [c] whose addresses of [role] are
     [l] (for [Serve]: {!t.listen}, and [host] and [port] from the first of
     [l]); [c] for another role when it has no {!t.tls}. *)
-
-val role_name : role -> string
-(** [role_name r] is the field that lists [r]'s addresses: ["listen"],
-    ["tls.listen_plain"], ["tls.redirect_http"]. For messages. *)
 
 val inherited_role : t -> port:int -> (role, string) result
 (** [inherited_role c ~port] is the role of a socket handed over
