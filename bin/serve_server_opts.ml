@@ -13,26 +13,42 @@ type tls_options = {
   cert : string option;
   key : string option;
   redirect_http : int option;
+  listen_plain : string list;
   hsts : int option;
   ticket_rotation : int;
 }
 
+(* Each "ADDR:PORT" as [Server.parse_listen] reads it, or the first error
+   named by [option]. *)
+let parse_addresses option l =
+  let rec parse acc = function
+    | [] -> Ok (List.rev acc)
+    | a :: rest -> (
+        match Server.parse_listen a with
+        | Ok hp -> parse (hp :: acc) rest
+        | Error e -> Error (option ^ " " ^ e))
+  in
+  parse [] l
+
 let tls_config hosts t =
   match t with
-  | { cert = None; key = None; redirect_http = None; hsts = None; _ } -> Ok None
-  | { cert = Some cert_file; key = Some key_file; redirect_http; hsts; ticket_rotation } ->
+  | { cert = None; key = None; redirect_http = None; listen_plain = []; hsts = None; _ } -> Ok None
+  | { cert = Some cert_file; key = Some key_file; redirect_http; listen_plain; hsts; ticket_rotation } ->
       if (match redirect_http with Some p -> p < 0 || p > 65535 | None -> false) then
         Error "--redirect-http: port out of range (0-65535)"
       else
         (* The redirect listens on every host the server listens on. *)
         let redirect_http = match redirect_http with Some p -> List.map (fun h -> (h, p)) hosts | None -> [] in
-        Ok
-          (Some
-             { (Server.tls ~cert_file ~key_file) with
-               hsts; redirect_http; ticket_period = ticket_rotation })
+        Result.map
+          (fun listen_plain ->
+            Some
+              { (Server.tls ~cert_file ~key_file) with
+                hsts; redirect_http; listen_plain; ticket_period = ticket_rotation })
+          (parse_addresses "--listen-plain" listen_plain)
   | { cert = None; key = Some _; _ } | { cert = Some _; key = None; _ } ->
       Error "--tls-cert and --tls-key go together"
-  | { cert = None; key = None; _ } -> Error "--redirect-http and --hsts need --tls-cert and --tls-key"
+  | { cert = None; key = None; _ } ->
+      Error "--redirect-http, --listen-plain and --hsts need --tls-cert and --tls-key"
 
 let tls_cert =
   Arg.(value & opt (some file) None
@@ -54,6 +70,16 @@ let redirect_http =
            ~doc:"Also listen for plain HTTP on $(i,PORT) and answer every request with 301 to \
                  the same host and path over https.")
 
+let listen_plain =
+  Arg.(value & opt_all string []
+       & info [ "listen-plain" ] ~docv:"ADDR:PORT"
+           ~doc:"With $(b,--tls-cert), also serve the same site in plain HTTP on $(i,ADDR:PORT) \
+                 (written as for $(b,--listen); repeat it for several), alongside the HTTPS \
+                 $(b,--listen) addresses: $(b,--listen :443 --listen-plain :80). Its responses \
+                 never carry $(b,--hsts). Under systemd socket activation, a passed socket on the \
+                 port of a $(b,--listen-plain) serves plain HTTP (and the others HTTPS); an \
+                 address whose port no passed socket has is bound as usual.")
+
 let hsts =
   Arg.(value & opt (some int) None
        & info [ "hsts" ] ~docv:"SECONDS"
@@ -66,9 +92,9 @@ let ticket_rotation =
                  for one to two such periods, on any worker.")
 
 let tls_term =
-  Term.(const (fun cert key redirect_http hsts ticket_rotation ->
-            { cert; key; redirect_http; hsts; ticket_rotation })
-        $ tls_cert $ tls_key $ redirect_http $ hsts $ ticket_rotation)
+  Term.(const (fun cert key redirect_http listen_plain hsts ticket_rotation ->
+            { cert; key; redirect_http; listen_plain; hsts; ticket_rotation })
+        $ tls_cert $ tls_key $ redirect_http $ listen_plain $ hsts $ ticket_rotation)
 
 
 (* {1 Where to listen} --listen, with -p and --host as the shorthand for
@@ -100,15 +126,7 @@ let listen_config l =
       in
       match short with
       | Error e -> Error e
-      | Ok short ->
-          let rec parse acc = function
-            | [] -> Ok (List.rev acc)
-            | a :: rest -> (
-                match Server.parse_listen a with
-                | Ok hp -> parse (hp :: acc) rest
-                | Error e -> Error ("--listen " ^ e))
-          in
-          Result.map (fun l -> (short @ l, [])) (parse [] l.listen))
+      | Ok short -> Result.map (fun l -> (short @ l, [])) (parse_addresses "--listen" l.listen))
 
 let listen =
   Arg.(value & opt_all string []
@@ -118,7 +136,7 @@ let listen =
                  first address) or an IPv6 address in brackets ($(b,[::1]:8080), $(b,[::]:443)); \
                  $(b,:PORT) means every IPv4 interface. An IPv6 socket serves IPv6 only, so \
                  $(b,--listen 0.0.0.0:80 --listen [::]:80) serves both families. With \
-                 $(b,--tls-cert) every address serves HTTPS. Under systemd socket activation \
+                 $(b,--tls-cert) every address serves HTTPS (see $(b,--listen-plain)). Under systemd socket activation \
                  (LISTEN_FDS, LISTEN_PID) the sockets passed from fd 3 on are served instead, \
                  and this option, $(b,--port) and $(b,--host) are refused.")
 
@@ -357,6 +375,11 @@ let option_name = function
   | Ticket_period -> "--tls-ticket-rotation"
   | field -> Httpz_server.Config.field_name field
 
+let role_option = function
+  | Httpz_server.Config.Serve -> "--listen"
+  | Serve_plain -> "--listen-plain"
+  | Redirect -> "--redirect-http"
+
 let server_config t ~root ~max_age =
   let ( let* ) = Result.bind in
   let p = t.process in
@@ -379,4 +402,4 @@ let server_config t ~root ~max_age =
       defer_accept = p.defer_accept; root = Some root; user = p.user; grace_period = p.grace; tls;
       headers }
   in
-  Result.map (fun () -> config) (Httpz_server.Config.check ~name:option_name config)
+  Result.map (fun () -> config) (Httpz_server.Config.check ~name:option_name ~role_name:role_option config)

@@ -8,10 +8,11 @@ type tls_options = {
   cert : string option;
   key : string option;
   redirect_http : int option;
+  listen_plain : string list;  (** [--listen-plain], as given *)
   hsts : int option;
   ticket_rotation : int;
 }
-(** [--tls-cert], [--tls-key], [--redirect-http], [--hsts],
+(** [--tls-cert], [--tls-key], [--redirect-http], [--listen-plain], [--hsts],
     [--tls-ticket-rotation]. *)
 
 type listen_options = { listen : string list; port : int option; host : string option }

@@ -6,11 +6,12 @@ type tls = {
   key_file : string;
   hsts : int option;
   redirect_http : (string * int) list;
+  listen_plain : (string * int) list;
   ticket_period : int;
 }
 
 let tls ~cert_file ~key_file =
-  { cert_file; key_file; hsts = None; redirect_http = []; ticket_period = 3600 }
+  { cert_file; key_file; hsts = None; redirect_http = []; listen_plain = []; ticket_period = 3600 }
 
 type io = Loop_state.io = Epoll | Uring
 
@@ -126,11 +127,43 @@ let parse_listen s =
           bad "%S is not an address or host name" host
         else with_port host (String.sub s (i + 1) (String.length s - i - 1))
 
-type role = Serve | Redirect
+type role = Serve | Serve_plain | Redirect
+
+let roles = [ Serve; Serve_plain; Redirect ]
+
+let role_addresses c = function
+  | Serve -> addresses c
+  | Serve_plain -> ( match c.tls with Some t -> t.listen_plain | None -> [])
+  | Redirect -> ( match c.tls with Some t -> t.redirect_http | None -> [])
+
+(* The host and port follow the first address, so that [c.port] is where
+   the handler is served ([on_listen]) once port 0 is replaced. *)
+let with_role_addresses c role l =
+  match (role, c.tls) with
+  | Serve, _ -> (
+      match l with (host, port) :: _ -> { c with listen = l; host; port } | [] -> { c with listen = l })
+  | Serve_plain, Some t -> { c with tls = Some { t with listen_plain = l } }
+  | Redirect, Some t -> { c with tls = Some { t with redirect_http = l } }
+  | (Serve_plain | Redirect), None -> c
 
 let endpoints c =
-  List.map (fun (h, p) -> (h, p, Serve)) (addresses c)
-  @ match c.tls with Some t -> List.map (fun (h, p) -> (h, p, Redirect)) t.redirect_http | None -> []
+  List.concat_map (fun role -> List.map (fun (h, p) -> (h, p, role)) (role_addresses c role)) roles
+
+let role_name = function
+  | Serve -> "listen"
+  | Serve_plain -> "tls.listen_plain"
+  | Redirect -> "tls.redirect_http"
+
+let inherited_role c ~port =
+  let on role = List.exists (fun (_, p) -> p = port) (role_addresses c role) in
+  match (on Serve_plain, on Redirect) with
+  | true, true ->
+      Error
+        (Printf.sprintf "port %d is in both tls.listen_plain and tls.redirect_http: which role its socket has is ambiguous"
+           port)
+  | true, false -> Ok Serve_plain
+  | false, true -> Ok Redirect
+  | false, false -> Ok Serve
 
 let url ?(scheme = "http") host port =
   if String.contains host ':' then Printf.sprintf "%s://[%s]:%d" scheme host port
@@ -207,14 +240,29 @@ let numeric_rules c =
     (Ticket_period, tls (fun t -> t.ticket_period < 1), "must be at least 1");
   ]
 
-let check ?(name = field_name) c =
+(* The first address given twice (port 0, a free port each time, aside),
+   with the roles of both. *)
+let rec listed_twice = function
+  | [] -> None
+  | (h, p, r1) :: rest -> (
+      match List.find_opt (fun (h', p', _) -> p <> 0 && h' = h && p' = p) rest with
+      | Some (_, _, r2) -> Some (h, p, r1, r2)
+      | None -> listed_twice rest)
+
+let check ?(name = field_name) ?(role_name = role_name) c =
   let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
   match List.find_opt (fun (_, broken, _) -> broken) (numeric_rules c) with
   | Some (field, _, bound) -> bad "%s %s" (name field) bound
   | None ->
   if List.exists (fun (_, p, _) -> p < 0 || p > 65535) (endpoints c) then
     bad "a port is outside 0-65535"
-  else if (match c.tls with Some t -> t.cert_file = "" || t.key_file = "" | None -> false) then
+  else
+  match listed_twice (endpoints c) with
+  | Some (h, p, r1, r2) when r1 = r2 -> bad "%s lists %s twice" (role_name r1) (url h p)
+  | Some (h, p, r1, r2) ->
+      bad "%s is in both %s and %s: one socket has one role" (url h p) (role_name r1) (role_name r2)
+  | None ->
+  if (match c.tls with Some t -> t.cert_file = "" || t.key_file = "" | None -> false) then
     bad "tls: give both a certificate and a key file"
   else if (match c.stats with Some t -> t = "" || not (String.for_all Httpz.Charset.is_tchar t) | None -> false)
   then bad "the stats token must be a non-empty token (letters, digits and !#$%%&'*+-.^_`|~)"

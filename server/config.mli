@@ -19,11 +19,21 @@ type tls = {
           with [301] to the same host and target over https (on the port of
           the first address of {!t.listen}, left out when 443).
           Default [[]]. *)
+  listen_plain : (string * int) list;
+      (** Plain-HTTP addresses, as [(host, port)], that serve the same
+          handler as {!t.listen} without TLS, alongside it (a site on
+          port 80 and 443 alike, or a plain port for a local health check).
+          Their responses carry {!t.headers} but never
+          [Strict-Transport-Security], which belongs to https responses
+          only. Default [[]]. *)
   ticket_period : int;
       (** Seconds between session-ticket key rotations. A ticket stays
           valid for one to two periods. Default [3600]. *)
 }
-(** HTTPS: every address of {!t.listen} speaks TLS.
+(** HTTPS: every address of {!t.listen} speaks TLS; the addresses of
+    [listen_plain] serve the same handler in plain HTTP, those of
+    [redirect_http] redirect to https. An address may have one role only
+    ({!check}).
 
     TLS 1.2 and 1.3 only, Mozilla's "intermediate" cipher suites (ECDHE
     with AES-GCM or ChaCha20-Poly1305; DHE for old RSA clients), groups
@@ -88,8 +98,13 @@ type t = {
           read from the sockets. Each is checked to be a listening stream
           socket, made non-blocking and close-on-exec, and given the same
           options as a socket of our own ([TCP_NODELAY], [send_lowat],
-          [defer_accept]). With {!t.tls} they serve HTTPS. Default
-          [[]]. *)
+          [defer_accept]). With {!t.tls}, a socket's role follows its
+          port: on the port of a {!tls.listen_plain} address it serves
+          plain HTTP, on the port of a {!tls.redirect_http} address it
+          redirects, otherwise it serves HTTPS (a port in both lists is
+          refused as ambiguous, and so is a hand-over with no socket left
+          for HTTPS). Plain and redirect addresses whose port no socket
+          has are bound here as usual. Default [[]]. *)
   workers : int;
       (** Worker processes. Default: the number of CPUs this process may run
           on (sched_getaffinity, as [nproc] counts, so [taskset] is honoured).
@@ -271,7 +286,21 @@ val field_name : field -> string
 (** [field_name f] is how the library calls [f]: the record field
     (["max_connections"]), or ["tls: hsts"], ["tls: ticket_period"]. *)
 
-val check : ?name:(field -> string) -> t -> (unit, string) result
+(** What a listening socket is for: serving the handler (over TLS when the
+    server has it), serving it in plain HTTP beside TLS
+    ({!tls.listen_plain}), or redirecting plain HTTP to https
+    ({!tls.redirect_http}). *)
+type role = Serve | Serve_plain | Redirect
+
+val roles : role list
+(** [[Serve; Serve_plain; Redirect]]: the order of {!endpoints}. *)
+
+val role_name : role -> string
+(** [role_name r] is the field that lists [r]'s addresses: ["listen"],
+    ["tls.listen_plain"], ["tls.redirect_http"]. For messages. *)
+
+val check :
+  ?name:(field -> string) -> ?role_name:(role -> string) -> t -> (unit, string) result
 (** [check config]: [Error] with one line naming the first field out of
     range or malformed ({!t.headers}, {!t.server_name}, ports,
     buffer sizes, …), as {!Server.run} would refuse it at start. Among them: the
@@ -280,9 +309,11 @@ val check : ?name:(field -> string) -> t -> (unit, string) result
     with {!tls.hsts}) may take at most half of {!t.write_buffer}
     (8 KiB of the default 16 KiB), leaving the other half to the status
     line, [Date] and the handler's own fields. The timeouts must be
-    positive, [grace_period] and [tls.hsts] not negative,
+    positive, [grace_period] and [tls.hsts] not negative, no address
+    (but of port [0]) listed twice, in one role or in two,
     [tls.ticket_period] at least 1. [name] (default {!field_name}) names a
-    numeric field in the message. Allocates. *)
+    numeric field in the message, [role_name] (default {!role_name}) the
+    list an address is in. Allocates. *)
 
 (** {1 Addresses} *)
 
@@ -290,14 +321,26 @@ val addresses : t -> (string * int) list
 (** [addresses c] is where [c] serves the handler: {!t.listen}, or
     [[(host, port)]] when it is empty. *)
 
-(** What a listening socket is for: serving the handler (over TLS when the
-    server has it), or redirecting plain HTTP to https ({!tls.redirect_http}). *)
-type role = Serve | Redirect
-
 val endpoints : t -> (string * int * role) list
 (** [endpoints c] is every socket the server listens on, in the order
-    {!Listeners.open_all} opens them: the {!addresses} ([Serve]), then the
-    redirect addresses ([Redirect]). *)
+    {!Listeners.open_all} opens them: the {!addresses} ([Serve]), then
+    the plain ones ([Serve_plain]), then the redirect addresses
+    ([Redirect]). *)
+
+val role_addresses : t -> role -> (string * int) list
+(** [role_addresses c role] is the addresses of [c] that have [role]
+    ([Serve]: {!addresses}). *)
+
+val with_role_addresses : t -> role -> (string * int) list -> t
+(** [with_role_addresses c role l] is [c] whose addresses of [role] are
+    [l] (for [Serve]: {!t.listen}, and [host] and [port] from the first of
+    [l]); [c] for another role when it has no {!t.tls}. *)
+
+val inherited_role : t -> port:int -> (role, string) result
+(** [inherited_role c ~port] is the role of a socket handed over
+    ({!t.listen_fds}) bound to [port]: [Serve_plain] or [Redirect] when
+    that list of [c.tls] has an address on [port], else [Serve]; [Error]
+    when both have one. *)
 
 val url : ?scheme:string -> string -> int -> string
 (** [url ~scheme host port] is ["http://host:port"], the host in brackets

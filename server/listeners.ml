@@ -45,12 +45,36 @@ let inherit_one fd =
   | _ -> Error (Printf.sprintf "fd %d: not a stream socket" fd)
   | exception Unix.Unix_error (e, _, _) -> Error (Printf.sprintf "fd %d: %s" fd (Unix.error_message e))
 
+(* Each handed-over socket takes the role its port has in [c]
+   ([Config.inherited_role]); the plain and redirect addresses on those
+   ports are replaced by the sockets' own, the others stay to be bound. *)
 let adopt (c : Config.t) =
   if c.listen_fds = [] then Ok c
   else
-    match map_all inherit_one c.listen_fds with
-    | Ok listen -> Ok { c with listen }
+    let with_role (host, port) =
+      Result.map (fun role -> (host, port, role)) (Config.inherited_role c ~port)
+    in
+    match map_all (fun fd -> Result.bind (inherit_one fd) with_role) c.listen_fds with
     | Error e -> Error ("inherited socket: " ^ e)
+    | Ok inherited ->
+        let of_role role = List.filter_map (fun (h, p, r) -> if r = role then Some (h, p) else None) inherited in
+        let keep role =
+          let taken = of_role role in
+          taken
+          @ List.filter
+              (fun (_, p) -> not (List.exists (fun (_, p') -> p' = p) taken))
+              (Config.role_addresses c role)
+        in
+        if of_role Config.Serve = [] then
+          Error
+            (Printf.sprintf
+               "inherited sockets: all %d are on ports of tls.listen_plain or tls.redirect_http; \
+                none is left to serve https"
+               (List.length inherited))
+        else
+          let c = Config.with_role_addresses c Config.Serve (of_role Config.Serve) in
+          let c = Config.with_role_addresses c Config.Serve_plain (keep Config.Serve_plain) in
+          Ok (Config.with_role_addresses c Config.Redirect (keep Config.Redirect))
 
 (* {1 Hosts and ports} *)
 
@@ -67,29 +91,25 @@ let resolve_host host =
 let resolve_list l = map_all (fun (host, port) -> Result.map (fun a -> (a, port)) (resolve_host host)) l
 
 let resolve (c : Config.t) =
-  match resolve_list (Config.addresses c) with
-  | Error e -> Error e
-  | Ok listen -> (
-      let c = { c with listen; host = fst (List.hd listen) } in
-      match c.tls with
-      | None -> Ok c
-      | Some t ->
-          Result.map
-            (fun redirect_http -> { c with tls = Some { t with redirect_http } })
-            (resolve_list t.redirect_http))
+  List.fold_left
+    (fun acc role ->
+      Result.bind acc (fun c ->
+          Result.map (Config.with_role_addresses c role) (resolve_list (Config.role_addresses c role))))
+    (Ok c) Config.roles
 
+(* [lfds] follow [Config.endpoints c]: each role takes as many as it has
+   addresses, in order. *)
 let bound_ports (c : Config.t) lfds =
-  let ports = List.map Syscall.local_port lfds in
-  let addresses = Config.addresses c in
-  let n = List.length addresses in
-  let listen = List.mapi (fun i (h, _) -> (h, List.nth ports i)) addresses in
-  let tls =
-    Option.map
-      (fun (t : Config.tls) ->
-        { t with redirect_http = List.mapi (fun i (h, _) -> (h, List.nth ports (n + i))) t.redirect_http })
-      c.tls
+  let ports = ref (List.map Syscall.local_port lfds) in
+  let next () =
+    let p = List.hd !ports in
+    ports := List.tl !ports;
+    p
   in
-  { c with listen; port = snd (List.hd listen); tls }
+  List.fold_left
+    (fun c role ->
+      Config.with_role_addresses c role (List.map (fun (h, _) -> (h, next ())) (Config.role_addresses c role)))
+    c Config.roles
 
 (* {1 Opening} *)
 
@@ -124,21 +144,30 @@ let open_one (c : Config.t) (host, port) =
 
 let close_all fds = List.iter (fun fd -> if fd >= 0 then ignore (Syscall.close fd : int)) fds
 
+(* A handed-over socket stands for the endpoint at its address ([adopt]
+   put the sockets' own addresses in [c]); the other endpoints are bound. *)
 let open_all (c : Config.t) =
-  let inherited = ref c.listen_fds in
+  let inherited = ref (List.map (fun fd -> (fd, inherit_one fd)) c.listen_fds) in
+  let take_inherited host port =
+    match List.find_opt (fun (_, a) -> a = Ok (host, port)) !inherited with
+    | Some (fd, _) ->
+        inherited := List.filter (fun (fd', _) -> fd' <> fd) !inherited;
+        Some fd
+    | None -> None
+  in
   let rec go acc = function
     | [] -> Ok (List.rev acc)
-    | (_, _, Config.Serve) :: rest when !inherited <> [] ->
-        let fd = List.hd !inherited in
-        inherited := List.tl !inherited;
-        tune c fd;
-        go (fd :: acc) rest
-    | (host, port, _) :: rest ->
-        let fd = open_one c (host, port) in
-        if fd < 0 then begin
-          close_all acc;
-          Error (Printf.sprintf "listen on %s: %s" (Config.url host port) (Syscall.error_message fd))
-        end
-        else go (fd :: acc) rest
+    | (host, port, _) :: rest -> (
+        match take_inherited host port with
+        | Some fd ->
+            tune c fd;
+            go (fd :: acc) rest
+        | None ->
+            let fd = open_one c (host, port) in
+            if fd < 0 then begin
+              close_all acc;
+              Error (Printf.sprintf "listen on %s: %s" (Config.url host port) (Syscall.error_message fd))
+            end
+            else go (fd :: acc) rest)
   in
   go [] (Config.endpoints c)

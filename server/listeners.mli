@@ -17,23 +17,30 @@ val systemd_listen_fds : unit -> (int list, string) result
     that do not parse. Use the result as {!Config.t.listen_fds}. *)
 
 val adopt : Config.t -> (Config.t, string) result
-(** [adopt c]: with {!Config.t.listen_fds} given, [c] whose [listen] is
-    the addresses read from those sockets; each is checked to be a
-    listening TCP stream socket and made non-blocking and close-on-exec
-    (the caller keeps owning the fds). [c] itself when there are none.
-    [Error "inherited socket: fd N: …"] otherwise. *)
+(** [adopt c]: with {!Config.t.listen_fds} given, [c] whose addresses are
+    those read from the sockets, each in the role its port has
+    ({!Config.inherited_role}): [listen] holds the HTTPS (or, without
+    TLS, plain) ones, and in [tls.listen_plain] and [tls.redirect_http]
+    the sockets' addresses replace the configured ones on their ports
+    (the rest stay, to be bound by {!open_all}). Each socket is checked to
+    be a listening TCP stream socket and made non-blocking and
+    close-on-exec (the caller keeps owning the fds). [c] itself when there
+    are none. [Error "inherited socket: fd N: …"] for a socket that is not
+    one, or an ambiguous port; [Error] too when every socket took a plain
+    role and none is left for [listen]. *)
 
 val resolve : Config.t -> (Config.t, string) result
-(** [resolve c]: [c] with every host ({!Config.addresses} and the TLS
-    redirect addresses) replaced by the first address it resolves to
+(** [resolve c]: [c] with every host (of every role's addresses,
+    {!Config.role_addresses}) replaced by the first address it resolves to
     ([getaddrinfo]; numeric addresses are kept), or the first failure. *)
 
 val open_all : Config.t -> (int list, string) result
 (** [open_all c] opens a socket for each of {!Config.endpoints}[ c], in
     that order, or none: the fds (owned by the caller), or the first error
     (["listen on URL: reason"]) with the sockets opened so far closed.
-    Sockets handed over ({!Config.t.listen_fds}) stand for the [Serve]
-    endpoints. Each socket is bound without [SO_REUSEPORT] (a second server
+    A socket handed over ({!Config.t.listen_fds}) stands for the endpoint
+    at its own address (as {!adopt} put it in [c]); the others are
+    bound. Each socket is bound without [SO_REUSEPORT] (a second server
     on the same address fails instead of sharing the traffic) and given,
     before it listens, [TCP_NODELAY], [TCP_NOTSENT_LOWAT] ({!Config.t.send_lowat})
     and [TCP_DEFER_ACCEPT] ({!Config.t.defer_accept}), which accepted

@@ -7,6 +7,7 @@ type tls = Config.tls = {
   key_file : string;
   hsts : int option;
   redirect_http : (string * int) list;
+  listen_plain : (string * int) list;
   ticket_period : int;
 }
 
@@ -99,6 +100,7 @@ let worker_listeners c handler tls lfds =
          match role with
          | Config.Serve ->
              { Loop_state.listen_fd = fd; handler; tls; headers = (if tls = None then "" else hsts) }
+         | Config.Serve_plain -> { Loop_state.listen_fd = fd; handler; tls = None; headers = "" }
          | Config.Redirect ->
              { Loop_state.listen_fd = fd; handler = Https_redirect.handler ~port:https_port; tls = None;
                headers = "" })
@@ -170,7 +172,7 @@ let reload c tls log_fd =
 let endpoint_url c (h, p, role) =
   match (role, c.tls) with
   | Config.Serve, Some _ -> Config.url ~scheme:"https" h p
-  | Config.Serve, None -> Config.url h p
+  | Config.Serve, None | Config.Serve_plain, _ -> Config.url h p
   | Config.Redirect, _ -> Config.url h p ^ " (redirecting to https)"
 
 let start_line c ~ktls =

@@ -12,6 +12,20 @@
       let () = exit (Httpz_server.Server.run Httpz_server.Server.default_config handler)
     ]}
 
+    {2 Listeners}
+    One server listens on every address of {!config.listen} (or
+    [host]:[port]) and serves the handler there, over TLS with
+    {!config.tls}; with TLS it may also serve the same handler in plain
+    HTTP on {!tls.listen_plain} (HSTS never goes on those responses) and
+    redirect to https from {!tls.redirect_http}, all in one process and
+    by every worker:
+    {[
+      let tls = { (Server.tls ~cert_file ~key_file) with listen_plain = [ ("0.0.0.0", 80) ] } in
+      { Server.default_config with listen = [ ("0.0.0.0", 443) ]; tls = Some tls }
+    ]}
+    Sockets handed over by systemd take their role by port
+    ({!config.listen_fds}).
+
     {2 Processes}
     {!run} opens one listening socket, without [SO_REUSEPORT]: a second
     server started on the same address fails with "address already in
@@ -118,6 +132,7 @@ type tls = Config.tls = {
   key_file : string;
   hsts : int option;
   redirect_http : (string * int) list;
+  listen_plain : (string * int) list;
   ticket_period : int;
 }
 (** HTTPS: {!Config.tls}, where each field is documented. *)

@@ -12,6 +12,7 @@ open Server_limits
 open Server_resources
 open Server_processes
 open Server_units
+open Server_listeners
 
 let connections =
   [
@@ -32,6 +33,8 @@ let connections =
     Alcotest.test_case "stats: the token only" `Quick stats_token_required;
     Alcotest.test_case "the client's address and port" `Quick client_address;
     Alcotest.test_case "several listening addresses" `Quick several_listeners;
+    Alcotest.test_case "https and plain listeners, one handler" `Quick tls_and_plain;
+    Alcotest.test_case "handed-over sockets: role by port" `Quick inherited_roles;
     Alcotest.test_case "waiting handlers: fd, timeout, hang-up" `Quick waiting_handlers;
     Alcotest.test_case "handler errors: 500" `Quick handler_errors;
     Alcotest.test_case "chunked, large and close responses" `Quick responses;
@@ -70,5 +73,6 @@ let () =
     Alcotest.test_case "access log time" `Quick log_time;
     Alcotest.test_case "access log formats" `Quick log_formats;
     Alcotest.test_case "listen addresses" `Quick parse_listen;
+    Alcotest.test_case "listeners: ambiguous roles refused" `Quick Server_listeners.refused;
         ] );
     ]

@@ -21,6 +21,9 @@ curl, testssl.sh):
 6b. Plain HTTP on the TLS port (curl http://, a proxy's CONNECT) gets a
    400 page saying so, as from nginx (issue 20).
 5. --hsts and --redirect-http.
+5b. --listen-plain (issue 24): one server, HTTPS on one port and plain
+   HTTP on another, the same file on both, HSTS on https only, plain HTTP
+   to the TLS port answered 400; bad combinations exit 2 with one line.
 6. Bad input ends quickly and cleanly: plain HTTP on the TLS port, junk, a
    ClientHello cut off halfway (closed at --header-timeout), TLS 1.0
    offers, a renegotiation attempt; no descriptor leaks, the worker keeps
@@ -347,6 +350,46 @@ def hsts_and_redirect():
     srv.stop_and_check(R)
 
 
+def listen_plain():
+    plain = H.free_port()
+    srv = H.Server(DOC, args=["--hsts", "31536000", "--listen-plain", "%s:%d" % (H.HOST, plain)]).start()
+    https = H.curl(["-i", "https://%s:%d/small.txt" % (H.HOST, srv.port)])
+    http = H.curl(["-i", "http://%s:%d/small.txt" % (H.HOST, plain)])
+    heads = {}
+    for name, p in (("https", https), ("http", http)):
+        head, _, body = p.stdout.partition(b"\r\n\r\n")
+        heads[name] = head.decode("latin-1").lower()
+        R.check("curl %s:// gets the file" % name, head.startswith(b"HTTP/1.1 200") and body == SMALL,
+                (head[:300], p.stderr[-300:]))
+    R.check("Strict-Transport-Security on the https response",
+            "\r\nstrict-transport-security: max-age=31536000" in heads["https"], heads["https"])
+    R.check("no Strict-Transport-Security on the plain one",
+            "strict-transport-security" not in heads["http"], heads["http"])
+    p = H.curl(["-i", "http://%s:%d/small.txt" % (H.HOST, srv.port)], timeout=5)
+    out = p.stdout.decode("latin-1")
+    R.check("plain HTTP to the TLS port: the 400 page",
+            out.startswith("HTTP/1.1 400 Bad Request\r\n")
+            and "The plain HTTP request was sent to an HTTPS port" in out, out[:300])
+    p = H.curl(["https://%s:%d/small.txt" % (H.HOST, plain)], timeout=5)
+    R.check("https to the plain port fails", p.returncode != 0 and p.stdout != SMALL, p.returncode)
+    err = srv.stderr_text()
+    R.check("the start line names both", "https://%s:%d" % (H.HOST, srv.port) in err
+            and "http://%s:%d" % (H.HOST, plain) in err, err)
+    srv.stop_and_check(R)
+    cert, key = H.tls_files()[1:]
+    for args, want in (
+            (["--listen-plain", ":%d" % plain], "--listen-plain and --hsts need --tls-cert and --tls-key"),
+            (["--tls-cert", cert, "--tls-key", key, "--listen-plain", "::1:80"],
+             "--listen-plain \"::1:80\": an IPv6 address goes in brackets"),
+            (["--tls-cert", cert, "--tls-key", key, "-p", str(plain), "--listen-plain",
+              "127.0.0.1:%d" % plain], "http://127.0.0.1:%d is in both --listen and --listen-plain" % plain)):
+        p = subprocess.run([H.BIN, "serve", DOC] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=10)
+        err = p.stderr.decode("utf-8", "replace")
+        R.check("refused %s: exit 2, one line with %r" % (" ".join(args[-2:]), want),
+                p.returncode == 2 and want in err and err.count("\n") <= 2, (p.returncode, err))
+
+
 def client_hello():
     """The first bytes a real TLS 1.3 client sends."""
     ctx = H.client_context()
@@ -470,6 +513,7 @@ part("session resumption", resumption)
 part("SIGHUP reload", reload)
 part("SIGHUP reload, a root-only key under --user (issue 20)", reload_root_only_key)
 part("HSTS and redirect", hsts_and_redirect)
+part("--listen-plain beside TLS (issue 24)", listen_plain)
 part("bad input", bad_input)
 part("idle memory", idle_memory)
 part("testssl.sh", testssl)
