@@ -45,6 +45,7 @@ type t = {
   server_name : string;
   root : string option;
   on_listen : int -> unit;
+  dev_errors : bool;
 }
 
 let cpu_count = Extra.cpu_count
@@ -83,6 +84,7 @@ let default_config =
     server_name = "httpz";
     root = None;
     on_listen = ignore;
+    dev_errors = false;
   }
 
 (* {1 Addresses} *)
