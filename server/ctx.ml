@@ -8,6 +8,8 @@ open Slot
 
 type t = Slot.t
 
+exception Answered_twice = Slot.Answered_twice
+
 let request c = (Slot.req c)
 let buffer c = c.rbuf
 let body_ready c =
