@@ -500,12 +500,18 @@ let one_line lines =
   | [ l ] -> l
   | l -> Alcotest.failf "one log line expected, got %d: %s" (List.length l) (String.concat " | " l)
 
-let raise_logged () =
+(* A fresh server with an access log, a connection, and [path] asked on
+   it: the log's reader, the peer, the outcome and what went to stderr. *)
+let logged_exchange path =
   let sh = shared () in
   let lines = access_log sh in
   let p = peer sh in
   ignore (open_ p);
-  let o, err = capture_stderr (fun () -> exchange p (get "/raise")) in
+  let o, err = capture_stderr (fun () -> exchange p (get path)) in
+  (sh, lines, p, o, err)
+
+let raise_logged () =
+  let sh, lines, p, o, err = logged_exchange "/raise" in
   Alcotest.check outcome "500, then lingers" Lingering o;
   check_has "500" (take p) "HTTP/1.1 500 ";
   check_has "the exception" err "handler raised Failure(\"boom\")";
@@ -558,11 +564,7 @@ let dev_errors () =
   Printexc.record_backtrace recording
 
 let answered_twice () =
-  let sh = shared () in
-  let lines = access_log sh in
-  let p = peer sh in
-  ignore (open_ p);
-  let o, err = capture_stderr (fun () -> exchange p (get "/twice")) in
+  let _, lines, p, o, err = logged_exchange "/twice" in
   Alcotest.check outcome "kept alive" Waiting o;
   let out = take p in
   check_has "the first answer" out "HTTP/1.1 200 OK\r\n";
@@ -575,12 +577,8 @@ let answered_twice () =
   check_has "next" (take p) "\r\n\r\n/a"
 
 let continuation_raises () =
-  let sh = shared () in
-  let lines = access_log sh in
   (* In a flush continuation: the head and a chunk left. *)
-  let p = peer sh in
-  ignore (open_ p);
-  let o, err = capture_stderr (fun () -> exchange p (get "/stream-raise")) in
+  let sh, lines, p, o, err = logged_exchange "/stream-raise" in
   Alcotest.check outcome "closed" Closed o;
   let out = take p in
   check_has "200 sent" out "HTTP/1.1 200 OK\r\n";
