@@ -140,7 +140,7 @@ let field t pos src off len ~absent =
 (* {1 Lines} *)
 
 let clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-    ~ua_off ~ua_len ~elapsed_us =
+    ~ua_off ~ua_len ~elapsed_us ~complete =
   let b = t.buf in
   let pos = ref t.len in
   if peer_len > 0 then begin
@@ -168,10 +168,11 @@ let clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~r
   end;
   Bigstring.unsafe_set b !pos ' ';
   pos := Response.write_int b ~off:(!pos + 1) elapsed_us;
+  if not complete then pos := Response.write_string b ~off:!pos " cut";
   !pos
 
 let json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-    ~ua_off ~ua_len ~elapsed_us =
+    ~ua_off ~ua_len ~elapsed_us ~complete =
   let b = t.buf in
   let pos = ref (Response.write_string b ~off:t.len "{\"time\":\"") in
   Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:(time_length Json);
@@ -190,11 +191,12 @@ let json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~
   pos := field t !pos src ua_off ua_len ~absent:"null";
   pos := Response.write_string b ~off:!pos ",\"request_time_us\":";
   pos := Response.write_int b ~off:!pos elapsed_us;
+  pos := Response.write_string b ~off:!pos (if complete then ",\"complete\":true" else ",\"complete\":false");
   Bigstring.unsafe_set b !pos '}';
   !pos + 1
 
 let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len ~ua_off
-    ~ua_len ~elapsed_us =
+    ~ua_len ~elapsed_us ~complete =
   if t.fd >= 0 then begin
     let req_len = if req_len > max_request_line then max_request_line else req_len in
     let pos0 x = if x > 0 then x else 0 in
@@ -209,16 +211,25 @@ let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~
       match t.format with
       | Json ->
           json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-            ~ua_off ~ua_len ~elapsed_us
+            ~ua_off ~ua_len ~elapsed_us ~complete
       | Common | Combined ->
           clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-            ~ua_off ~ua_len ~elapsed_us
+            ~ua_off ~ua_len ~elapsed_us ~complete
     in
     Bigstring.unsafe_set t.buf pos '\n';
     t.len <- pos + 1
   end
 
-let request t (c : Slot.t) ~parsed =
+(* What left of the body: all of it when the response completed; else
+   what was handed to the socket after the head (chunk framing included),
+   never more than the body. *)
+let body_sent (c : Slot.t) ~complete =
+  if complete then c.resp_bytes
+  else
+    let n = c.sent - c.head_len in
+    if n <= 0 then 0 else if n > c.resp_bytes then c.resp_bytes else n
+
+let request t (c : Slot.t) ~parsed ~complete =
   if t.fd >= 0 then begin
     let req_len =
       if parsed then
@@ -235,9 +246,9 @@ let request t (c : Slot.t) ~parsed =
       if c.started_ns > 0 then (Syscall.clock_monotonic_ns () - c.started_ns) / 1000 else 0
     in
     line t ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf ~req_off:c.rpos ~req_len
-      ~status:(Status.code c.status) ~bytes:c.resp_bytes ~ref_off:(Span.off rv)
+      ~status:(Status.code c.status) ~bytes:(body_sent c ~complete) ~ref_off:(Span.off rv)
       ~ref_len:(if r >= 0 then Span.len rv else -1)
       ~ua_off:(Span.off uv)
       ~ua_len:(if u >= 0 then Span.len uv else -1)
-      ~elapsed_us
+      ~elapsed_us ~complete
   end

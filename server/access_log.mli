@@ -7,7 +7,11 @@
     v}
     client address, identity and user (always [-]), time in UTC, request
     line, status, body bytes ([-] when none), and the request time in
-    microseconds.
+    microseconds; then [ cut] when the response did not complete (see
+    below):
+    {v
+127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET /big HTTP/1.1" 200 4915200 2013641 cut
+    v}
 
     {b Combined} adds the [Referer] and [User-Agent] fields, quoted ([-]
     when absent), before the request time:
@@ -17,10 +21,22 @@
 
     {b Json}, one object per line:
     {v
-{"time":"2000-10-10T13:55:36Z","remote_addr":"127.0.0.1","request":"GET / HTTP/1.1","status":200,"body_bytes_sent":2326,"referer":null,"user_agent":"curl/7.88.1","request_time_us":152}
+{"time":"2000-10-10T13:55:36Z","remote_addr":"127.0.0.1","request":"GET / HTTP/1.1","status":200,"body_bytes_sent":2326,"referer":null,"user_agent":"curl/7.88.1","request_time_us":152,"complete":true}
     v}
     absent values are [null]; [body_bytes_sent] is [0] when there is no
     body.
+
+    {b What the client got.} A line is written when the response is over:
+    its last byte handed to the socket, or its connection closed first
+    (the client left, a write failed or timed out, the handler raised
+    after part of the response left, the [--grace] period ended). The
+    status is the one sent (a handler that fails after its head left is
+    logged with that head's status, not a 500), and a response that did
+    not complete is marked: [ cut] after the request time (common and
+    combined), ["complete":false] (JSON). Its body bytes are those handed
+    to the socket after the head (for a chunked body, its framing
+    included), never more than the body, so a download cut after 4.9 MB of
+    52 MB logs about 4.9 MB; a complete response logs its whole body.
 
     {b Escaping.} Common and combined escape as nginx does: double quote,
     backslash and bytes outside [0x20 - 0x7E] become [\xHH]. JSON
@@ -34,9 +50,9 @@
 
     {b Request time}: from the first byte of the request head read (for a
     pipelined request, from the end of the previous response) to the
-    moment the response is complete in the connection's hands, which is
-    when the line is written: a file body may still be on its way to the
-    client.
+    moment the line is written: the last byte handed to the socket (the
+    kernel may still be sending it), or the close that cut the
+    response.
 
     Lines are formatted into a worker-owned buffer without allocating and
     written to the file descriptor whole, by {!flush} (the loop calls it
@@ -75,19 +91,23 @@ val line :
   ua_off:int ->
   ua_len:int ->
   elapsed_us:int ->
+  complete:bool ->
   unit
 (** [line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes
-    ~ref_off ~ref_len ~ua_off ~ua_len ~elapsed_us] appends one line: the
+    ~ref_off ~ref_len ~ua_off ~ua_len ~elapsed_us ~complete] appends one
+    line ([complete = false]: marked cut): the
     client address is the first [peer_len] bytes of [peer] (absent when
     [0]), the request line is [src] at [req_off], of [req_len] bytes
     ([req_len < 0]: absent), the [Referer] and [User-Agent] values are in
     [src] too (length [< 0]: absent; unused by [Common]), the time is Unix
     time [now]. Does not allocate. *)
 
-val request : t -> Slot.t -> parsed:bool -> unit
-(** [request t c ~parsed] logs the response of connection [c] (its
-    request head is in its read buffer when [parsed]), with the time since
-    the request started ([Slot.t.started_ns]). Does not allocate. *)
+val request : t -> Slot.t -> parsed:bool -> complete:bool -> unit
+(** [request t c ~parsed ~complete] logs the response of connection [c]
+    (its request head is in its read buffer when [parsed]), with the time
+    since the request started ([Slot.t.started_ns]); [complete]: its last
+    byte left, else it was cut and its body bytes are what left of it
+    ([Slot.t.sent] past [head_len]). Does not allocate. *)
 
 val pending : t -> bool
 (** [pending t] is [true] when lines wait in the buffer. *)

@@ -46,6 +46,7 @@ type t = {
   server_name : string;
   root : string option;
   on_listen : int -> unit;
+  dev_errors : bool;
 }
 
 let cpu_count = Extra.cpu_count
@@ -84,6 +85,7 @@ let default_config =
     server_name = "httpz";
     root = None;
     on_listen = ignore;
+    dev_errors = false;
   }
 
 (* {1 Addresses} *)

@@ -236,6 +236,16 @@ type t = {
           server accepts connections (with several workers: once every
           worker listens), before the start line is logged. Default: does
           nothing. *)
+  dev_errors : bool;
+      (** Development mode. When a handler raises before any byte of its
+          response left, a client on the loopback gets a 500 page showing
+          the exception and its backtrace (HTML-escaped); others get the
+          usual short 500. Workers also record backtraces
+          ([Printexc.record_backtrace true]), so the log line of a
+          handler's exception carries one (without this, only with
+          [OCAMLRUNPARAM=b]). Default [false]: never turn it on for a
+          server the public reaches through a proxy on the same host,
+          whose requests all come from the loopback. *)
 }
 
 val fd_reserve : int

@@ -8,6 +8,8 @@ open Slot
 
 type t = Slot.t
 
+exception Answered_twice = Slot.Answered_twice
+
 let request c = (Slot.req c)
 let buffer c = c.rbuf
 let body_ready c =
@@ -47,15 +49,22 @@ let local c = address Unix.getsockname c.fd
 
 (* {1 Head} *)
 
-let not_in_head () = invalid_arg "Ctx: no response head is open (call start first)"
+(* A call that answers after the response is complete is a second answer:
+   H1 catches [Answered_twice], logs it and keeps the first. *)
+let not_in_head c =
+  if c.resp = Done then raise Answered_twice;
+  invalid_arg "Ctx: no response head is open (call start first)"
 
 let start c status =
+  if c.resp = Done then raise Answered_twice;
   if c.resp <> Idle then invalid_arg "Ctx.start: the response was already started";
   take_out c;
   c.proto.begin_head c status;
   c.out_sent <- 0;
+  c.sent <- 0;
   c.status <- status;
   c.resp <- Head;
+  c.unlogged <- Unlogged_request;
   let code = Status.code status in
   c.no_content <- code < 200 || code = 204;
   c.suppress <- c.head_req || Status.forbids_content status
@@ -67,27 +76,27 @@ let commit c pos =
   c.out_len <- pos
 
 let header c name v =
-  if c.resp <> Head then not_in_head ();
+  if c.resp <> Head then not_in_head c;
   commit c (Response.header c.out ~off:c.out_len name v)
 
 let header_s c name v =
-  if c.resp <> Head then not_in_head ();
+  if c.resp <> Head then not_in_head c;
   commit c (Response.header_s c.out ~off:c.out_len name v)
 
 let header_int c name v =
-  if c.resp <> Head then not_in_head ();
+  if c.resp <> Head then not_in_head c;
   commit c (Response.header_int c.out ~off:c.out_len name v)
 
 let header_date c name v =
-  if c.resp <> Head then not_in_head ();
+  if c.resp <> Head then not_in_head c;
   commit c (Response.header_date c.out ~off:c.out_len name v)
 
 let header_span c name src s =
-  if c.resp <> Head then not_in_head ();
+  if c.resp <> Head then not_in_head c;
   commit c (Response.header_span c.out ~off:c.out_len name src s)
 
 let header_bytes c name src ~off ~len =
-  if c.resp <> Head then not_in_head ();
+  if c.resp <> Head then not_in_head c;
   if off < 0 || len < 0 || off > Bigstring.length src - len then
     invalid_arg "Ctx.header_bytes: range outside the buffer";
   commit c (Response.header_span c.out ~off:c.out_len name src (Span.make ~off ~len))
@@ -96,15 +105,16 @@ let head_buffer c = c.out
 let head_pos c = c.out_len
 
 let set_head_pos c pos =
-  if c.resp <> Head then not_in_head ();
+  if c.resp <> Head then not_in_head c;
   if pos < 0 || pos > c.out_limit then invalid_arg "Ctx.set_head_pos: outside the head space";
   c.out_len <- pos
 
 (* {1 Framing} The protocol's ([c.proto]): HTTP/1.1's is H1_response. *)
 
 let end_head c ~content_length ~chunked =
-  if c.resp <> Head then not_in_head ();
-  c.proto.end_head c ~content_length ~chunked
+  if c.resp <> Head then not_in_head c;
+  c.proto.end_head c ~content_length ~chunked;
+  c.head_len <- c.out_len
 
 (* {1 Bodies} *)
 
@@ -333,6 +343,7 @@ let upgrade c k =
   if c.resp <> Head || c.status <> Status.Switching_protocols then
     invalid_arg "Ctx.upgrade: start a 101 Switching Protocols response first";
   c.proto.switch c;
+  c.head_len <- c.out_len;
   c.resp <- Done;
   c.upgrade <- k
 

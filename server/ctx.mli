@@ -25,8 +25,13 @@
     calls, then exactly one body call ({!body_string}, {!body_bigstring},
     {!body_file}, {!no_body}, or {!chunked_start} … {!chunked_end}). A
     handler that returns without answering, or raises, gets a 500 written
-    for it (if nothing was sent yet) and the connection closed; the worker
-    goes on serving.
+    for it (if nothing was sent yet; else the connection is closed, and
+    the access log records the status that was sent, cut); the exception
+    is logged with the request and the backtrace; the worker goes on
+    serving. Answering again after a complete response (a second
+    {!start}, header or body call) raises {!Answered_twice}: the server
+    logs "the handler answered twice" and sends the first response
+    intact.
 
     {2 Ownership and validity}
     The request's spans point into {!buffer}, and {!body} into
@@ -44,6 +49,11 @@
     RFC 9110 §8.6, §6.1). *)
 
 type t
+
+exception Answered_twice
+(** = {!Slot.Answered_twice}: a response call after the response was
+    complete. Let it propagate: the server logs it and keeps the first
+    response. *)
 
 (** {1 The request} *)
 

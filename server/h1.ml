@@ -47,10 +47,29 @@ let opened c ~fd ~listener ~peer_len =
   c.broken <- false;
   c.held <- false;
   c.body <- No_body;
+  c.unlogged <- Logged;
   set_timer c Header_timer c.sh.header_ticks;
   Read
 
+(* {1 The access log} A response is logged once, when it is over: its last
+   byte handed to the socket ([written]), or its connection closed first
+   ([closed]: cut). The line then tells what the client got. *)
+let log_response c complete =
+  match c.unlogged with
+  | Logged -> ()
+  | Unlogged_request ->
+      c.unlogged <- Logged;
+      c.sh.hooks.log c true complete
+  | Unlogged_unparsed ->
+      c.unlogged <- Logged;
+      c.sh.hooks.log c false complete
+
+(* Some of the current response left already: it can no longer be
+   replaced by an error answer. *)
+let on_wire c = c.resp <> Idle && (c.sent > 0 || c.flushed || c.broken)
+
 let closed c =
+  log_response c false;
   c.fd <- -1;
   next_gen c;
   c.wait <- Running;
@@ -97,12 +116,12 @@ let error_head = "Content-Type: text/plain; charset=utf-8\r\n"
 (* An error answer's bytes; without the configured headers
    ([server_lines]) when they do not fit, so that an answer always goes
    out (every write buffer holds the bare one). *)
-let write_error c status msg ~configured =
+let write_error c status msg ~ctype ~configured =
   let out = c.out in
   let pos = Response.status_line out ~off:0 Version.Http_1_1 status in
   let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
   let pos = if configured then Response.write_string out ~off:pos c.sh.server_lines.(c.listener) else pos in
-  let pos = Response.write_string out ~off:pos error_head in
+  let pos = Response.write_string out ~off:pos ctype in
   let pos =
     Response.header_int out ~off:pos Header_name.Content_length (String.length msg + 1)
   in
@@ -110,28 +129,45 @@ let write_error c status msg ~configured =
   let pos = Response.write_string out ~off:pos msg in
   Response.write_string out ~off:pos "\n"
 
-let respond_error c status msg ~parsed =
+let write_answer c status msg ~ctype ~parsed =
   reset_response c;
   release_body c;
   take_out c;
   c.close <- true;
   let pos =
-    try write_error c status msg ~configured:true
-    with Response.No_space -> write_error c status msg ~configured:false
+    try write_error c status msg ~ctype ~configured:true
+    with Response.No_space -> write_error c status msg ~ctype ~configured:false
   in
   c.out_len <- pos;
   c.status <- status;
   c.resp <- Done;
   c.resp_bytes <- String.length msg + 1;
-  c.sh.hooks.log c parsed;
+  c.head_len <- pos - c.resp_bytes;
+  c.unlogged <- (if parsed then Unlogged_request else Unlogged_unparsed);
   c.after <- Then_close;
   c.state <- Writing;
   Write
+
+(* A response of which bytes already left cannot be replaced: the
+   connection closes, and [closed] logs what the client got, cut. *)
+let respond_error c status msg ~parsed =
+  if on_wire c then Close else write_answer c status msg ~ctype:error_head ~parsed
 
 let status_of_code n = Status.of_code_or ~default:Status.Bad_request n
 
 let internal_error c ~parsed =
   respond_error c Status.Internal_server_error "Internal Server Error" ~parsed
+
+let html_head = "Content-Type: text/html; charset=utf-8\r\n"
+
+(* Development mode, to a client on this host: the exception and its
+   backtrace, in a write buffer large enough for them. *)
+let dev_error c e bt =
+  let page = Handler_failure.page e bt in
+  reset_response c;
+  take_out c;
+  grow_out c (String.length page + 1024);
+  write_answer c Status.Internal_server_error page ~ctype:html_head ~parsed:true
 
 (* {1 Writing} *)
 
@@ -221,17 +257,9 @@ let rec answered c =
   end
   else if c.resp = Done then begin
     c.wait <- Running;
-    if c.after = Then_detach then begin
-      c.sh.hooks.log c true;
-      c.state <- Writing;
-      Write
-    end
-    else begin
-      c.sh.hooks.log c true;
-      c.after <- Then_next;
-      c.state <- Writing;
-      Write
-    end
+    if c.after <> Then_detach then c.after <- Then_next;
+    c.state <- Writing;
+    Write
   end
   else if c.wait = Flush_wanted then begin
     c.wait <- Running;
@@ -250,26 +278,44 @@ let rec answered c =
     stream_next c
   end
   else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
-  else if c.flushed || c.broken then Close
   else begin
-    Log.msg "handler returned without a complete response";
-    internal_error c ~parsed:true
+    Log.msg "handler returned without a complete response (%s)" (Handler_failure.describe c);
+    (* Part of it left: the client sees the connection close. *)
+    if on_wire c then Close else internal_error c ~parsed:true
   end
 
-and handler_failed c e =
-  Log.msg "handler raised %s" (Printexc.to_string e);
-  if c.flushed || c.broken then begin
-    reset_response c;
-    Close
+(* The handler (or a continuation) raised. After a complete response, the
+   response stands: a second answer ([Answered_twice]) or a late error is
+   only logged. Before, the client gets a 500, or, if part of the
+   response left already, a close; [closed] then logs the status that was
+   sent, cut. *)
+and handler_failed c e bt =
+  if c.resp = Done then begin
+    (match e with
+     | Answered_twice -> Log.msg "the handler answered twice (%s)" (Handler_failure.describe c)
+     | e ->
+         Log.msg "handler raised %s after answering (%s)%s" (Printexc.to_string e)
+           (Handler_failure.describe c) (Handler_failure.backtrace bt));
+    c.wait <- Running;
+    answered c
   end
-  else internal_error c ~parsed:true
+  else begin
+    Log.msg "handler raised %s (%s)%s" (Printexc.to_string e) (Handler_failure.describe c)
+      (Handler_failure.backtrace bt);
+    if on_wire c then Close
+    else if c.sh.dev_errors && Handler_failure.loopback c then dev_error c e bt
+    else internal_error c ~parsed:true
+  end
 
 and run handler c =
   take_out c;
   c.state <- Handling;
   match handler c with
   | () -> answered c
-  | exception e -> handler_failed c e
+  | exception e ->
+      (* Now, before anything else can raise and replace it. *)
+      let bt = Printexc.get_raw_backtrace () in
+      handler_failed c e bt
 
 (* The handler asked for a body that is not all here: make room for it,
    send [100 Continue] if the client waits for one, and read it. *)
@@ -523,11 +569,13 @@ let written c =
   | Then_body ->
       c.out_len <- 0;
       c.out_sent <- 0;
+      c.sent <- 0;
       c.after <- Then_next;
       c.state <- Reading_body;
       set_deadline c Body_timer c.body_deadline;
       Read
   | Then_close ->
+      log_response c (not c.broken);
       release_file c;
       c.state <- Lingering;
       set_timer c Linger_timer linger_ticks;
@@ -540,9 +588,11 @@ let written c =
       clear_timer c;
       run c.cont c
   | Then_detach ->
+      log_response c true;
       clear_timer c;
       Detach
   | Then_next ->
+      log_response c (not c.broken);
       let close = c.close || c.broken || c.sh.draining in
       next_gen c;
       reset_response c;

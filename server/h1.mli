@@ -38,6 +38,22 @@
     back when the connection is idle between requests ({!process} answers
     [Read] with none held).
 
+    {2 Failures and the access log}
+    A handler (or a continuation) that raises is logged ({!Log.msg}) with
+    the request's method and target, the client's address and the
+    backtrace when one was recorded. Before any byte of its response
+    left, the client gets a 500 (in development mode, [sh.dev_errors], a
+    page showing the exception to a client on the loopback); after, the
+    connection closes. After a complete response, a second answer
+    ({!Slot.Answered_twice}) or a late exception is only logged: the first
+    response goes out intact.
+
+    Each response is logged once ([sh.hooks.log]), when it is over: in
+    {!written} when its last byte was handed to the socket, or in
+    {!closed} when the connection closed first (cut). The line holds
+    what the client got: the status sent, the body bytes that left, the
+    time to that moment.
+
     {2 Allocation}
     None on the steady-state path: parse, handler, response, next request
     (tested). Allocation happens when a pool has no spare buffer, when a
@@ -79,7 +95,8 @@ val opened : Slot.t -> fd:int -> listener:int -> peer_len:int -> action
 
 val closed : Slot.t -> unit
 (** [closed c]: the backend closed the connection (or handed it over);
-    gives every buffer back and frees the slot ([fd = -1]). *)
+    logs a response that was not over as cut, gives every buffer back and
+    frees the slot ([fd = -1]). *)
 
 val prepare_read : Slot.t -> action
 (** Sets [c.in_buf], [c.in_off], [c.in_len] to where the next bytes go and
@@ -102,7 +119,8 @@ val shutting_down : Slot.t -> unit
     owns no file any more, and nothing is held back by [MSG_MORE]. *)
 
 val written : Slot.t -> action
-(** All output was written. *)
+(** All output was written (handed to the transport); a response whose
+    last byte it was is logged. *)
 
 val blocked : Slot.t -> unit
 (** The peer takes no more output now: keeps what must outlive the
@@ -127,5 +145,6 @@ val idle : Slot.t -> bool
 (** Between requests, with no byte of the next one yet. *)
 
 val respond_error : Slot.t -> Httpz.Status.t -> string -> parsed:bool -> action
-(** Replaces any response with a short text error answer and closes after
-    it. *)
+(** Replaces a response of which nothing left yet with a short text
+    error answer and closes after it; answers [Close] when part of the
+    response left already (it cannot be replaced). *)

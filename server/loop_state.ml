@@ -29,6 +29,7 @@ type params = {
   log_format : Access_log.format;
   headers : string;
   server_name : string;
+  dev_errors : bool;
 }
 
 type listener = {
@@ -244,7 +245,7 @@ let front w c = w.entries.(c.listener) (Ctx.of_conn c)
    counted twice. *)
 let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
 
-let log_access w c parsed = Access_log.request w.log c ~parsed
+let log_access w c parsed complete = Access_log.request w.log c ~parsed ~complete
 
 (* {1 Slots} *)
 
@@ -548,6 +549,10 @@ let create p ~listeners ~signal_fd ~reactor =
   sh.hooks.handler <- front w;
   sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
+  sh.dev_errors <- p.dev_errors;
+  (* Development mode shows backtraces: record them (costly only when an
+     exception is raised). *)
+  if p.dev_errors then Printexc.record_backtrace true;
   sh.hooks.flush <- Transport.write_now;
   w
 

@@ -51,6 +51,9 @@ type params = {
   log_format : Access_log.format;
   headers : string;  (** ["Name: value\r\n"]s added to every response *)
   server_name : string;
+  dev_errors : bool;
+      (** {!Server.config}[.dev_errors]: a handler's exception shown on the
+          500 page to a client on the loopback; backtraces recorded *)
 }
 
 type listener = {

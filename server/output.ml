@@ -20,6 +20,7 @@ let segment c =
     | No_ext -> Head
 
 let advance c n =
+  c.sent <- c.sent + n;
   let out_rem = c.out_len - c.out_sent in
   let k = if n < out_rem then n else out_rem in
   c.out_sent <- c.out_sent + k;
@@ -127,6 +128,7 @@ module Walk (T : TRANSPORT) = struct
       let r = T.head c ~more:false in
       if r > 0 then begin
         c.out_sent <- c.out_sent + r;
+        c.sent <- c.sent + r;
         c.flushed <- true
       end
       else if r = gone then c.broken <- true

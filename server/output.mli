@@ -35,7 +35,8 @@ val pending : Slot.t -> int
 (** Bytes of the current output still to write. *)
 
 val advance : Slot.t -> int -> unit
-(** [advance c n]: [n] bytes of [out] then [ext] were written. *)
+(** [advance c n]: [n] bytes of [out] then [ext] were written (counted in
+    [sent], for the access log). *)
 
 val last : Slot.t -> bool
 (** The output being written is the last on this connection (the

@@ -44,6 +44,7 @@ type config = Config.t = {
   server_name : string;
   root : string option;
   on_listen : int -> unit;
+  dev_errors : bool;
 }
 
 let tls = Config.tls
@@ -82,6 +83,7 @@ let params c ~log_fd =
     log_format = c.log_format;
     headers = String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") c.headers);
     server_name = c.server_name;
+    dev_errors = c.dev_errors;
   }
 
 (* The worker's listeners: [lfds] are the sockets of [Config.endpoints c],

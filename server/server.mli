@@ -173,6 +173,7 @@ type config = Config.t = {
   server_name : string;
   root : string option;
   on_listen : int -> unit;
+  dev_errors : bool;
 }
 (** The server's settings: {!Config.t}, where each field and its default
     is documented. *)

@@ -1,9 +1,11 @@
 open Httpz
 
+exception Answered_twice
+
 type hooks = {
   mutable handler : t -> unit;
   mutable app : t -> unit;
-  mutable log : t -> bool -> unit;
+  mutable log : t -> bool -> bool -> unit;
   mutable flush : t -> unit;
   mutable resume : t -> int -> (t -> unit) -> unit;
 }
@@ -15,6 +17,7 @@ and shared = {
   mutable now : int;
   mutable tick : int;
   mutable draining : bool;
+  mutable dev_errors : bool;
   empty : Bigstring.t;
   read_buffer : int;
   write_buffer : int;
@@ -55,6 +58,8 @@ and protocol = {
 
 and state = Free | Reading_head | Reading_body | Handling | Writing | Lingering
 and response = Idle | Head | Chunked_body | Done
+
+and unlogged = Logged | Unlogged_request | Unlogged_unparsed
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
 and after = Then_next | Then_body | Then_close | Then_resume | Then_detach
 and body = No_body | Body_ready | Body_unread | Body_wanted | Body_streaming | Body_streamed
@@ -129,6 +134,9 @@ and t = {
   mutable file_fd : int;
   mutable file_close : bool;
   mutable resp_bytes : int;
+  mutable sent : int;
+  mutable head_len : int;
+  mutable unlogged : unlogged;
   mutable flushed : bool;
   mutable broken : bool;
   mutable held : bool;
@@ -167,6 +175,7 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     now = 0;
     tick = 0;
     draining = false;
+    dev_errors = false;
     empty = Bigstring.create 0;
     read_buffer;
     write_buffer;
@@ -183,7 +192,7 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     limits;
     parse = Parse_states.create ~limits ~keep;
     hooks =
-      { handler = nop; app = nop; log = (fun _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
+      { handler = nop; app = nop; log = (fun _ _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
   }
 
 (* Until a protocol takes the connection (H1.opened). *)
@@ -253,6 +262,9 @@ let create sh ~slot ~peer =
     file_fd = -1;
     file_close = false;
     resp_bytes = 0;
+    sent = 0;
+    head_len = 0;
+    unlogged = Logged;
     flushed = false;
     broken = false;
     held = false;
@@ -358,6 +370,8 @@ let reset_response c =
   c.ext_off <- 0;
   c.ext_len <- 0;
   c.resp_bytes <- 0;
+  c.sent <- 0;
+  c.head_len <- 0;
   c.flushed <- false;
   c.after <- Then_next;
   (* A write buffer grown past its class goes back (and is unmapped). *)

@@ -32,6 +32,11 @@
       (and every chunked body) once the handler asked for it, and is given
       back when the request ends. *)
 
+exception Answered_twice
+(** Raised by a {!Ctx} answer call when the response is complete already
+    (the handler answers twice); {!H1} logs it and keeps the first
+    response. *)
+
 type hooks = {
   mutable handler : t -> unit;
       (** the application, wrapped by the backend (statistics): called once
@@ -39,9 +44,12 @@ type hooks = {
   mutable app : t -> unit;
       (** the application itself: called again once a body it asked for
           ([Ctx.await_body]) is complete *)
-  mutable log : t -> bool -> unit;
-      (** [log c parsed]: the response is complete, log it ([parsed]: the
-          request line can be trusted) *)
+  mutable log : t -> bool -> bool -> unit;
+      (** [log c parsed complete]: the response is over, log it
+          ([parsed]: the request line can be trusted; [complete]: its last
+          byte was handed to the socket, else it was cut: the connection
+          closed or failed first). Called once per response, by
+          {!H1}, when its last byte left or its connection closed *)
   mutable flush : t -> unit;
       (** try to send what [out] holds now, without waiting (a chunked body
           that outgrows [out]); may advance [out_sent], set [flushed] or
@@ -62,6 +70,9 @@ and shared = {
   mutable now : int;  (** wall-clock seconds of this loop turn *)
   mutable tick : int;  (** timer ticks (100 ms) of this loop turn *)
   mutable draining : bool;  (** graceful shutdown: every response closes *)
+  mutable dev_errors : bool;
+      (** development mode: a 500 caused by a handler's exception shows
+          the exception and backtrace to a client on the loopback *)
   empty : Httpz.Bigstring.t;  (** a zero-length buffer, for unset fields *)
   read_buffer : int;
   write_buffer : int;
@@ -114,6 +125,11 @@ and state =
 and response = Idle | Head | Chunked_body | Done
 (** Where the handler is in its answer: nothing yet; status line written;
     chunked head written, chunks may follow; complete. *)
+
+and unlogged = Logged | Unlogged_request | Unlogged_unparsed
+(** Whether a response waits for its access-log line: none does (or it
+    was written); one does, to a parsed request; one does, to a request
+    whose head could not be parsed (its line is not trusted). *)
 
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
 (** What follows [out] on the wire. *)
@@ -224,6 +240,15 @@ and t = {
   mutable file_fd : int;
   mutable file_close : bool;
   mutable resp_bytes : int;  (** body bytes of the response, for the log *)
+  mutable sent : int;
+      (** bytes of this response (head, framing, body) handed to the
+          transport so far ({!Output.advance}, [write_now]) *)
+  mutable head_len : int;
+      (** the head's length among them: [sent - head_len] is what left of
+          the body (and its chunk framing) *)
+  mutable unlogged : unlogged;
+      (** the response waits for its log line: set when it starts, cleared
+          when {!H1} logs it, exactly once *)
   mutable flushed : bool;  (** part of this response already left *)
   mutable broken : bool;  (** a write failed: drop output, close after *)
   mutable held : bool;

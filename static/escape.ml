@@ -30,16 +30,6 @@ let encode_path s =
   let n = encode_into src ~off:0 ~len:(String.length s) dst 0 in
   B.sub_string dst ~off:0 ~len:n
 
-let html_escape s =
-  let b = Buffer.create (String.length s + 16) in
-  String.iter
-    (function
-      | '&' -> Buffer.add_string b "&amp;"
-      | '<' -> Buffer.add_string b "&lt;"
-      | '>' -> Buffer.add_string b "&gt;"
-      | '"' -> Buffer.add_string b "&quot;"
-      | '\'' -> Buffer.add_string b "&#39;"
-      | c -> Buffer.add_char b c)
-    s;
-  Buffer.contents b
+(* The server's 500 page in development mode needs it too; it lives there. *)
+let html_escape = Handler_failure.html_escape
 

@@ -16,6 +16,36 @@ let answer_later c =
   Ctx.start c Status.Ok;
   Ctx.body_string c "later"
 
+let long_raise = "/raise-" ^ String.make 300 'x'
+
+(* Answering twice, raising in each kind of continuation: [true] when the
+   target was one of those. *)
+let failing buf t c =
+  if Span.equal buf t "/twice" then begin
+    Ctx.start c Status.Ok;
+    Ctx.body_string c "first";
+    Ctx.start c Status.Ok;
+    Ctx.body_string c "second";
+    true
+  end
+  else if Span.equal buf t "/stream-raise" then begin
+    Ctx.start c Status.Ok;
+    Ctx.chunked_start c;
+    Ctx.chunk c "one\n";
+    Ctx.flush c (fun _ -> failwith "late");
+    true
+  end
+  else if Span.equal buf t "/later-raise" then begin
+    later := Some (Ctx.suspend c (fun _ -> failwith "later"));
+    true
+  end
+  else if Span.equal buf t "/read-raise" then begin
+    Ctx.read_body c ~limit:1000 (fun _ -> failwith "piece");
+    true
+  end
+  else if Span.equal buf t long_raise then raise Not_found
+  else false
+
 let handler c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let t = Request.target req in
@@ -56,6 +86,7 @@ let handler c =
     in
     Ctx.read_body c ~limit:10_000_000 next
   end
+  else if failing buf t c then ()
   else if Span.equal buf t "/upgrade" then begin
     Ctx.start c Status.Switching_protocols;
     Ctx.header c Header_name.Upgrade "echo";
@@ -68,6 +99,7 @@ let handler c =
   end
 
 let resumed = ref None
+
 
 let shared ?(read_buffer = 4096) ?(max_body = 1 lsl 20) ?(headers = "X-Content-Type-Options: nosniff\r\n") () =
   let sh =
@@ -109,12 +141,18 @@ let peer ?(window = max_int) sh = { c = Slot.create sh ~slot:0 ~peer:false; inpu
 let current = ref None
 let taken = ref 0
 
+(* The client leaves (the connection is reset) once it took this many
+   bytes in all. *)
+let leaves_after = ref max_int
+
 let take_bytes s =
   match !current with
   | None -> Alcotest.fail "no peer"
   | Some p ->
-      let n = min (String.length s) (p.window - !taken) in
-      if n <= 0 then Output.would_block
+      let left = !leaves_after - Buffer.length p.output in
+      let n = min (min (String.length s) (p.window - !taken)) left in
+      if left <= 0 then Output.gone
+      else if n <= 0 then Output.would_block
       else begin
         Buffer.add_string p.output (String.sub s 0 n);
         taken := !taken + n;
@@ -146,7 +184,9 @@ let rec write p =
   | Output.Blocked ->
       H1.blocked p.c;
       write p
-  | Output.Dead -> Alcotest.fail "the in-memory peer is never gone"
+  | Output.Dead ->
+      H1.closed p.c;
+      Closed
 
 and drive p (a : H1.action) =
   match a with
@@ -414,6 +454,189 @@ let upgrade () =
   check_has "upgrade" out "Upgrade: echo\r\nConnection: Upgrade\r\n\r\n";
   Alcotest.(check string) "the bytes after the head" "hello" (H1.detach p.c)
 
+(* {2 Failures and the access log} *)
+
+(* Runs [f] with standard error (where Log.msg writes) going to a file:
+   its result and what was written. *)
+let capture_stderr f =
+  let path = Filename.temp_file "httpz_h1" ".err" in
+  let fd = Unix.openfile path [ Unix.O_WRONLY; Unix.O_TRUNC ] 0o600 in
+  flush stderr;
+  let saved = Unix.dup Unix.stderr in
+  Unix.dup2 fd Unix.stderr;
+  let restore () =
+    flush stderr;
+    Unix.dup2 saved Unix.stderr;
+    Unix.close saved;
+    Unix.close fd
+  in
+  match f () with
+  | r ->
+      restore ();
+      let text = S.read_file path in
+      Sys.remove path;
+      (r, text)
+  | exception e ->
+      restore ();
+      raise e
+
+(* The server's access log (common format) on [sh], into a file: a
+   function that flushes it and is the lines written since. *)
+let access_log sh =
+  let path = Filename.temp_file "httpz_h1" ".log" in
+  let fd = Unix.openfile path [ Unix.O_WRONLY; Unix.O_TRUNC ] 0o600 in
+  let log = Access_log.create ~fd:(Httpz_sys.Syscall.fd_of_unix fd) ~format:Access_log.Common in
+  sh.Slot.hooks.log <- (fun c parsed complete -> Access_log.request log c ~parsed ~complete);
+  let seen = ref 0 in
+  fun () ->
+    Access_log.flush log;
+    let all = S.read_file path in
+    let fresh = String.sub all !seen (String.length all - !seen) in
+    seen := String.length all;
+    List.filter (( <> ) "") (String.split_on_char '\n' fresh)
+
+let one_line lines =
+  match lines with
+  | [ l ] -> l
+  | l -> Alcotest.failf "one log line expected, got %d: %s" (List.length l) (String.concat " | " l)
+
+(* A fresh server with an access log, a connection, and [path] asked on
+   it: the log's reader, the peer, the outcome and what went to stderr. *)
+let logged_exchange path =
+  let sh = shared () in
+  let lines = access_log sh in
+  let p = peer sh in
+  ignore (open_ p);
+  let o, err = capture_stderr (fun () -> exchange p (get path)) in
+  (sh, lines, p, o, err)
+
+let raise_logged () =
+  let sh, lines, p, o, err = logged_exchange "/raise" in
+  Alcotest.check outcome "500, then lingers" Lingering o;
+  check_has "500" (take p) "HTTP/1.1 500 ";
+  check_has "the exception" err "handler raised Failure(\"boom\")";
+  check_has "method, target, client" err "(GET /raise from -)";
+  check_has "logged complete" (one_line (lines ())) "\"GET /raise HTTP/1.1\" 500 22 0";
+  Alcotest.(check bool) "not cut" false (contains err " cut");
+  (* A long target is cut in the message, and odd bytes escaped. *)
+  let p = peer sh in
+  ignore (open_ p);
+  let _, err = capture_stderr (fun () -> exchange p (get long_raise)) in
+  check_has "Not_found" err "handler raised Not_found (GET /raise-xxx";
+  check_has "cut at the bound" err (String.make (Handler_failure.max_target - 7) 'x' ^ "... from");
+  ignore (lines ())
+
+(* The backtrace is in the message when recorded; the development page
+   only for a client on the loopback. *)
+let dev_errors () =
+  let sh = shared () in
+  sh.dev_errors <- true;
+  let recording = Printexc.backtrace_status () in
+  Printexc.record_backtrace true;
+  let p = peer sh in
+  ignore (open_ p);
+  let _, err = capture_stderr (fun () -> exchange p (get "/raise")) in
+  check_has "a backtrace" err "Raised at";
+  let out = take p in
+  check_has "not on the loopback: the short 500" out "\r\n\r\nInternal Server Error\n";
+  (* A real loopback connection, whose accepted socket the slot holds. *)
+  let l = Unix.socket Unix.PF_INET Unix.SOCK_STREAM 0 in
+  Unix.bind l (Unix.ADDR_INET (Unix.inet_addr_loopback, 0));
+  Unix.listen l 1;
+  let client = Unix.socket Unix.PF_INET Unix.SOCK_STREAM 0 in
+  Unix.connect client (Unix.getsockname l);
+  let server, _ = Unix.accept l in
+  let p = peer sh in
+  ignore (drive p (H1.opened p.c ~fd:(Httpz_sys.Syscall.fd_of_unix server) ~listener:0 ~peer_len:0));
+  let _, err = capture_stderr (fun () -> exchange p (get "/raise")) in
+  check_has "the client's address" err "from 127.0.0.1)";
+  let out = take p in
+  check_has "500" out "HTTP/1.1 500 ";
+  check_has "HTML" out "Content-Type: text/html";
+  check_has "the exception, escaped" out "Failure(&quot;boom&quot;)";
+  check_has "the backtrace" out "Raised at";
+  sh.dev_errors <- false;
+  let p = peer sh in
+  ignore (drive p (H1.opened p.c ~fd:(Httpz_sys.Syscall.fd_of_unix server) ~listener:0 ~peer_len:0));
+  ignore (capture_stderr (fun () -> exchange p (get "/raise")));
+  check_has "without dev_errors: the short 500" (take p) "\r\n\r\nInternal Server Error\n";
+  List.iter Unix.close [ client; server; l ];
+  Printexc.record_backtrace recording
+
+let answered_twice () =
+  let _, lines, p, o, err = logged_exchange "/twice" in
+  Alcotest.check outcome "kept alive" Waiting o;
+  let out = take p in
+  check_has "the first answer" out "HTTP/1.1 200 OK\r\n";
+  check_has "its body" out "\r\n\r\nfirst";
+  Alcotest.(check int) "one response" 1 (count out "HTTP/1.1");
+  Alcotest.(check bool) "no second body" false (contains out "second");
+  Alcotest.(check string) "logged once" "httpz: the handler answered twice (GET /twice from -)\n" err;
+  check_has "access log: the first" (one_line (lines ())) "\"GET /twice HTTP/1.1\" 200 5 0";
+  Alcotest.check outcome "the connection goes on" Waiting (exchange p (get "/a"));
+  check_has "next" (take p) "\r\n\r\n/a"
+
+let continuation_raises () =
+  (* In a flush continuation: the head and a chunk left. *)
+  let sh, lines, p, o, err = logged_exchange "/stream-raise" in
+  Alcotest.check outcome "closed" Closed o;
+  let out = take p in
+  check_has "200 sent" out "HTTP/1.1 200 OK\r\n";
+  check_has "the chunk" out "4\r\none\n";
+  Alcotest.(check bool) "no 500 after it" false (contains out "500");
+  check_has "logged" err "handler raised Failure(\"late\") (GET /stream-raise from -)";
+  check_has "access log: status sent, body bytes, cut" (one_line (lines ()))
+    "\"GET /stream-raise HTTP/1.1\" 200 4 0 cut";
+  (* In a suspend continuation, in a read_body one: nothing left yet. *)
+  let p = peer sh in
+  ignore (open_ p);
+  Alcotest.check outcome "waits" Suspended (exchange p (get "/later-raise"));
+  let err =
+    snd
+      (capture_stderr (fun () ->
+           (match !later with Some resume -> resume () | None -> Alcotest.fail "no resume");
+           match !resumed with
+           | Some a ->
+               resumed := None;
+               Alcotest.check outcome "500, lingers" Lingering (drive p a)
+           | None -> Alcotest.fail "not resumed"))
+  in
+  check_has "suspend: logged" err "handler raised Failure(\"later\") (GET /later-raise from -)";
+  check_has "suspend: 500" (take p) "HTTP/1.1 500 ";
+  check_has "suspend: access log" (one_line (lines ())) "\" 500 22 0";
+  let p = peer sh in
+  ignore (open_ p);
+  let o, err =
+    capture_stderr (fun () ->
+        exchange p "POST /read-raise HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
+  in
+  Alcotest.check outcome "read_body: 500, lingers" Lingering o;
+  check_has "read_body: logged" err "handler raised Failure(\"piece\") (POST /read-raise from -)";
+  check_has "read_body: 500" (take p) "HTTP/1.1 500 ";
+  ignore (lines ())
+
+(* The client leaves part way: the line says what it got. *)
+let cut_download () =
+  let sh = shared () in
+  let lines = access_log sh in
+  let big = "/" ^ String.make 3000 'x' in
+  let p = peer ~window:100 sh in
+  ignore (open_ p);
+  leaves_after := 1000;
+  let o = Fun.protect ~finally:(fun () -> leaves_after := max_int) (fun () -> exchange p (get big)) in
+  Alcotest.check outcome "closed" Closed o;
+  let out = take p in
+  let head_len = index out "\r\n\r\n" + 4 in
+  let line = one_line (lines ()) in
+  check_has "status, bytes that left, cut" line (Printf.sprintf " 200 %d 0 cut" (1000 - head_len));
+  (* The same, whole: its size, complete. *)
+  let p = peer ~window:100 sh in
+  ignore (open_ p);
+  Alcotest.check outcome "served" Waiting (exchange p (get big));
+  let line = one_line (lines ()) in
+  check_has "complete, whole body" line " 200 3001 0";
+  Alcotest.(check bool) "not cut" false (contains line "cut")
+
 (* {1 Allocation} *)
 
 (* The whole exchange — bytes in, parse, handler, response out, idle —
@@ -489,6 +712,14 @@ let () =
           Alcotest.test_case "streamed response, flush" `Quick streamed_response;
           Alcotest.test_case "streamed request body" `Quick streamed_request_body;
           Alcotest.test_case "upgrade: 101, hand over" `Quick upgrade;
+        ] );
+      ( "failures and the access log",
+        [
+          Alcotest.test_case "handler raises: logged with its request" `Quick raise_logged;
+          Alcotest.test_case "dev_errors: the page on the loopback only" `Quick dev_errors;
+          Alcotest.test_case "answered twice: the first stands" `Quick answered_twice;
+          Alcotest.test_case "raising continuations" `Quick continuation_raises;
+          Alcotest.test_case "cut download: what left, cut" `Quick cut_download;
         ] );
       ("allocation", [ zero_alloc_cycle () ]);
       ("parse states", [ Alcotest.test_case "by index, reused, dropped" `Quick parse_states ]);

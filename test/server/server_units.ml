@@ -130,26 +130,27 @@ let log_formats () =
   let one format ~elapsed_us =
     let t = Access_log.create ~fd:(Syscall.fd_of_unix fd) ~format in
     Access_log.line t ~now:971211336 ~peer ~peer_len:3 ~src ~req_off:0 ~req_len:20 ~status:404 ~bytes:0
-      ~ref_off:21 ~ref_len:12 ~ua_off:34 ~ua_len:4 ~elapsed_us;
+      ~ref_off:21 ~ref_len:12 ~ua_off:34 ~ua_len:4 ~elapsed_us ~complete:true;
+    (* A response cut before its end: marked. *)
     Access_log.line t ~now:971211336 ~peer ~peer_len:0 ~src ~req_off:0 ~req_len:(-1) ~status:400
-      ~bytes:12 ~ref_off:0 ~ref_len:(-1) ~ua_off:0 ~ua_len:(-1) ~elapsed_us:(-5);
+      ~bytes:12 ~ref_off:0 ~ref_len:(-1) ~ua_off:0 ~ua_len:(-1) ~elapsed_us:(-5) ~complete:false;
     Access_log.flush t;
     t
   in
   let expect =
     [ ( Access_log.Common,
         "::1 - - [10/Oct/2000:20:55:36 +0000] \"GET /a\\x22b\\x5Cc\\xE9 HTTP/1.1\" 404 - 1234\n\
-         - - - [10/Oct/2000:20:55:36 +0000] \"-\" 400 12 0\n" );
+         - - - [10/Oct/2000:20:55:36 +0000] \"-\" 400 12 0 cut\n" );
       ( Access_log.Combined,
         "::1 - - [10/Oct/2000:20:55:36 +0000] \"GET /a\\x22b\\x5Cc\\xE9 HTTP/1.1\" 404 - \
          \"http://r/\\x22q\\x22\" \"ua\\x01\\x5C\" 1234\n\
-         - - - [10/Oct/2000:20:55:36 +0000] \"-\" 400 12 \"-\" \"-\" 0\n" );
+         - - - [10/Oct/2000:20:55:36 +0000] \"-\" 400 12 \"-\" \"-\" 0 cut\n" );
       ( Access_log.Json,
         "{\"time\":\"2000-10-10T20:55:36Z\",\"remote_addr\":\"::1\",\
          \"request\":\"GET /a\\\"b\\\\c\\u00E9 HTTP/1.1\",\"status\":404,\"body_bytes_sent\":0,\
-         \"referer\":\"http://r/\\\"q\\\"\",\"user_agent\":\"ua\\u0001\\\\\",\"request_time_us\":1234}\n\
+         \"referer\":\"http://r/\\\"q\\\"\",\"user_agent\":\"ua\\u0001\\\\\",\"request_time_us\":1234,\"complete\":true}\n\
          {\"time\":\"2000-10-10T20:55:36Z\",\"remote_addr\":null,\"request\":null,\"status\":400,\
-         \"body_bytes_sent\":12,\"referer\":null,\"user_agent\":null,\"request_time_us\":0}\n" ) ]
+         \"body_bytes_sent\":12,\"referer\":null,\"user_agent\":null,\"request_time_us\":0,\"complete\":false}\n" ) ]
   in
   List.iter
     (fun (format, want) ->
@@ -162,7 +163,7 @@ let log_formats () =
       let before = Gc.minor_words () in
       for i = 1 to 5000 do
         Access_log.line t ~now:(971211336 + i) ~peer ~peer_len:3 ~src ~req_off:0 ~req_len:20 ~status:200
-          ~bytes:i ~ref_off:21 ~ref_len:12 ~ua_off:34 ~ua_len:4 ~elapsed_us:i
+          ~bytes:i ~ref_off:21 ~ref_len:12 ~ua_off:34 ~ua_len:4 ~elapsed_us:i ~complete:(i land 1 = 0)
       done;
       Alcotest.(check (float 0.)) "minor words for 5000 lines" 0. (Gc.minor_words () -. before))
     expect;
@@ -176,7 +177,7 @@ let log_formats () =
   List.iter
     (fun now ->
       Access_log.line t ~now ~peer ~peer_len:0 ~src ~req_off:0 ~req_len:(-1) ~status:200 ~bytes:0
-        ~ref_off:0 ~ref_len:(-1) ~ua_off:0 ~ua_len:(-1) ~elapsed_us:0)
+        ~ref_off:0 ~ref_len:(-1) ~ua_off:0 ~ua_len:(-1) ~elapsed_us:0 ~complete:true)
     instants;
   Access_log.flush t;
   Unix.close fd;

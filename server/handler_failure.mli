@@ -1,0 +1,37 @@
+(** What the server says when a handler fails: the operator's log line
+    and, in development mode, the 500 page.
+
+    Used by {!H1} on its error path only: everything here allocates
+    (strings, a [getpeername]) and none of it runs for a request that is
+    answered normally. The request's spans are read from the slot's read
+    buffer, which holds the head until the response is over. *)
+
+val max_target : int
+(** [200]: bytes of the target shown; a longer one is cut and marked
+    ["..."]. *)
+
+val describe : Slot.t -> string
+(** [describe c] is ["METHOD TARGET from ADDRESS"] for the request in
+    progress on [c]: method and target escaped (a byte outside
+    [0x21 - 0x7E] or a backslash becomes [\xHH]), the target cut at
+    {!max_target}; the client's address from the slot when the access log
+    recorded it, else from the socket (["-"] when it has none). *)
+
+val backtrace : Printexc.raw_backtrace -> string
+(** [backtrace bt] is the backtrace's text, one frame a line, each line
+    indented; [""] when none was recorded (backtraces are recorded when
+    [OCAMLRUNPARAM=b] is set, or in development mode, see
+    {!Server.config}[.dev_errors]). *)
+
+val loopback : Slot.t -> bool
+(** [loopback c]: the client is on this host ([127.0.0.0/8], [::1], or
+    an IPv4-mapped loopback address). [false] when the socket has no
+    peer. *)
+
+val html_escape : string -> string
+(** [html_escape s]: ampersand, angle brackets and both quotes as
+    character references. *)
+
+val page : exn -> Printexc.raw_backtrace -> string
+(** [page e bt]: the development 500 page: an HTML document showing the
+    exception and the backtrace, HTML-escaped. *)
