@@ -131,13 +131,15 @@ type t = {
           take at once; it shrinks back after a response that grew it past
           1 MiB. *)
   max_body : int;
-      (** Largest request body accepted, Content-Length or chunked; above it
-          the answer is 413 and the connection is closed. Default 1 MiB.
-          A body is read only when the handler asks for it
-          ({!Ctx.await_body}), into a buffer of the worker's pool that is
-          given back when the request ends: [max_connections * max_body]
-          bounds what bodies in flight may hold, and nothing stays held
-          after them. *)
+      (** Largest request body read whole ({!Ctx.await_body}), Content-Length
+          or chunked; above it the answer is 413 and the connection is
+          closed. Default 1 MiB. Such a body is read only when the handler
+          asks for it, into a buffer of the worker's pool that is given back
+          when the request ends: [max_connections * max_body] bounds what
+          bodies in flight may hold, and nothing stays held after them. A
+          body the handler streams ({!Ctx.read_body}) is held one read
+          buffer at a time whatever its size, so its bound is the [~limit]
+          the handler gives, not this one: an upload route sets its own. *)
   (* Timeouts are checked on a 100 ms tick: one fires between its value and
      200 ms later. *)
   header_timeout : float;
