@@ -392,8 +392,14 @@ let remainder m = Span.make ~off:(m.path_off + m.prefix) ~len:(m.path_len - m.pr
 
 let decode_param = Target.decode_segment
 
+(* Decoding goes through a buffer kept for the next call (grown on
+   demand): only the string returned is allocated, not a bigarray per
+   call (a malloc and a custom block). Matching runs on one thread. *)
+let scratch = ref (Bigstring.create 256)
+
 let param_string buf s =
-  let dst = Bigstring.create (Span.len s) in
+  if Span.len s > Bigstring.length !scratch then scratch := Bigstring.create (2 * Span.len s);
+  let dst = !scratch in
   let n = Target.decode_segment buf s ~dst ~dst_off:0 in
   if n < 0 then Error (Target.decode_error n) else Ok (Bigstring.sub_string dst ~off:0 ~len:n)
 

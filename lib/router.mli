@@ -218,7 +218,9 @@ val decode_param : Bigstring.t -> Span.t -> dst:Bigstring.t -> dst_off:int -> in
 
 val param_string : Bigstring.t -> Span.t -> (string, Target.error) Stdlib.result
 (** [param_string buf s] is the decoded parameter as a string.
-    {b Allocates.} *)
+    {b Allocates} the string (decoding goes through a buffer of the
+    module's, kept between calls): call it from one thread, the event
+    loop's, as matching itself is. *)
 
 (** {1 After [Method_not_allowed] or [Auto_options]} *)
 
