@@ -30,7 +30,8 @@ type t = {
   slash_redirect : bool;
   allow : Bigstring.t;  (** an [Allow] value is written here *)
   scratch : Bigstring.t;  (** parameters are decoded here to check them *)
-  mutable serving : Obj.t;  (** the Ctx.t whose handler runs now, or [idle] *)
+  mutable serving : Obj.t;  (** the Ctx.t whose handler ran last, or [idle] *)
+  mutable running : bool;  (** [serving]'s handler runs now *)
 }
 
 let idle = Obj.repr 0
@@ -39,7 +40,7 @@ let compile ?csrf ?(slash_redirect = true) r =
   if r.forms && csrf = None then invalid_arg "Route.compile: form routes need ~csrf";
   let compiled = Router.compile r.r in
   { compiled; m = Router.Match.create ~max_params:(Router.max_params compiled); target = Target.create (); csrf;
-    slash_redirect; allow = Bigstring.create 64; scratch = Bigstring.create 4096; serving = idle }
+    slash_redirect; allow = Bigstring.create 64; scratch = Bigstring.create 4096; serving = idle; running = false }
 
 (* The router whose handler runs now: a worker runs one handler call at a
    time, so one slot is enough. *)
@@ -71,18 +72,21 @@ let other_slash t buf =
     if Target.has_query t.target then Some (other ^ "?" ^ Span.to_string buf (Target.query t.target)) else Some other
 
 (* A mounted handler may be another router: the outer one is current again
-   when it returns. *)
+   when it returns. Pointer fields are written only when they change (a
+   keep-alive connection served by one router changes neither): each write
+   is a write barrier. *)
 let run t c e =
   let outer = !current in
-  t.serving <- Obj.repr c;
-  current := t;
+  if t.serving != Obj.repr c then t.serving <- Obj.repr c;
+  if outer != t then current := t;
+  t.running <- true;
   match e.run c with
   | () ->
-      t.serving <- idle;
-      current := outer
+      t.running <- false;
+      if outer != t then current := outer
   | exception ex ->
-      t.serving <- idle;
-      current := outer;
+      t.running <- false;
+      if outer != t then current := outer;
       raise ex
 
 let found t c =
@@ -134,7 +138,7 @@ let handler t c =
 
 let serving name c =
   let t = !current in
-  if t.serving != Obj.repr c then invalid_arg (name ^ ": not in a route handler's synchronous call");
+  if not t.running || t.serving != Obj.repr c then invalid_arg (name ^ ": not in a route handler's synchronous call");
   t
 
 let param_span c name =
