@@ -19,5 +19,3 @@
 
 val protocol : Slot.protocol
 
-val closes_after : Slot.t -> bool
-(** The connection closes after the current response. *)

@@ -36,24 +36,25 @@ let last c =
   | Then_next -> c.close || c.sh.draining
   | Then_body | Then_resume | Then_detach -> false
 
+(* The body's [len] bytes now follow the head in [out]. *)
+let absorbed c len =
+  c.out_len <- c.out_len + len;
+  c.ext_off <- c.ext_off + len;
+  c.ext_len <- 0
+
 let absorb_body c ~max =
   let len = c.ext_len in
   let out_rem = c.out_len - c.out_sent in
   if len > 0 && out_rem > 0 && out_rem + len <= max && c.out_len + len <= Httpz.Bigstring.length c.out
-  then begin
-    (match c.ext with
-     | Ext_string ->
-         Httpz.Bigstring.blit_from_string c.ext_str ~src_off:c.ext_off c.out ~dst_off:c.out_len ~len
-     | Ext_bigstring ->
-         Httpz.Bigstring.blit ~src:c.ext_bs ~src_off:c.ext_off ~dst:c.out ~dst_off:c.out_len ~len
-     | Ext_file | No_ext -> ());
+  then
     match c.ext with
-    | Ext_string | Ext_bigstring ->
-        c.out_len <- c.out_len + len;
-        c.ext_off <- c.ext_off + len;
-        c.ext_len <- 0
+    | Ext_string ->
+        Httpz.Bigstring.blit_from_string c.ext_str ~src_off:c.ext_off c.out ~dst_off:c.out_len ~len;
+        absorbed c len
+    | Ext_bigstring ->
+        Httpz.Bigstring.blit ~src:c.ext_bs ~src_off:c.ext_off ~dst:c.out ~dst_off:c.out_len ~len;
+        absorbed c len
     | Ext_file | No_ext -> ()
-  end
 
 let file_slice c =
   let cap = Httpz.Bigstring.length c.out in

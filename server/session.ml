@@ -28,11 +28,11 @@ let memory ?(cookie = "httpz_session") ?(max_age = 7 * 86400) ?(max_sessions = 1
 
 let sweep tbl now = Hashtbl.filter_map_inplace (fun _ e -> if e.expires > now then Some e else None) tbl
 
-(* A session is made: room for it first (the expired ones, then the
-   oldest), so that no number of clients makes the table outgrow its
-   bound. *)
-let admit m ~now id =
-  if Hashtbl.length m.tbl >= m.max_sessions then sweep m.tbl now;
+(* A session is made: room for it first (the oldest go), so that no
+   number of clients makes the table outgrow its bound. No sweep here: at
+   the bound every new session would pay a walk of the whole table; the
+   expired ones are swept every 256 sessions made (commit). *)
+let admit m id =
   while Hashtbl.length m.tbl >= m.max_sessions && not (Queue.is_empty m.order) do
     Hashtbl.remove m.tbl (Queue.pop m.order)
   done;
@@ -44,7 +44,6 @@ let admit m ~now id =
     Queue.transfer live m.order
   end
 
-let sessions store = match store.kind with Memory m -> Hashtbl.length m.tbl | Signed _ -> 0
 
 type t = {
   store : store;
@@ -164,7 +163,7 @@ let commit s c =
             store.made <- store.made + 1;
             if store.made land 255 = 0 then sweep tbl now;
             s.id <- Token.generate 32;
-            admit m ~now s.id
+            admit m s.id
           end;
           Hashtbl.replace tbl s.id { data = s.pairs; expires = now + store.max_age };
           if renew then set_cookie s c s.id ~max_age:store.max_age

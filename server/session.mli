@@ -50,11 +50,9 @@ val signed : ?cookie:string -> ?max_age:int -> keys:string list -> unit -> store
 val memory : ?cookie:string -> ?max_age:int -> ?max_sessions:int -> unit -> store
 (** [memory ()] is an in-memory store for this worker (see above), holding
     at most [max_sessions] sessions (default 100,000): when a new one would
-    pass the bound, the expired ones go, then the oldest, so clients that
+    pass the bound, the oldest goes, so clients that
     make sessions without end cannot grow the table. *)
 
-val sessions : store -> int
-(** Sessions a memory store holds now ([0] for a signed store). *)
 
 type t
 (** A session loaded for one request. *)

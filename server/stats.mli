@@ -14,5 +14,3 @@ val handler : credentials:string -> report:(unit -> string) -> app:(Ctx.t -> uni
     [no-store]; every other request goes to [app]. Deciding allocates
     nothing; answering allocates (the report is built per request). *)
 
-val is_request : credentials:string -> Ctx.t -> bool
-(** The request is one [handler] answers itself. *)
