@@ -253,6 +253,7 @@ type process_options = {
   write_timeout : float;
   send_lowat : int;
   defer_accept : bool;
+  http2 : bool;
   user : string option;
   grace : float;
   stats : string option;
@@ -315,6 +316,12 @@ let no_defer_accept =
            ~doc:"Accept connections as soon as they are established, not when their first \
                  bytes arrive (TCP_DEFER_ACCEPT, on by default).")
 
+let no_http2 =
+  Arg.(value & flag
+       & info [ "no-http2" ]
+           ~doc:"Speak HTTP/1.1 only: TLS offers no $(b,h2) by ALPN and a plain connection opening \
+                 with the HTTP/2 preface is not served as h2c. By default both speak HTTP/2.")
+
 let user =
   Arg.(value & opt (some string) None
        & info [ "user" ] ~docv:"NAME"
@@ -343,11 +350,11 @@ let stats =
 
 let process_term =
   Term.(const (fun io workers max_connections idle_timeout header_timeout write_timeout send_lowat
-                   no_defer_accept user grace stats ->
+                   no_defer_accept no_http2 user grace stats ->
             { io; workers; max_connections; idle_timeout; header_timeout; write_timeout; send_lowat;
-              defer_accept = not no_defer_accept; user; grace; stats })
+              defer_accept = not no_defer_accept; http2 = not no_http2; user; grace; stats })
         $ io $ workers $ max_connections $ idle_timeout $ header_timeout $ write_timeout $ send_lowat
-        $ no_defer_accept $ user $ grace $ stats)
+        $ no_defer_accept $ no_http2 $ user $ grace $ stats)
 
 (* {1 All of them} *)
 
@@ -399,7 +406,7 @@ let server_config t ~root ~max_age =
       stats = p.stats; access_log = t.log.access_log; log_format;
       max_connections = p.max_connections; idle_timeout = p.idle_timeout;
       header_timeout = p.header_timeout; write_timeout = p.write_timeout; send_lowat = p.send_lowat;
-      defer_accept = p.defer_accept; root = Some root; user = p.user; grace_period = p.grace; tls;
+      defer_accept = p.defer_accept; http2 = p.http2; root = Some root; user = p.user; grace_period = p.grace; tls;
       headers }
   in
   Result.map (fun () -> config) (Httpz_server.Config.check ~name:option_name ~role_name:role_option config)

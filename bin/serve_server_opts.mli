@@ -30,6 +30,7 @@ type process_options = {
   write_timeout : float;
   send_lowat : int;
   defer_accept : bool;  (** not [--no-defer-accept] *)
+  http2 : bool;  (** not [--no-http2] *)
   user : string option;
   grace : float;
   stats : string option;  (** [--stats-token] or [HTTPZ_STATS_TOKEN] *)

@@ -47,6 +47,7 @@ type t = {
   root : string option;
   on_listen : int -> unit;
   dev_errors : bool;
+  http2 : bool;
 }
 
 let cpu_count = Extra.cpu_count
@@ -86,6 +87,7 @@ let default_config =
     root = None;
     on_listen = ignore;
     dev_errors = false;
+    http2 = true;
   }
 
 (* {1 Addresses} *)

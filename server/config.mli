@@ -248,6 +248,12 @@ type t = {
           [OCAMLRUNPARAM=b]). Default [false]: never turn it on for a
           server the public reaches through a proxy on the same host,
           whose requests all come from the loopback. *)
+  http2 : bool;
+      (** HTTP/2: TLS connections that select "h2" by ALPN (offered before
+          http/1.1) and plain connections that open with the HTTP/2 client
+          preface (h2c with prior knowledge, on the same port as HTTP/1.1)
+          speak HTTP/2. Needs [read_buffer >= 17 KiB] (one frame), else it
+          stays off. Default [true]. *)
 }
 
 val fd_reserve : int

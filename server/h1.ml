@@ -7,7 +7,7 @@
 open Httpz
 open Slot
 
-type action = Read | Write | Close | Linger | Wait | Detach | Nothing
+type action = Conn_action.t = Read | Write | Close | Linger | Wait | Detach | Nothing
 
 (* Chunked bodies are decoded in the read buffer, after the head; a head
    leaving less room than this is refused (431). *)
@@ -24,14 +24,7 @@ let linger_ticks = 20 (* 2 s *)
 
 (* {1 Opening and closing} *)
 
-(* A continuation of the request that just ended must not run. *)
-let next_gen c =
-  c.gen <- c.gen + 1;
-  match c.cancels with
-  | [] -> ()
-  | l ->
-      c.cancels <- [];
-      List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l
+let next_gen = Slot.next_gen
 
 let opened c ~fd ~listener ~peer_len =
   c.fd <- fd;
@@ -69,6 +62,7 @@ let log_response c complete =
 let on_wire c = c.resp <> Idle && (c.sent > 0 || c.flushed || c.broken)
 
 let closed c =
+  H2_session.closed c; (* HTTP/2 *)
   log_response c false;
   c.fd <- -1;
   next_gen c;
@@ -191,7 +185,8 @@ let detach_bigstring c =
   end
 
 let blocked c =
-  detach_bigstring c;
+  if c.mode <> H1_mode then H2_session.blocked c else (* HTTP/2 *)
+  let () = detach_bigstring c in
   (* What the response sends from the body was copied just now. *)
   if c.after = Then_next then release_body c;
   set_timer c Write_timer c.sh.write_ticks
@@ -565,6 +560,7 @@ let process c =
 (* {1 Events} *)
 
 let written c =
+  if c.mode <> H1_mode then H2_session.written c else (* HTTP/2 *)
   match c.after with
   | Then_body ->
       c.out_len <- 0;
@@ -619,6 +615,7 @@ let written c =
       end
 
 let prepare_read c =
+  if c.mode <> H1_mode || H2_session.takes_over c then H2_session.prepare_read c else (* HTTP/2 *)
   match c.state with
   | Reading_head ->
       take_rbuf c;
@@ -669,13 +666,20 @@ let body_arrived c =
   run c.sh.hooks.app c
 
 let received c n =
+  if c.mode <> H1_mode then H2_session.received c n else (* HTTP/2 *)
   if n <= 0 then Close (* EOF: in a head, a body, or while draining *)
   else
     match c.state with
     | Reading_head ->
         if c.rlen <= c.rpos then stamp c;
         c.rlen <- c.rlen + n;
-        process c
+        (* HTTP/2 with prior knowledge (h2c): the client preface *)
+        if c.served = 0 && c.rpos = 0 && c.ssl = Openssl.none && c.sh.http2 then
+          match H2_session.preface c with
+          | H2_frame.Preface -> H2_session.begin_h2c c
+          | Need_more -> Read
+          | Not_preface -> process c
+        else process c
     | Reading_body when c.body = Body_streaming ->
         body_progress c n;
         c.rlen <- c.rlen + n;
@@ -704,7 +708,8 @@ let received c n =
     | Free -> Close
 
 let timeout c =
-  clear_timer c;
+  if c.mode <> H1_mode then H2_session.timeout c else (* HTTP/2 *)
+  let () = clear_timer c in
   match c.state with
   | Reading_head ->
       if c.rlen > c.rpos then
@@ -726,6 +731,7 @@ let timeout c =
   | Writing | Lingering | Free -> Close
 
 let resume c ~gen k =
+  if c.mode = H2_stream then H2_session.resume c ~gen k else (* HTTP/2 *)
   if c.gen <> gen then Nothing (* the request it belonged to has ended *)
   else
     match c.wait with
@@ -751,4 +757,4 @@ let detach c =
   release_body c;
   rest
 
-let idle c = c.state = Reading_head && c.rpos >= c.rlen
+let idle c = if c.mode <> H1_mode then H2_session.idle c else c.state = Reading_head && c.rpos >= c.rlen

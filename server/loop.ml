@@ -49,7 +49,9 @@ let failed l c e =
 (* A suspended handler's continuation is ready: the state machine decides
    whether and when it runs (H1.resume). *)
 let resume_conn l c gen k =
-  if c.fd >= 0 then try perform l c (H1.resume c ~gen k) with e -> failed l c e
+  (* An HTTP/2 exchange's bytes are its connection's. *)
+  let conn = Slot.carrier c in
+  if c.fd >= 0 && conn.fd >= 0 then try perform l conn (H1.resume c ~gen k) with e -> failed l conn e
 
 let on_timeout l c = if c.fd >= 0 then try perform l c (H1.timeout c) with e -> failed l c e
 

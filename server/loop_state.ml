@@ -30,6 +30,7 @@ type params = {
   headers : string;
   server_name : string;
   dev_errors : bool;
+  http2 : bool;
 }
 
 type listener = {
@@ -550,6 +551,7 @@ let create p ~listeners ~signal_fd ~reactor =
   sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
   sh.dev_errors <- p.dev_errors;
+  sh.http2 <- p.http2;
   (* Development mode shows backtraces: record them (costly only when an
      exception is raised). *)
   if p.dev_errors then Printexc.record_backtrace true;

@@ -54,6 +54,7 @@ type params = {
   dev_errors : bool;
       (** {!Server.config}[.dev_errors]: a handler's exception shown on the
           500 page to a client on the loopback; backtraces recorded *)
+  http2 : bool;  (** speak HTTP/2 (ALPN h2, h2c prior knowledge) *)
 }
 
 type listener = {

@@ -45,6 +45,7 @@ type config = Config.t = {
   root : string option;
   on_listen : int -> unit;
   dev_errors : bool;
+  http2 : bool;
 }
 
 let tls = Config.tls
@@ -84,6 +85,7 @@ let params c ~log_fd =
     headers = String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") c.headers);
     server_name = c.server_name;
     dev_errors = c.dev_errors;
+    http2 = c.http2 && c.read_buffer >= H2_session.min_read_buffer;
   }
 
 (* The worker's listeners: [lfds] are the sockets of [Config.endpoints c],
@@ -145,6 +147,7 @@ let load_tls c =
   | Some t ->
       Result.map_error (fun e -> "tls: " ^ e)
         (Result.bind (Openssl.init_tickets ~period:t.ticket_period) (fun () ->
+             Openssl.set_alpn_h2 (c.http2 && c.read_buffer >= H2_session.min_read_buffer);
              Result.map Option.some (Tls.load ~cert_file:t.cert_file ~key_file:t.key_file)))
 
 (* SIGHUP in the supervisor, which kept its privileges: the access log

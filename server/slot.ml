@@ -34,6 +34,11 @@ and shared = {
   limits : Request.limits;
   parse : Parse_states.t;
   hooks : hooks;
+  mutable http2 : bool;
+      (** HTTP/2 is on: ALPN "h2" and the h2c preface turn a connection
+          into one ({!H2_session}) *)
+  h2_free : h2 Stack.t;  (** HTTP/2 sessions not in use, for the next h2 connection *)
+  exchanges_free : t Stack.t;  (** exchange slots not in use (HTTP/2 streams) *)
 }
 
 and protocol = {
@@ -55,6 +60,16 @@ and protocol = {
 (** How a response goes on the wire: the part of answering that depends on
     the protocol carrying the exchange. {!Ctx} calls these and knows no
     protocol; HTTP/1.1's are {!H1_response.protocol}. *)
+
+and mode = H1_mode | H2_conn | H2_stream
+
+and h2 = {
+  h2c : Httpz.H2_connection.t;
+  mutable conn : t;
+  mutable streams : t array;
+  mutable nstreams : int;
+  mutable ended : bool;
+}
 
 and state = Free | Reading_head | Reading_body | Handling | Writing | Lingering
 and response = Idle | Head | Chunked_body | Done
@@ -150,6 +165,11 @@ and t = {
   peer : Bigstring.t;
   mutable peer_len : int;
   mutable started_ns : int;
+  mutable mode : mode;
+  mutable h2 : h2 option;  (** [H2_conn]: its session; [H2_stream]: its connection's *)
+  mutable stream : int;  (** [H2_stream]: the stream id *)
+  mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
+  mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
 }
 
 let no_string = ""
@@ -193,6 +213,9 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     parse = Parse_states.create ~limits ~keep;
     hooks =
       { handler = nop; app = nop; log = (fun _ _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
+    http2 = true;
+    h2_free = Stack.create ();
+    exchanges_free = Stack.create ();
   }
 
 (* Until a protocol takes the connection (H1.opened). *)
@@ -278,12 +301,29 @@ let create sh ~slot ~peer =
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;
     started_ns = 0;
+    mode = H1_mode;
+    h2 = None;
+    stream = 0;
+    peer_done = false;
+    fin_queued = false;
   }
 
 (* The peer buffer exists only for the access log, the one reader of
    [started_ns]: without it, no clock is read per request. *)
 let[@inline] timed c = Bigstring.length c.peer > 0
 let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_ns ()
+
+(* A continuation of the request that just ended must not run; its cancel
+   hooks run now. *)
+let next_gen c =
+  c.gen <- c.gen + 1;
+  match c.cancels with
+  | [] -> ()
+  | l ->
+      c.cancels <- [];
+      List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l
+
+let carrier c = match c.mode, c.h2 with H2_stream, Some s -> s.conn | _ -> c
 
 (* {1 Buffers} *)
 

@@ -91,6 +91,11 @@ and shared = {
       (** parse states (head parsers, chunk decoders) by index: taken with
           a read buffer, given back with it *)
   hooks : hooks;
+  mutable http2 : bool;
+      (** HTTP/2 is on: ALPN "h2" and the h2c preface turn a connection
+          into one ({!H2_session}) *)
+  h2_free : h2 Stack.t;  (** HTTP/2 sessions not in use, for the next h2 connection *)
+  exchanges_free : t Stack.t;  (** exchange slots not in use (HTTP/2 streams) *)
 }
 (** Per-worker state that every connection sees. *)
 
@@ -113,6 +118,23 @@ and protocol = {
 (** How a response goes on the wire: the part of answering that depends on
     the protocol carrying the exchange. {!Ctx} calls these and knows no
     protocol; HTTP/1.1's are {!H1_response.protocol}. *)
+
+and mode =
+  | H1_mode  (** an HTTP/1.1 connection (every connection starts so) *)
+  | H2_conn  (** an HTTP/2 connection: {!H2_session} drives it *)
+  | H2_stream
+      (** not a connection: the exchange of one HTTP/2 stream, whose
+          connection is [h2]'s [conn] *)
+
+and h2 = {
+  h2c : Httpz.H2_connection.t;
+  mutable conn : t;  (** the connection slot it serves *)
+  mutable streams : t array;  (** its exchanges, [nstreams] of them, in no order *)
+  mutable nstreams : int;
+  mutable ended : bool;  (** input ended or failed: close once output is flushed *)
+}
+(** Per-connection HTTP/2 state, taken from [h2_free] when a connection
+    turns HTTP/2 and given back when it closes; it holds no I/O buffer. *)
 
 and state =
   | Free
@@ -277,6 +299,11 @@ and t = {
       (** [CLOCK_MONOTONIC] ns when the current request started (its head's
           first bytes arrived), for the access log; kept only when the
           slot has room for the peer address ({!timed}), else [0]. *)
+  mutable mode : mode;  (** which protocol drives the slot *)
+  mutable h2 : h2 option;  (** [H2_conn]: its session; [H2_stream]: its connection's *)
+  mutable stream : int;  (** [H2_stream]: the stream id *)
+  mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
+  mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
 }
 
 val reserve : int
@@ -319,6 +346,14 @@ val ticks : int -> int
 (** [ticks ms]: timer ticks (100 ms), rounded up. *)
 
 val tick_ms : int
+
+val next_gen : t -> unit
+(** [next_gen c]: the request in progress ended (answered, cut, cancelled):
+    its continuations are dropped ([gen] changes) and its [cancels] run. *)
+
+val carrier : t -> t
+(** [carrier c]: the connection slot carrying [c]'s bytes: [c] itself, or
+    an HTTP/2 exchange's connection. *)
 
 val req : t -> Httpz.Request.t
 (** The parser of the request in [rbuf] (a placeholder when [rbuf] is

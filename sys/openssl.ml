@@ -35,6 +35,11 @@ external write_string :
   = "httpz_tls_write_string_byte" "httpz_tls_write_string"
   [@@noalloc]
 
+external set_alpn_h2 : bool -> unit = "httpz_tls_set_alpn_h2"
+
+external alpn_h2 : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_alpn_h2_byte" "httpz_tls_alpn_h2"
+  [@@noalloc]
+
 external pending : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_pending_byte" "httpz_tls_pending"
   [@@noalloc]
 

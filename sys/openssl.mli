@@ -106,6 +106,15 @@ external write_string :
   = "httpz_tls_write_string_byte" "httpz_tls_write_string"
   [@@noalloc]
 
+external set_alpn_h2 : bool -> unit = "httpz_tls_set_alpn_h2"
+(** [set_alpn_h2 on]: whether ALPN selects "h2" when a client offers it
+    (else "http/1.1"; a client offering neither gets no ALPN answer). One
+    setting per process; [true] until set. *)
+
+external alpn_h2 : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_alpn_h2_byte" "httpz_tls_alpn_h2"
+  [@@noalloc]
+(** Non-zero when the handshake selected "h2" by ALPN. *)
+
 external pending : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_pending_byte" "httpz_tls_pending"
   [@@noalloc]
 (** Non-zero when bytes read from the socket wait inside OpenSSL (a record

@@ -179,22 +179,37 @@ static int hz_ticket_cb(SSL *s, unsigned char key_name[16], unsigned char *iv, E
 /* ALPN: http/1.1 when the client offers it; a client that offers only
    other protocols (h2 alone) gets the no_application_protocol alert, as
    RFC 7301 §3.2 asks. A client that sends no ALPN is not asked. */
+/* Whether ALPN may select "h2" (the server's HTTP/2 switch; one setting per
+   process, set before any handshake). */
+static int hz_alpn_h2 = 1;
+
+/* Selects h2 when the client offers it and HTTP/2 is on (RFC 9113 §3.2:
+   servers pick by their own preference, h2 first), else http/1.1. A client
+   offering neither (nor, with HTTP/2 off, only h2) gets no ALPN answer,
+   not an alert: the connection goes on as HTTP/1.1. */
 static int hz_alpn_cb(SSL *s, const unsigned char **out, unsigned char *outlen,
                       const unsigned char *in, unsigned int inlen, void *arg) {
   (void)s;
   (void)arg;
+  const unsigned char *h1 = NULL;
   unsigned int i = 0;
   while (i < inlen) {
     unsigned int n = in[i];
     if (i + 1 + n > inlen) break;
-    if (n == 8 && memcmp(in + i + 1, "http/1.1", 8) == 0) {
+    if (hz_alpn_h2 && n == 2 && memcmp(in + i + 1, "h2", 2) == 0) {
       *out = in + i + 1;
-      *outlen = 8;
+      *outlen = 2;
       return SSL_TLSEXT_ERR_OK;
     }
+    if (n == 8 && memcmp(in + i + 1, "http/1.1", 8) == 0 && h1 == NULL) h1 = in + i + 1;
     i += 1 + n;
   }
-  return SSL_TLSEXT_ERR_ALERT_FATAL;
+  if (h1 != NULL) {
+    *out = h1;
+    *outlen = 8;
+    return SSL_TLSEXT_ERR_OK;
+  }
+  return SSL_TLSEXT_ERR_NOACK;
 }
 
 /* An encrypted key is refused rather than prompting on a terminal. */
@@ -506,6 +521,20 @@ CAMLprim intnat httpz_tls_write_string(intnat s, value str, intnat off, intnat l
 CAMLprim value httpz_tls_write_string_byte(value s, value str, value off, value len) {
   return Val_long(httpz_tls_write_string(Long_val(s), str, Long_val(off), Long_val(len)));
 }
+
+CAMLprim value httpz_tls_set_alpn_h2(value on) {
+  hz_alpn_h2 = Bool_val(on);
+  return Val_unit;
+}
+
+/* 1 when ALPN selected "h2" on this connection. */
+CAMLprim intnat httpz_tls_alpn_h2(intnat s) {
+  const unsigned char *p = NULL;
+  unsigned int n = 0;
+  SSL_get0_alpn_selected(TLS_SSL(s), &p, &n);
+  return n == 2 && p != NULL && p[0] == 'h' && p[1] == '2';
+}
+CAMLprim value httpz_tls_alpn_h2_byte(value s) { return Val_long(httpz_tls_alpn_h2(Long_val(s))); }
 
 CAMLprim intnat httpz_tls_pending(intnat s) { return SSL_has_pending(TLS_SSL(s)); }
 CAMLprim value httpz_tls_pending_byte(value s) { return Val_long(httpz_tls_pending(Long_val(s))); }

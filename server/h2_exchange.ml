@@ -1,0 +1,519 @@
+(* The exchange of one HTTP/2 stream: a Slot.t (from the worker's pool, not
+   a connection slot) that handlers see as a Ctx.t. The request head is
+   written into its read buffer as an HTTP/1.1 head and parsed there by
+   Httpz.Request, so every validation and span handlers rely on is the
+   one they know; the response head the handler writes into [out] (our own
+   well-formed lines) becomes HEADERS through the connection's
+   H2_connection, and its body DATA (see the .mli). *)
+
+open Httpz
+open Slot
+module C = H2_connection
+
+let session x = match x.h2 with Some s -> s | None -> invalid_arg "H2_exchange: not an HTTP/2 exchange"
+
+(* {1 The response head} *)
+
+let begin_head x _status =
+  let pos = Response.date x.out ~off:0 x.sh.date ~now:x.sh.now in
+  x.out_len <- Response.write_string x.out ~off:pos x.sh.server_lines.(x.listener)
+
+let[@inline] is_space ch = ch = ' ' || ch = '\t'
+
+(* Fields HTTP/2 forbids in a response (RFC 9113 §8.2.2). *)
+let connection_specific out ~off ~len = function
+  | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade -> true
+  | Other -> Bigstring.equal_caseless out ~off ~len "proxy-connection"
+  | _ -> false
+
+(* A name outside Header_name's table: lower-cased into a fresh string
+   (HPACK wants lower case); the one allocation of a response head, only
+   for such names. *)
+let lower_name out ~off ~len = String.lowercase_ascii (Bigstring.sub_string out ~off ~len)
+
+(* The lines [out\[0, out_len)] ("Name: value\r\n", written by Ctx and
+   begin_head) as HPACK fields of the head being built. *)
+let encode_fields x h2c =
+  let out = x.out and stop = x.out_len in
+  let pos = ref 0 in
+  while !pos < stop do
+    let line = !pos in
+    let eol = ref line in
+    while !eol < stop - 1 && not (Bigstring.unsafe_get out !eol = '\r' && Bigstring.unsafe_get out (!eol + 1) = '\n') do
+      incr eol
+    done;
+    if !eol >= stop - 1 then eol := stop;
+    let colon = ref line in
+    while !colon < !eol && Bigstring.unsafe_get out !colon <> ':' do
+      incr colon
+    done;
+    if !colon < !eol && !colon > line then begin
+      let v = ref (!colon + 1) and e = ref !eol in
+      while !v < !e && is_space (Bigstring.unsafe_get out !v) do incr v done;
+      while !e > !v && is_space (Bigstring.unsafe_get out (!e - 1)) do decr e done;
+      let nlen = !colon - line in
+      let name = Header_name.of_buffer out ~off:line ~len:nlen in
+      if not (connection_specific out ~off:line ~len:nlen name) then
+        match name with
+        | Header_name.Other ->
+            C.header_s h2c (lower_name out ~off:line ~len:nlen) (Bigstring.sub_string out ~off:!v ~len:(!e - !v))
+        | n -> C.header_span h2c n out (Span.make ~off:!v ~len:(!e - !v))
+    end;
+    pos := !eol + 2
+  done
+
+let end_head x ~content_length ~chunked =
+  let h2c = (session x).h2c in
+  C.start_response h2c ~stream:x.stream ~status:(Status.code x.status);
+  encode_fields x h2c;
+  if (not x.no_content) && (not chunked) && content_length >= 0 then
+    C.header_int h2c Header_name.Content_length content_length;
+  let end_stream = x.suppress || ((not chunked) && content_length = 0) in
+  (match C.send_headers h2c ~end_stream with
+   | Queued -> x.fin_queued <- end_stream
+   | Stream_closed | No_space ->
+       (* Reset by the client meanwhile (or a queue the client does not
+          drain): nothing more goes out for this stream. *)
+       x.broken <- true;
+       x.fin_queued <- true);
+  x.out_len <- 0;
+  x.out_sent <- 0
+
+(* Streamed pieces collect in [out] until the handler flushes or ends. *)
+let chunk x len = if x.out_len + len > Bigstring.length x.out then grow_out x (x.out_len + len)
+let last_chunk _ = ()
+let switch _ = invalid_arg "Ctx.upgrade: not over HTTP/2 (RFC 9113 §8.6 has no Upgrade)"
+let protocol = { begin_head; end_head; chunk; last_chunk; switch }
+
+(* {1 The response body} *)
+
+(* A body the handler may reuse or the GC may move goes into [out] first:
+   DATA leaves later, from a buffer that stays put. *)
+let keep_body x =
+  let len = x.ext_len in
+  match x.ext with
+  | Ext_string ->
+      grow_out x (x.out_len + len);
+      Bigstring.blit_from_string x.ext_str ~src_off:x.ext_off x.out ~dst_off:x.out_len ~len;
+      x.out_len <- x.out_len + len;
+      x.ext <- No_ext;
+      x.ext_len <- 0
+  | Ext_bigstring when not x.ext_stable ->
+      grow_out x (x.out_len + len);
+      Bigstring.blit ~src:x.ext_bs ~src_off:x.ext_off ~dst:x.out ~dst_off:x.out_len ~len;
+      x.out_len <- x.out_len + len;
+      x.ext <- No_ext;
+      x.ext_len <- 0
+  | Ext_bigstring | Ext_file | No_ext -> ()
+
+let submitted x (r : C.submit) =
+  match r with
+  | Queued -> x.fin_queued <- true
+  | Stream_closed ->
+      x.broken <- true;
+      x.fin_queued <- true
+  | No_space -> () (* an earlier piece is pending: tried again when it left *)
+
+(* The response is complete: what is left of it is queued, ending the
+   stream. *)
+let queue_rest x =
+  if not x.fin_queued then begin
+    let h2c = (session x).h2c and stream = x.stream in
+    if C.body_pending h2c ~stream = 0 then
+      if x.suppress || x.broken then submitted x (C.send_data h2c ~stream x.sh.empty ~off:0 ~len:0 ~end_stream:true)
+      else begin
+        keep_body x;
+        match x.ext with
+        | Ext_file when x.ext_len > 0 ->
+            submitted x (C.send_data_external h2c ~stream ~offset:x.ext_off ~len:x.ext_len ~end_stream:true)
+        | Ext_bigstring when x.ext_len > 0 ->
+            submitted x (C.send_data h2c ~stream x.ext_bs ~off:x.ext_off ~len:x.ext_len ~end_stream:true)
+        | Ext_bigstring | Ext_file | Ext_string | No_ext ->
+            submitted x
+              (C.send_data h2c ~stream x.out ~off:x.out_sent ~len:(x.out_len - x.out_sent) ~end_stream:true)
+      end
+  end
+
+(* Ctx.flush: the pieces so far go out; the handler goes on once they
+   left [out] (within the client's window). *)
+let queue_piece x =
+  let h2c = (session x).h2c in
+  x.after <- Then_resume;
+  if x.out_len > x.out_sent && not x.broken then
+    match C.send_data h2c ~stream:x.stream x.out ~off:x.out_sent ~len:(x.out_len - x.out_sent) ~end_stream:false with
+    | Queued | No_space -> ()
+    | Stream_closed -> x.broken <- true
+
+(* {1 Handlers} As H1's: run, then turn what the handler did into the next
+   step; the connection's action is decided by H2_session afterwards. *)
+
+let error_head = "text/plain; charset=utf-8"
+
+let rec run h x =
+  x.state <- Handling;
+  match h x with
+  | () -> answered x
+  | exception e ->
+      let bt = Printexc.get_raw_backtrace () in
+      failed x e bt
+
+and answered x =
+  if x.wait = Resumed then begin
+    x.wait <- Running;
+    run x.cont x
+  end
+  else if x.resp = Done then begin
+    x.wait <- Running;
+    x.state <- Writing;
+    queue_rest x
+  end
+  else if x.wait = Flush_wanted then begin
+    x.wait <- Running;
+    x.state <- Writing;
+    queue_piece x
+  end
+  else if x.wait = Suspended then begin
+    x.wait <- Running;
+    x.state <- Handling
+  end
+  else if x.wait = Piece_wanted then begin
+    x.wait <- Running;
+    stream_next x
+  end
+  else if x.resp = Idle && x.body = Body_wanted then wanted x
+  else begin
+    Log.msg "handler returned without a complete response (%s)" (Handler_failure.describe x);
+    answer_error x Status.Internal_server_error
+  end
+
+and failed x e bt =
+  if x.resp = Done then begin
+    (match e with
+     | Answered_twice -> Log.msg "the handler answered twice (%s)" (Handler_failure.describe x)
+     | e ->
+         Log.msg "handler raised %s after answering (%s)%s" (Printexc.to_string e) (Handler_failure.describe x)
+           (Handler_failure.backtrace bt));
+    x.wait <- Running;
+    answered x
+  end
+  else begin
+    Log.msg "handler raised %s (%s)%s" (Printexc.to_string e) (Handler_failure.describe x)
+      (Handler_failure.backtrace bt);
+    answer_error x Status.Internal_server_error
+  end
+
+(* A short error answer while no HEADERS left; a reset after. *)
+and answer_error x status =
+  x.wait <- Running;
+  x.state <- Writing;
+  if x.resp = Idle || x.resp = Head then begin
+    reset_response x;
+    x.unlogged <- Unlogged_request;
+    let cx = Ctx.of_conn x in
+    Ctx.start cx status;
+    Ctx.header cx Header_name.Content_type error_head;
+    Ctx.body_string cx (Status.reason status ^ "\n");
+    queue_rest x
+  end
+  else reset x H2_error.Internal_error
+
+and reset x code =
+  C.reset_stream (session x).h2c ~stream:x.stream code;
+  x.resp <- Done;
+  x.broken <- true;
+  x.fin_queued <- true;
+  x.state <- Writing
+
+(* {2 Request bodies} DATA goes to the handler as it asks: a piece it
+   waits for straight from the connection's read buffer, otherwise into
+   [body_store]. Bytes are credited to the client's windows as the handler
+   takes them (a body read whole: as they arrive, up to [max_body]), so
+   a body nobody reads stops at the stream window. *)
+
+and wanted x =
+  let h2c = (session x).h2c in
+  if x.body_len > x.sh.max_body then answer_error x Status.Content_too_large
+  else begin
+    C.consumed h2c ~stream:x.stream x.body_len;
+    if x.peer_done then body_arrived x else x.state <- Reading_body
+  end
+
+and body_arrived x =
+  x.body <- Body_ready;
+  x.body_src <- x.body_store;
+  x.body_off <- 0;
+  run x.sh.hooks.app x
+
+and stream_next x =
+  match x.body with
+  | Body_streamed | No_body ->
+      x.body <- Body_streamed;
+      deliver x x.sh.empty ~off:0 ~len:0
+  | Body_ready ->
+      x.body <- Body_streamed;
+      deliver x x.body_src ~off:x.body_off ~len:x.body_len
+  | Body_unread ->
+      x.body <- Body_streaming;
+      x.body_need <- 0;
+      stream_next x
+  | Body_wanted -> invalid_arg "Ctx.read_body: the body is read whole (await_body)"
+  | Body_streaming ->
+      if x.body_len > 0 then begin
+        let len = x.body_len in
+        x.body_len <- 0;
+        C.consumed (session x).h2c ~stream:x.stream len;
+        deliver x x.body_store ~off:0 ~len
+      end
+      else if x.peer_done then begin
+        x.body <- Body_streamed;
+        deliver x x.sh.empty ~off:0 ~len:0
+      end
+      else x.state <- Reading_body
+
+and deliver x src ~off ~len =
+  x.body_need <- x.body_need + len;
+  if x.body_need > x.body_limit then answer_error x Status.Content_too_large
+  else begin
+    x.body_src <- src;
+    x.piece_off <- off;
+    x.piece_len <- len;
+    run x.cont x
+  end
+
+let buffer_body x buf ~off ~len =
+  if len > 0 then begin
+    ensure_body_store x (x.body_len + len);
+    Bigstring.blit ~src:buf ~src_off:off ~dst:x.body_store ~dst_off:x.body_len ~len;
+    x.body_len <- x.body_len + len
+  end
+
+let data x buf ~off ~len ~fin =
+  let h2c = (session x).h2c in
+  if fin then x.peer_done <- true;
+  match x.body with
+  | Body_streaming when x.state = Reading_body && x.body_len = 0 ->
+      (* The handler waits for a piece: it reads it where it is. *)
+      if len > 0 then begin
+        C.consumed h2c ~stream:x.stream len;
+        x.state <- Handling;
+        deliver x buf ~off ~len
+      end
+      else if fin then begin
+        x.state <- Handling;
+        x.body <- Body_streamed;
+        deliver x x.sh.empty ~off:0 ~len:0
+      end
+  | Body_wanted ->
+      if x.body_len + len > x.sh.max_body then begin
+        C.consumed h2c ~stream:x.stream len;
+        if x.resp = Idle then answer_error x Status.Content_too_large
+      end
+      else begin
+        buffer_body x buf ~off ~len;
+        C.consumed h2c ~stream:x.stream len;
+        if x.peer_done && x.state = Reading_body then body_arrived x
+      end
+  | Body_unread | Body_streaming -> buffer_body x buf ~off ~len
+  | No_body | Body_ready | Body_streamed -> C.consumed h2c ~stream:x.stream len
+
+(* {1 Opening} *)
+
+exception Too_large
+
+let put_span b pos src span =
+  let len = Span.len span in
+  if pos + len > Bigstring.length b - 2 then raise_notrace Too_large;
+  Bigstring.blit ~src ~src_off:(Span.off span) ~dst:b ~dst_off:pos ~len;
+  pos + len
+
+let put b pos s =
+  let len = String.length s in
+  if pos + len > Bigstring.length b - 2 then raise_notrace Too_large;
+  Bigstring.unsafe_blit_from_string s ~src_off:0 b ~dst_off:pos ~len;
+  pos + len
+
+(* The decoded head as an HTTP/1.1 head at the start of [rbuf]; its
+   length. :authority becomes Host (RFC 9113 §8.3.1). *)
+let write_head x h2c =
+  let h = C.head h2c and src = C.head_buffer h2c and b = x.rbuf in
+  let pos = put_span b 0 src (H2_head.method_span h) in
+  let pos = put b pos " " in
+  let pos =
+    if (match H2_head.meth h with Meth.Connect -> true | _ -> false) then put_span b pos src (H2_head.authority h)
+    else put_span b pos src (H2_head.path h)
+  in
+  let pos = ref (put b pos " HTTP/1.1\r\n") in
+  if H2_head.has_authority h && H2_head.find h Header_name.Host < 0 then begin
+    pos := put b !pos "Host: ";
+    pos := put_span b !pos src (H2_head.authority h);
+    pos := put b !pos "\r\n"
+  end;
+  for i = 0 to H2_head.field_count h - 1 do
+    pos := put_span b !pos src (H2_head.field_name_span h i);
+    pos := put b !pos ": ";
+    pos := put_span b !pos src (H2_head.field_value h i);
+    pos := put b !pos "\r\n"
+  done;
+  put b !pos "\r\n"
+
+let take_exchange c =
+  let sh = c.sh in
+  if Stack.is_empty sh.exchanges_free then Slot.create sh ~slot:(-1) ~peer:(timed c) else Stack.pop sh.exchanges_free
+
+let add s x =
+  if s.nstreams = Array.length s.streams then begin
+    let a = Array.make (max 8 (2 * s.nstreams)) x in
+    Array.blit s.streams 0 a 0 s.nstreams;
+    s.streams <- a
+  end;
+  s.streams.(s.nstreams) <- x;
+  s.nstreams <- s.nstreams + 1
+
+let find s stream =
+  let r = ref (-1) in
+  for i = 0 to s.nstreams - 1 do
+    if s.streams.(i).stream = stream then r := i
+  done;
+  !r
+
+(* A head that cannot be presented answers at once, with no handler. *)
+let refuse x status =
+  x.unlogged <- Unlogged_unparsed;
+  let cx = Ctx.of_conn x in
+  Ctx.start cx status;
+  Ctx.header cx Header_name.Content_type error_head;
+  Ctx.body_string cx (Status.reason status ^ "\n");
+  x.state <- Writing;
+  queue_rest x
+
+let opened s c ~stream ~fin =
+  let h2c = s.h2c in
+  let x = take_exchange c in
+  x.mode <- H2_stream;
+  x.h2 <- c.h2;
+  x.stream <- stream;
+  x.fd <- c.fd;
+  x.listener <- c.listener;
+  x.ssl <- c.ssl;
+  x.proto <- protocol;
+  x.peer_done <- fin;
+  x.fin_queued <- false;
+  x.close <- false;
+  x.broken <- false;
+  x.wait <- Running;
+  x.after <- Then_next;
+  x.unlogged <- Logged;
+  x.body_limit <- max_int;
+  if timed x && timed c then begin
+    Bigstring.blit ~src:c.peer ~src_off:0 ~dst:x.peer ~dst_off:0 ~len:(Bigstring.length x.peer);
+    x.peer_len <- c.peer_len
+  end;
+  stamp x;
+  add s x;
+  take_rbuf x;
+  match write_head x h2c with
+  | exception Too_large -> refuse x Status.Request_header_fields_too_large
+  | len -> (
+      match Request.parse (Slot.req x) x.rbuf ~off:0 ~len with
+      | Request.Complete ->
+          let req = Slot.req x in
+          x.rpos <- 0;
+          x.rlen <- len;
+          x.body_start <- Request.head_length req;
+          x.next_pos <- len;
+          x.head_req <- (match Request.meth req with Meth.Head -> true | _ -> false);
+          x.body_src <- x.sh.empty;
+          x.body_off <- 0;
+          x.body_len <- 0;
+          x.body_need <- 0;
+          x.body <- (if fin then No_body else Body_unread);
+          run x.sh.hooks.handler x
+      | Request.Partial | Request.Error ->
+          let e = Request.error (Slot.req x) in
+          refuse x (Status.of_code_or ~default:Status.Bad_request (Parse_error.status e)))
+
+(* {1 Ending} *)
+
+let log x complete =
+  match x.unlogged with
+  | Logged -> ()
+  | Unlogged_request ->
+      x.unlogged <- Logged;
+      x.sh.hooks.log x true complete
+  | Unlogged_unparsed ->
+      x.unlogged <- Logged;
+      x.sh.hooks.log x false complete
+
+(* The exchange at index [i] of its session is over (answered, reset, or
+   its connection closed): logged, its stream closed if it is not, and
+   the slot back in the pool holding nothing. *)
+let finish s i ~complete =
+  let x = s.streams.(i) in
+  let c = s.conn in
+  log x complete;
+  if C.stream_state s.h2c ~stream:x.stream <> 0 && not (C.failed s.h2c) then
+    C.reset_stream s.h2c ~stream:x.stream (if complete then H2_error.No_error else H2_error.Cancel);
+  next_gen x;
+  x.wait <- Running;
+  x.cont <- ignore;
+  Request.reset (Slot.req x);
+  release_all x;
+  reset_response x;
+  x.state <- Free;
+  x.fd <- -1;
+  x.ssl <- Openssl.none;
+  x.h2 <- None;
+  x.mode <- H1_mode;
+  x.body <- No_body;
+  x.broken <- false;
+  x.in_buf <- x.sh.empty;
+  s.nstreams <- s.nstreams - 1;
+  s.streams.(i) <- s.streams.(s.nstreams);
+  s.streams.(s.nstreams) <- c;
+  c.served <- c.served + 1;
+  Stack.push x x.sh.exchanges_free
+
+let cancel s stream =
+  let i = find s stream in
+  if i >= 0 then finish s i ~complete:false
+
+let cancel_all s =
+  for i = s.nstreams - 1 downto 0 do
+    finish s i ~complete:false
+  done
+
+(* Runs when the connection's output has all left: exchanges whose
+   response is out end; a handler that flushed goes on; a complete
+   response waiting for its turn is queued. *)
+let settle s =
+  let h2c = s.h2c in
+  for i = s.nstreams - 1 downto 0 do
+    if i < s.nstreams then begin
+      let x = s.streams.(i) in
+      let pending = C.body_pending h2c ~stream:x.stream > 0 in
+      if x.resp = Done && x.fin_queued && not pending then finish s i ~complete:(not x.broken)
+      else if x.after = Then_resume && not pending then begin
+        x.out_len <- 0;
+        x.out_sent <- 0;
+        x.after <- Then_next;
+        x.flushed <- true;
+        run x.cont x
+      end
+      else if x.resp = Done && not x.fin_queued then queue_rest x
+    end
+  done
+
+let resume x ~gen k =
+  if x.gen <> gen || x.mode <> H2_stream then false
+  else
+    match x.wait with
+    | Suspended ->
+        x.wait <- Resumed;
+        x.cont <- k;
+        false
+    | Running | Resumed | Flush_wanted | Piece_wanted ->
+        if x.state = Handling then begin
+          run k x;
+          true
+        end
+        else false

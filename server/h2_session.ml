@@ -1,0 +1,213 @@
+(* An HTTP/2 connection, sans I/O: the connection slot's events (see the
+   .mli) run through the connection's H2_connection; each request stream
+   is an exchange (H2_exchange). *)
+
+open Httpz
+open Slot
+module C = H2_connection
+module X = H2_exchange
+
+
+(* A read buffer must hold a whole frame (16384 + 9 bytes, our
+   SETTINGS_MAX_FRAME_SIZE being the default) and the preface. *)
+let min_read_buffer = 16384 + 9 + 24 + 1024
+
+let session c = match c.h2 with Some s -> s | None -> invalid_arg "H2_session: not an HTTP/2 connection"
+
+let start c =
+  let sh = c.sh in
+  let s =
+    if Stack.is_empty sh.h2_free then
+      { h2c = C.create (); conn = c; streams = [||]; nstreams = 0; ended = false }
+    else begin
+      let s = Stack.pop sh.h2_free in
+      C.reset s.h2c;
+      s.conn <- c;
+      s.ended <- false;
+      s
+    end
+  in
+  c.h2 <- Some s;
+  c.mode <- H2_conn;
+  c.state <- Reading_head
+
+let takes_over c =
+  c.served = 0 && c.rlen = 0 && c.ssl <> Openssl.none && c.sh.http2 && (not c.handshaking)
+  && Openssl.alpn_h2 c.ssl <> 0
+  && begin
+    start c;
+    true
+  end
+
+let preface c = H2_frame.check_preface c.rbuf ~off:0 ~len:c.rlen
+
+(* {1 Input} *)
+
+let data s c ~stream ~off ~len ~fin =
+  let i = X.find s stream in
+  if i >= 0 then X.data s.streams.(i) c.rbuf ~off ~len ~fin else C.consumed s.h2c ~stream len
+
+(* Every whole frame in [rbuf\[rpos, rlen)], each event handled as it
+   comes (a handler runs within). *)
+let input c =
+  let s = session c in
+  let h2c = s.h2c in
+  let now = c.sh.tick * tick_ms in
+  let go = ref (not s.ended) in
+  while !go && c.rpos < c.rlen do
+    let ev = C.received h2c c.rbuf ~off:c.rpos ~len:(c.rlen - c.rpos) ~now in
+    c.rpos <- c.rpos + C.consumed_bytes h2c;
+    match ev with
+    | C.Need_more -> go := false
+    | Headers -> X.opened s c ~stream:(C.event_stream h2c) ~fin:(C.event_end_stream h2c)
+    | Data ->
+        data s c ~stream:(C.event_stream h2c) ~off:(C.event_data_off h2c) ~len:(C.event_data_len h2c)
+          ~fin:(C.event_end_stream h2c)
+    | Trailers -> data s c ~stream:(C.event_stream h2c) ~off:0 ~len:0 ~fin:true
+    | Reset -> X.cancel s (C.event_stream h2c)
+    | Goaway -> () (* the client opens no more streams; ours finish *)
+    | Connection_error ->
+        s.ended <- true;
+        go := false
+  done;
+  if s.ended || c.rpos >= c.rlen then begin
+    c.rpos <- 0;
+    c.rlen <- 0
+  end
+
+(* {1 Output} *)
+
+(* The connection's output has all left: frames for [out] (and the file
+   bytes of one DATA frame, as [ext]). *)
+let fill c s =
+  c.ext <- No_ext;
+  c.ext_len <- 0;
+  c.file_fd <- -1;
+  c.file_close <- false;
+  c.out_len <- 0;
+  c.out_sent <- 0;
+  X.settle s;
+  if c.sh.draining then C.shutdown s.h2c;
+  if C.wants_output s.h2c then begin
+    take_out c;
+    c.out_len <- C.next_output s.h2c c.out ~off:0 ~len:(Bigstring.length c.out);
+    let ext = C.output_external_len s.h2c in
+    if ext > 0 then begin
+      let i = X.find s (C.output_external_stream s.h2c) in
+      c.ext <- Ext_file;
+      c.file_fd <- s.streams.(i).file_fd;
+      c.ext_off <- C.output_external_offset s.h2c;
+      c.ext_len <- ext
+    end
+  end
+
+(* What the connection needs now. *)
+let next c =
+  if Output.pending c > 0 then begin
+    c.state <- Writing;
+    Conn_action.Write
+  end
+  else begin
+    let s = session c in
+    fill c s;
+    if Output.pending c > 0 then begin
+      c.state <- Writing;
+      Write
+    end
+    else begin
+      if Bigstring.length c.out > 0 then release_idle c;
+      if s.ended || C.finished s.h2c then begin
+        (* The GOAWAY left: shut the write side, drain what the client
+           still sends, then close (a close with unread input would reset
+           the connection and could destroy the GOAWAY). *)
+        s.ended <- true;
+        c.state <- Lingering;
+        set_timer c Linger_timer 20;
+        Linger
+      end
+      else begin
+        c.state <- Reading_head;
+        if c.rlen = 0 then release_idle c;
+        if s.nstreams = 0 && C.active_streams s.h2c = 0 then begin
+          if c.timer <> Idle_timer then set_timer c Idle_timer c.sh.idle_ticks
+        end
+        else clear_timer c;
+        Read
+      end
+    end
+  end
+
+(* {1 Events} *)
+
+let begin_h2c c =
+  start c;
+  input c;
+  next c
+
+let prepare_read c =
+  match c.state with
+  | Writing -> Conn_action.Write
+  | Lingering ->
+      c.in_buf <- c.sh.scratch;
+      c.in_off <- 0;
+      c.in_len <- Bigstring.length c.sh.scratch;
+      Read
+  | Free -> Close
+  | Reading_head | Reading_body | Handling ->
+      take_rbuf c;
+      if c.rpos > 0 then begin
+        c.rlen <- shift_to_front c.rbuf ~from:c.rpos ~until:c.rlen;
+        c.rpos <- 0
+      end;
+      c.in_buf <- c.rbuf;
+      c.in_off <- c.rlen;
+      c.in_len <- Bigstring.length c.rbuf - c.rlen;
+      Read
+
+let received c n =
+  if n <= 0 then Conn_action.Close
+  else
+    match c.state with
+    | Lingering -> Read
+    | Writing -> Write
+    | Free -> Close
+    | Reading_head | Reading_body | Handling ->
+        c.rlen <- c.rlen + n;
+        input c;
+        next c
+
+let written c = next c
+let blocked c = set_timer c Write_timer c.sh.write_ticks
+
+let timeout c =
+  clear_timer c;
+  match c.state with
+  | Reading_head | Reading_body | Handling ->
+      (* Idle: say goodbye (GOAWAY NO_ERROR) and close. *)
+      let s = session c in
+      C.shutdown s.h2c;
+      s.ended <- true;
+      next c
+  | Writing | Lingering | Free -> Close
+
+let resume x ~gen k =
+  let c = carrier x in
+  if X.resume x ~gen k && c.state <> Writing && c.state <> Lingering && c.fd >= 0 then next c else Nothing
+
+let closed c =
+  match c.h2 with
+  | None -> ()
+  | Some s ->
+      X.cancel_all s;
+      C.reset s.h2c;
+      s.conn <- c;
+      Stack.push s c.sh.h2_free;
+      c.h2 <- None;
+      c.mode <- H1_mode;
+      c.ext <- No_ext;
+      c.file_fd <- -1;
+      c.file_close <- false
+
+let idle c =
+  c.state = Reading_head && c.rpos >= c.rlen
+  && match c.h2 with Some s -> s.nstreams = 0 && C.active_streams s.h2c = 0 | None -> true

@@ -1,0 +1,72 @@
+(** An HTTP/2 connection ({{:https://www.rfc-editor.org/rfc/rfc9113} RFC
+    9113}) over a connection slot, sans I/O: {!H1}'s entry points delegate
+    here when the slot's [mode] is [H2_conn] (or, for {!resume}, the slot
+    is an [H2_stream] exchange), and answer the same {!Conn_action.t}s, so
+    the backends drive both protocols alike.
+
+    {2 Becoming HTTP/2}
+    A TLS connection whose ALPN selected "h2" ({!takes_over}, checked
+    before its first read), or a plain one whose first bytes are the client
+    preface ({!preface}, then {!begin_h2c}: h2c with prior knowledge, on the
+    HTTP/1.1 port). [sh.http2] off disables both.
+
+    {2 State and buffers}
+    The connection takes an {!Slot.h2} (its [H2_connection.t] and its
+    exchanges) from the worker's pool [sh.h2_free] and gives it back in
+    {!closed}. It reads into [rbuf] and writes from [out], both from the
+    worker's pools and given back whenever no frame is partly read and
+    nothing waits to be written: an idle HTTP/2 connection holds no buffer,
+    only the HPACK tables inside its [H2_connection.t].
+
+    {2 Streams}
+    Each request stream is an exchange ({!H2_exchange}); the handler runs
+    while its HEADERS are read. Output is produced only once the previous
+    output all left ([next_output] fills [out]; a file body's bytes follow
+    as [ext]), so a stream's buffer is reused only after its bytes were
+    copied out, and a file's bytes are sent before its exchange ends.
+    Input is read only while no output is pending.
+
+    {2 Ending}
+    A connection error or an idle timeout queues GOAWAY; once it left the
+    connection lingers ({!Conn_action.Linger}) and closes. When the worker
+    drains ([sh.draining]) the next output queues GOAWAY(NO_ERROR): open
+    streams finish, then the connection lingers and closes.
+
+    {2 Allocation}
+    {!start} allocates a session when the pool has none; exchanges are
+    pooled likewise. *)
+
+val min_read_buffer : int
+(** The smallest [read_buffer] HTTP/2 works with (one frame of the default
+    maximum size and the preface); [Server] turns HTTP/2 off below it. *)
+
+val takes_over : Slot.t -> bool
+(** [takes_over c]: [c] is a TLS connection whose handshake selected "h2"
+    and HTTP/2 is on: it has become an HTTP/2 connection (no byte of it has
+    been read yet). Otherwise [false], changing nothing. *)
+
+val preface : Slot.t -> Httpz.H2_frame.preface_check
+(** Whether [c.rbuf\[0, rlen)] starts with the client preface. *)
+
+val begin_h2c : Slot.t -> Conn_action.t
+(** [c]'s first bytes are the preface: it becomes an HTTP/2 connection and
+    processes them. *)
+
+val prepare_read : Slot.t -> Conn_action.t
+val received : Slot.t -> int -> Conn_action.t
+val written : Slot.t -> Conn_action.t
+val blocked : Slot.t -> unit
+val timeout : Slot.t -> Conn_action.t
+(** As {!H1}'s, for an HTTP/2 connection. *)
+
+val resume : Slot.t -> gen:int -> (Slot.t -> unit) -> Conn_action.t
+(** [resume x ~gen k]: as {!H1.resume} for the exchange [x]; the answer is
+    for [x]'s connection ({!Slot.carrier}). *)
+
+val closed : Slot.t -> unit
+(** The connection closed: its exchanges are cancelled (their [cancels]
+    run, their responses logged as cut) and its session goes back to the
+    pool. Nothing for an HTTP/1.1 connection. *)
+
+val idle : Slot.t -> bool
+(** No stream open, no byte of a frame buffered. *)
