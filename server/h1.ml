@@ -554,7 +554,9 @@ let process c =
         Read
     | Request.Error ->
         let e = Request.error (Slot.req c) in
-        respond_error c (status_of_code (Parse_error.status e)) (Parse_error.describe e)
+        (* HTTP/2 *)
+        if c.served = 0 && c.sh.http2 && c.ssl = Openssl.none && H2_session.not_http c then Close
+        else respond_error c (status_of_code (Parse_error.status e)) (Parse_error.describe e)
           ~parsed:false
 
 (* {1 Events} *)

@@ -290,6 +290,18 @@ let buffer_body x buf ~off ~len =
 let data x buf ~off ~len ~fin =
   let h2c = (session x).h2c in
   if fin then x.peer_done <- true;
+  if x.state = Reading_head then begin
+    (* A small body read before the handler runs (see [opened]). *)
+    buffer_body x buf ~off ~len;
+    C.consumed h2c ~stream:x.stream len;
+    if fin then begin
+      x.body <- Body_ready;
+      x.body_src <- x.body_store;
+      x.body_off <- 0;
+      run x.sh.hooks.handler x
+    end
+  end
+  else
   match x.body with
   | Body_streaming when x.state = Reading_body && x.body_len = 0 ->
       (* The handler waits for a piece: it reads it where it is. *)
@@ -317,6 +329,10 @@ let data x buf ~off ~len ~fin =
   | No_body | Body_ready | Body_streamed -> C.consumed h2c ~stream:x.stream len
 
 (* {1 Opening} *)
+
+(* Bodies announced at most this long are read before the handler runs:
+   what fits the client's initial stream window. *)
+let early_body = 65535
 
 exception Too_large
 
@@ -426,8 +442,22 @@ let opened s c ~stream ~fin =
           x.body_off <- 0;
           x.body_len <- 0;
           x.body_need <- 0;
-          x.body <- (if fin then No_body else Body_unread);
-          run x.sh.hooks.handler x
+          let cl = Request.content_length req in
+          if fin then begin
+            x.body <- No_body;
+            run x.sh.hooks.handler x
+          end
+          else if cl >= 0 && cl <= early_body then begin
+            (* A small body announced: the handler gets it whole, as over
+               HTTP/1.1 when it came with the head; a malformed one (its
+               length not the announced one) never reaches it. *)
+            x.body <- Body_unread;
+            x.state <- Reading_head
+          end
+          else begin
+            x.body <- Body_unread;
+            run x.sh.hooks.handler x
+          end
       | Request.Partial | Request.Error ->
           let e = Request.error (Slot.req x) in
           refuse x (Status.of_code_or ~default:Status.Bad_request (Parse_error.status e)))

@@ -41,6 +41,16 @@ let takes_over c =
 
 let preface c = H2_frame.check_preface c.rbuf ~off:0 ~len:c.rlen
 
+(* The first line does not end in "HTTP/d.d". *)
+let not_http c =
+  let b = c.rbuf in
+  let eol = Bigstring.index_from b ~off:0 ~stop:c.rlen '\n' in
+  let e = if eol > 0 && Bigstring.unsafe_get b (eol - 1) = '\r' then eol - 1 else eol in
+  let digit i = let ch = Bigstring.unsafe_get b i in ch >= '0' && ch <= '9' in
+  eol >= 0
+  && not (e >= 8 && Bigstring.equal_string b ~off:(e - 8) ~len:5 "HTTP/" && digit (e - 3)
+          && Bigstring.unsafe_get b (e - 2) = '.' && digit (e - 1))
+
 (* {1 Input} *)
 
 let data s c ~stream ~off ~len ~fin =
@@ -144,6 +154,12 @@ let begin_h2c c =
   input c;
   next c
 
+let received_more c =
+  (* TLS: records OpenSSL holds already are read before answering, so that
+     frames sent together are handled together (a WINDOW_UPDATE after a
+     request, a reset). *)
+  if c.ssl <> Openssl.none && Openssl.pending c.ssl <> 0 then Conn_action.Read else next c
+
 let prepare_read c =
   match c.state with
   | Writing -> Conn_action.Write
@@ -174,7 +190,7 @@ let received c n =
     | Reading_head | Reading_body | Handling ->
         c.rlen <- c.rlen + n;
         input c;
-        next c
+        received_more c
 
 let written c = next c
 let blocked c = set_timer c Write_timer c.sh.write_ticks
