@@ -1,0 +1,270 @@
+"""HTTP/2 client scenarios for test_h2.py, run with /usr/bin/python3 (Debian's
+python3-h2, python3-hyperframe and python3-hpack live there, not in the
+pyenv python that runs the suites).
+
+Usage: h2_client.py SCENARIO PORT TLS(0|1) [ARG]
+Prints one JSON object: what the scenario observed (test_h2.py checks it).
+Raw scenarios build frames with hyperframe and hpack by hand, so that a
+client may break the rules the h2 library would refuse to break.
+"""
+
+import json
+import socket
+import ssl
+import sys
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+import hpack
+from hyperframe import frame as F
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+HOST = "127.0.0.1"
+
+
+def connect(port, tls, timeout=5.0):
+    s = socket.create_connection((HOST, port), timeout=timeout)
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.set_alpn_protocols(["h2"])
+        s = ctx.wrap_socket(s, server_hostname="localhost")
+        assert s.selected_alpn_protocol() == "h2", s.selected_alpn_protocol()
+    return s
+
+
+class Client:
+    """An h2 connection with a loop that reads until a condition holds."""
+
+    def __init__(self, port, tls):
+        self.sock = connect(port, tls)
+        cfg = h2.config.H2Configuration(client_side=True, header_encoding="utf-8")
+        self.conn = h2.connection.H2Connection(config=cfg)
+        self.conn.initiate_connection()
+        self.flush()
+        self.bodies = {}
+        self.heads = {}
+        self.ended = set()
+        self.reset = {}
+        self.goaway = None
+
+    def flush(self):
+        data = self.conn.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def get(self, path, method="GET", body=None, headers=()):
+        sid = self.conn.get_next_available_stream_id()
+        h = [(":method", method), (":scheme", "https"), (":authority", "localhost"), (":path", path)]
+        h += list(headers)
+        if body is not None:
+            h.append(("content-length", str(len(body))))
+        self.conn.send_headers(sid, h, end_stream=body is None)
+        self.bodies[sid] = b""
+        self.flush()
+        if body is not None:
+            self.send_body(sid, body)
+        return sid
+
+    def send_body(self, sid, body):
+        off = 0
+        while off < len(body):
+            room = min(self.conn.local_flow_control_window(sid), self.conn.max_outbound_frame_size)
+            if room <= 0:
+                self.pump(lambda: self.conn.local_flow_control_window(sid) > 0)
+                continue
+            piece = body[off:off + room]
+            self.conn.send_data(sid, piece)
+            off += len(piece)
+            self.flush()
+        self.conn.end_stream(sid)
+        self.flush()
+
+    def pump(self, until, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while not until() and time.monotonic() < deadline:
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                break
+            for ev in self.conn.receive_data(data):
+                if isinstance(ev, h2.events.ResponseReceived):
+                    self.heads[ev.stream_id] = dict(ev.headers)
+                elif isinstance(ev, h2.events.DataReceived):
+                    self.bodies[ev.stream_id] = self.bodies.get(ev.stream_id, b"") + ev.data
+                    self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                elif isinstance(ev, h2.events.StreamEnded):
+                    self.ended.add(ev.stream_id)
+                elif isinstance(ev, h2.events.StreamReset):
+                    self.reset[ev.stream_id] = int(ev.error_code)
+                elif isinstance(ev, h2.events.ConnectionTerminated):
+                    self.goaway = int(ev.error_code)
+            self.flush()
+        return until()
+
+
+def concurrent(port, tls, n):
+    c = Client(port, tls)
+    sids = [c.get("/a.txt" if i % 2 else "/big.bin") for i in range(n)]
+    c.pump(lambda: all(s in c.ended for s in sids), timeout=20)
+    return {"streams": n, "ended": sum(1 for s in sids if s in c.ended),
+            "statuses": sorted(set(c.heads.get(s, {}).get(":status", "") for s in sids)),
+            "lengths": sorted(set(len(c.bodies[s]) for s in sids))}
+
+
+def post(port, tls, size):
+    c = Client(port, tls)
+    body = bytes(range(256)) * (size // 256)
+    sid = c.get("/count", method="POST", body=body)
+    c.pump(lambda: sid in c.ended)
+    return {"status": c.heads.get(sid, {}).get(":status"), "body": c.bodies[sid].decode("latin-1"),
+            "want": "%d bytes, sum %d" % (len(body), sum(body) & 0xFFFFFFFF)}
+
+
+def reset_one(port, tls):
+    c = Client(port, tls)
+    # A small window: the large body stalls, its stream stays open.
+    c.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1024})
+    c.flush()
+    big = c.get("/big.bin")
+    c.pump(lambda: big in c.heads)
+    c.conn.reset_stream(big, error_code=8)  # CANCEL
+    c.flush()
+    small = c.get("/a.txt")
+    c.pump(lambda: small in c.ended)
+    after = c.get("/a.txt")
+    c.pump(lambda: after in c.ended)
+    return {"big_ended": big in c.ended, "small": c.bodies[small].decode("latin-1"),
+            "after": c.bodies[after].decode("latin-1"), "goaway": c.goaway}
+
+
+# {1 Raw frames}
+
+def raw_connect(port, tls, settings=True):
+    s = connect(port, tls)
+    s.sendall(PREFACE + (F.SettingsFrame(0).serialize() if settings else b""))
+    return s
+
+
+def read_frames(s, timeout=5.0):
+    """Frames until the connection closes (or [timeout]): (type, stream, code)."""
+    s.settimeout(timeout)
+    buf = b""
+    out = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            d = s.recv(65536)
+        except (socket.timeout, ConnectionResetError, ssl.SSLError):
+            break
+        if not d:
+            break
+        buf += d
+        while len(buf) >= 9:
+            f, length = F.Frame.parse_frame_header(memoryview(buf[:9]))
+            if len(buf) < 9 + length:
+                break
+            f.parse_body(memoryview(buf[9:9 + length]))
+            buf = buf[9 + length:]
+            code = getattr(f, "error_code", None)
+            out.append((f.type, f.stream_id, code))
+            if isinstance(f, F.SettingsFrame) and "ACK" not in f.flags:
+                s.sendall(F.SettingsFrame(0, flags=["ACK"]).serialize())
+            if isinstance(f, F.GoAwayFrame):
+                return out
+    return out
+
+
+def goaway_code(frames):
+    for t, _sid, code in frames:
+        if t == F.GoAwayFrame.type:
+            return code
+    return None
+
+
+def request_block(enc, path="/a.txt", extra=()):
+    return enc.encode([(":method", "GET"), (":scheme", "https"), (":authority", "localhost"),
+                       (":path", path)] + list(extra))
+
+
+def rapid_reset(port, tls):
+    s = raw_connect(port, tls)
+    enc = hpack.Encoder()
+    out = b""
+    for i in range(300):
+        sid = 1 + 2 * i
+        out += F.HeadersFrame(sid, data=request_block(enc), flags=["END_HEADERS", "END_STREAM"]).serialize()
+        out += F.RstStreamFrame(sid, error_code=8).serialize()
+    try:
+        s.sendall(out)
+    except OSError:
+        pass
+    return {"goaway": goaway_code(read_frames(s))}
+
+
+def continuation_flood(port, tls):
+    s = raw_connect(port, tls)
+    enc = hpack.Encoder()
+    block = request_block(enc)
+    out = F.HeadersFrame(1, data=block, flags=["END_STREAM"]).serialize()
+    filler = enc.encode([("x-filler", "a" * 100)])
+    try:
+        s.sendall(out)
+        for _ in range(200):
+            s.sendall(F.ContinuationFrame(1, data=filler).serialize())
+    except OSError:
+        pass
+    return {"goaway": goaway_code(read_frames(s))}
+
+
+def hpack_bomb(port, tls):
+    s = raw_connect(port, tls)
+    # By hand, so the dynamic table holds exactly one entry: a 4000-byte
+    # field (literal with incremental indexing, new name), then 1000
+    # one-byte references to it (index 62): 4 MB of header list from 5 KB.
+    base = (b"\x82\x87" + b"\x04\x06/a.txt" + b"\x01\x09localhost")
+    first = base + b"\x40\x06x-bomb" + b"\x7f\xa1\x1e" + b"b" * 4000
+    out = F.HeadersFrame(1, data=first, flags=["END_HEADERS", "END_STREAM"]).serialize()
+    out += F.HeadersFrame(3, data=base + b"\xbe" * 1000, flags=["END_HEADERS", "END_STREAM"]).serialize()
+    try:
+        s.sendall(out)
+    except OSError:
+        pass
+    frames = read_frames(s)
+    answered = [f for f in frames if f[0] == F.HeadersFrame.type and f[1] == 3]
+    return {"goaway": goaway_code(frames), "stream3_answered": bool(answered),
+            "stream1_answered": any(f[0] == F.HeadersFrame.type and f[1] == 1 for f in frames)}
+
+
+def first_not_settings(port, tls):
+    s = raw_connect(port, tls, settings=False)
+    enc = hpack.Encoder()
+    try:
+        s.sendall(F.HeadersFrame(1, data=request_block(enc), flags=["END_HEADERS", "END_STREAM"]).serialize())
+    except OSError:
+        pass
+    return {"goaway": goaway_code(read_frames(s))}
+
+
+def main():
+    scenario, port, tls = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+    arg = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    fns = {"concurrent": lambda: concurrent(port, tls, arg), "post": lambda: post(port, tls, arg),
+           "reset_one": lambda: reset_one(port, tls), "rapid_reset": lambda: rapid_reset(port, tls),
+           "continuation_flood": lambda: continuation_flood(port, tls),
+           "hpack_bomb": lambda: hpack_bomb(port, tls),
+           "first_not_settings": lambda: first_not_settings(port, tls)}
+    try:
+        print(json.dumps(fns[scenario]()))
+    except Exception as e:  # reported, checked as a failure by test_h2.py
+        print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+
+
+if __name__ == "__main__":
+    main()
