@@ -111,7 +111,7 @@ class Client:
 
 def concurrent(port, tls, n):
     c = Client(port, tls)
-    sids = [c.get("/a.txt" if i % 2 else "/big.bin") for i in range(n)]
+    sids = [c.get("/a.txt" if i % 2 else "/text.txt") for i in range(n)]
     c.pump(lambda: all(s in c.ended for s in sids), timeout=20)
     return {"streams": n, "ended": sum(1 for s in sids if s in c.ended),
             "statuses": sorted(set(c.heads.get(s, {}).get(":status", "") for s in sids)),
