@@ -433,6 +433,10 @@ let opened s c ~stream ~fin =
       match Request.parse (Slot.req x) x.rbuf ~off:0 ~len with
       | Request.Complete ->
           let req = Slot.req x in
+          (* The access log copies the request line: it shows the protocol
+             spoken. The parse is over; no span covers the version. *)
+          let eol = Bigstring.index_from x.rbuf ~off:0 ~stop:len '\r' in
+          if eol >= 8 then Bigstring.blit_from_string "HTTP/2.0" ~src_off:0 x.rbuf ~dst_off:(eol - 8) ~len:8;
           x.rpos <- 0;
           x.rlen <- len;
           x.body_start <- Request.head_length req;
@@ -530,6 +534,29 @@ let settle s =
         run x.cont x
       end
       else if x.resp = Done && not x.fin_queued then queue_rest x
+    end
+  done
+
+(* The connection saw no progress for a timeout while streams were open: a
+   handler that never answered gets a 503 (its continuations dropped), a
+   body that stopped coming a 408, a response the client's window holds
+   back (or the rest of a cut one) a reset; the stream ends, the others
+   are unaffected. *)
+let expire s =
+  let h2c = s.h2c in
+  for i = s.nstreams - 1 downto 0 do
+    if i < s.nstreams then begin
+      let x = s.streams.(i) in
+      match x.state with
+      | Handling ->
+          Log.msg "a handler did not answer within the handler timeout (HTTP/2 stream %d)" x.stream;
+          next_gen x;
+          answer_error x Status.Service_unavailable
+      | Reading_body | Reading_head ->
+          if x.resp = Idle then answer_error x Status.Request_timeout else reset x H2_error.Cancel
+      | Writing ->
+          if C.body_pending h2c ~stream:x.stream > 0 || not x.fin_queued then reset x H2_error.Cancel
+      | Free | Lingering -> ()
     end
   done
 

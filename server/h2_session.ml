@@ -141,7 +141,10 @@ let next c =
         if s.nstreams = 0 && C.active_streams s.h2c = 0 then begin
           if c.timer <> Idle_timer then set_timer c Idle_timer c.sh.idle_ticks
         end
-        else clear_timer c;
+        else
+          (* Streams are open: they must make progress (a handler answer,
+             body bytes, window for a response) within the timeout. *)
+          set_timer c Handler_timer (min c.sh.handler_ticks c.sh.write_ticks);
         Read
       end
     end
@@ -197,10 +200,13 @@ let blocked c = set_timer c Write_timer c.sh.write_ticks
 
 let timeout c =
   clear_timer c;
+  let s = session c in
   match c.state with
+  | (Reading_head | Reading_body | Handling) when s.nstreams > 0 ->
+      X.expire s;
+      next c
   | Reading_head | Reading_body | Handling ->
       (* Idle: say goodbye (GOAWAY NO_ERROR) and close. *)
-      let s = session c in
       C.shutdown s.h2c;
       s.ended <- true;
       next c
@@ -223,6 +229,13 @@ let closed c =
       c.ext <- No_ext;
       c.file_fd <- -1;
       c.file_close <- false
+
+let drain c =
+  match c.h2 with
+  | Some s when c.mode = H2_conn ->
+      C.shutdown s.h2c;
+      if c.state = Reading_head && c.fd >= 0 then next c else Nothing
+  | _ -> Nothing
 
 let idle c =
   c.state = Reading_head && c.rpos >= c.rlen

@@ -74,5 +74,10 @@ val closed : Slot.t -> unit
     run, their responses logged as cut) and its session goes back to the
     pool. Nothing for an HTTP/1.1 connection. *)
 
+val drain : Slot.t -> Conn_action.t
+(** The worker drains (SIGTERM, reload): an HTTP/2 connection queues
+    GOAWAY(NO_ERROR) and, when it is not writing already, writes it; its
+    open streams finish, then it closes. [Nothing] for others. *)
+
 val idle : Slot.t -> bool
 (** No stream open, no byte of a frame buffered. *)

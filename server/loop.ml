@@ -59,6 +59,9 @@ let begin_drain l =
   if W.start_drain l.w then begin
     (match l.u with Some u -> Uring_io.stop_accepting u | None -> ());
     Epoll_io.close_listeners l.e;
+    (* HTTP/2 connections say GOAWAY first, and close once it left. *)
+    Array.iter (fun c -> if c.mode = H2_conn then try perform l c (H2_session.drain c) with e -> failed l c e)
+      l.w.conns;
     W.close_idle l.w
   end
 
