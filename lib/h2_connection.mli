@@ -143,6 +143,12 @@ val header : t -> Header_name.t -> string -> unit
 val header_int : t -> Header_name.t -> int -> unit
 val header_s : t -> string -> string -> unit
 val header_span : t -> Header_name.t -> Bigstring.t -> Span.t -> unit
+
+val header_s_span : t -> string -> Bigstring.t -> Span.t -> unit
+(** [header_s_span t name src s]: a field of any (lower-case) [name], its
+    value span [s] of [src]: what a server converting its own head lines
+    needs for names {!Header_name} does not know. Does not allocate. *)
+
 val send_headers : t -> end_stream:bool -> submit
 
 val send_data : t -> stream:int -> Bigstring.t -> off:int -> len:int -> end_stream:bool -> submit

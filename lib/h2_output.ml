@@ -143,6 +143,8 @@ let header t name value = t.block_len <- E.field t.encoder t.block ~off:t.block_
 let header_int t name n = t.block_len <- E.field_int t.encoder t.block ~off:t.block_len name n
 let header_s t name value = t.block_len <- E.field_s t.encoder t.block ~off:t.block_len name value
 
+let header_s_span t name src s = t.block_len <- E.field_s_span t.encoder t.block ~off:t.block_len name src s
+
 let header_span t name src s =
   t.block_len <- E.field_span t.encoder t.block ~off:t.block_len name src s
 

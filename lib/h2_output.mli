@@ -92,6 +92,7 @@ val header : t -> Header_name.t -> string -> unit
 val header_int : t -> Header_name.t -> int -> unit
 val header_s : t -> string -> string -> unit
 val header_span : t -> Header_name.t -> Bigstring.t -> Span.t -> unit
+val header_s_span : t -> string -> Bigstring.t -> Span.t -> unit
 
 val frame_headers : t -> stream_id:int -> end_stream:bool -> bool
 (** Queues the built head as HEADERS + CONTINUATIONs of at most the peer's

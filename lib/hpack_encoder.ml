@@ -285,6 +285,13 @@ let literal_s t buf ~off ~lookup ~rep name v =
   emit t buf off ~lookup ~rep ~sidx:(static_index_of_string name) ~name ~s:v ~b:no_bytes
     ~big:false ~voff:0 ~vlen:(String.length v)
 
+let field_s_span t buf ~off name src span =
+  if not (valid_name name) then raise_notrace Invalid_field;
+  let voff = Span.off span and vlen = Span.len span in
+  Bigstring.check_range "Httpz.Hpack.Encoder.field_s_span" src ~off:voff ~len:vlen;
+  emit t buf off ~lookup:true ~rep:Without_indexing ~sidx:(static_index_of_string name) ~name ~s:""
+    ~b:src ~big:true ~voff ~vlen
+
 let field_s t buf ~off name v = literal_s t buf ~off ~lookup:true ~rep:Without_indexing name v
 let field_sensitive t buf ~off name v = literal_s t buf ~off ~lookup:false ~rep:Never_indexed name v
 let literal t buf ~off rep name v = literal_s t buf ~off ~lookup:false ~rep name v

@@ -88,6 +88,12 @@ val field_s : t -> Bigstring.t -> off:int -> string -> string -> int
     included ([":method"], ["x-trace"]); [name] must be lower case. Finds a
     static name by a linear scan of the 61 entries. *)
 
+val field_s_span : t -> Bigstring.t -> off:int -> string -> Bigstring.t -> Span.t -> int
+(** [field_s_span t buf ~off name src s]: {!field_s} with the value taken
+    from span [s] of [src] (a field whose name {!Header_name} does not
+    know, its value in a buffer). Does not allocate.
+    @raise Invalid_argument when [s] is outside [src]. *)
+
 val field_sensitive : t -> Bigstring.t -> off:int -> string -> string -> int
 (** As {!field_s}, as "never indexed" (§6.2.3, §7.1.3): for values such as
     short secrets that an intermediary must not index either. *)

@@ -26,10 +26,29 @@ let connection_specific out ~off ~len = function
   | Other -> Bigstring.equal_caseless out ~off ~len "proxy-connection"
   | _ -> false
 
-(* A name outside Header_name's table: lower-cased into a fresh string
-   (HPACK wants lower case); the one allocation of a response head, only
-   for such names. *)
-let lower_name out ~off ~len = String.lowercase_ascii (Bigstring.sub_string out ~off ~len)
+(* Names outside Header_name's table, lower-cased (HPACK wants lower
+   case), as strings the encoder takes: made the first time a name is met
+   and kept (a server writes few such names: X-Content-Type-Options, the
+   application's own), so a response head allocates nothing. *)
+let names = Array.make 64 ""
+let nnames = ref 0
+
+let lower_name out ~off ~len =
+  let found = ref (-1) and i = ref 0 in
+  while !found < 0 && !i < !nnames do
+    let n = names.(!i) in
+    if String.length n = len && Bigstring.equal_caseless out ~off ~len n then found := !i;
+    incr i
+  done;
+  if !found >= 0 then names.(!found)
+  else begin
+    let n = String.lowercase_ascii (Bigstring.sub_string out ~off ~len) in
+    if !nnames < Array.length names then begin
+      names.(!nnames) <- n;
+      incr nnames
+    end;
+    n
+  end
 
 (* The lines [out\[0, out_len)] ("Name: value\r\n", written by Ctx and
    begin_head) as HPACK fields of the head being built. *)
@@ -56,7 +75,7 @@ let encode_fields x h2c =
       if not (connection_specific out ~off:line ~len:nlen name) then
         match name with
         | Header_name.Other ->
-            C.header_s h2c (lower_name out ~off:line ~len:nlen) (Bigstring.sub_string out ~off:!v ~len:(!e - !v))
+            C.header_s_span h2c (lower_name out ~off:line ~len:nlen) out (Span.make ~off:!v ~len:(!e - !v))
         | n -> C.header_span h2c n out (Span.make ~off:!v ~len:(!e - !v))
     end;
     pos := !eol + 2
@@ -374,7 +393,21 @@ let write_head x h2c =
 
 let take_exchange c =
   let sh = c.sh in
-  if Stack.is_empty sh.exchanges_free then Slot.create sh ~slot:(-1) ~peer:(timed c) else Stack.pop sh.exchanges_free
+  if sh.nexchanges_free = 0 then Slot.create sh ~slot:(-1) ~peer:(timed c)
+  else begin
+    sh.nexchanges_free <- sh.nexchanges_free - 1;
+    sh.exchanges_free.(sh.nexchanges_free)
+  end
+
+let give_exchange x =
+  let sh = x.sh in
+  if sh.nexchanges_free = Array.length sh.exchanges_free then begin
+    let a = Array.make (max 8 (2 * sh.nexchanges_free)) x in
+    Array.blit sh.exchanges_free 0 a 0 sh.nexchanges_free;
+    sh.exchanges_free <- a
+  end;
+  sh.exchanges_free.(sh.nexchanges_free) <- x;
+  sh.nexchanges_free <- sh.nexchanges_free + 1
 
 let add s x =
   if s.nstreams = Array.length s.streams then begin
@@ -505,7 +538,7 @@ let finish s i ~complete =
   s.streams.(i) <- s.streams.(s.nstreams);
   s.streams.(s.nstreams) <- c;
   c.served <- c.served + 1;
-  Stack.push x x.sh.exchanges_free
+  give_exchange x
 
 let cancel s stream =
   let i = find s stream in

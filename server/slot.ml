@@ -38,7 +38,8 @@ and shared = {
       (** HTTP/2 is on: ALPN "h2" and the h2c preface turn a connection
           into one ({!H2_session}) *)
   h2_free : h2 Stack.t;  (** HTTP/2 sessions not in use, for the next h2 connection *)
-  exchanges_free : t Stack.t;  (** exchange slots not in use (HTTP/2 streams) *)
+  mutable exchanges_free : t array;
+  mutable nexchanges_free : int;  (** exchange slots not in use (HTTP/2 streams) *)
 }
 
 and protocol = {
@@ -215,7 +216,8 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
       { handler = nop; app = nop; log = (fun _ _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
     http2 = true;
     h2_free = Stack.create ();
-    exchanges_free = Stack.create ();
+    exchanges_free = [||];
+    nexchanges_free = 0;
   }
 
 (* Until a protocol takes the connection (H1.opened). *)

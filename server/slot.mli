@@ -95,7 +95,11 @@ and shared = {
       (** HTTP/2 is on: ALPN "h2" and the h2c preface turn a connection
           into one ({!H2_session}) *)
   h2_free : h2 Stack.t;  (** HTTP/2 sessions not in use, for the next h2 connection *)
-  exchanges_free : t Stack.t;  (** exchange slots not in use (HTTP/2 streams) *)
+  mutable exchanges_free : t array;
+      (** exchange slots not in use (HTTP/2 streams), [nexchanges_free] of
+          them: an array, so that a stream's exchange comes and goes
+          without allocating *)
+  mutable nexchanges_free : int;
 }
 (** Per-worker state that every connection sees. *)
 
