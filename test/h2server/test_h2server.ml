@@ -1,0 +1,396 @@
+(* HTTP/2 in the server (H2_session, H2_exchange), driven from memory: a
+   connection slot fed the client's frames through H1's entry points, as a
+   backend would, its output taken by Output's walk and read back as
+   frames. Handlers are ordinary Ctx handlers. *)
+
+open Httpz
+open Httpz_server
+module S = Httpz_test_support
+module K = H2conn_client
+
+let later = ref None
+let cancelled = ref 0
+let logged = ref []
+let big = Bigstring.of_string (String.init 100_000 (fun i -> Char.chr (97 + (i mod 26))))
+
+let rec handler c =
+  let req = Ctx.request c and buf = Ctx.buffer c in
+  let t = Request.target req in
+  if Span.equal buf t "/a" then begin
+    Ctx.start c Status.Ok;
+    Ctx.header c Header_name.Content_type "text/plain";
+    Ctx.header_s c "X-Custom" "yes";
+    Ctx.body_string c "hello"
+  end
+  else handler_more c buf t
+
+and handler_more c buf t =
+  let is s = Span.equal buf t s in
+  if is "/echo" then begin
+    if not (Ctx.body_ready c) then Ctx.await_body c
+    else begin
+      let b = Ctx.body c in
+      Ctx.start c Status.Ok;
+      Ctx.body_bigstring c (Ctx.body_buffer c) ~off:(Span.off b) ~len:(Span.len b)
+    end
+  end
+  else if is "/count" then begin
+    let total = ref 0 in
+    let rec next c =
+      if Ctx.body_ended c then begin
+        Ctx.start c Status.Ok;
+        Ctx.body_string c (Printf.sprintf "%d bytes" !total)
+      end
+      else begin
+        total := !total + Span.len (Ctx.body_piece c);
+        Ctx.read_body c ~limit:10_000_000 next
+      end
+    in
+    Ctx.read_body c ~limit:10_000_000 next
+  end
+  else if is "/stream" then begin
+    Ctx.start c Status.Ok;
+    Ctx.chunked_start c;
+    Ctx.chunk c "one\n";
+    Ctx.flush c (fun c ->
+        Ctx.chunk c "two\n";
+        Ctx.flush c (fun c -> Ctx.chunked_end c))
+  end
+  else if is "/later" then begin
+    Ctx.on_cancel c (fun () -> incr cancelled);
+    later :=
+      Some
+        (Ctx.suspend c (fun c ->
+             Ctx.start c Status.Ok;
+             Ctx.body_string c "later"))
+  end
+  else if is "/big" then begin
+    Ctx.start c Status.Ok;
+    Ctx.body_bigstring_stable c big ~off:0 ~len:(Bigstring.length big)
+  end
+  else if is "/raise" then failwith "boom"
+  else if is "/upgrade" then begin
+    Ctx.start c Status.Switching_protocols;
+    Ctx.upgrade c (fun _ _ -> ())
+  end
+  else begin
+    Ctx.start c Status.Ok;
+    Ctx.header c Header_name.Content_type "text/plain";
+    Ctx.header_s c "X-Custom" "yes";
+    Ctx.body_string c "hello"
+  end
+
+(* {1 The in-memory peer} *)
+
+type peer = { c : Slot.t; out : Buffer.t; dec : K.session; mutable pending : string }
+
+let drives : (Slot.t -> H1.action -> unit) ref = ref (fun _ _ -> ())
+
+let shared () =
+  let sh =
+    Slot.create_shared ~server_name:"t" ~read_buffer:(32 * 1024) ~write_buffer:(16 * 1024)
+      ~max_body:(1 lsl 20) ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000
+      ~headers:"X-Content-Type-Options: nosniff\r\n" ~listener_headers:[| "" |] ~keep:4
+  in
+  let app c = handler (Ctx.of_conn c) in
+  sh.hooks.handler <- app;
+  sh.hooks.app <- app;
+  sh.hooks.log <- (fun c parsed complete -> logged := (c.Slot.status, parsed, complete) :: !logged);
+  (* What Loop.resume_conn does: the connection carries out the answer. *)
+  sh.hooks.resume <-
+    (fun c gen k ->
+      match H1.resume c ~gen k with H1.Nothing -> () | a -> !drives (Slot.carrier c) a);
+  sh
+
+let current = ref (Buffer.create 1)
+
+let take_bytes s =
+  Buffer.add_string !current s;
+  String.length s
+
+module Memory = Output.Walk (struct
+  let budget = max_int
+  let holds_last = false
+  let rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
+  let head c ~more:_ = take_bytes (rest c)
+  let head_string (c : Slot.t) ~len:_ ~more:_ = take_bytes (rest c)
+  let head_bigstring (c : Slot.t) ~len:_ ~more:_ = take_bytes (rest c)
+  let file _ ~len:_ = Alcotest.fail "no file bodies here"
+end)
+
+type outcome = Reading | Lingering | Closed
+
+let rec drive p (a : H1.action) =
+  match a with
+  | Write -> (
+      current := p.out;
+      match Memory.write p.c with
+      | Output.Flushed -> drive p (H1.written p.c)
+      | Output.Blocked | Output.Dead -> Alcotest.fail "the memory peer takes everything")
+  | Read -> Reading
+  | Linger -> Lingering
+  | Close ->
+      H1.closed p.c;
+      Closed
+  | Wait | Detach | Nothing -> Alcotest.fail "not an HTTP/2 connection's action"
+
+let send p s =
+  let rec go s =
+    match H1.prepare_read p.c with
+    | Read ->
+        let c = p.c in
+        let n = min c.in_len (String.length s) in
+        Bigstring.blit_from_string s ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
+        let o = drive p (H1.received c n) in
+        if n < String.length s && o = Reading then go (String.sub s n (String.length s - n)) else o
+    | a -> drive p a
+  in
+  go s
+
+(* The frames written since the last call, described (K.describe_frame). *)
+let frames p =
+  let all = p.pending ^ Buffer.contents p.out in
+  Buffer.clear p.out;
+  let buf = Bigstring.of_string all in
+  let r = p.dec.reader in
+  let out = ref [] and pos = ref 0 and go = ref true in
+  while !go do
+    match H2_frame.read r buf ~off:!pos ~len:(String.length all - !pos) with
+    | H2_frame.Frame ->
+        out := K.describe_frame p.dec buf !pos :: !out;
+        pos := !pos + H2_frame.consumed r
+    | _ -> go := false
+  done;
+  p.pending <- String.sub all !pos (String.length all - !pos);
+  List.rev !out
+
+let peer sh =
+  let p = { c = Slot.create sh ~slot:0 ~peer:false; out = Buffer.create 1024; dec = K.create (); pending = "" } in
+  drives := (fun c a -> if c == p.c then ignore (drive p a : outcome));
+  ignore (H1.opened p.c ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
+  p
+
+let connect sh =
+  let p = peer sh in
+  let o = send p (H2_frame.preface ^ K.settings []) in
+  Alcotest.(check bool) "reading after the preface" true (o = Reading);
+  Alcotest.(check bool) "HTTP/2 mode" true (p.c.mode = Slot.H2_conn);
+  ignore (frames p);
+  p
+
+let strings = Alcotest.(list string)
+let get ?(extra = []) sid path = K.request sid (K.get ~path ~extra ())
+let has frames prefix = List.exists (fun f -> String.length f >= String.length prefix && String.sub f 0 (String.length prefix) = prefix) frames
+
+(* {1 Tests} *)
+
+let simple_get () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (get 1 "/a"));
+  let fs = frames p in
+  Alcotest.check strings "response"
+    [ "HEADERS 1 200 date=" ; "DATA 1 5 ES" ]
+    (List.map (fun f -> if String.length f > 20 && String.sub f 0 10 = "HEADERS 1 " then "HEADERS 1 200 date=" else f) fs);
+  let head = List.hd fs in
+  List.iter
+    (fun want -> Alcotest.(check bool) ("head has " ^ want) true (S.find_sub head want >= 0))
+    [ "server=t"; "content-type=text/plain"; "x-custom=yes"; "x-content-type-options=nosniff"; "content-length=5" ];
+  Alcotest.(check bool) "no connection field" false (S.find_sub head "connection" >= 0);
+  Alcotest.(check int) "idle: no read buffer" 0 (Bigstring.length p.c.rbuf);
+  Alcotest.(check int) "idle: no write buffer" 0 (Bigstring.length p.c.out);
+  Alcotest.(check int) "idle: nothing taken from the pools" 0
+    (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies);
+  Alcotest.(check int) "the exchange went back" 1 sh.nexchanges_free;
+  Alcotest.(check bool) "idle" true (H1.idle p.c)
+
+let concurrent () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (get 1 "/a" ^ get 3 "/big" ^ get 5 "/a"));
+  let fs = frames p in
+  Alcotest.(check bool) "stream 1 ends" true (List.mem "DATA 1 5 ES" fs);
+  (* 100 KB against the default 65535-byte window: what it allows. *)
+  let sent3 = List.fold_left (fun n f -> try Scanf.sscanf f "DATA 3 %d" (fun k -> n + k) with _ -> n) 0 fs in
+  Alcotest.(check int) "stream 3 up to the connection window (less stream 1's 5 bytes)" (65535 - 5) sent3;
+  Alcotest.(check bool) "stream 5 waits: the connection window is spent" false (List.mem "DATA 5 5 ES" fs);
+  ignore (send p (K.window_update 0 100_000 ^ K.window_update 3 100_000));
+  let fs = frames p in
+  let rest = List.fold_left (fun n f -> try Scanf.sscanf f "DATA 3 %d" (fun k -> n + k) with _ -> n) 0 fs in
+  Alcotest.(check int) "the rest once the window opens" (100_000 - 65530) rest;
+  Alcotest.(check bool) "stream 5 ends" true (List.mem "DATA 5 5 ES" fs);
+  Alcotest.(check bool) "and the end" true (has fs "DATA 3" && List.exists (fun f -> S.find_sub f " ES" > 0) fs)
+
+let post_echo () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (K.request ~end_stream:false 1 (K.post ~extra:[ ("content-length", "5") ] ())));
+  Alcotest.check strings "nothing before the body" [] (frames p);
+  ignore (send p (K.data ~end_stream:true 1 "abcde"));
+  let fs = frames p in
+  Alcotest.(check bool) "answered" true (List.mem "DATA 1 5 ES" fs)
+
+let streamed_body () =
+  let sh = shared () in
+  let p = connect sh in
+  let post = [ (":method", "POST"); (":scheme", "https"); (":path", "/count"); (":authority", "x") ] in
+  ignore (send p (K.request ~end_stream:false 1 post));
+  let piece = String.make 16384 'b' in
+  for _ = 1 to 3 do ignore (send p (K.data 1 piece)) done;
+  ignore (send p (K.data ~end_stream:true 1 "tail"));
+  let fs = frames p in
+  Alcotest.(check bool) "window credited as the handler reads" true (has fs "WINDOW_UPDATE");
+  Alcotest.(check bool) "the count" true (List.exists (fun f -> f = "DATA 1 11 ES") fs)
+
+let flushed () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (get 1 "/stream"));
+  let fs = frames p in
+  Alcotest.(check bool) "pieces, then the end" true
+    (List.mem "DATA 1 4" fs && List.exists (fun f -> f = "DATA 1 0 ES" || f = "DATA 1 4 ES") fs)
+
+let suspended () =
+  let sh = shared () in
+  let p = connect sh in
+  later := None;
+  ignore (send p (get 1 "/later" ^ get 3 "/a"));
+  let fs = frames p in
+  Alcotest.(check bool) "the other stream is answered meanwhile" true (List.mem "DATA 3 5 ES" fs);
+  Alcotest.(check bool) "not the waiting one" false (has fs "HEADERS 1");
+  (match !later with Some k -> k () | None -> Alcotest.fail "no continuation");
+  let fs = frames p in
+  Alcotest.(check bool) "answered when resumed" true (List.mem "DATA 1 5 ES" fs)
+
+let reset_cancels () =
+  let sh = shared () in
+  let p = connect sh in
+  later := None;
+  cancelled := 0;
+  logged := [];
+  ignore (send p (get 1 "/later"));
+  ignore (send p (K.rst 1 H2_error.Cancel));
+  Alcotest.(check int) "the cancel hook ran" 1 !cancelled;
+  Alcotest.(check int) "the exchange went back" 1 sh.nexchanges_free;
+  Alcotest.(check int) "no response began: no log line (as over HTTP/1.1)" 0 (List.length !logged);
+  (match !later with Some k -> k () | None -> ());
+  Alcotest.check strings "a late continuation sends nothing" [] (frames p);
+  ignore (send p (get 3 "/a"));
+  Alcotest.(check bool) "the connection goes on" true (List.mem "DATA 3 5 ES" (frames p))
+
+let failures () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (get 1 "/raise" ^ get 3 "/upgrade"));
+  let fs = frames p in
+  Alcotest.(check bool) "a raising handler: 500" true (has fs "HEADERS 1 500");
+  Alcotest.(check bool) "Ctx.upgrade over HTTP/2: 500" true (has fs "HEADERS 3 500")
+
+let closed_cancels () =
+  let sh = shared () in
+  let p = connect sh in
+  cancelled := 0;
+  ignore (send p (get 1 "/later" ^ get 3 "/later"));
+  H1.closed p.c;
+  Alcotest.(check int) "both cancelled" 2 !cancelled;
+  Alcotest.(check int) "both exchanges back" 2 sh.nexchanges_free;
+  Alcotest.(check bool) "the session went back" false (Stack.is_empty sh.h2_free);
+  Alcotest.(check int) "no buffer held" 0
+    (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies)
+
+let connection_error () =
+  let sh = shared () in
+  let p = peer sh in
+  let o = send p (H2_frame.preface ^ get 1 "/a") in
+  Alcotest.(check bool) "lingers after the GOAWAY" true (o = Lingering);
+  Alcotest.(check bool) "GOAWAY PROTOCOL_ERROR" true (has (frames p) "GOAWAY 0 PROTOCOL_ERROR")
+
+let timeouts () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (get 1 "/later"));
+  Alcotest.(check bool) "a stall timer while a stream is open" true (p.c.timer = Slot.Handler_timer);
+  ignore (drive p (H1.timeout p.c));
+  Alcotest.(check bool) "the handler that never answered: 503" true (has (frames p) "HEADERS 1 503");
+  Alcotest.(check bool) "idle timer after" true (p.c.timer = Slot.Idle_timer);
+  let o = drive p (H1.timeout p.c) in
+  Alcotest.(check bool) "idle: GOAWAY, then linger" true (o = Lingering && has (frames p) "GOAWAY 1 NO_ERROR")
+
+let drain () =
+  let sh = shared () in
+  let p = connect sh in
+  later := None;
+  ignore (send p (get 1 "/later"));
+  ignore (drive p (H2_session.drain p.c));
+  Alcotest.(check bool) "GOAWAY NO_ERROR" true (has (frames p) "GOAWAY 1 NO_ERROR");
+  (match !later with Some k -> k () | None -> Alcotest.fail "no continuation");
+  Alcotest.(check bool) "the open stream finishes" true (List.mem "DATA 1 5 ES" (frames p));
+  Alcotest.(check bool) "then the connection ends" true (p.c.state = Slot.Lingering)
+
+let not_http () =
+  let sh = shared () in
+  let p = peer sh in
+  let o = send p "INVALID CONNECTION PREFACE\r\n\r\n" in
+  Alcotest.(check bool) "neither HTTP/1.x nor HTTP/2: closed, no answer" true (o = Closed && Buffer.length p.out = 0);
+  let sh = shared () in
+  sh.http2 <- false;
+  let p = peer sh in
+  ignore (send p (H2_frame.preface ^ K.settings []));
+  Alcotest.(check bool) "HTTP/2 off: the preface is an HTTP/1.1 request" true (p.c.mode = Slot.H1_mode)
+
+(* {1 Allocation} A request stream in, its response out, the exchange back
+   in the pool: nothing allocated once the pools hold what one stream
+   needs. *)
+let zero_alloc_stream () =
+  let sh = shared () in
+  (* The access log's own cost is not the stream's. *)
+  sh.hooks.log <- (fun _ _ _ -> ());
+  let p = connect sh in
+  (* Room on the connection for every response of the measurement. *)
+  ignore (send p (K.window_update 0 (0x7fffffff - 65535)));
+  let block = Bigstring.of_string (K.block (K.get ~path:"/a" ())) in
+  let blen = Bigstring.length block in
+  let frame = Bigstring.create (blen + 9) in
+  let c = p.c in
+  let sid = ref 1 in
+  let rec go (a : H1.action) =
+    match a with
+    | Write ->
+        Output.advance c (Output.pending c);
+        go (H1.written c)
+    | Read | Close | Linger | Wait | Detach | Nothing -> a
+  in
+  S.zero_alloc "HTTP/2 stream: head in, small response out" (fun () ->
+      let o = H2_write.headers_header frame ~off:0 ~stream_id:!sid ~length:blen ~end_stream:true ~end_headers:true in
+      Bigstring.blit ~src:block ~src_off:0 ~dst:frame ~dst_off:o ~len:blen;
+      sid := !sid + 2;
+      match H1.prepare_read c with
+      | Read ->
+          Bigstring.blit ~src:frame ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:(blen + 9);
+          ignore (go (H1.received c (blen + 9)) : H1.action)
+      | _ -> Alcotest.fail "not reading")
+
+let () =
+  Alcotest.run "h2server"
+    [
+      ( "streams",
+        [
+          Alcotest.test_case "h2c GET, idle holds no buffer" `Quick simple_get;
+          Alcotest.test_case "concurrent streams, flow control" `Quick concurrent;
+          Alcotest.test_case "POST read before the handler" `Quick post_echo;
+          Alcotest.test_case "streamed request body" `Quick streamed_body;
+          Alcotest.test_case "flushed response pieces" `Quick flushed;
+          Alcotest.test_case "suspended handler" `Quick suspended;
+          Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
+          Alcotest.test_case "handler failures, upgrade refused" `Quick failures;
+        ] );
+      ( "connection",
+        [
+          Alcotest.test_case "close cancels every exchange" `Quick closed_cancels;
+          Alcotest.test_case "connection error: GOAWAY, linger" `Quick connection_error;
+          Alcotest.test_case "stall and idle timeouts" `Quick timeouts;
+          Alcotest.test_case "drain: GOAWAY, streams finish" `Quick drain;
+          Alcotest.test_case "not HTTP; HTTP/2 off" `Quick not_http;
+        ] );
+      ("allocation", [ zero_alloc_stream () ]);
+    ]
