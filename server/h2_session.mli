@@ -49,10 +49,11 @@ val preface : Slot.t -> Httpz.H2_frame.preface_check
 (** Whether [c.rbuf\[0, rlen)] starts with the client preface. *)
 
 val not_http : Slot.t -> bool
-(** [c.rbuf]'s first line is whole and does not end in ["HTTP/d.d"]: on a
-    plain connection's first request with HTTP/2 on, neither HTTP/1.x nor
-    the HTTP/2 preface (h2c's "invalid preface", RFC 9113 §3.4), which
-    {!H1} answers by closing: no answer would be read. *)
+(** [c.rbuf]'s first line is whole, three tokens, the last of which does
+    not start with ["HTTP/"]: on a plain connection's first request with
+    HTTP/2 on, neither HTTP/1.x nor the HTTP/2 preface (h2c's "invalid
+    preface", RFC 9113 §3.4), which {!H1} answers by closing: no answer
+    would be read. Other malformed requests still get their 400. *)
 
 val begin_h2c : Slot.t -> Conn_action.t
 (** [c]'s first bytes are the preface: it becomes an HTTP/2 connection and
