@@ -242,11 +242,14 @@ def main():
         R.check("access log written to %s" % log_path, False, repr(e))
     lines = log_text.splitlines()
     entries = []  # (method, path, status)
+    versions = {}  # path -> protocol of its last request
     for line in lines:
         # Common Log Format, then the request time in microseconds.
-        mm = re.match(r'^\S+ \S+ \S+ \[[^\]]+\] "([A-Z]+) (\S+) HTTP/1\.[01]" (\d{3}) (\d+|-) \d+$', line)
+        mm = re.match(r'^\S+ \S+ \S+ \[[^\]]+\] "([A-Z]+) (\S+) HTTP/(1\.[01]|2\.0)" (\d{3}) (\d+|-) \d+$', line)
         if mm:
-            entries.append((mm.group(1), urllib.parse.unquote(mm.group(2).split("?")[0]), int(mm.group(3))))
+            path = urllib.parse.unquote(mm.group(2).split("?")[0])
+            entries.append((mm.group(1), path, int(mm.group(4))))
+            versions[path] = mm.group(3)
     R.check("access log lines are in Common Log Format with the request time (%d lines)" % len(lines),
             lines and len(entries) == len(lines), log_text[:800])
     R.check("access log: / requested by chromium twice, answered 200",
@@ -258,6 +261,12 @@ def main():
     if docs_title is not None:
         R.check("access log: /docs answered 301, then /docs/ 200",
                 ("GET", "/docs", 301) in entries and ("GET", "/docs/", 200) in entries, entries)
+    if H.TLS:
+        # ALPN offers h2 first: chromium loads every resource over HTTP/2
+        # (the harness's own probe is HTTP/1.1).
+        pages = [p for p in versions if p != "/__e2e_probe"]
+        R.check("over TLS every resource chromium loaded came over HTTP/2",
+                pages and all(versions[p] == "2.0" for p in pages), versions)
 
 
 try:
