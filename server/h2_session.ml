@@ -145,7 +145,9 @@ let next c =
         c.state <- Reading_head;
         if c.rlen = 0 then release_idle c;
         if s.nstreams = 0 && C.active_streams s.h2c = 0 then begin
-          if c.timer <> Idle_timer then set_timer c Idle_timer c.sh.idle_ticks
+          (* No request yet: the header timeout, as over HTTP/1.1. *)
+          if c.served = 0 then (if c.timer <> Header_timer then set_timer c Header_timer c.sh.header_ticks)
+          else if c.timer <> Idle_timer then set_timer c Idle_timer c.sh.idle_ticks
         end
         else
           (* Streams are open: they must make progress (a handler answer,

@@ -8,7 +8,8 @@
     moves its bytes and a backend ({!Epoll_io}, {!Uring_io}) owns its
     descriptor and mirrors its timer. The fields are exposed so that
     everyone can read them without accessor calls; only this module,
-    {!H1}, {!H1_response}, {!Output} and {!Ctx} write them
+    {!H1}, {!H1_response}, {!Output}, {!Ctx} and, for HTTP/2 connections
+    and their exchanges, {!H2_session} and {!H2_exchange} write them
     ([scripts/slot_writers.sh] checks it), backends and transports through
     their functions.
 

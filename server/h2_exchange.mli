@@ -1,0 +1,69 @@
+(** The exchange of one HTTP/2 stream: a {!Slot.t} that handlers see as a
+    [Ctx.t], taken from the worker's pool ([sh.exchanges_free]; not a
+    connection slot: its [slot] is [-1], its [fd] and [ssl] are its
+    connection's, for [Ctx.client] and [Ctx.secure]) when the stream's
+    HEADERS arrive and given back when it ends. {!H2_session} drives it.
+
+    {b The request.} The decoded head is written into the exchange's read
+    buffer as an HTTP/1.1 head (the method, the path, [:authority] as Host,
+    the fields) and parsed there by [Httpz.Request], so handlers get the
+    spans and checks they know; the request line is then marked
+    [HTTP/2.0] for the access log. A head that does not fit gets 431, one
+    the parser refuses its 4xx, without a handler.
+
+    {b Bodies.} A request that ends with its HEADERS has none. A body
+    announced by Content-Length of at most 65535 bytes (the client's
+    initial window) is read before the handler runs, which gets it whole
+    ([Ctx.body_ready]); a malformed one never reaches it. Any other body
+    is the handler's to ask for: [Ctx.await_body] (read whole up to
+    [max_body]) or [Ctx.read_body] (pieces, straight from the connection's
+    read buffer when the handler waits for one, else kept in
+    [body_store]). DATA is credited to the client's windows as the handler
+    takes it, so a body nobody reads stops at the stream window.
+
+    {b The response} goes through {!H2_response}. The exchange ends once
+    its END_STREAM (or RST_STREAM) is queued and its last DATA left the
+    connection's buffer ({!settle}); a stream the client still sends on is
+    then reset with NO_ERROR (RFC 9113 §8.1).
+
+    {b Ending early.} RST_STREAM from the client, a connection that closes
+    ({!cancel}, {!cancel_all}): the request's [cancels] run and its
+    continuations are dropped ([gen] changes), as for an HTTP/1.1
+    connection that closes; a response begun is logged as cut.
+
+    {b Allocation.} None per stream once the pools hold what one needs
+    (test/h2server); an exchange slot is created when the pool is empty. *)
+
+val find : Slot.h2 -> int -> int
+(** [find s stream]: the index in [s.streams] of the stream's exchange, or
+    [-1]. *)
+
+val opened : Slot.h2 -> Slot.t -> stream:int -> fin:bool -> unit
+(** [opened s c ~stream ~fin]: HEADERS opened [stream] on connection [c]
+    ([fin]: with END_STREAM); the head is [H2_connection.head]. Takes an
+    exchange and runs the handler (or waits for a small body). *)
+
+val data : Slot.t -> Httpz.Bigstring.t -> off:int -> len:int -> fin:bool -> unit
+(** [data x buf ~off ~len ~fin]: body bytes of [x]'s stream (valid during
+    the call), [fin] the end of the request. *)
+
+val cancel : Slot.h2 -> int -> unit
+(** The stream was reset: its exchange, if any, ends. *)
+
+val cancel_all : Slot.h2 -> unit
+(** The connection closed: every exchange ends. *)
+
+val settle : Slot.h2 -> unit
+(** Called when the connection's output has all left: exchanges whose
+    response is out end; a handler waiting on [Ctx.flush] whose piece left
+    goes on; a complete response waiting for its turn is queued. *)
+
+val expire : Slot.h2 -> unit
+(** The connection made no progress for the stall timeout with streams
+    open: a handler that never answered gets 503 (its continuations
+    dropped), a body that stopped coming 408, a response the client's
+    window holds back is reset (CANCEL). *)
+
+val resume : Slot.t -> gen:int -> (Slot.t -> unit) -> bool
+(** As [H1.resume] for an exchange: [true] when the continuation ran now
+    (the connection then has output to look at). *)
