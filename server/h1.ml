@@ -47,15 +47,7 @@ let opened c ~fd ~listener ~peer_len =
 (* {1 The access log} A response is logged once, when it is over: its last
    byte handed to the socket ([written]), or its connection closed first
    ([closed]: cut). The line then tells what the client got. *)
-let log_response c complete =
-  match c.unlogged with
-  | Logged -> ()
-  | Unlogged_request ->
-      c.unlogged <- Logged;
-      c.sh.hooks.log c true complete
-  | Unlogged_unparsed ->
-      c.unlogged <- Logged;
-      c.sh.hooks.log c false complete
+let log_response = Slot.log_response
 
 (* Some of the current response left already: it can no longer be
    replaced by an error answer. *)
@@ -285,18 +277,12 @@ let rec answered c =
    response left already, a close; [closed] then logs the status that was
    sent, cut. *)
 and handler_failed c e bt =
+  Handler_failure.log c e bt ~answered:(c.resp = Done);
   if c.resp = Done then begin
-    (match e with
-     | Answered_twice -> Log.msg "the handler answered twice (%s)" (Handler_failure.describe c)
-     | e ->
-         Log.msg "handler raised %s after answering (%s)%s" (Printexc.to_string e)
-           (Handler_failure.describe c) (Handler_failure.backtrace bt));
     c.wait <- Running;
     answered c
   end
   else begin
-    Log.msg "handler raised %s (%s)%s" (Printexc.to_string e) (Handler_failure.describe c)
-      (Handler_failure.backtrace bt);
     if on_wire c then Close
     else if c.sh.dev_errors && Handler_failure.loopback c then dev_error c e bt
     else internal_error c ~parsed:true
@@ -654,9 +640,7 @@ let prepare_read c =
       end;
       Read
   | Lingering ->
-      c.in_buf <- c.sh.scratch;
-      c.in_off <- 0;
-      c.in_len <- Bigstring.length c.sh.scratch;
+      read_scratch c;
       Read
   | Writing -> Write
   | Handling -> Wait

@@ -58,20 +58,12 @@ and answered x =
   end
 
 and failed x e bt =
+  Handler_failure.log x e bt ~answered:(x.resp = Done);
   if x.resp = Done then begin
-    (match e with
-     | Answered_twice -> Log.msg "the handler answered twice (%s)" (Handler_failure.describe x)
-     | e ->
-         Log.msg "handler raised %s after answering (%s)%s" (Printexc.to_string e) (Handler_failure.describe x)
-           (Handler_failure.backtrace bt));
     x.wait <- Running;
     answered x
   end
-  else begin
-    Log.msg "handler raised %s (%s)%s" (Printexc.to_string e) (Handler_failure.describe x)
-      (Handler_failure.backtrace bt);
-    answer_error x Status.Internal_server_error
-  end
+  else answer_error x Status.Internal_server_error
 
 (* A short error answer while no HEADERS left; a reset after. *)
 and answer_error x status =
@@ -253,20 +245,14 @@ let take_exchange c =
 
 let give_exchange x =
   let sh = x.sh in
-  if sh.nexchanges_free = Array.length sh.exchanges_free then begin
-    let a = Array.make (max 8 (2 * sh.nexchanges_free)) x in
-    Array.blit sh.exchanges_free 0 a 0 sh.nexchanges_free;
-    sh.exchanges_free <- a
-  end;
+  let a = with_room sh.exchanges_free sh.nexchanges_free x in
+  if a != sh.exchanges_free then sh.exchanges_free <- a;
   sh.exchanges_free.(sh.nexchanges_free) <- x;
   sh.nexchanges_free <- sh.nexchanges_free + 1
 
 let add s x =
-  if s.nstreams = Array.length s.streams then begin
-    let a = Array.make (max 8 (2 * s.nstreams)) x in
-    Array.blit s.streams 0 a 0 s.nstreams;
-    s.streams <- a
-  end;
+  let a = with_room s.streams s.nstreams x in
+  if a != s.streams then s.streams <- a;
   s.streams.(s.nstreams) <- x;
   s.nstreams <- s.nstreams + 1
 
@@ -353,23 +339,13 @@ let opened s c ~stream ~fin =
 
 (* {1 Ending} *)
 
-let log x complete =
-  match x.unlogged with
-  | Logged -> ()
-  | Unlogged_request ->
-      x.unlogged <- Logged;
-      x.sh.hooks.log x true complete
-  | Unlogged_unparsed ->
-      x.unlogged <- Logged;
-      x.sh.hooks.log x false complete
-
 (* The exchange at index [i] of its session is over (answered, reset, or
    its connection closed): logged, its stream closed if it is not, and
    the slot back in the pool holding nothing. *)
 let finish s i ~complete =
   let x = s.streams.(i) in
   let c = s.conn in
-  log x complete;
+  log_response x complete;
   if C.stream_state s.h2c ~stream:x.stream <> 0 && not (C.failed s.h2c) then
     C.reset_stream s.h2c ~stream:x.stream (if complete then H2_error.No_error else H2_error.Cancel);
   next_gen x;

@@ -175,9 +175,7 @@ let prepare_read c =
   match c.state with
   | Writing -> Conn_action.Write
   | Lingering ->
-      c.in_buf <- c.sh.scratch;
-      c.in_off <- 0;
-      c.in_len <- Bigstring.length c.sh.scratch;
+      read_scratch c;
       Read
   | Free -> Close
   | Reading_head | Reading_body | Handling ->

@@ -49,6 +49,13 @@ let is_loopback s =
   let prefix p = String.length s >= String.length p && String.sub s 0 (String.length p) = p in
   prefix "127." || s = "::1" || prefix "::ffff:127."
 
+let log c e bt ~answered =
+  if answered then
+    match e with
+    | Slot.Answered_twice -> Log.msg "the handler answered twice (%s)" (describe c)
+    | e -> Log.msg "handler raised %s after answering (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
+  else Log.msg "handler raised %s (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
+
 let loopback c =
   let open Slot in
   c.fd >= 0

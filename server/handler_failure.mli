@@ -23,6 +23,12 @@ val backtrace : Printexc.raw_backtrace -> string
     [OCAMLRUNPARAM=b] is set, or in development mode, see
     {!Server.config}[.dev_errors]). *)
 
+val log : Slot.t -> exn -> Printexc.raw_backtrace -> answered:bool -> unit
+(** [log c e bt ~answered]: the log line for a handler (or continuation)
+    of [c] that raised [e]: a second answer ({!Slot.Answered_twice}) or a
+    late failure when the response was complete ([answered]), else a
+    failure the client gets a 500 (or a close) for. *)
+
 val loopback : Slot.t -> bool
 (** [loopback c]: the client is on this host ([127.0.0.0/8], [::1], or
     an IPv4-mapped loopback address). [false] when the socket has no

@@ -325,6 +325,29 @@ let next_gen c =
       c.cancels <- [];
       List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l
 
+let log_response c complete =
+  match c.unlogged with
+  | Logged -> ()
+  | Unlogged_request ->
+      c.unlogged <- Logged;
+      c.sh.hooks.log c true complete
+  | Unlogged_unparsed ->
+      c.unlogged <- Logged;
+      c.sh.hooks.log c false complete
+
+let read_scratch c =
+  c.in_buf <- c.sh.scratch;
+  c.in_off <- 0;
+  c.in_len <- Bigstring.length c.sh.scratch
+
+let with_room a n x =
+  if n < Array.length a then a
+  else begin
+    let b = Array.make (max 8 (2 * n)) x in
+    Array.blit a 0 b 0 n;
+    b
+  end
+
 let carrier c = match c.mode, c.h2 with H2_stream, Some s -> s.conn | _ -> c
 
 (* {1 Buffers} *)

@@ -356,6 +356,17 @@ val next_gen : t -> unit
 (** [next_gen c]: the request in progress ended (answered, cut, cancelled):
     its continuations are dropped ([gen] changes) and its [cancels] run. *)
 
+val log_response : t -> bool -> unit
+(** [log_response c complete]: the response is over; its access-log line
+    goes out ([hooks.log]) if it waits for one, exactly once. *)
+
+val read_scratch : t -> unit
+(** The next bytes go to the scratch buffer (a lingering close drains). *)
+
+val with_room : 'a array -> int -> 'a -> 'a array
+(** [with_room a n x]: [a] if it has room beyond its first [n] elements,
+    else a copy of them twice as large (filled with [x]). *)
+
 val carrier : t -> t
 (** [carrier c]: the connection slot carrying [c]'s bytes: [c] itself, or
     an HTTP/2 exchange's connection. *)
