@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -224,7 +225,18 @@ def async_checks():
     R.check("curl: /stream pieces over HTTP/2", r.stdout == b"chunk 1\nchunk 2\nchunk 3\n", r.stdout)
     r = curl_h2(["-o", "-", H.url(srv.port, "/offload?ms=100")])
     R.check("curl: /offload over HTTP/2", r.stdout.startswith(b"offloaded"), r.stdout)
-    srv.stop()
+    # Graceful stop: SIGTERM while a stream waits; GOAWAY, the stream
+    # finishes, the server exits.
+    mode = ["--http2"] if H.TLS else ["--http2-prior-knowledge"]
+    tls = ["--cacert", H.tls_files()[0]] if H.TLS else []
+    p = subprocess.Popen(["curl", "-sS", "--noproxy", "*", "--max-time", "10"] + tls + mode
+                         + [H.url(srv.port, "/sleep?ms=1000")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=H.CLIENT_ENV)
+    time.sleep(0.4)
+    code = srv.stop(grace=8)
+    out, err = p.communicate(timeout=10)
+    R.check("SIGTERM: the open stream finishes", out == b"slept 1000\n", (out, err[-300:]))
+    R.check("SIGTERM: the server exits 0 once it did", code == 0, code)
 
 
 def no_http2():
