@@ -29,7 +29,11 @@ let start c =
   in
   c.h2 <- Some s;
   c.mode <- H2_conn;
-  c.state <- Reading_head
+  c.state <- Reading_head;
+  (* No write is "the last before the close" (Output.last, which would
+     send it with MSG_MORE while draining): the connection ends by
+     lingering, whose shutdown sends what is left. *)
+  c.after <- Then_resume
 
 let takes_over c =
   c.served = 0 && c.rlen = 0 && c.ssl <> Openssl.none && c.sh.http2 && (not c.handshaking)

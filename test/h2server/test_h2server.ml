@@ -316,6 +316,19 @@ let timeouts () =
   let o = drive p (H1.timeout p.c) in
   Alcotest.(check bool) "idle: GOAWAY, then linger" true (o = Lingering && has (frames p) "GOAWAY 1 NO_ERROR")
 
+let zero_window () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (K.settings [ (4, 0) ] ^ get 1 "/a"));
+  let fs = frames p in
+  Alcotest.(check bool) "the head goes, the body waits for a window" true (has fs "HEADERS 1 200" && not (has fs "DATA 1"));
+  Alcotest.(check bool) "the stall timer runs" true (p.c.timer = Slot.Handler_timer);
+  ignore (drive p (H1.timeout p.c));
+  Alcotest.(check bool) "a window that never opens: RST_STREAM CANCEL" true (List.mem "RST_STREAM 1 CANCEL" (frames p));
+  Alcotest.(check int) "the exchange went back" 1 sh.nexchanges_free;
+  ignore (send p (get 3 "/a" ^ K.window_update 3 100));
+  Alcotest.(check bool) "the connection goes on" true (List.mem "DATA 3 5 ES" (frames p))
+
 let drain () =
   let sh = shared () in
   let p = connect sh in
@@ -389,6 +402,7 @@ let () =
           Alcotest.test_case "close cancels every exchange" `Quick closed_cancels;
           Alcotest.test_case "connection error: GOAWAY, linger" `Quick connection_error;
           Alcotest.test_case "stall and idle timeouts" `Quick timeouts;
+          Alcotest.test_case "a zero window times out" `Quick zero_window;
           Alcotest.test_case "drain: GOAWAY, streams finish" `Quick drain;
           Alcotest.test_case "not HTTP; HTTP/2 off" `Quick not_http;
         ] );
