@@ -265,11 +265,12 @@ let find s stream =
 
 (* A head that cannot be presented answers at once, with no handler. *)
 let refuse x status =
-  x.unlogged <- Unlogged_unparsed;
   let cx = Ctx.of_conn x in
   Ctx.start cx status;
   Ctx.header cx Header_name.Content_type error_head;
   Ctx.body_string cx (Status.reason status ^ "\n");
+  (* Its log line must not trust a head that was not parsed. *)
+  x.unlogged <- Unlogged_unparsed;
   x.state <- Writing;
   queue_rest x
 

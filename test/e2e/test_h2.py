@@ -250,14 +250,31 @@ def no_http2():
     R.check("--no-http2: server exits 0", srv.stop() == 0)
 
 
+def access_log_checks(path):
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        R.check("access log written", False, e)
+        return
+    h2 = [l for l in lines if '"GET /a.txt HTTP/2.0" 200 ' in l]
+    R.check("access log: HTTP/2 requests logged as HTTP/2.0 (%d lines)" % len(h2), len(h2) >= 3, lines[:5])
+    R.check("access log: the HTTP/1.1 request as HTTP/1.1",
+            any('"GET /a.txt HTTP/1.1" 200 ' in l for l in lines), lines[:5])
+    R.check("access log: a range's bytes", any('"GET /big.bin HTTP/2.0" 206 100 ' in l for l in lines),
+            [l for l in lines if "big.bin" in l][:5])
+
+
 def main():
-    srv = H.Server(DOC, args=["--list", "--compress"]).start()
+    log_path = os.path.join(TMP, "access.log")
+    srv = H.Server(DOC, args=["--list", "--compress", "--access-log", log_path]).start()
     H.part(R, "h2spec", lambda: h2spec(srv))
     H.part(R, "curl", lambda: curl_checks(srv.port))
     H.part(R, "nghttp", lambda: nghttp_checks(srv.port))
     H.part(R, "python h2", lambda: python_checks(srv.port))
     H.part(R, "async demo", async_checks)
     srv.stop_and_check(R)
+    access_log_checks(log_path)
     H.part(R, "--no-http2", no_http2, stop_servers=True)
     R.finish()
 
