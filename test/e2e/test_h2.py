@@ -250,6 +250,23 @@ def no_http2():
     R.check("--no-http2: server exits 0", srv.stop() == 0)
 
 
+base_fds = [0]
+
+
+def no_leaks(srv, base):
+    """Once every client left: one connection (the stats request's own) and
+    the buffers it holds, as before the HTTP/2 traffic."""
+    def settled():
+        st = srv.stats()
+        return st if st["connections"] == 1 and st["buffer_bytes"] == base["buffer_bytes"] else None
+    st = H.wait_until(settled, 5.0, step=0.2) or srv.stats()
+    R.check("after the HTTP/2 clients left: no connection, no buffer held",
+            st["connections"] == 1 and st["buffer_bytes"] == base["buffer_bytes"], (base, st))
+    fds = lambda: len(os.listdir("/proc/%d/fd" % st["pid"]))
+    R.check("after the HTTP/2 clients left: no descriptor (files served) left open",
+            H.wait_until(lambda: fds() <= base_fds[0], 3.0), (base_fds, fds()))
+
+
 def access_log_checks(path):
     try:
         with open(path) as f:
@@ -267,11 +284,14 @@ def access_log_checks(path):
 
 def main():
     log_path = os.path.join(TMP, "access.log")
-    srv = H.Server(DOC, args=["--list", "--compress", "--access-log", log_path]).start()
+    srv = H.Server(DOC, args=["--list", "--compress", "--access-log", log_path] + H.STATS_ARGS).start()
+    base = srv.stats()
+    base_fds[0] = len(os.listdir("/proc/%d/fd" % base["pid"]))
     H.part(R, "h2spec", lambda: h2spec(srv))
     H.part(R, "curl", lambda: curl_checks(srv.port))
     H.part(R, "nghttp", lambda: nghttp_checks(srv.port))
     H.part(R, "python h2", lambda: python_checks(srv.port))
+    H.part(R, "nothing leaks", lambda: no_leaks(srv, base))
     H.part(R, "async demo", async_checks)
     srv.stop_and_check(R)
     access_log_checks(log_path)
