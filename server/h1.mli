@@ -60,6 +60,14 @@
     chunked response outgrows its write buffer, and on error paths that
     log. *)
 
+(** {2 HTTP/2}
+    A connection becomes HTTP/2 before its first request is read: its TLS
+    handshake selected "h2", or its first bytes are the client preface
+    (h2c with prior knowledge). From then on its [mode] is [H2_conn] and
+    the entry points below ({!prepare_read}, {!received}, {!written},
+    {!blocked}, {!timeout}, {!closed}, {!idle}; {!resume} for an exchange)
+    delegate to {!H2_session}, answering the same actions. *)
+
 type action = Conn_action.t =
   | Read  (** wants bytes: call {!prepare_read}, read, then {!received} *)
   | Write

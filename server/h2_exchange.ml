@@ -323,7 +323,7 @@ let opened s c ~stream ~fin =
             x.body <- No_body;
             run x.sh.hooks.handler x
           end
-          else if cl >= 0 && cl <= early_body then begin
+          else if cl >= 0 && cl <= early_body && cl <= x.sh.max_body then begin
             (* A small body announced: the handler gets it whole, as over
                HTTP/1.1 when it came with the head; a malformed one (its
                length not the announced one) never reaches it. *)

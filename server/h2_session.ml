@@ -114,10 +114,19 @@ let fill c s =
     let ext = C.output_external_len s.h2c in
     if ext > 0 then begin
       let i = X.find s (C.output_external_stream s.h2c) in
-      c.ext <- Ext_file;
-      c.file_fd <- s.streams.(i).file_fd;
-      c.ext_off <- C.output_external_offset s.h2c;
-      c.ext_len <- ext
+      if i < 0 then begin
+        (* Cannot happen (an exchange ends only once its file left); were
+           it to, the frame's promised bytes cannot follow: end. *)
+        Log.msg "HTTP/2: a file body without its exchange (closing the connection)";
+        c.out_len <- 0;
+        s.ended <- true
+      end
+      else begin
+        c.ext <- Ext_file;
+        c.file_fd <- s.streams.(i).file_fd;
+        c.ext_off <- C.output_external_offset s.h2c;
+        c.ext_len <- ext
+      end
     end
   end
 
