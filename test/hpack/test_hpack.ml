@@ -322,6 +322,15 @@ let encoder_cases () =
   raises "no space" E.No_space (fun b -> E.field e b ~off:0 Server "a long server name");
   raises "CR in a value" E.Invalid_field (fun b -> E.field e b ~off:0 Server "a\r");
   raises "upper-case name" E.Invalid_field (fun b -> E.field_s e b ~off:0 "X-A" "1");
+  raises "upper-case name, span value" E.Invalid_field (fun b ->
+      E.field_s_span e b ~off:0 "X-A" (Bigstring.of_string "1") (Span.make ~off:0 ~len:1));
+  (* a name string, its value a span: as a server converting its own head lines *)
+  let src = S.bigstring_at ~off:5 "nosniff" in
+  let block = encode_with (fun b ->
+    let o = E.field_s_span e b ~off:0 "x-content-type-options" src (Span.make ~off:5 ~len:7) in
+    E.field_s_span e b ~off:o "cache-control" src (Span.make ~off:5 ~len:2)) in
+  Alcotest.check outcome "field_s_span"
+    (Fields [ ("x-content-type-options", "nosniff"); ("cache-control", "no") ]) (decode (D.create ()) block);
   raises "Other as a name" E.Invalid_field (fun b -> E.field e b ~off:0 Other "1");
   raises "status 1000" E.Invalid_field (fun b -> E.status e b ~off:0 1000);
   (* the dynamic table: the second time, one byte per field *)
@@ -357,6 +366,7 @@ let zero_alloc =
   let e = E.create ~table_size:4096 () in
   let plain = E.create () in
   let date = Bigstring.of_string date1 in
+  let nosniff = Bigstring.of_string "nosniff" in
   let head e =
     let o = E.start_block e buf ~off:0 in
     let o = E.status e buf ~off:o 200 in
@@ -365,6 +375,7 @@ let zero_alloc =
     let o = E.field_int e buf ~off:o Content_length 48213 in
     let o = E.field_span e buf ~off:o Date date (Span.make ~off:0 ~len:(Bigstring.length date)) in
     let o = E.status e buf ~off:o 302 in
+    let o = E.field_s_span e buf ~off:o "x-content-type-options" nosniff (Span.make ~off:0 ~len:7) in
     ignore (E.field_s e buf ~off:o "x-trace" "0af7651916cd43dd8448eb211c80319c" : int)
   in
   let text = Bigstring.of_string "https://www.example.com/index.html?q=hpack" in
