@@ -15,6 +15,18 @@ let queue_rest = H2_response.queue_rest
 let queue_piece = H2_response.queue_piece
 let protocol = H2_response.protocol
 
+(* What the exchange waits for, and until when (its own timer, which the
+   connection's mirrors at the earliest: see [next_deadline]): set when it
+   starts waiting, moved only by its own progress, so a client busy on
+   other streams (or sending PINGs) does not keep a stalled one alive. *)
+let writing x =
+  x.state <- Writing;
+  set_timer x Write_timer x.sh.write_ticks
+
+let reading_body x =
+  x.state <- Reading_body;
+  set_timer x Body_timer x.sh.body_ticks
+
 (* {1 Handlers} As H1's: run, then turn what the handler did into the next
    step; the connection's action is decided by H2_session afterwards. *)
 
@@ -35,17 +47,18 @@ and answered x =
   end
   else if x.resp = Done then begin
     x.wait <- Running;
-    x.state <- Writing;
+    writing x;
     queue_rest x
   end
   else if x.wait = Flush_wanted then begin
     x.wait <- Running;
-    x.state <- Writing;
+    writing x;
     queue_piece x
   end
   else if x.wait = Suspended then begin
     x.wait <- Running;
-    x.state <- Handling
+    x.state <- Handling;
+    set_timer x Handler_timer x.sh.handler_ticks
   end
   else if x.wait = Piece_wanted then begin
     x.wait <- Running;
@@ -68,7 +81,7 @@ and failed x e bt =
 (* A short error answer while no HEADERS left; a reset after. *)
 and answer_error x status =
   x.wait <- Running;
-  x.state <- Writing;
+  writing x;
   if x.resp = Idle || x.resp = Head then begin
     reset_response x;
     x.unlogged <- Unlogged_request;
@@ -85,7 +98,7 @@ and reset x code =
   x.resp <- Done;
   x.broken <- true;
   x.fin_queued <- true;
-  x.state <- Writing
+  writing x
 
 (* {2 Request bodies} DATA goes to the handler as it asks: a piece it
    waits for straight from the connection's read buffer, otherwise into
@@ -98,7 +111,7 @@ and wanted x =
   if x.body_len > x.sh.max_body then answer_error x Status.Content_too_large
   else begin
     C.consumed h2c ~stream:x.stream x.body_len;
-    if x.peer_done then body_arrived x else x.state <- Reading_body
+    if x.peer_done then body_arrived x else reading_body x
   end
 
 and body_arrived x =
@@ -131,7 +144,7 @@ and stream_next x =
         x.body <- Body_streamed;
         deliver x x.sh.empty ~off:0 ~len:0
       end
-      else x.state <- Reading_body
+      else reading_body x
 
 and deliver x src ~off ~len =
   x.body_need <- x.body_need + len;
@@ -153,6 +166,8 @@ let buffer_body x buf ~off ~len =
 let data x buf ~off ~len ~fin =
   let h2c = (session x).h2c in
   if fin then x.peer_done <- true;
+  (* Body bytes arrived: the wait for the body starts again. *)
+  if x.timer = Body_timer then set_timer x Body_timer x.sh.body_ticks;
   if x.state = Reading_head then begin
     (* A small body read before the handler runs (see [opened]). *)
     buffer_body x buf ~off ~len;
@@ -271,7 +286,7 @@ let refuse x status =
   Ctx.body_string cx (Status.reason status ^ "\n");
   (* Its log line must not trust a head that was not parsed. *)
   x.unlogged <- Unlogged_unparsed;
-  x.state <- Writing;
+  writing x;
   queue_rest x
 
 let opened s c ~stream ~fin =
@@ -292,6 +307,7 @@ let opened s c ~stream ~fin =
   x.after <- Then_next;
   x.unlogged <- Logged;
   x.body_limit <- max_int;
+  x.body_credit <- -1;
   if timed x && timed c then begin
     Bigstring.blit ~src:c.peer ~src_off:0 ~dst:x.peer ~dst_off:0 ~len:(Bigstring.length x.peer);
     x.peer_len <- c.peer_len
@@ -328,7 +344,8 @@ let opened s c ~stream ~fin =
                HTTP/1.1 when it came with the head; a malformed one (its
                length not the announced one) never reaches it. *)
             x.body <- Body_unread;
-            x.state <- Reading_head
+            x.state <- Reading_head;
+            set_timer x Body_timer x.sh.body_ticks
           end
           else begin
             x.body <- Body_unread;
@@ -356,6 +373,7 @@ let finish s i ~complete =
   release_all x;
   reset_response x;
   x.state <- Free;
+  clear_timer x;
   x.fd <- -1;
   x.ssl <- Openssl.none;
   x.h2 <- None;
@@ -386,7 +404,14 @@ let settle s =
   for i = s.nstreams - 1 downto 0 do
     if i < s.nstreams then begin
       let x = s.streams.(i) in
-      let pending = C.body_pending h2c ~stream:x.stream > 0 in
+      let left = C.body_pending h2c ~stream:x.stream in
+      let pending = left > 0 in
+      (* Its bytes are leaving: the wait for the client's window starts
+         again ([body_credit]: what was pending when last looked at). *)
+      if x.state = Writing && left <> x.body_credit then begin
+        x.body_credit <- left;
+        set_timer x Write_timer x.sh.write_ticks
+      end;
       if x.resp = Done && x.fin_queued && not pending then finish s i ~complete:(not x.broken)
       else if x.after = Then_resume && not pending then begin
         x.out_len <- 0;
@@ -407,8 +432,9 @@ let settle s =
 let expire s =
   let h2c = s.h2c in
   for i = s.nstreams - 1 downto 0 do
-    if i < s.nstreams then begin
+    if i < s.nstreams && s.streams.(i).timer <> No_timer && s.streams.(i).deadline <= s.conn.sh.tick then begin
       let x = s.streams.(i) in
+      clear_timer x;
       match x.state with
       | Handling ->
           Log.msg "a handler did not answer within the handler timeout (HTTP/2 stream %d)" x.stream;
@@ -421,6 +447,14 @@ let expire s =
       | Free | Lingering -> ()
     end
   done
+
+let next_deadline s =
+  let d = ref max_int in
+  for i = 0 to s.nstreams - 1 do
+    let x = s.streams.(i) in
+    if x.timer <> No_timer && x.deadline < !d then d := x.deadline
+  done;
+  if !d = max_int then -1 else !d
 
 let resume x ~gen k =
   if x.gen <> gen || x.mode <> H2_stream then false

@@ -58,11 +58,19 @@ val settle : Slot.h2 -> unit
     response is out end; a handler waiting on [Ctx.flush] whose piece left
     goes on; a complete response waiting for its turn is queued. *)
 
+val next_deadline : Slot.h2 -> int
+(** The earliest tick at which an exchange's wait times out, [-1] when
+    none waits. Each exchange keeps its own timer ([timer], [deadline]):
+    its handler's answer ([handler_timeout]), its body ([body_timeout],
+    moved by each DATA of its own), the client's window for its response
+    ([write_timeout], moved as its bytes leave). Traffic on other streams
+    or PINGs do not move it. *)
+
 val expire : Slot.h2 -> unit
-(** The connection made no progress for the stall timeout with streams
-    open: a handler that never answered gets 503 (its continuations
-    dropped), a body that stopped coming 408, a response the client's
-    window holds back is reset (CANCEL). *)
+(** The exchanges whose wait timed out ([deadline <= tick]): a handler
+    that never answered gets 503 (its continuations dropped), a body that
+    stopped coming 408, a response the client's window holds back is reset
+    (CANCEL); the others go on. *)
 
 val resume : Slot.t -> gen:int -> (Slot.t -> unit) -> bool
 (** As [H1.resume] for an exchange: [true] when the continuation ran now

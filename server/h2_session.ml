@@ -162,10 +162,12 @@ let next c =
           if c.served = 0 then (if c.timer <> Header_timer then set_timer c Header_timer c.sh.header_ticks)
           else if c.timer <> Idle_timer then set_timer c Idle_timer c.sh.idle_ticks
         end
-        else
-          (* Streams are open: they must make progress (a handler answer,
-             body bytes, window for a response) within the timeout. *)
-          set_timer c Handler_timer (min c.sh.handler_ticks c.sh.write_ticks);
+        else begin
+          (* Streams are open: each must make progress within its
+             timeout; the connection's timer is the earliest of theirs. *)
+          let d = X.next_deadline s in
+          if d < 0 then clear_timer c else set_deadline c Handler_timer d
+        end;
         Read
       end
     end

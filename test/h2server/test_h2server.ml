@@ -310,9 +310,12 @@ let timeouts () =
   let p = connect sh in
   ignore (send p (get 1 "/later"));
   Alcotest.(check bool) "a stall timer while a stream is open" true (p.c.timer = Slot.Handler_timer);
+  Alcotest.(check int) "the handler timeout's" (sh.tick + sh.handler_ticks + 1) p.c.deadline;
+  sh.tick <- p.c.deadline;
   ignore (drive p (H1.timeout p.c));
   Alcotest.(check bool) "the handler that never answered: 503" true (has (frames p) "HEADERS 1 503");
   Alcotest.(check bool) "idle timer after" true (p.c.timer = Slot.Idle_timer);
+  sh.tick <- p.c.deadline;
   let o = drive p (H1.timeout p.c) in
   Alcotest.(check bool) "idle: GOAWAY, then linger" true (o = Lingering && has (frames p) "GOAWAY 1 NO_ERROR")
 
@@ -323,11 +326,19 @@ let zero_window () =
   let fs = frames p in
   Alcotest.(check bool) "the head goes, the body waits for a window" true (has fs "HEADERS 1 200" && not (has fs "DATA 1"));
   Alcotest.(check bool) "the stall timer runs" true (p.c.timer = Slot.Handler_timer);
+  let due = p.c.deadline in
+  Alcotest.(check int) "the write timeout's" (sh.tick + sh.write_ticks + 1) due;
+  (* Other traffic (PINGs, another stream) does not move it. *)
+  sh.tick <- due - 1;
+  ignore (send p (K.ping 7 ^ get 3 "/a"));
+  Alcotest.(check int) "PINGs and other streams do not move its deadline" due p.c.deadline;
+  ignore (frames p);
+  sh.tick <- due;
   ignore (drive p (H1.timeout p.c));
   Alcotest.(check bool) "a window that never opens: RST_STREAM CANCEL" true (List.mem "RST_STREAM 1 CANCEL" (frames p));
-  Alcotest.(check int) "the exchange went back" 1 sh.nexchanges_free;
-  ignore (send p (get 3 "/a" ^ K.window_update 3 100));
-  Alcotest.(check bool) "the connection goes on" true (List.mem "DATA 3 5 ES" (frames p))
+  Alcotest.(check int) "stream 3 (later, its own deadline) still waits" 1 sh.nexchanges_free;
+  ignore (send p (K.window_update 3 100));
+  Alcotest.(check bool) "and goes on when its window opens" true (List.mem "DATA 3 5 ES" (frames p))
 
 let drain () =
   let sh = shared () in
