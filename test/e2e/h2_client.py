@@ -242,6 +242,45 @@ def hpack_bomb(port, tls):
             "stream1_answered": any(f[0] == F.HeadersFrame.type and f[1] == 1 for f in frames)}
 
 
+def zero_window(port, tls):
+    """A slow reader: a stream window of 0 that never opens, the
+    connection kept busy with PINGs. The stream must be reset."""
+    s = connect(port, tls)
+    enc = hpack.Encoder()
+    s.sendall(PREFACE + F.SettingsFrame(0, settings={F.SettingsFrame.INITIAL_WINDOW_SIZE: 0}).serialize()
+              + F.HeadersFrame(1, data=request_block(enc), flags=["END_HEADERS", "END_STREAM"]).serialize())
+    s.settimeout(0.3)
+    t0 = time.monotonic()
+    buf = b""
+    last_ping = 0.0
+    while time.monotonic() - t0 < 8:
+        try:
+            if time.monotonic() - last_ping >= 0.25:  # well under the PING flood limit
+                last_ping = time.monotonic()
+                s.sendall(F.PingFrame(0, opaque_data=b"12345678").serialize())
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+        while len(buf) >= 9:
+            f, length = F.Frame.parse_frame_header(memoryview(buf[:9]))
+            if len(buf) < 9 + length:
+                break
+            f.parse_body(memoryview(buf[9:9 + length]))
+            buf = buf[9 + length:]
+            if isinstance(f, F.SettingsFrame) and "ACK" not in f.flags:
+                s.sendall(F.SettingsFrame(0, flags=["ACK"]).serialize())
+            if isinstance(f, F.RstStreamFrame) and f.stream_id == 1:
+                return {"reset": f.error_code, "after": round(time.monotonic() - t0, 2)}
+            if isinstance(f, F.GoAwayFrame):
+                return {"goaway": f.error_code}
+    return {"reset": None}
+
+
 def first_not_settings(port, tls):
     s = raw_connect(port, tls, settings=False)
     enc = hpack.Encoder()
@@ -259,7 +298,8 @@ def main():
            "reset_one": lambda: reset_one(port, tls), "rapid_reset": lambda: rapid_reset(port, tls),
            "continuation_flood": lambda: continuation_flood(port, tls),
            "hpack_bomb": lambda: hpack_bomb(port, tls),
-           "first_not_settings": lambda: first_not_settings(port, tls)}
+           "first_not_settings": lambda: first_not_settings(port, tls),
+           "zero_window": lambda: zero_window(port, tls)}
     try:
         print(json.dumps(fns[scenario]()))
     except Exception as e:  # reported, checked as a failure by test_h2.py

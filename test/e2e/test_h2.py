@@ -16,6 +16,8 @@ TLS h2 chosen by ALPN.
    than SETTINGS (GOAWAY PROTOCOL_ERROR); other connections are served
    after each.
 5. --no-http2: ALPN offers http/1.1 only, the preface gets no HTTP/2.
+   A slow reader (a zero window kept so, the connection busy with PINGs)
+   has its stream reset at the write timeout.
 6. The async demo's sleep and stream routes over HTTP/2.
 
 Run: python3 test/e2e/test_h2.py   (after dune build @install)
@@ -239,6 +241,15 @@ def async_checks():
     R.check("SIGTERM: the server exits 0 once it did", code == 0, code)
 
 
+def slow_reader():
+    srv = H.Server(DOC, args=["--write-timeout", "1"]).start()
+    r = h2client("zero_window", srv.port)
+    R.check("h2: a zero window that never opens is reset (CANCEL) at the write timeout, PINGs or not",
+            r.get("reset") == 8 and 0.8 <= r.get("after", 0) <= 3.0, r)
+    still_served(srv.port, "a slow reader")
+    srv.stop()
+
+
 def no_http2():
     srv = H.Server(DOC, args=["--no-http2"]).start()
     r = curl_h2(["-o", "-", "-w", " %{http_version}", H.url(srv.port, "/a.txt")])
@@ -295,6 +306,7 @@ def main():
     H.part(R, "async demo", async_checks)
     srv.stop_and_check(R)
     access_log_checks(log_path)
+    H.part(R, "slow reader", slow_reader, stop_servers=True)
     H.part(R, "--no-http2", no_http2, stop_servers=True)
     R.finish()
 
