@@ -18,7 +18,8 @@ TLS h2 chosen by ALPN.
 5. --no-http2: ALPN offers http/1.1 only, the preface gets no HTTP/2.
    A slow reader (a zero window kept so, the connection busy with PINGs)
    has its stream reset at the write timeout.
-6. The async demo's sleep and stream routes over HTTP/2.
+6. The async demo's sleep, stream and offload routes, a graceful stop
+   (SIGTERM) while a stream waits, and the Lwt demo, over HTTP/2.
 
 Run: python3 test/e2e/test_h2.py   (after dune build @install)
 The last line is `N passed, N failed`.
@@ -241,6 +242,21 @@ def async_checks():
     R.check("SIGTERM: the server exits 0 once it did", code == 0, code)
 
 
+def lwt_checks():
+    demo = H.example("lwt_demo")
+    if not R.check("examples/lwt_demo.exe built", os.path.exists(demo), demo):
+        return
+    fname = os.path.join(TMP, "lwt.txt")
+    with open(fname, "wb") as f:
+        f.write(b"read by Lwt_io\n" * 100)
+    srv = H.Program([demo, "-f", fname], ready_path="/file").start()
+    r = curl_h2(["-o", "-", "-w", " %{http_version}", H.url(srv.port, "/sleep")])
+    R.check("lwt_demo: /sleep over HTTP/2", r.stdout == b"slept 200 ms\n 2", r.stdout)
+    r = curl_h2(["-o", "-", H.url(srv.port, "/file")])
+    R.check("lwt_demo: /file over HTTP/2", r.stdout == b"read by Lwt_io\n" * 100, r.stdout[:100])
+    srv.stop()
+
+
 def slow_reader():
     srv = H.Server(DOC, args=["--write-timeout", "1"]).start()
     r = h2client("zero_window", srv.port)
@@ -304,6 +320,7 @@ def main():
     H.part(R, "python h2", lambda: python_checks(srv.port))
     H.part(R, "nothing leaks", lambda: no_leaks(srv, base))
     H.part(R, "async demo", async_checks)
+    H.part(R, "lwt demo", lwt_checks)
     srv.stop_and_check(R)
     access_log_checks(log_path)
     H.part(R, "slow reader", slow_reader, stop_servers=True)
