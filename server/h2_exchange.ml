@@ -364,8 +364,12 @@ let finish s i ~complete =
   let x = s.streams.(i) in
   let c = s.conn in
   log_response x complete;
-  if C.stream_state s.h2c ~stream:x.stream <> 0 && not (C.failed s.h2c) then
-    C.reset_stream s.h2c ~stream:x.stream (if complete then H2_error.No_error else H2_error.Cancel);
+  (* Cut short: the stream is reset. Answered while the client still
+     sends: nothing yet (its frames may still be on their way, a
+     WINDOW_UPDATE among them); more DATA then gets RST_STREAM NO_ERROR
+     (RFC 9113 §8.1), see H2_session. *)
+  if (not complete) && C.stream_state s.h2c ~stream:x.stream <> 0 && not (C.failed s.h2c) then
+    C.reset_stream s.h2c ~stream:x.stream H2_error.Cancel;
   next_gen x;
   x.wait <- Running;
   x.cont <- ignore;

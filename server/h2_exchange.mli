@@ -23,8 +23,8 @@
 
     {b The response} goes through {!H2_response}. The exchange ends once
     its END_STREAM (or RST_STREAM) is queued and its last DATA left the
-    connection's buffer ({!settle}); a stream the client still sends on is
-    then reset with NO_ERROR (RFC 9113 §8.1).
+    connection's buffer ({!settle}); a stream the client then still sends
+    DATA on is reset with NO_ERROR (RFC 9113 §8.1) by {!H2_session}.
 
     {b Ending early.} RST_STREAM from the client, a connection that closes
     ({!cancel}, {!cancel_all}): the request's [cancels] run and its

@@ -65,7 +65,13 @@ let not_http c =
 
 let data s c ~stream ~off ~len ~fin =
   let i = X.find s stream in
-  if i >= 0 then X.data s.streams.(i) c.rbuf ~off ~len ~fin else C.consumed s.h2c ~stream len
+  if i >= 0 then X.data s.streams.(i) c.rbuf ~off ~len ~fin
+  else begin
+    (* Its response is complete and the exchange gone: the client may
+       stop sending (RFC 9113 §8.1). *)
+    C.consumed s.h2c ~stream len;
+    if (not fin) && C.stream_state s.h2c ~stream <> 0 then C.reset_stream s.h2c ~stream H2_error.No_error
+  end
 
 (* Every whole frame in [rbuf\[rpos, rlen)], each event handled as it
    comes (a handler runs within). *)

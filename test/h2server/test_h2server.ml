@@ -230,6 +230,17 @@ let post_echo () =
   let fs = frames p in
   Alcotest.(check bool) "answered" true (List.mem "DATA 1 5 ES" fs)
 
+let answered_early () =
+  let sh = shared () in
+  let p = connect sh in
+  let post = [ (":method", "POST"); (":scheme", "https"); (":path", "/a"); (":authority", "x") ] in
+  ignore (send p (K.request ~end_stream:false 1 post));
+  let fs = frames p in
+  Alcotest.(check bool) "answered before the body, no reset yet" true
+    (List.mem "DATA 1 5 ES" fs && not (has fs "RST_STREAM"));
+  ignore (send p (K.data 1 "more"));
+  Alcotest.check strings "body after a complete response: RST_STREAM NO_ERROR" [ "RST_STREAM 1 NO_ERROR" ] (frames p)
+
 let streamed_body () =
   let sh = shared () in
   let p = connect sh in
@@ -402,6 +413,7 @@ let () =
           Alcotest.test_case "h2c GET, idle holds no buffer" `Quick simple_get;
           Alcotest.test_case "concurrent streams, flow control" `Quick concurrent;
           Alcotest.test_case "POST read before the handler" `Quick post_echo;
+          Alcotest.test_case "answered before the body: then RST NO_ERROR" `Quick answered_early;
           Alcotest.test_case "streamed request body" `Quick streamed_body;
           Alcotest.test_case "flushed response pieces" `Quick flushed;
           Alcotest.test_case "suspended handler" `Quick suspended;
