@@ -108,8 +108,9 @@ external write_string :
 
 external set_alpn_h2 : bool -> unit = "httpz_tls_set_alpn_h2"
 (** [set_alpn_h2 on]: whether ALPN selects "h2" when a client offers it
-    (else "http/1.1"; a client offering neither gets no ALPN answer). One
-    setting per process; [true] until set. *)
+    (else "http/1.1"; a client offering neither gets the
+    no_application_protocol alert). One setting per process; [true] until
+    set. *)
 
 external alpn_h2 : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_alpn_h2_byte" "httpz_tls_alpn_h2"
   [@@noalloc]

@@ -183,10 +183,10 @@ static int hz_ticket_cb(SSL *s, unsigned char key_name[16], unsigned char *iv, E
    process, set before any handshake). */
 static int hz_alpn_h2 = 1;
 
-/* Selects h2 when the client offers it and HTTP/2 is on (RFC 9113 §3.2:
-   servers pick by their own preference, h2 first), else http/1.1. A client
-   offering neither (nor, with HTTP/2 off, only h2) gets no ALPN answer,
-   not an alert: the connection goes on as HTTP/1.1. */
+/* Selects h2 when the client offers it and HTTP/2 is on (the server's
+   preference, h2 first), else http/1.1. A client offering neither (or,
+   with HTTP/2 off, only h2) gets the no_application_protocol alert
+   (RFC 7301 §3.2). */
 static int hz_alpn_cb(SSL *s, const unsigned char **out, unsigned char *outlen,
                       const unsigned char *in, unsigned int inlen, void *arg) {
   (void)s;
@@ -209,7 +209,7 @@ static int hz_alpn_cb(SSL *s, const unsigned char **out, unsigned char *outlen,
     *outlen = 8;
     return SSL_TLSEXT_ERR_OK;
   }
-  return SSL_TLSEXT_ERR_NOACK;
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 
 /* An encrypted key is refused rather than prompting on a terminal. */

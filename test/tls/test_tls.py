@@ -8,7 +8,8 @@ curl, testssl.sh):
 1. Versions: TLS 1.0 and 1.1 refused, 1.2 and 1.3 served; weak suites
    refused; the server's order, ChaCha20 for a client that prefers it;
    ECDSA and RSA keys.
-2. ALPN (http/1.1; a client offering only h2 is refused) and SNI.
+2. ALPN (h2 first, then http/1.1; with --no-http2 a client offering only
+   h2 is refused) and SNI.
 3. Session resumption for 1.2 and 1.3 by ticket, on another worker and on
    a restarted one; ticket keys rotated.
 4. SIGHUP reloads certificate and key for new connections (a new
@@ -159,16 +160,39 @@ def versions_and_suites():
     srv.stop_and_check(R, "server (RSA) exits 0")
 
 
-def alpn_and_sni():
-    srv = H.Server(DOC).start()
+def selected_alpn(port, offer):
+    s = H.client_context(alpn=offer).wrap_socket(socket.create_connection((H.HOST, port), timeout=5),
+                                                 server_hostname=H.HOST)
     try:
-        fetch(srv.port, H.client_context(alpn=("h2",)))
-        R.check("ALPN h2 only: refused (no_application_protocol)", False, "handshake succeeded")
+        return s.selected_alpn_protocol()
+    finally:
+        s.close()
+
+
+def alpn_and_sni():
+    nosrv = H.Server(DOC, args=["--no-http2"]).start()
+    try:
+        selected_alpn(nosrv.port, ("h2",))
+        R.check("--no-http2, ALPN h2 only: refused (no_application_protocol)", False, "handshake succeeded")
     except ssl.SSLError as e:
-        R.check("ALPN h2 only: refused (no_application_protocol)",
+        R.check("--no-http2, ALPN h2 only: refused (no_application_protocol)",
                 "NO APPLICATION PROTOCOL" in str(e).upper().replace("_", " "), e)
-    _r, _s, _re, _v, _c, alpn, _cert = fetch(srv.port, H.client_context(alpn=("h2", "http/1.1")))
-    R.check("ALPN h2, http/1.1: http/1.1 selected", alpn == "http/1.1", alpn)
+    alpn = selected_alpn(nosrv.port, ("h2", "http/1.1"))
+    R.check("--no-http2, ALPN h2, http/1.1: http/1.1 selected", alpn == "http/1.1", alpn)
+    nosrv.stop_and_check(R, "--no-http2 server exits 0 on SIGTERM")
+    srv = H.Server(DOC).start()
+    alpn = selected_alpn(srv.port, ("h2",))
+    R.check("ALPN h2 only: h2 selected", alpn == "h2", alpn)
+    alpn = selected_alpn(srv.port, ("http/1.1", "h2"))
+    R.check("ALPN http/1.1, h2: h2 selected (the server's preference)", alpn == "h2", alpn)
+    try:
+        selected_alpn(srv.port, ("spdy/3",))
+        R.check("ALPN of another protocol only: refused (no_application_protocol)", False, "handshake succeeded")
+    except ssl.SSLError as e:
+        R.check("ALPN of another protocol only: refused (no_application_protocol)",
+                "NO APPLICATION PROTOCOL" in str(e).upper().replace("_", " "), e)
+    _r, _s, _re, _v, _c, alpn, _cert = fetch(srv.port, H.client_context(alpn=("http/1.1",)))
+    R.check("ALPN http/1.1 only: http/1.1 selected", alpn == "http/1.1", alpn)
     r, _s, _re, _v, _c, alpn, _cert = fetch(srv.port, H.client_context(alpn=()))
     R.check("no ALPN: served, nothing selected", r.status == 200 and alpn is None, (r, alpn))
     ctx = H.client_context()
@@ -359,7 +383,9 @@ def listen_plain():
     for name, p in (("https", https), ("http", http)):
         head, _, body = p.stdout.partition(b"\r\n\r\n")
         heads[name] = head.decode("latin-1").lower()
-        R.check("curl %s:// gets the file" % name, head.startswith(b"HTTP/1.1 200") and body == SMALL,
+        # curl offers h2 over TLS, and the server selects it.
+        want = b"HTTP/2 200" if name == "https" else b"HTTP/1.1 200"
+        R.check("curl %s:// gets the file (%s)" % (name, want.decode()), head.startswith(want) and body == SMALL,
                 (head[:300], p.stderr[-300:]))
     R.check("Strict-Transport-Security on the https response",
             "\r\nstrict-transport-security: max-age=31536000" in heads["https"], heads["https"])
