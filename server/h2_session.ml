@@ -46,8 +46,8 @@ let takes_over c =
 let preface c = H2_frame.check_preface c.rbuf ~off:0 ~len:c.rlen
 
 (* The first line is whole and has three tokens, the last of which is no
-   HTTP version ("INVALID CONNECTION PREFACE"): a client of some other
-   protocol. *)
+   HTTP version, in any case ("INVALID CONNECTION PREFACE"): a client of
+   some other protocol. *)
 let not_http c =
   let b = c.rbuf in
   let eol = Bigstring.index_from b ~off:0 ~stop:c.rlen '\n' in
@@ -58,7 +58,7 @@ let not_http c =
     let sp2 = if sp1 < 0 then -1 else Bigstring.index_from b ~off:(sp1 + 1) ~stop:e ' ' in
     sp1 > 0 && sp2 > sp1 + 1 && e > sp2 + 1
     && Bigstring.index_from b ~off:(sp2 + 1) ~stop:e ' ' < 0
-    && not (e - sp2 - 1 >= 5 && Bigstring.equal_string b ~off:(sp2 + 1) ~len:5 "HTTP/")
+    && not (e - sp2 - 1 >= 5 && Bigstring.equal_caseless b ~off:(sp2 + 1) ~len:5 "HTTP/")
   end
 
 (* {1 Input} *)

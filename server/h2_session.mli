@@ -50,7 +50,7 @@ val preface : Slot.t -> Httpz.H2_frame.preface_check
 
 val not_http : Slot.t -> bool
 (** [c.rbuf]'s first line is whole, three tokens, the last of which does
-    not start with ["HTTP/"]: on a plain connection's first request with
+    not start with ["HTTP/"] in any case: on a plain connection's first request with
     HTTP/2 on, neither HTTP/1.x nor the HTTP/2 preface (h2c's "invalid
     preface", RFC 9113 §3.4), which {!H1} answers by closing: no answer
     would be read. Other malformed requests still get their 400. *)

@@ -367,6 +367,14 @@ let not_http () =
   let p = peer sh in
   let o = send p "INVALID CONNECTION PREFACE\r\n\r\n" in
   Alcotest.(check bool) "neither HTTP/1.x nor HTTP/2: closed, no answer" true (o = Closed && Buffer.length p.out = 0);
+  List.iter
+    (fun line ->
+      let p = peer (shared ()) in
+      ignore (send p (line ^ "\r\nHost: x\r\n\r\n"));
+      let out = Buffer.contents p.out in
+      Alcotest.(check bool) (line ^ ": a malformed HTTP/1.x request keeps its 400") true
+        (String.length out > 12 && String.sub out 0 12 = "HTTP/1.1 400"))
+    [ "GET / http/1.1"; "GET / HTTP/1.x"; "\x01\x02garbage" ];
   let sh = shared () in
   sh.http2 <- false;
   let p = peer sh in
