@@ -12,6 +12,10 @@ module X = H2_exchange
    SETTINGS_MAX_FRAME_SIZE being the default) and the preface. *)
 let min_read_buffer = 16384 + 9 + 24 + 1024
 
+(* Sessions kept for reuse, per worker: each holds about 57 KiB (its
+   H2_connection.t: stream table, HPACK tables, frame queue). *)
+let spare_sessions = 32
+
 let session c = match c.h2 with Some s -> s | None -> invalid_arg "H2_session: not an HTTP/2 connection"
 
 let start c =
@@ -250,7 +254,9 @@ let closed c =
       X.cancel_all s;
       C.reset s.h2c;
       s.conn <- c;
-      Stack.push s c.sh.h2_free;
+      (* A few are kept for the next connections; the rest (after a burst
+         of clients) go to the GC, their buffers with them. *)
+      if Stack.length c.sh.h2_free < spare_sessions then Stack.push s c.sh.h2_free;
       c.h2 <- None;
       c.mode <- H1_mode;
       c.ext <- No_ext;

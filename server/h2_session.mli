@@ -13,7 +13,8 @@
     {2 State and buffers}
     The connection takes an {!Slot.h2} (its [H2_connection.t] and its
     exchanges) from the worker's pool [sh.h2_free] and gives it back in
-    {!closed}. It reads into [rbuf] and writes from [out], both from the
+    {!closed} (32 are kept; a session is about 57 KiB, nearly all of it
+    the [H2_connection.t]'s stream table, HPACK tables and frame queue). It reads into [rbuf] and writes from [out], both from the
     worker's pools and given back whenever no frame is partly read and
     nothing waits to be written: an idle HTTP/2 connection holds no buffer,
     only the HPACK tables inside its [H2_connection.t].

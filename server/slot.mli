@@ -95,7 +95,9 @@ and shared = {
   mutable http2 : bool;
       (** HTTP/2 is on: ALPN "h2" and the h2c preface turn a connection
           into one ({!H2_session}) *)
-  h2_free : h2 Stack.t;  (** HTTP/2 sessions not in use, for the next h2 connection *)
+  h2_free : h2 Stack.t;
+      (** HTTP/2 sessions not in use, for the next h2 connections (a few
+          are kept, see {!H2_session}) *)
   mutable exchanges_free : t array;
       (** exchange slots not in use (HTTP/2 streams), [nexchanges_free] of
           them: an array, so that a stream's exchange comes and goes
