@@ -258,12 +258,19 @@ let take_exchange c =
     sh.exchanges_free.(sh.nexchanges_free)
   end
 
+(* Exchanges kept for reuse, per worker (each a slot record, about 1 KiB,
+   holding no buffer); beyond, after a burst of streams, the GC takes
+   them. *)
+let spare_exchanges = 1024
+
 let give_exchange x =
   let sh = x.sh in
-  let a = with_room sh.exchanges_free sh.nexchanges_free x in
-  if a != sh.exchanges_free then sh.exchanges_free <- a;
-  sh.exchanges_free.(sh.nexchanges_free) <- x;
-  sh.nexchanges_free <- sh.nexchanges_free + 1
+  if sh.nexchanges_free < spare_exchanges then begin
+    let a = with_room sh.exchanges_free sh.nexchanges_free x in
+    if a != sh.exchanges_free then sh.exchanges_free <- a;
+    sh.exchanges_free.(sh.nexchanges_free) <- x;
+    sh.nexchanges_free <- sh.nexchanges_free + 1
+  end
 
 let add s x =
   let a = with_room s.streams s.nstreams x in
