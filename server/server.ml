@@ -181,7 +181,7 @@ let endpoint_url c (h, p, role) =
   | Config.Redirect, _ -> Config.url h p ^ " (redirecting to https)"
 
 let start_line c ~ktls =
-  Log.msg "listening on %s (workers %d%s, openat2 %s%s)"
+  Log.msg "listening on %s (workers %d%s, openat2 %s%s, %s)"
     (String.concat ", " (List.map (endpoint_url c) (Config.endpoints c)))
     c.workers
     (match c.root with Some r -> ", root " ^ r | None -> "")
@@ -190,6 +190,11 @@ let start_line c ~ktls =
      | None, _ -> ""
      | Some _, true -> ", TLS: kernel TLS for files"
      | Some _, false -> ", TLS: encrypting in user space (the kernel offers no TLS ULP)")
+    (if not c.http2 then "HTTP/1.1 only"
+     else if c.read_buffer < H2_session.min_read_buffer then
+       Printf.sprintf "HTTP/1.1 only: HTTP/2 needs a read_buffer of at least %d bytes" H2_session.min_read_buffer
+     else if c.tls <> None then "HTTP/2 by ALPN, h2c with prior knowledge on plain listeners"
+     else "HTTP/2 with prior knowledge (h2c)")
 
 (* The sockets are open, the log too: serve, in this very process when
    there is one worker and no privileges to drop (SIGHUP reloads in
