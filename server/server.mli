@@ -134,6 +134,7 @@ type tls = Config.tls = {
   redirect_http : (string * int) list;
   listen_plain : (string * int) list;
   ticket_period : int;
+  sni : (string list * string * string) list;
 }
 (** HTTPS: {!Config.tls}, where each field is documented. *)
 
