@@ -58,7 +58,7 @@ let location_directives = [ "header"; "try_files"; "return"; "rewrite"; "interna
 
 let allowed = function
   | Main -> server_directives @ site_directives @ cert_directives @ access_directives @ [ "site"; "location" ]
-  | Site -> site_directives @ cert_directives @ access_directives @ [ "location"; "default" ]
+  | Site -> site_directives @ cert_directives @ access_directives @ [ "location" ]
   | Location -> location_directives @ access_directives
 
 let scope_name = function Main -> "at the top level" | Site -> "in a site block" | Location -> "in a location block"
@@ -241,7 +241,6 @@ let site_directive a (d : directive) =
        | Some o -> bad d.npos "location %s%s is already given at line %d" (if l.exact then "= " else "") l.path o.lpos.line
        | None -> ());
       a.locs <- a.locs @ [ l ]
-  | "default" -> arity d 0; a.is_default <- Some d.npos
   | n when List.mem n access_directives -> a.acc <- a.acc @ [ access_of d ]
   | _ -> assert false
 
@@ -366,6 +365,10 @@ let read_tree ~file tree =
     List.rev_map
       (fun (d : directive) ->
         if d.args = [] then bad d.npos "'site' takes the host names it serves: site example.com *.example.com { … }";
+        (* The word default among the names marks the site unknown hosts get. *)
+        let is_default = List.find_opt (fun (a : arg) -> a.value = "default" && not a.quoted) d.args in
+        let named = List.filter (fun (a : arg) -> not (a.value = "default" && not a.quoted)) d.args in
+        if named = [] then bad d.npos "'site default' also needs the host names it serves: site example.com default { … }";
         let names =
           List.map
             (fun a ->
@@ -373,11 +376,12 @@ let read_tree ~file tree =
               if not (valid_name n) then
                 bad a.apos "%S is not a host name (letters, digits, '-', '.'; or *.example.com)" a.value;
               (n, a.apos))
-            d.args
+            named
         in
         let block = match d.block with Some b -> b | None -> bad d.npos "'site' needs a block { … }" in
         let a = copy base in
         a.locs <- [];
+        a.is_default <- Option.map (fun (x : arg) -> x.apos) is_default;
         let seen = Hashtbl.create 16 in
         List.iter
           (fun (d : directive) ->

@@ -15,9 +15,9 @@ let check_files t =
             match s.cert with
             | None -> sites rest
             | Some (cert_file, key_file, p) -> (
-                match Tls.load ~cert_file ~key_file with
+                match Tls.load ~cert_file ~key_file () with
                 | Error e -> at p "%s" e
-                | Ok srv -> Openssl.ctx_free srv.Tls.ctx; sites rest)))
+                | Ok srv -> Tls.free srv; sites rest)))
   in
   match sites t.sites with
   | Error e -> Error e
@@ -25,9 +25,9 @@ let check_files t =
       match t.server.tls with
       | None -> Ok ()
       | Some tl -> (
-          match Tls.load ~cert_file:tl.cert_file ~key_file:tl.key_file with
+          match Tls.load ~cert_file:tl.cert_file ~key_file:tl.key_file () with
           | Error e -> Error (Printf.sprintf "%s: %s" t.file e)
-          | Ok srv -> Openssl.ctx_free srv.Tls.ctx; Ok ()))
+          | Ok srv -> Tls.free srv; Ok ()))
 
 let summary t =
   let n_sites = List.length t.sites in
