@@ -72,7 +72,7 @@ let unit_arg a ~units ~what =
   | _ -> bad a.apos "%S is not %s" v what
 
 let duration a =
-  unit_arg a ~units:[ ("", 1.); ("s", 1.); ("ms", 0.001); ("m", 60.); ("h", 3600.) ]
+  unit_arg a ~units:[ ("", 1.); ("s", 1.); ("ms", 0.001); ("m", 60.); ("h", 3600.); ("d", 86400.) ]
     ~what:"a duration (10, 10s, 500ms, 2m)"
 
 let size a =

@@ -25,7 +25,7 @@ val int_arg : ?min:int -> ?max:int -> Conf_syntax.arg -> int
 (** Decimal digits within [min] (default 0) and [max]. *)
 
 val duration : Conf_syntax.arg -> float
-(** Seconds: [10], [10s], [500ms], [2m], [1h]. *)
+(** Seconds: [10], [10s], [500ms], [2m], [1h], [1d]. *)
 
 val size : Conf_syntax.arg -> int
 (** Bytes: [4096], [64k], [1m], [1g] (powers of 1024). *)

@@ -192,13 +192,16 @@ type site_acc = {
 let copy a = { a with st = a.st }
 
 (* A site directive (also valid at the top level, as every site's default). *)
-let site_directive a (d : directive) =
+(* A relative path names a file beside the configuration file. *)
+let beside ~dir p = if Filename.is_relative p then Filename.concat dir p else p
+
+let site_directive ~dir a (d : directive) =
   let st = a.st in
   match d.name with
   | "root" ->
       let r = one d in
       if r.value = "" then bad r.apos "the root must not be empty";
-      a.st <- { st with root = r.value };
+      a.st <- { st with root = beside ~dir r.value };
       a.rpos <- r.apos
   | "index" ->
       let v = one d in
@@ -233,8 +236,8 @@ let site_directive a (d : directive) =
   | "header" ->
       let n, v = header_field d in
       a.hdrs <- List.filter (fun (m, _) -> String.lowercase_ascii m <> String.lowercase_ascii n) a.hdrs @ [ (n, v) ]
-  | "tls_certificate" -> a.cert_file <- Some ((one d).value, d.npos)
-  | "tls_certificate_key" -> a.key_file <- Some ((one d).value, d.npos)
+  | "tls_certificate" -> a.cert_file <- Some (beside ~dir (one d).value, d.npos)
+  | "tls_certificate_key" -> a.key_file <- Some (beside ~dir (one d).value, d.npos)
   | "location" ->
       let l = location d in
       (match List.find_opt (fun (o : location) -> o.exact = l.exact && o.path = l.path) a.locs with
@@ -252,6 +255,9 @@ let valid_name n =
   && not (String.contains body '*')
 
 let finish_site a ~names ~spos =
+  if a.rpos.line = 0 then
+    (if names = [] then bad spos "no directory to serve: give root DIR (at the top level or in each site)"
+     else bad spos "the site %s has no root: give root DIR in it (or at the top level)" (List.hd names));
   let cert =
     match a.cert_file, a.key_file with
     | Some (c, p), Some (k, _) -> Some (c, k, p)
@@ -285,6 +291,7 @@ let listen_arg (d : directive) =
   | Error e -> bad addr.apos "%s" e
 
 let read_tree ~file tree =
+  let dir = Filename.dirname file in
   let base =
     { st = Static.default_config; rpos = { line = 0; col = 0 }; hdrs = []; cert_file = None; key_file = None;
       locs = []; acc = []; is_default = None }
@@ -333,7 +340,7 @@ let read_tree ~file tree =
       | "max_body" -> let n = size (one d) in set (fun c -> { c with max_body = n })
       | "access_log" ->
           let a = one d in
-          let v = if a.value = "off" then None else Some a.value in
+          let v = if a.value = "off" then None else if a.value = "-" then Some "-" else Some (beside ~dir a.value) in
           set (fun c -> { c with access_log = v })
       | "log_format" -> (
           let a = one d in
@@ -358,7 +365,7 @@ let read_tree ~file tree =
           | v -> bad a.apos "%S: give default (the default site answers), 421 or 404" v)
       | "header" when true -> global_headers := !global_headers @ [ header_field d ]
       | "site" -> site_blocks := d :: !site_blocks
-      | _ -> site_directive base d)
+      | _ -> site_directive ~dir base d)
     tree;
   (* Sites start from the top level's site settings. *)
   let sites =
@@ -388,7 +395,7 @@ let read_tree ~file tree =
             unknown Site d;
             if d.name <> "location" then no_block d;
             once seen d;
-            site_directive a d)
+            site_directive ~dir a d)
           block;
         (d, names, a))
       !site_blocks
