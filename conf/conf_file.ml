@@ -388,6 +388,9 @@ let read_tree ~file tree =
         let block = match d.block with Some b -> b | None -> bad d.npos "'site' needs a block { … }" in
         let a = copy base in
         a.locs <- [];
+        (* The top level's certificate is the default one, not the site's. *)
+        a.cert_file <- None;
+        a.key_file <- None;
         a.is_default <- Option.map (fun (x : arg) -> x.apos) is_default;
         let seen = Hashtbl.create 16 in
         List.iter
