@@ -117,9 +117,14 @@ let serve_cmd =
         requests (a download in progress is not cut; SIGTERM then gives them $(b,--grace) \
         seconds): no client is refused. On an error (a \
         broken certificate) it logs one line and nothing changes. A single worker without \
-        $(b,--user) has no supervisor and reloads in place.";
+        $(b,--user) has no supervisor and reloads in place. With $(b,--config) the supervisor \
+        always runs, and SIGHUP reads the file again: sites, rules, certificates, timeouts and \
+        logs change for the new workers; an invalid file is logged with its line and column \
+        and nothing changes; changed listening addresses, $(b,workers) or $(b,user) take a \
+        restart (the reload is refused).";
     `S Manpage.s_examples;
     `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
+    `Pre "httpz check --config /etc/httpz/httpz.conf && httpz serve --config /etc/httpz/httpz.conf";
     `Pre "httpz serve /var/www -p 443 --host 0.0.0.0 --tls-cert fullchain.pem --tls-key privkey.pem --redirect-http 80 --hsts 31536000 --user www-data";
     `Pre "httpz serve /var/www --listen 0.0.0.0:80 --listen '[::]:80' --compress --header 'X-Frame-Options: DENY' --error-page 404=/errors/404.html --access-log /var/log/httpz/access.log --log-format json --user www-data";
   ] in

@@ -19,10 +19,17 @@
     [location PATH { … }] (prefix) and [location = PATH { … }] (exact)
     live in a site (or at the top level when there is no site block).
 
+    {2 Paths}
+    A relative path ([root], certificates, [access_log]) is relative to
+    the directory of the configuration file, so a file and its site can
+    move together.
+
     {2 Access control}
     [auth_basic], [auth_basic_user_file], [allow], [deny], [limit_req] and
     [limit_conn] are accepted in sites and locations and kept, in order,
-    as {!access} entries; this module does not enforce them. *)
+    as {!access} entries; this module does not enforce them, and
+    {!Sites.create} refuses a file that has them (fail closed) until
+    something does. *)
 
 type pos = Conf_lexer.pos = { line : int; col : int }
 
