@@ -61,10 +61,12 @@ let serve_config file =
   | a :: _ ->
       usage_error "%s cannot be combined with --config: the configuration file says it all (give one or the other)" a
   | [] -> (
-      match load file with
-      | Error e -> Printf.eprintf "httpz serve: %s\n%!" e; 2
-      | Ok (conf, sites) ->
-          Server.run_reloading conf.Conf_file.server (Sites.handler sites)
+      match load file, Server.systemd_listen_fds () with
+      | Error e, _ | _, Error e -> Printf.eprintf "httpz serve: %s\n%!" e; 2
+      | Ok (conf, sites), Ok fds ->
+          (* Under socket activation the passed sockets are served (their
+             roles by port, as with the options). *)
+          Server.run_reloading { conf.Conf_file.server with listen_fds = fds } (Sites.handler sites)
             ~release:(fun () -> Sites.close sites)
             ~reconfigure:(fun () ->
               Result.map

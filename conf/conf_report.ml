@@ -32,8 +32,15 @@ let check_files t =
 let summary t =
   let n_sites = List.length t.sites in
   let n_locs = List.fold_left (fun acc s -> acc + List.length s.locations) 0 t.sites in
-  let names s = match s.names with [] -> "(every host)" | n :: _ -> n in
-  Printf.sprintf "%s: ok: %d site%s (%s), %d location%s, listening on %s" t.file n_sites
+  let names s = match s.names with [] -> "every host" | n :: _ -> n in
+  let n_access =
+    List.fold_left
+      (fun acc (s : site) ->
+        acc + List.length s.access
+        + List.fold_left (fun acc (l : location) -> acc + List.length l.access) 0 s.locations)
+      0 t.sites
+  in
+  Printf.sprintf "%s: ok: %d site%s (%s), %d location%s, listening on %s%s" t.file n_sites
     (if n_sites = 1 then "" else "s")
     (String.concat ", " (List.map names t.sites))
     n_locs (if n_locs = 1 then "" else "s")
@@ -45,3 +52,6 @@ let summary t =
             | Config.Redirect, _ -> Config.url h p ^ " (redirect)"
             | _ -> Config.url h p)
           (Config.endpoints t.server)))
+    (if n_access = 0 then ""
+     else Printf.sprintf "; %d access-control directive%s read but not enforced by this build (serve refuses them)"
+         n_access (if n_access = 1 then "" else "s"))

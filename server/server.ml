@@ -212,6 +212,7 @@ let reconfigure_with f ~started cur =
   let fail msg = r.release (); Error msg in
   let prepared =
     let c = { r.config with listen_fds = started.listen_fds } in
+    let* c = if c.listen_fds = [] then Ok c else Listeners.adopt c in
     let* () = Config.check c in
     let* c = Listeners.resolve c in
     let c = Config.with_limits c ~nofile:(Syscall.raise_nofile_limit ()) in
