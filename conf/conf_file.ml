@@ -22,6 +22,7 @@ type site = {
   spos : pos;
   static : Static.config;
   root_pos : pos;
+  page_pos : (int * pos) list;
   site_headers : (string * string) list;
   cert : (string * string * pos) option;
   locations : location list;
@@ -181,6 +182,7 @@ let location (d : directive) =
 type site_acc = {
   mutable st : Static.config;
   mutable rpos : pos;
+  mutable pages : (int * pos) list;
   mutable hdrs : (string * string) list;
   mutable cert_file : (string * pos) option;
   mutable key_file : (string * pos) option;
@@ -231,7 +233,8 @@ let site_directive ~dir a (d : directive) =
               (String.concat ", " (List.map string_of_int Error_pages.statuses));
           if List.mem_assoc n st.error_pages then bad code.apos "the error page of %d is already given" n;
           let p = path_arg path ~what:"the error page" in
-          a.st <- { st with error_pages = st.error_pages @ [ (n, p) ] }
+          a.st <- { st with error_pages = st.error_pages @ [ (n, p) ] };
+          a.pages <- (n, d.npos) :: a.pages
       | _ -> assert false)
   | "header" ->
       let n, v = header_field d in
@@ -265,7 +268,7 @@ let finish_site a ~names ~spos =
     | Some (_, p), None -> bad p "tls_certificate needs tls_certificate_key beside it"
     | None, Some (_, p) -> bad p "tls_certificate_key needs tls_certificate beside it"
   in
-  { names; spos; static = a.st; root_pos = a.rpos; site_headers = a.hdrs; cert; locations = a.locs; access = a.acc }
+  { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = a.locs; access = a.acc }
 
 (* {1 The server} *)
 
@@ -293,7 +296,7 @@ let listen_arg (d : directive) =
 let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
-    { st = Static.default_config; rpos = { line = 0; col = 0 }; hdrs = []; cert_file = None; key_file = None;
+    { st = Static.default_config; rpos = { line = 0; col = 0 }; pages = []; hdrs = []; cert_file = None; key_file = None;
       locs = []; acc = []; is_default = None }
   in
   let c = ref Config.default_config in
@@ -509,3 +512,15 @@ let read path =
   | exception Sys_error e -> Error e
   | text -> read_string ~file:path text
 
+
+let static_error_pos s message =
+  let names code = Printf.sprintf "error page for %d:" code in
+  match
+    List.find_opt
+      (fun (code, _) ->
+        let n = names code in
+        String.length message >= String.length n && String.sub message 0 (String.length n) = n)
+      s.page_pos
+  with
+  | Some (_, p) -> p
+  | None -> if s.root_pos.line = 0 then s.spos else s.root_pos

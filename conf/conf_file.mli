@@ -70,6 +70,7 @@ type site = {
   spos : pos;
   static : Static.config;
   root_pos : pos;
+  page_pos : (int * pos) list;  (** where each [error_page] is given *)
   site_headers : (string * string) list;
   cert : (string * string * pos) option;  (** certificate, key, where *)
   locations : location list;
@@ -85,6 +86,11 @@ type t = {
   default_site : int;  (** index in [sites] of the one unknown hosts get *)
   unknown_host : unknown_host;
 }
+
+val static_error_pos : site -> string -> pos
+(** [static_error_pos site message]: where to report [message], an error
+    of {!Httpz_static.Static.create} for [site]: at the [error_page] it
+    names, else at [root]. *)
 
 val read_string : file:string -> string -> (t, string) result
 (** [read_string ~file text] reads [text] as the file [file] (which only

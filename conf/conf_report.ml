@@ -9,7 +9,7 @@ let check_files t =
     | [] -> Ok ()
     | s :: rest -> (
         match Static.create s.static with
-        | Error e -> at (if s.root_pos.line = 0 then s.spos else s.root_pos) "%s" e
+        | Error e -> at (Conf_file.static_error_pos s e) "%s" e
         | Ok st -> (
             Static.close st;
             match s.cert with

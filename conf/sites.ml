@@ -64,7 +64,7 @@ let create (conf : Conf_file.t) =
         | [] -> Ok (List.rev acc)
         | (s : Conf_file.site) :: rest -> (
             match Static.create s.static with
-            | Error e -> located conf.file (if s.root_pos.line = 0 then s.spos else s.root_pos) "%s" e
+            | Error e -> located conf.file (Conf_file.static_error_pos s e) "%s" e
             | Ok st -> (
                 opened := st :: !opened;
                 let rules = List.map (make_rule s) s.locations in

@@ -170,7 +170,12 @@ let test_check_errors () =
   write file "root /no/such/dir/httpz;\n";
   let code, _, err = run ("check --config " ^ Filename.quote file) in
   Alcotest.(check int) "missing root: exit 2" 2 code;
-  Alcotest.(check bool) "at the root directive" true (Httpz_test_support.find_sub err "bad.conf:1:6:" >= 0)
+  Alcotest.(check bool) "at the root directive" true (Httpz_test_support.find_sub err "bad.conf:1:6:" >= 0);
+  write file (Printf.sprintf "root %s/a;\nerror_page 404 /errors/404.html;\nerror_page 403 /nope.html;\n" base);
+  let code, _, err = run ("check --config " ^ Filename.quote file) in
+  Alcotest.(check int) "missing error page: exit 2" 2 code;
+  Alcotest.(check bool) ("at its error_page directive: " ^ err) true
+    (Httpz_test_support.find_sub err "bad.conf:3:1: error page for 403: /nope.html" >= 0)
 
 let test_serve_refuses_flags () =
   let file = Filename.concat base "ok.conf" in
