@@ -38,15 +38,8 @@ let name_length buf off len =
 let find t buf host =
   let off = Httpz.Span.off host in
   let len = name_length buf off (Httpz.Span.len host) in
-  let found = ref (-1) in
+  let found = ref (Name_table.find_equal t.exact t.exact_site buf ~off ~len ~caseless:true) in
   let i = ref 0 in
-  let n = Array.length t.exact in
-  while !found < 0 && !i < n do
-    let s = Array.unsafe_get t.exact !i in
-    if String.length s = len && B.equal_caseless buf ~off ~len s then found := Array.unsafe_get t.exact_site !i;
-    incr i
-  done;
-  i := 0;
   let n = Array.length t.suffixes in
   while !found < 0 && !i < n do
     let s = Array.unsafe_get t.suffixes !i in

@@ -20,15 +20,8 @@ let create locations =
     prefix_rule = Array.of_list (List.map (fun (_, _, i) -> i) prefix) }
 
 let find t path n =
-  let found = ref (-1) in
+  let found = ref (Name_table.find_equal t.exact t.exact_rule path ~off:0 ~len:n ~caseless:false) in
   let i = ref 0 in
-  let k = Array.length t.exact in
-  while !found < 0 && !i < k do
-    let s = Array.unsafe_get t.exact !i in
-    if String.length s = n && B.equal_string path ~off:0 ~len:n s then found := Array.unsafe_get t.exact_rule !i;
-    incr i
-  done;
-  i := 0;
   let k = Array.length t.prefix in
   while !found < 0 && !i < k do
     let s = Array.unsafe_get t.prefix !i in

@@ -7,19 +7,8 @@ open Httpz_server
 open Httpz_conf
 open Httpz_live
 
-let tmp_dir () =
-  let f = Filename.temp_file "httpz_conf" "" in
-  Sys.remove f;
-  Unix.mkdir f 0o755;
-  f
-
-let write path s =
-  let oc = open_out_bin path in
-  output_string oc s;
-  close_out oc
-
-let base = tmp_dir ()
-let () = at_exit (fun () -> ignore (Sys.command (Printf.sprintf "rm -rf %s" (Filename.quote base))))
+let write = Httpz_test_support.write_file
+let base = Httpz_test_support.temp_dir "httpz_conf"
 
 let () =
   let p = Filename.concat base in
