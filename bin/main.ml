@@ -41,5 +41,5 @@ let parse_cmd =
 
 let () =
   let doc = "zero-allocation HTTP/1.1 toolkit" in
-  let cmds = [ parse_cmd ] @ Serve_cmd.cmds in
+  let cmds = [ parse_cmd ] @ Serve_cmd.cmds @ [ Check_cmd.cmd ] in
   exit (Cmd.eval' (Cmd.group (Cmd.info "httpz" ~version:"0.1.0" ~doc) cmds))

@@ -161,10 +161,7 @@ let listen_term =
 
 (* Fields the server or the handler writes itself: a second copy would
    contradict it (framing) or duplicate it. *)
-let managed_headers =
-  [ "content-length"; "transfer-encoding"; "connection"; "keep-alive"; "upgrade"; "te";
-    "trailer"; "date"; "server"; "content-type"; "content-encoding"; "content-range"; "etag";
-    "last-modified"; "accept-ranges"; "vary"; "location"; "allow" ]
+let managed_headers = Httpz_server.Config.managed_headers
 
 let parse_header h =
   match String.index_opt h ':' with

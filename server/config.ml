@@ -8,10 +8,16 @@ type tls = {
   redirect_http : (string * int) list;
   listen_plain : (string * int) list;
   ticket_period : int;
+  sni : (string list * string * string) list;
 }
 
 let tls ~cert_file ~key_file =
-  { cert_file; key_file; hsts = None; redirect_http = []; listen_plain = []; ticket_period = 3600 }
+  { cert_file; key_file; hsts = None; redirect_http = []; listen_plain = []; ticket_period = 3600; sni = [] }
+
+let managed_headers =
+  [ "content-length"; "transfer-encoding"; "connection"; "keep-alive"; "upgrade"; "te";
+    "trailer"; "date"; "server"; "content-type"; "content-encoding"; "content-range"; "etag";
+    "last-modified"; "accept-ranges"; "vary"; "location"; "allow" ]
 
 type io = Loop_state.io = Epoll | Uring
 

@@ -29,6 +29,15 @@ type tls = {
   ticket_period : int;
       (** Seconds between session-ticket key rotations. A ticket stays
           valid for one to two periods. Default [3600]. *)
+  sni : (string list * string * string) list;
+      (** More certificates, chosen by the name the client asks for (TLS
+          SNI): [(names, cert_file, key_file)], where a name is exact
+          (["example.com"], ASCII case-insensitive) or a wildcard
+          (["*.example.com"]: one or more labels before the suffix). An
+          exact name wins over a wildcard, a longer wildcard over a shorter
+          one; a client that sends no name, or one no entry has, gets
+          [cert_file]/[key_file]. Read like them (by the supervisor, at
+          start and on [SIGHUP]). Default [[]]. *)
 }
 (** HTTPS: every address of {!t.listen} speaks TLS; the addresses of
     [listen_plain] serve the same handler in plain HTTP, those of
@@ -39,8 +48,9 @@ type tls = {
     with AES-GCM or ChaCha20-Poly1305; DHE for old RSA clients), groups
     X25519, P-256 and P-384; no renegotiation, no compression. ALPN
     selects [http/1.1]; a client that offers only other protocols ([h2]
-    alone) is refused with the [no_application_protocol] alert. SNI is
-    accepted (one certificate serves every name).
+    alone) is refused with the [no_application_protocol] alert. SNI picks
+    among the certificates of {!tls.sni}; without them one certificate
+    serves every name.
 
     Sessions resume with stateless tickets (TLS 1.2 and 1.3) whose keys are
     derived from a secret drawn once, before the workers fork: a client
@@ -66,6 +76,12 @@ type tls = {
 val tls : cert_file:string -> key_file:string -> tls
 (** [tls ~cert_file ~key_file] has the defaults documented on each
     field. *)
+
+val managed_headers : string list
+(** Header names (lower case) the server or the static handler writes
+    itself ([content-length], [date], [etag], [location], …): an added
+    field of one of these names would contradict or duplicate it, so the
+    command line and the configuration file refuse them. *)
 
 type io = Loop_state.io =
   | Epoll  (** readiness: epoll, one system call per read and per write *)

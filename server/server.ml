@@ -9,6 +9,7 @@ type tls = Config.tls = {
   redirect_http : (string * int) list;
   listen_plain : (string * int) list;
   ticket_period : int;
+  sni : (string list * string * string) list;
 }
 
 type io = Config.io = Epoll | Uring
@@ -145,7 +146,7 @@ let load_tls c =
   | Some t ->
       Result.map_error (fun e -> "tls: " ^ e)
         (Result.bind (Openssl.init_tickets ~period:t.ticket_period) (fun () ->
-             Result.map Option.some (Tls.load ~cert_file:t.cert_file ~key_file:t.key_file)))
+             Result.map Option.some (Tls.load ~sni:t.sni ~cert_file:t.cert_file ~key_file:t.key_file ())))
 
 (* SIGHUP in the supervisor, which kept its privileges: the access log
    reopened at its path and the certificate and key read again, both as at
@@ -188,27 +189,96 @@ let start_line c ~ktls =
      | Some _, true -> ", TLS: kernel TLS for files"
      | Some _, false -> ", TLS: encrypting in user space (the kernel offers no TLS ULP)")
 
+type reconfigured = { config : config; handler : Ctx.t -> unit; release : unit -> unit }
+
+(* What a generation of workers runs. *)
+type current = {
+  cfg : config;
+  app : Ctx.t -> unit;
+  tls_server : Tls.server option;
+  log : int;
+  free : unit -> unit;
+}
+
+(* SIGHUP with a configuration to read again: the new one checked and
+   prepared as at start (its handler made, its certificates read, its log
+   opened) by the supervisor, which kept its privileges. What it cannot
+   change without closing a socket or the workers' ids (listening
+   addresses, workers, user) is refused: nothing changes. *)
+let reconfigure_with f ~started cur =
+  let ( let* ) = Result.bind in
+  let old = !cur in
+  let* r = Result.map_error (fun e -> e ^ " (nothing changed)") (f ()) in
+  let fail msg = r.release (); Error msg in
+  let prepared =
+    let c = { r.config with listen_fds = started.listen_fds } in
+    let* c = if c.listen_fds = [] then Ok c else Listeners.adopt c in
+    let* () = Config.check c in
+    let* c = Listeners.resolve c in
+    let c = Config.with_limits c ~nofile:(Syscall.raise_nofile_limit ()) in
+    if Config.endpoints c <> Config.endpoints started then
+      Error "the listening addresses changed: they take a restart"
+    else if c.workers <> started.workers then Error "workers changed: that takes a restart"
+    else if c.user <> started.user then Error "user changed: that takes a restart"
+    else
+      let c = { c with listen = old.cfg.listen; host = old.cfg.host; port = old.cfg.port; tls =
+                  (match c.tls, old.cfg.tls with
+                   | Some t, Some o -> Some { t with listen_plain = o.listen_plain; redirect_http = o.redirect_http }
+                   | t, _ -> t) } in
+      let* tls =
+        match c.tls with
+        | None -> Ok None
+        | Some t -> Result.map_error (fun e -> "tls: " ^ e) (Result.map Option.some (Tls.load ~sni:t.sni ~cert_file:t.cert_file ~key_file:t.key_file ()))
+      in
+      match open_access_log c.access_log with
+      | Error e -> Error ("access log: " ^ e)
+      | Ok log -> Ok { cfg = c; app = r.handler; tls_server = tls; log; free = r.release }
+  in
+  match prepared with
+  | Error msg -> fail (msg ^ " (nothing changed)")
+  | Ok next ->
+      cur := next;
+      let settle ok =
+        let gone = if ok then old else next in
+        if not ok then cur := old;
+        gone.free ();
+        (match gone.tls_server with Some s -> Tls.free s | None -> ());
+        if gone.log > 2 && gone.log <> !cur.log then ignore (Syscall.close gone.log : int)
+      in
+      Ok ("configuration read again", settle)
+
 (* The sockets are open, the log too: serve, in this very process when
-   there is one worker and no privileges to drop (SIGHUP reloads in
-   place), else under a supervisor. The access log is closed on the way
-   out. *)
-let serve c handler tls user lfds ~log_fd =
+   there is one worker, no privileges to drop and no configuration to read
+   again (SIGHUP reloads in place), else under a supervisor. The access
+   log is closed on the way out. *)
+let serve ?reconfigure ~started c handler ~release tls user lfds ~log_fd =
   let announce () =
     c.on_listen c.port;
     start_line c ~ktls:(match tls with Some s -> s.Tls.ktls | None -> false)
   in
-  let log_fd = ref log_fd in
+  let cur = ref { cfg = c; app = handler; tls_server = tls; log = log_fd; free = release } in
   let code =
-    if c.workers = 1 && user = None then begin
+    if c.workers = 1 && user = None && reconfigure = None then begin
       announce ();
-      serve_here c handler tls lfds ~log_fd:!log_fd
+      serve_here c handler tls lfds ~log_fd
     end
     else
+      let reload () =
+        match reconfigure with
+        | Some f -> reconfigure_with f ~started cur
+        | None ->
+            let log_fd = ref !cur.log in
+            let r = reload c tls log_fd in
+            cur := { !cur with log = !log_fd };
+            Result.map (fun what -> (what, ignore)) r
+      in
       Supervisor.run ~workers:c.workers ~user ~listeners:lfds ~announce
-        ~serve:(fun ~lfds -> serve_here c handler tls lfds ~log_fd:!log_fd)
-        ~reload:(fun () -> reload c tls log_fd)
+        ~serve:(fun ~lfds -> let k = !cur in serve_here k.cfg k.app k.tls_server lfds ~log_fd:k.log)
+        ~reload
   in
-  if !log_fd > 2 then ignore (Syscall.close !log_fd : int);
+  let k = !cur in
+  if k.log > 2 then ignore (Syscall.close k.log : int);
+  k.free ();
   code
 
 (* Signals are blocked before any fork or signalfd, so none is lost in
@@ -217,9 +287,9 @@ let with_signals_blocked f =
   let old_mask = Unix.sigprocmask Unix.SIG_BLOCK (Sys.sigchld :: server_signals) in
   Fun.protect ~finally:(fun () -> ignore (Unix.sigprocmask Unix.SIG_SETMASK old_mask : int list)) f
 
-let run c handler =
+let start ?reconfigure ~release c handler =
   (* Each step's failure is one log line and exit code 1. *)
-  let ( let* ) r f = match r with Error msg -> Log.msg "%s" msg; 1 | Ok v -> f v in
+  let ( let* ) r f = match r with Error msg -> release (); Log.msg "%s" msg; 1 | Ok v -> f v in
   let* c = Listeners.adopt c in
   let* () = Config.check c in
   let* c = Listeners.resolve c in
@@ -233,4 +303,7 @@ let run c handler =
     Result.map_error (fun msg -> Listeners.close_all lfds; "access log: " ^ msg)
       (open_access_log c.access_log)
   in
-  serve (Listeners.bound_ports c lfds) handler tls user lfds ~log_fd
+  serve ?reconfigure ~started:c (Listeners.bound_ports c lfds) handler ~release tls user lfds ~log_fd
+
+let run c handler = start ~release:ignore c handler
+let run_reloading c handler ~release ~reconfigure = start ~reconfigure ~release c handler

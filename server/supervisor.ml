@@ -230,12 +230,13 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
     let reload () =
       match reload () with
       | Error msg -> Log.msg "SIGHUP: %s" msg
-      | Ok what ->
+      | Ok (what, settle) ->
           let next = generation () in
           starting := next;
           Array.iter spawn next;
           let ok = await_ready next in
           starting := [||];
+          settle ok;
           if ok then begin
             retire !slots;
             slots := next;

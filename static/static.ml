@@ -84,7 +84,12 @@ type t = {
   mutable mem_slot : int;  (** cache slot whose contents [mem] is, or [-1] *)
   zip_suffix : string;  (** appended to the entity-tag of a compressed form *)
   errors : Error_pages.t;
+  plain_rule : Answer_rule.t;  (** the configuration's, without a per-path rule *)
+  mutable rule : Answer_rule.t;  (** the rule of the request being answered *)
+  mutable fell_back : bool;  (** the rule's fallback is being answered *)
 }
+
+type rule = Answer_rule.t
 
 let root_fd t = Beneath.root_fd t.beneath
 let close t = ignore (Syscall.close (root_fd t))
@@ -129,6 +134,13 @@ let create cfg =
         | Error e -> ignore (Syscall.close fd); Error e
         | Ok errors ->
         let boundary = random_boundary () in
+        let plain_rule =
+          match
+            Answer_rule.make ~headers:[] ~listing:cfg.list_directories ~compress:cfg.compress ~fallback:""
+          with
+          | Ok r -> r
+          | Error e -> invalid_arg e
+        in
         Ok {
           cfg; beneath;
           cache_control = (if cfg.max_age >= 0 then Printf.sprintf "max-age=%d" cfg.max_age else "");
@@ -154,6 +166,9 @@ let create cfg =
           mem_slot = -1;
           zip_suffix = Printf.sprintf "-z%d" cfg.compress_level;
           errors;
+          plain_rule;
+          rule = plain_rule;
+          fell_back = false;
         }
 
 (* {1 Paths} *)
@@ -174,6 +189,15 @@ let error_page t c status =
 let append_string (b : B.t) n s =
   B.blit_from_string s ~src_off:0 b ~dst_off:n ~len:(String.length s);
   n + String.length s
+
+(* Cache-Control from [max_age] unless the rule gives its own, then the
+   rule's fields: on file answers and redirects. *)
+let cache_headers t c =
+  let r = t.rule in
+  if t.cfg.max_age >= 0 && not r.Answer_rule.own_cache_control then Ctx.header c Cache_control t.cache_control;
+  for i = 0 to Array.length r.names - 1 do
+    Ctx.header_s c (Array.unsafe_get r.names i) (Array.unsafe_get r.values i)
+  done
 
 (* {1 Entity-tags} *)
 
@@ -227,7 +251,7 @@ let common_headers t c ~ctype ~etag ~mtime ~vary ~gz =
   Ctx.header c Content_type ctype;
   Ctx.header c Etag etag;
   last_modified c mtime;
-  if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+  cache_headers t c;
   if vary then Ctx.header c Vary "Accept-Encoding";
   if gz then Ctx.header c Content_encoding "gzip"
 
@@ -281,7 +305,7 @@ let multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     Ctx.header c Content_type t.multipart_type;
     Ctx.header c Etag etag;
     last_modified c mtime;
-    if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+    cache_headers t c;
     if vary then Ctx.header c Vary "Accept-Encoding";
     if gz then Ctx.header c Content_encoding "gzip";
     Ctx.header c Accept_ranges "bytes";
@@ -408,13 +432,13 @@ let zipped_form t =
 let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
   let slot = Mime_cache.slot_of_path t.mime t.path n in
   let ctype = Mime_cache.type_of t.mime slot in
-  let vary = (t.cfg.gzip_static || t.cfg.compress) && Mime_cache.compressible t.mime slot in
+  let vary = (t.cfg.gzip_static || t.rule.compress) && Mime_cache.compressible t.mime slot in
   let gzip_ok = vary && Accept_encoding.accepts_gzip buf req in
   let side = if gzip_ok && t.cfg.gzip_static then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
   (* Matches, not [=]: on this type [=] is a call to compare. *)
   let side =
     match side with
-    | No_sidecar when gzip_ok && t.cfg.compress && fd < 0 && t.mem_slot >= 0
+    | No_sidecar when gzip_ok && t.rule.compress && fd < 0 && t.mem_slot >= 0
                       && not (is_get && Request.find req Range >= 0) -> zipped_form t
     | side -> side
   in
@@ -447,7 +471,7 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
       Ctx.start c Not_modified;
       Ctx.header c Etag etag;
       last_modified c mtime;
-      if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+      cache_headers t c;
       if vary then Ctx.header c Vary "Accept-Encoding";
       Ctx.no_body c ~content_length:(-1)
     | Proceed ->
@@ -511,7 +535,7 @@ let redirect_to_slash t c n =
   Ctx.header_bytes c Location s ~off:0 ~len:o;
   (* A redirect is an answer like the file's: without Cache-Control a
      cache would guess its freshness (RFC 9111 §4.2.2). *)
-  if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+  cache_headers t c;
   Ctx.header c Content_type html_type;
   Ctx.body_string c p301
 
@@ -529,7 +553,7 @@ let serve_directory t c req buf dfd n ~is_get =
     end
     else begin
       if fd >= 0 then ignore (Syscall.close fd);
-      if t.cfg.list_directories then begin
+      if t.rule.listing then begin
         match
           Listing.answer c ~dfd ~dir_path:(B.sub_string t.path ~off:0 ~len:n)
             ~dotfiles:t.cfg.dotfiles ~max_entries:t.cfg.list_max
@@ -572,18 +596,40 @@ let unmount t n =
 let mount_redirect t c =
   Ctx.start c Moved_permanently;
   Ctx.header c Location t.cfg.mount;
-  if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+  cache_headers t c;
   Ctx.header c Content_type html_type;
   Ctx.body_string c p301
 
-let serve t c req ~is_get =
+(* The request's path, decoded and normalised into [t.path], seen from
+   the mount point: its length, or [bad_target], [mount_point],
+   [outside_mount] or a decoding error (negative). *)
+let bad_target = min_int + 2
+
+let decode t c =
   let buf = Ctx.buffer c in
-  match Target.split t.target buf (Request.target req) with
-  | Error | Asterisk -> error_page t c Bad_request
+  match Target.split t.target buf (Request.target (Ctx.request c)) with
+  | Error | Asterisk -> bad_target
   | Origin | Absolute ->
     let n = Target.decode_path buf (Target.path t.target) ~dst:t.path in
-    let n = if n < 0 || n > path_capacity then n else unmount t n in
-    if n = mount_point then mount_redirect t c
+    if n < 0 || n > path_capacity then n else unmount t n
+
+let path t = t.path
+
+let rewrite t n ~prefix replacement =
+  let r = String.length replacement in
+  if n < 0 || prefix > n || r + (n - prefix) > path_capacity then n
+  else begin
+    B.blit ~src:t.path ~src_off:prefix ~dst:t.path ~dst_off:r ~len:(n - prefix);
+    B.blit_from_string replacement ~src_off:0 t.path ~dst_off:0 ~len:r;
+    r + (n - prefix)
+  end
+
+(* Answers with the decoded path [t.path.{0 .. n-1}] (or the code from
+   {!decode}). *)
+let rec serve t c req n ~is_get =
+  let buf = Ctx.buffer c in
+    if n = bad_target then error_page t c Bad_request
+    else if n = mount_point then mount_redirect t c
     else if n = outside_mount then error_page t c Not_found
     else if n > path_capacity || (n < 0 && Target.decode_error n = Target.Too_long) then
       error_page t c Uri_too_long
@@ -616,6 +662,14 @@ let serve t c req ~is_get =
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
       end
+      else if fd < 0 && t.rule.fallback <> "" && not t.fell_back
+              && (fd = - Syscall.enoent || fd = - Syscall.enotdir) then begin
+        (* try_files: the rule's fallback answers a path that is not there. *)
+        t.fell_back <- true;
+        let f = t.rule.fallback in
+        B.blit_from_string f ~src_off:0 t.path ~dst_off:0 ~len:(String.length f);
+        serve t c req (String.length f) ~is_get
+      end
       else if fd < 0 then error_page t c (status_of_errno fd)
       else if Syscall.fstat fd t.st <> 0 then begin
         ignore (Syscall.close fd);
@@ -630,11 +684,26 @@ let serve t c req ~is_get =
           error_page t c Forbidden
     end
 
+let answer t rule c n =
+  t.rule <- rule;
+  t.fell_back <- false;
+  let req = Ctx.request c in
+  match Request.meth req with
+  | Get -> serve t c req n ~is_get:true
+  | Head -> serve t c req n ~is_get:false
+  | Options ->
+    Ctx.start c No_content;
+    Ctx.header c Allow allow;
+    Ctx.no_body c ~content_length:(-1)
+  | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page t c Method_not_allowed
+
+let error t c status = t.rule <- t.plain_rule; error_page t c status
+let plain_rule t = t.plain_rule
+
 let handler t c =
   let req = Ctx.request c in
   match Request.meth req with
-  | Get -> serve t c req ~is_get:true
-  | Head -> serve t c req ~is_get:false
+  | Get | Head -> answer t t.plain_rule c (decode t c)
   | Options ->
     Ctx.start c No_content;
     Ctx.header c Allow allow;

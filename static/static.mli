@@ -240,6 +240,44 @@ val create : config -> (t, string) result
 val handler : t -> Ctx.t -> unit
 (** [handler t c] answers the request of [c] as described above. *)
 
+(** {1 Per-path rules}
+    A caller that picks a rule per request (the configuration file's
+    locations, {!Httpz_conf.Sites}) decodes the path with {!decode},
+    matches it in {!path}, may {!rewrite} it, then calls {!answer} with
+    the rule; {!handler} is [answer] with {!plain_rule}. None of these
+    allocates. *)
+
+type rule = Answer_rule.t
+
+val plain_rule : t -> rule
+(** The rule of the configuration alone: no extra field, listing and
+    compression as configured, no fallback. *)
+
+val decode : t -> Ctx.t -> int
+(** [decode t c] decodes and normalises the request's path into {!path}
+    (without the mount prefix): its length, or a negative code that
+    {!answer} turns into its error (400, 404, 414) or the mount
+    redirect. The path stays valid until the next [decode] on [t]. *)
+
+val path : t -> Httpz.Bigstring.t
+(** The buffer {!decode} writes the path into, from offset 0. *)
+
+val rewrite : t -> int -> prefix:int -> string -> int
+(** [rewrite t n ~prefix replacement] replaces the first [prefix] bytes of
+    the decoded path of length [n] with [replacement]; the new length ([n]
+    unchanged when it would not fit, or [n] is a code). *)
+
+val answer : t -> rule -> Ctx.t -> int -> unit
+(** [answer t rule c n] answers the request of [c] as {!handler} does,
+    for the decoded path of length [n] (or the code) from {!decode} (and
+    {!rewrite}), with [rule]'s fields, listing, compression and fallback:
+    a path that is not found ([ENOENT], [ENOTDIR]) is answered as the
+    fallback path instead, once (a missing fallback is a 404). *)
+
+val error : t -> Ctx.t -> Httpz.Status.t -> unit
+(** [error t c status] answers [status] with its page (custom or
+    built-in), as the handler does. *)
+
 val root_fd : t -> Syscall.fd
 (** [root_fd t] is the document root's directory fd. *)
 

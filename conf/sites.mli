@@ -1,0 +1,38 @@
+(** The handler of a configuration file: the request's [Host] picks a
+    site ({!Host_match}), its decoded path a location ({!Rules}), and the
+    location's action answers, through the site's own static handler
+    ({!Httpz_static.Static}, one per site: its own root, file cache and
+    settings).
+
+    Per request, with a location or without: the site is found by
+    comparing the [Host] span in place, the path is decoded once into the
+    site's buffer and compared in place, and the answer takes the
+    location's precomputed rule; nothing is allocated on the way
+    (test/conf checks it), beyond what the static handler's answer itself
+    allocates (nothing for a file, see {!Httpz_static.Static}).
+
+    - An unknown host gets the default site, or [421 Misdirected Request]
+      / [404] with [unknown_host].
+    - [return] answers its status: a redirect with [Location], a text as
+      [text/plain], or the site's error page of that status.
+    - [rewrite] serves the replaced path in place; [internal] answers 404
+      (the location's files still serve as error pages, which the static
+      handler opens itself); [try_files] answers the fallback path when
+      the file is not found.
+    - A request without [Host] (HTTP/1.0) gets the default site. *)
+
+type t
+
+val create : Conf_file.t -> (t, string) result
+(** [create conf] opens every site's root and builds its rules. [Error]
+    names the first site whose root cannot be used, or an access-control
+    directive ([auth_basic], [allow], …): this build reads them but does
+    not enforce them, so serving would leave open what the file closes.
+    Allocates; opens one directory per site. *)
+
+val handler : t -> Httpz_server.Ctx.t -> unit
+(** [handler t c] answers the request of [c]. *)
+
+val close : t -> unit
+(** [close t] closes the sites' root directories (the supervisor's copies
+    after a reload: the workers have theirs). *)
