@@ -38,6 +38,7 @@ let opened c ~fd ~listener ~peer_len =
   c.proto <- H1_response.protocol;
   c.listener <- listener;
   c.peer_len <- peer_len;
+  c.peer_family <- 0;
   next_gen c;
   c.state <- Reading_head;
   c.rpos <- 0;
