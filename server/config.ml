@@ -38,9 +38,12 @@ type t = {
   send_lowat : int;
   defer_accept : bool;
   stats : string option;
+  conn_limit : int;
   tls : tls option;
   access_log : string option;
   log_format : Access_log.format;
+  error_log : string option;
+  log_level : Log.level;
   headers : (string * string) list;
   user : string option;
   server_name : string;
@@ -77,8 +80,11 @@ let default_config =
     send_lowat = 16 * 1024;
     defer_accept = true;
     stats = None;
+    conn_limit = 0;
     access_log = None;
     log_format = Access_log.Common;
+    error_log = None;
+    log_level = Log.Info;
     tls = None;
     headers = [ ("X-Content-Type-Options", "nosniff") ];
     user = None;
@@ -202,8 +208,10 @@ type field =
   | Grace_period
   | Hsts
   | Ticket_period
+  | Conn_limit
 
 let field_name = function
+  | Conn_limit -> "conn_limit"
   | Max_connections -> "max_connections"
   | Read_buffer -> "read_buffer"
   | Write_buffer -> "write_buffer"
@@ -226,6 +234,7 @@ let numeric_rules c =
   let tls f = match c.tls with Some t -> f t | None -> false in
   [
     (Max_connections, c.max_connections < 0, "must not be negative");
+    (Conn_limit, c.conn_limit < 0, "must not be negative");
     (Read_buffer, c.read_buffer < 1024, "must be at least 1024 bytes");
     (Write_buffer, c.write_buffer < 1024, "must be at least 1024 bytes");
     (Max_body, c.max_body < 0, "must not be negative");

@@ -204,6 +204,12 @@ type t = {
           reverse proxy on the same host comes from the loopback. Default
           [None]. @raise Invalid_argument from {!Server.run} when the token is empty
           or not a valid field value. *)
+  conn_limit : int;
+      (** Open connections a worker accepts from one client address (an
+          IPv6 client: one /64), as nginx's [limit_conn]; one more is
+          closed as soon as it is accepted, before a byte is read
+          ({!Conn_limit}). Per worker: with several workers a client may
+          hold up to [workers * conn_limit]. Default [0]: no limit. *)
   tls : tls option;  (** Serve HTTPS ({!tls}). Default [None]. *)
   access_log : string option;
       (** File to append the access log to, in [log_format] ([Some "-"]:
@@ -216,6 +222,14 @@ type t = {
   log_format : Access_log.format;
       (** The access log's line format ({!Access_log.format}). Default
           [Common]. *)
+  error_log : string option;
+      (** File the server's own messages go to ({!Log}): opened for
+          appending at start, by the process that keeps its privileges,
+          and made its standard error, which the workers inherit; reopened
+          on [SIGHUP] (the supervisor reopens it before it starts the new
+          workers). Default [None]: standard error. *)
+  log_level : Log.level;
+      (** The least severe messages written ({!Log}). Default [Info]. *)
   headers : (string * string) list;
       (** Header fields added to every response, after [Server]. Default
           [[("X-Content-Type-Options", "nosniff")]]: browsers do not guess
@@ -290,6 +304,7 @@ type field =
   | Grace_period
   | Hsts
   | Ticket_period
+  | Conn_limit
 (** The numeric fields {!check} bounds; its message for one of them is
     [name field] followed by the bound ("must not be negative", …), so a
     command line can name its own option instead. *)

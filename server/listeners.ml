@@ -120,7 +120,7 @@ let bound_ports (c : Config.t) lfds =
 let tune (c : Config.t) lfd =
   let set what opt v =
     let r = Syscall.setsockopt lfd opt v in
-    if r < 0 then Log.msg "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
+    if r < 0 then Log.warn "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
   in
   set "TCP_NODELAY" Syscall.Tcp_nodelay 1;
   if c.send_lowat > 0 then set "TCP_NOTSENT_LOWAT" Syscall.Tcp_notsent_lowat c.send_lowat;

@@ -12,6 +12,7 @@ type params = {
   io : io;
   alone : bool;
   max_connections : int;
+  conn_limit : int;
   read_buffer : int;
   write_buffer : int;
   max_body : int;
@@ -67,6 +68,8 @@ type t = {
   wheel : Timer_wheel.t;
   sh : Slot.shared;
   log : Access_log.t;
+  per_client : Conn_limit.t option;
+  mutable limited : int;  (** clients closed at once: over [conn_limit] *)
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;
@@ -208,14 +211,14 @@ let report w () =
       "{\"requests\": %d, \"minor_words\": %d, \"minor_collections\": %d, \
        \"major_collections\": %d, \"heap_words\": %d, \"connections\": %d, \
        \"slots_created\": %d, \"setup_words\": %d, \"buffer_bytes\": %d, \
-       \"spare_buffer_bytes\": %d, \"evicted\": %d, \"refused\": %d, \"io\": \"%s\", \"pid\": %d}\n"
+       \"spare_buffer_bytes\": %d, \"evicted\": %d, \"refused\": %d, \"limited\": %d, \"io\": \"%s\", \"pid\": %d}\n"
       w.requests
       (before - w.excluded_words - w.start_words)
       g.Gc.minor_collections g.Gc.major_collections g.Gc.heap_words w.active
       w.slots_created w.setup_words
       (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies)
       (Buffer_pool.kept sh.reads + Buffer_pool.kept sh.writes + Buffer_pool.kept sh.bodies)
-      w.evicted w.refused
+      w.evicted w.refused w.limited
       (match w.backend with Epoll -> "epoll" | Uring -> "uring")
       (Syscall.getpid ())
   in
@@ -306,7 +309,7 @@ let admit w =
     w.refused <- w.refused + 1;
     if not w.refusing then begin
       w.refusing <- true;
-      Log.msg "connection limit (%d) reached with no idle connection to close: refusing new clients"
+      Log.warn "connection limit (%d) reached with no idle connection to close: refusing new clients"
         w.p.max_connections
     end;
     false
@@ -321,14 +324,27 @@ let open_conn w fd listener =
   let first = H1.opened c ~fd ~listener ~peer_len in
   (match w.tls_servers.(listener) with
    | None -> ()
-   | Some s -> if not (Tls.accept s c) then Log.msg "TLS: %s (closing the connection)" (Openssl.error ()));
+   | Some s -> if not (Tls.accept s c) then Log.warn "TLS: %s (closing the connection)" (Openssl.error ()));
   w.active <- w.active + 1;
   w.start_conn c first
 
 let tls_failed w c = w.tls_servers.(c.listener) <> None && c.ssl = Openssl.none
 
+(* With [conn_limit]: the client of [fd], about to take the next free
+   slot, holds as many connections as it may (the caller closes it);
+   else it is counted in that slot, and its address kept there. *)
+let over_client_limit w fd =
+  match w.per_client with
+  | None -> false
+  | Some t ->
+      let c = conn w w.free.(w.nfree - 1) in
+      let family = Extra.peer_ip fd c.peer_ip in
+      (* H1.opened forgets the address: read again at first use. *)
+      family > 0 && not (Conn_limit.acquire t ~slot:c.slot c.peer_ip)
+
 (* The descriptor is closed (or handed over): the slot is free again. *)
 let release_slot w c =
+  (match w.per_client with Some t -> Conn_limit.release t ~slot:c.slot | None -> ());
   idle_remove w c;
   Timer_wheel.cancel w.wheel c.slot;
   H1.closed c;
@@ -372,7 +388,12 @@ let close_idle w =
 let accepted w fd listener =
   w.accept_error_logged <- false;
   if admit w then begin
-    open_conn w fd listener;
+    if over_client_limit w fd then begin
+      (* Not a reason to stop accepting: other clients are welcome. *)
+      ignore (Syscall.close fd : int);
+      w.limited <- w.limited + 1
+    end
+    else open_conn w fd listener;
     true
   end
   else begin
@@ -386,7 +407,7 @@ let accepted w fd listener =
    100 ms instead of spinning, logged once per episode. *)
 let accept_failed w err =
   if not w.accept_error_logged then begin
-    Log.msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message err);
+    Log.warn "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message err);
     w.accept_error_logged <- true
   end;
   w.accept_resume_ns <- w.now_ns + accept_pause_ns
@@ -397,19 +418,22 @@ let accept_failed w err =
 let hand_over w c fd rest =
   let k = c.upgrade in
   release_slot w c;
-  try k (Syscall.unix_of_fd fd) rest with ex -> Log.msg "an upgrade handler raised %s" (Printexc.to_string ex)
+  try k (Syscall.unix_of_fd fd) rest with ex -> Log.error "an upgrade handler raised %s" (Printexc.to_string ex)
 
 (* SIGHUP: reopen the access log at its path (logrotate renamed the old
    file), read the TLS certificate and key again for new connections, and
    keep serving. *)
 let reload w =
+  (match Log.reopen () with
+   | Ok () -> ()
+   | Error msg -> Log.warn "SIGHUP: reopening the error log: %s (keeping the old one)" msg);
   (match w.p.log_path with
    | None -> ()
    | Some path -> (
        Access_log.flush w.log;
        match Access_log.reopen w.log path with
        | Ok () -> ()
-       | Error msg -> Log.msg "SIGHUP: reopening the access log: %s (keeping the old one)" msg));
+       | Error msg -> Log.warn "SIGHUP: reopening the access log: %s (keeping the old one)" msg));
   let seen = ref [] in
   Array.iter
     (function
@@ -417,7 +441,7 @@ let reload w =
           seen := s :: !seen;
           match Tls.reload s with
           | Ok () -> ()
-          | Error msg -> Log.msg "SIGHUP: reloading the certificate: %s (keeping the old one)" msg)
+          | Error msg -> Log.warn "SIGHUP: reloading the certificate: %s (keeping the old one)" msg)
       | _ -> ())
     w.tls_servers
 
@@ -506,6 +530,8 @@ let create p ~listeners ~signal_fd ~reactor =
       wheel = Timer_wheel.create ~ids:n ~size:(min wheel_size 65536) ~now:(now_ns / tick_ns);
       sh;
       log = Access_log.create ~fd:p.log_fd ~format:p.log_format;
+      per_client = (if p.conn_limit > 0 then Some (Conn_limit.create ~per_client:p.conn_limit ~slots:n) else None);
+      limited = 0;
       idle_prev = Array.make n (-2);
       idle_next = Array.make n (-2);
       idle_since = Array.make n 0;

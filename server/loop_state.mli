@@ -34,6 +34,7 @@ type params = {
   io : io;  (** the backend asked for *)
   alone : bool;  (** no other worker accepts on the same sockets *)
   max_connections : int;
+  conn_limit : int;  (** connections per client address; [0]: no limit *)
   read_buffer : int;
   write_buffer : int;
   max_body : int;
@@ -88,6 +89,8 @@ type t = {
   wheel : Timer_wheel.t;
   sh : Slot.shared;
   log : Access_log.t;
+  per_client : Conn_limit.t option;  (** with [conn_limit]: who holds how many *)
+  mutable limited : int;  (** clients closed at once: over [conn_limit] *)
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;

@@ -36,9 +36,12 @@ type config = Config.t = {
   send_lowat : int;
   defer_accept : bool;
   stats : string option;
+  conn_limit : int;
   tls : tls option;
   access_log : string option;
   log_format : Access_log.format;
+  error_log : string option;
+  log_level : Log.level;
   headers : (string * string) list;
   user : string option;
   server_name : string;
@@ -66,6 +69,7 @@ let params c ~log_fd =
     Loop_state.io = c.io;
     alone = c.workers = 1;
     max_connections = c.max_connections;
+    conn_limit = c.conn_limit;
     read_buffer = c.read_buffer;
     write_buffer = c.write_buffer;
     max_body = c.max_body;
@@ -114,7 +118,7 @@ let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup; Sys.sigquit ]
 let serve_here c handler tls lfds ~log_fd =
   let sfd = Extra.signalfd server_signals in
   if sfd < 0 then begin
-    Log.msg "signalfd: %s" (Syscall.error_message sfd);
+    Log.error "signalfd: %s" (Syscall.error_message sfd);
     Listeners.close_all lfds;
     1
   end
@@ -152,8 +156,15 @@ let load_tls c =
    start, or nothing changed. What was done, for the log line. *)
 let reload c tls log_fd =
   let log_file = match c.access_log with None | Some "-" -> false | Some _ -> true in
-  if not (log_file || tls <> None) then Error "nothing to reload (no access log file, no TLS)"
-  else
+  let error_log =
+    match c.error_log with
+    | None -> Ok false
+    | Some _ -> Result.map (fun () -> true) (Log.reopen ())
+  in
+  match error_log with
+  | Error msg -> Error (Printf.sprintf "reopening the error log: %s (nothing changed)" msg)
+  | Ok false when not (log_file || tls <> None) -> Error "nothing to reload (no log file, no TLS)"
+  | Ok error_log ->
     match if log_file then open_access_log c.access_log else Ok !log_fd with
     | Error msg -> Error (Printf.sprintf "reopening the access log: %s (nothing changed)" msg)
     | Ok fd -> (
@@ -166,7 +177,8 @@ let reload c tls log_fd =
             log_fd := fd;
             Ok
               (String.concat ", "
-                 ((if log_file then [ "access log reopened" ] else [])
+                 ((if error_log then [ "error log reopened" ] else [])
+                 @ (if log_file then [ "access log reopened" ] else [])
                  @ if tls <> None then [ "certificate and key read again" ] else [])))
 
 (* {1 Entry point} *)
@@ -219,7 +231,13 @@ let with_signals_blocked f =
 
 let run c handler =
   (* Each step's failure is one log line and exit code 1. *)
-  let ( let* ) r f = match r with Error msg -> Log.msg "%s" msg; 1 | Ok v -> f v in
+  let ( let* ) r f = match r with Error msg -> Log.error "%s" msg; 1 | Ok v -> f v in
+  Log.set_level c.log_level;
+  let* () =
+    match c.error_log with
+    | None -> Ok ()
+    | Some path -> Result.map_error (fun e -> "error log: " ^ e) (Log.use_file path)
+  in
   let* c = Listeners.adopt c in
   let* () = Config.check c in
   let* c = Listeners.resolve c in

@@ -158,6 +158,18 @@ let create cfg =
 
 (* {1 Paths} *)
 
+(* A file that exists but cannot be served is the operator's to fix, as
+   nginx logs its open() failures: at warn, with the path and errno; a
+   missing file is the client's business (debug). Formatted only when the
+   level is on. *)
+let log_open_failure t n err status =
+  let level = if status = Status.Not_found then Log.Debug else Log.Warn in
+  if Log.enabled level then
+    (if level = Log.Debug then Log.debug else Log.warn)
+      "open() \"%s%s\" failed (%s): %d" (Filename.concat t.cfg.root "")
+      (if n <= 1 then "" else B.sub_string t.path ~off:1 ~len:(n - 1))
+      (Syscall.error_message err) (Status.code status)
+
 (* Opens the decoded path [t.path.{0 .. n-1}] beneath the root. *)
 let open_path t n = if n <= 1 then Beneath.openat t.beneath t.dot 0 1 else Beneath.openat t.beneath t.path 1 (n - 1)
 
@@ -616,12 +628,19 @@ let serve t c req ~is_get =
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
       end
-      else if fd < 0 then error_page t c (status_of_errno fd)
-      else if Syscall.fstat fd t.st <> 0 then begin
-        ignore (Syscall.close fd);
-        error_page t c Internal_server_error
+      else if fd < 0 then begin
+        let status = status_of_errno fd in
+        log_open_failure t n fd status;
+        error_page t c status
       end
       else
+        let r = Syscall.fstat fd t.st in
+        if r <> 0 then begin
+          ignore (Syscall.close fd);
+          log_open_failure t n r Internal_server_error;
+          error_page t c Internal_server_error
+        end
+        else
         match Syscall.stat_kind t.st with
         | Regular -> serve_opened t c req buf fd n ~is_get
         | Directory -> serve_directory t c req buf fd n ~is_get
