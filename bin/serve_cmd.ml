@@ -17,10 +17,11 @@ let usage_error fmt =
 
 (* {1 One configuration} *)
 
-type options = { server : Serve_server_opts.t; files : Serve_files_opts.t }
+type options = { server : Serve_server_opts.t; files : Serve_files_opts.t; guard : Serve_guard_opts.t }
 
 let options_term =
-  Term.(const (fun server files -> { server; files }) $ Serve_server_opts.term $ Serve_files_opts.term)
+  Term.(const (fun server files guard -> { server; files; guard })
+        $ Serve_server_opts.term $ Serve_files_opts.term $ Serve_guard_opts.term)
 
 (* The first problem found is the one reported, with exit 2. *)
 let run o =
@@ -30,8 +31,11 @@ let run o =
     Serve_server_opts.server_config o.server ~root:static.Static.root
       ~max_age:(static.Static.max_age >= 0)
   in
+  let* server = Serve_guard_opts.server_config o.guard server in
+  let* guards = Serve_guard_opts.guards o.guard in
   let* static = Static.create static in
-  Server.run server (Static.handler static)
+  let* handler = Serve_guard_opts.wrap guards (Static.handler static) in
+  Server.run server handler
 
 let serve_cmd =
   let doc = "serve a directory over HTTP/1.1" in
