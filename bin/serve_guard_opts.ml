@@ -15,6 +15,7 @@ type t = {
   auth_prefix : string;
   error_log : string option;
   log_level : string;
+  stats_listen : string list;
 }
 
 let access =
@@ -78,13 +79,24 @@ let log_level =
            ~doc:"The least severe messages written: $(b,error), $(b,warn), $(b,info) (the \
                  default) or $(b,debug) (adds failed TLS handshakes and missing files).")
 
+let stats_listen =
+  Arg.(value & opt_all string []
+       & info [ "stats-listen" ] ~docv:"ADDR:PORT"
+           ~doc:"Serve the status on a listener of its own, in plain HTTP and without a token: \
+                 $(b,GET /__httpz/stats) (JSON: the answering worker's counters and the totals \
+                 of every worker: responses by status class, bytes sent, connections accepted \
+                 and by state) and $(b,/__httpz/stats.txt) (the totals as name-value lines). \
+                 Whoever reaches the address may read it: give a loopback or internal one \
+                 ($(b,127.0.0.1:9100)). With $(b,--stats-token) the same is also answered on \
+                 the site's addresses to requests that carry the token.")
+
 let term =
   Term.(const (fun access limit_rate limit_burst limit_conn auth_file auth_realm auth_prefix error_log
-                   log_level ->
+                   log_level stats_listen ->
             { access; limit_rate; limit_burst; limit_conn; auth_file; auth_realm; auth_prefix;
-              error_log; log_level })
+              error_log; log_level; stats_listen })
         $ access $ limit_rate $ limit_burst $ limit_conn $ auth_file $ auth_realm $ auth_prefix
-        $ error_log $ log_level)
+        $ error_log $ log_level $ stats_listen)
 
 type guards = { site : Guard.config; auth : (string * Guard.config) option }
 
@@ -140,8 +152,20 @@ let wrap g app =
     | Error e -> Error e
 
 let server_config t c =
-  if t.limit_conn < 0 then Error "--limit-conn must not be negative"
-  else
-    match Httpz_server.Log.level_of_string t.log_level with
-    | Error e -> Error ("--log-level " ^ e)
-    | Ok log_level -> Ok { c with Httpz_server.Server.conn_limit = t.limit_conn; error_log = t.error_log; log_level }
+  let ( let* ) = Result.bind in
+  let* () = if t.limit_conn < 0 then Error "--limit-conn must not be negative" else Ok () in
+  let* log_level = Result.map_error (fun e -> "--log-level " ^ e) (Httpz_server.Log.level_of_string t.log_level) in
+  let* stats_listen =
+    List.fold_left
+      (fun acc a ->
+        let* acc = acc in
+        match Httpz_server.Server.parse_listen a with
+        | Ok hp -> Ok (hp :: acc)
+        | Error e -> Error ("--stats-listen " ^ e))
+      (Ok []) t.stats_listen
+  in
+  let c =
+    { c with Httpz_server.Server.conn_limit = t.limit_conn; error_log = t.error_log; log_level;
+             stats_listen = List.rev stats_listen }
+  in
+  Result.map (fun () -> c) (Httpz_server.Config.check ~name:Serve_server_opts.option_name c)

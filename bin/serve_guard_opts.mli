@@ -1,7 +1,7 @@
 (** The options of [httpz serve] for access control and the error log:
     [--access], [--limit-rate], [--limit-burst], [--limit-conn],
     [--auth-file], [--auth-realm], [--auth-prefix], [--error-log],
-    [--log-level]. Everything here runs once at start and allocates. *)
+    [--log-level], and the status listener [--stats-listen]. Everything here runs once at start and allocates. *)
 
 type t = {
   access : string list;  (** [--access], as given, in order *)
@@ -13,6 +13,7 @@ type t = {
   auth_prefix : string;
   error_log : string option;
   log_level : string;
+  stats_listen : string list;  (** [--stats-listen], as given *)
 }
 
 val term : t Cmdliner.Term.t
@@ -35,5 +36,6 @@ val wrap : guards -> (Httpz_server.Ctx.t -> unit) -> (Httpz_server.Ctx.t -> unit
     file's problem. *)
 
 val server_config : t -> Httpz_server.Server.config -> (Httpz_server.Server.config, string) result
-(** [server_config t c] is [c] with [--limit-conn], [--error-log] and
-    [--log-level]. *)
+(** [server_config t c] is [c] with [--limit-conn], [--error-log],
+    [--log-level] and [--stats-listen], checked again by
+    {!Httpz_server.Config.check} (an address listed twice, …). *)

@@ -204,6 +204,14 @@ type t = {
           reverse proxy on the same host comes from the loopback. Default
           [None]. @raise Invalid_argument from {!Server.run} when the token is empty
           or not a valid field value. *)
+  stats_listen : (string * int) list;
+      (** Addresses, as [(host, port)], of listeners that serve the
+          status alone ({!Stats.status_handler}): [GET /__httpz/stats]
+          (JSON: the answering worker's counters and the totals of all)
+          and [/__httpz/stats.txt] (the totals as [name value] lines),
+          without a token; [404] for anything else. Plain HTTP, whatever
+          {!t.tls}. Bind it to the loopback or an internal address.
+          Default [[]]. *)
   conn_limit : int;
       (** Open connections a worker accepts from one client address (an
           IPv6 client: one /64), as nginx's [limit_conn]; one more is
@@ -316,15 +324,17 @@ val field_name : field -> string
 (** What a listening socket is for: serving the handler (over TLS when the
     server has it), serving it in plain HTTP beside TLS
     ({!tls.listen_plain}), or redirecting plain HTTP to https
-    ({!tls.redirect_http}). *)
-type role = Serve | Serve_plain | Redirect
+    ({!tls.redirect_http}), or serving the status alone
+    ({!t.stats_listen}). *)
+type role = Serve | Serve_plain | Redirect | Status
 
 val roles : role list
-(** [[Serve; Serve_plain; Redirect]]: the order of {!endpoints}. *)
+(** [[Serve; Serve_plain; Redirect; Status]]: the order of {!endpoints}. *)
 
 val role_name : role -> string
 (** [role_name r] is the field that lists [r]'s addresses: ["listen"],
-    ["tls.listen_plain"], ["tls.redirect_http"]. For messages. *)
+    ["tls.listen_plain"], ["tls.redirect_http"], ["stats_listen"]. For
+    messages. *)
 
 val check :
   ?name:(field -> string) -> ?role_name:(role -> string) -> t -> (unit, string) result
@@ -365,9 +375,10 @@ val with_role_addresses : t -> role -> (string * int) list -> t
 
 val inherited_role : t -> port:int -> (role, string) result
 (** [inherited_role c ~port] is the role of a socket handed over
-    ({!t.listen_fds}) bound to [port]: [Serve_plain] or [Redirect] when
-    that list of [c.tls] has an address on [port], else [Serve]; [Error]
-    when both have one. *)
+    ({!t.listen_fds}) bound to [port]: [Status] when {!t.stats_listen}
+    has an address on [port], [Serve_plain] or [Redirect] when that list
+    of [c.tls] has one, else [Serve]; [Error] when both TLS lists have
+    one. *)
 
 val url : ?scheme:string -> string -> int -> string
 (** [url ~scheme host port] is ["http://host:port"], the host in brackets

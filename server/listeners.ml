@@ -74,7 +74,8 @@ let adopt (c : Config.t) =
         else
           let c = Config.with_role_addresses c Config.Serve (of_role Config.Serve) in
           let c = Config.with_role_addresses c Config.Serve_plain (keep Config.Serve_plain) in
-          Ok (Config.with_role_addresses c Config.Redirect (keep Config.Redirect))
+          let c = Config.with_role_addresses c Config.Redirect (keep Config.Redirect) in
+          Ok (Config.with_role_addresses c Config.Status (keep Config.Status))
 
 (* {1 Hosts and ports} *)
 

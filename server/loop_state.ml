@@ -25,6 +25,7 @@ type params = {
   offload_threads : int;
   offload_queue : int;
   stats : string option;
+  totals : Totals.t option;
   log_fd : int;
   log_path : string option;
   log_format : Access_log.format;
@@ -33,11 +34,14 @@ type params = {
   dev_errors : bool;
 }
 
+type front = With_stats | Bare | Status_only
+
 type listener = {
   listen_fd : int;
   handler : Ctx.t -> unit;
   tls : Tls.server option;
   headers : string;
+  front : front;
 }
 
 let tick_ms = Slot.tick_ms
@@ -56,6 +60,7 @@ type t = {
   p : params;
   lfds : int array;
   handlers : (Ctx.t -> unit) array;
+  fronts : front array;
   mutable entries : (Ctx.t -> unit) array;
   tls_servers : Tls.server option array;
   sfd : int;
@@ -70,6 +75,9 @@ type t = {
   log : Access_log.t;
   per_client : Conn_limit.t option;
   mutable limited : int;  (** clients closed at once: over [conn_limit] *)
+  totals : Totals.t;  (** [p.totals], or a table of one row of our own *)
+  mutable row : int;  (** this worker's row of [totals] *)
+  mutable gauges_s : int;  (** when the connection gauges were last written *)
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;
@@ -202,7 +210,7 @@ let evict w =
 
 (* The counters, as JSON: what building them allocates is not the
    requests' work, so it is counted apart. *)
-let report w () =
+let report w ~text =
   let before = words () in
   let g = Gc.quick_stat () in
   let sh = w.sh in
@@ -222,8 +230,15 @@ let report w () =
       (match w.backend with Epoll -> "epoll" | Uring -> "uring")
       (Syscall.getpid ())
   in
+  let totals = Totals.summary w.totals in
+  let out =
+    if text then Totals.text totals
+    else
+      (* This worker's object, with the totals of all as one more member. *)
+      String.sub json 0 (String.rindex json '}') ^ ", \"totals\": " ^ Totals.json totals ^ "}\n"
+  in
   w.excluded_words <- w.excluded_words + (words () - before);
-  json
+  out
 
 (* A request reaches the application: counted (the stats requests, answered
    in front of it, are not). *)
@@ -237,10 +252,11 @@ let counted w app c =
 
 (* What a new request runs, per listener: the application, counted, with
    the stats handler in front when configured. Built once. *)
-let entry w app =
-  match w.p.stats with
-  | None -> counted w app
-  | Some credentials -> Stats.handler ~credentials ~report:(report w) ~app:(counted w app)
+let entry w front app =
+  match (front, w.p.stats) with
+  | Status_only, _ -> Stats.status_handler ~report:(report w)
+  | Bare, _ | With_stats, None -> counted w app
+  | With_stats, Some credentials -> Stats.handler ~credentials ~report:(report w) ~app:(counted w app)
 
 let front w c = w.entries.(c.listener) (Ctx.of_conn c)
 
@@ -248,7 +264,25 @@ let front w c = w.entries.(c.listener) (Ctx.of_conn c)
    counted twice. *)
 let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
 
-let log_access w c parsed complete = Access_log.request w.log c ~parsed ~complete
+let log_access w c parsed complete =
+  Totals.response w.totals w.row ~status:(Httpz.Status.code c.status) ~bytes:c.sent;
+  Access_log.request w.log c ~parsed ~complete
+
+(* Once a second: this worker's connections by state, for the totals. A
+   walk over the slots created (the peak of connections so far). *)
+let write_gauges w =
+  let reading = ref 0 and writing = ref 0 and idle = ref 0 and handling = ref 0 in
+  for i = 0 to Array.length w.conns - 1 do
+    let c = w.conns.(i) in
+    if c != w.dummy && c.fd >= 0 then
+      match c.state with
+      | Free -> ()
+      | Reading_head -> if H1.idle c then incr idle else incr reading
+      | Reading_body -> incr reading
+      | Handling -> incr handling
+      | Writing | Lingering -> incr writing
+  done;
+  Totals.connections w.totals w.row ~reading:!reading ~writing:!writing ~idle:!idle ~handling:!handling
 
 (* {1 Slots} *)
 
@@ -322,6 +356,7 @@ let open_conn w fd listener =
   let c = conn w w.free.(w.nfree) in
   let peer_len = if Access_log.enabled w.log then max 0 (Extra.peer_address fd c.peer 0) else 0 in
   let first = H1.opened c ~fd ~listener ~peer_len in
+  Totals.accepted w.totals w.row;
   (match w.tls_servers.(listener) with
    | None -> ()
    | Some s -> if not (Tls.accept s c) then Log.warn "TLS: %s (closing the connection)" (Openssl.error ()));
@@ -483,6 +518,10 @@ let end_of_turn w ~on_timeout =
     w.accept_resume_ns <- 0;
     w.resume_accept ()
   end;
+  if w.sh.now <> w.gauges_s then begin
+    w.gauges_s <- w.sh.now;
+    write_gauges w
+  end;
   if Access_log.pending w.log && w.sh.now <> w.log_flushed_s then begin
     Access_log.flush w.log;
     w.log_flushed_s <- w.sh.now
@@ -518,6 +557,7 @@ let create p ~listeners ~signal_fd ~reactor =
       p;
       lfds = Array.map (fun l -> l.listen_fd) listeners;
       handlers = Array.map (fun (l : listener) -> l.handler) listeners;
+      fronts = Array.map (fun (l : listener) -> l.front) listeners;
       entries = [||];
       tls_servers = Array.map (fun (l : listener) -> l.tls) listeners;
       sfd = signal_fd;
@@ -532,6 +572,9 @@ let create p ~listeners ~signal_fd ~reactor =
       log = Access_log.create ~fd:p.log_fd ~format:p.log_format;
       per_client = (if p.conn_limit > 0 then Some (Conn_limit.create ~per_client:p.conn_limit ~slots:n) else None);
       limited = 0;
+      totals = (match p.totals with Some t -> t | None -> Totals.create ~rows:1);
+      row = -1;
+      gauges_s = 0;
       idle_prev = Array.make n (-2);
       idle_next = Array.make n (-2);
       idle_since = Array.make n 0;
@@ -571,7 +614,9 @@ let create p ~listeners ~signal_fd ~reactor =
   update_clock w;
   (* [Ctx.t] is [Slot.t] (Ctx.of_conn is the identity): one closure each
      for the worker's life, no allocation per call. *)
-  w.entries <- Array.map (entry w) w.handlers;
+  w.entries <- Array.map2 (entry w) w.fronts w.handlers;
+  w.row <- Totals.claim w.totals;
+  if w.row < 0 then Log.warn "status totals: no free row for worker %d (not counted)" (Syscall.getpid ());
   sh.hooks.handler <- front w;
   sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
@@ -591,6 +636,7 @@ let words_per_request w =
   if requests = 0 then 0. else float_of_int words /. float_of_int requests
 
 let finish w =
+  Totals.release w.totals w.row;
   Buffer_pool.trim w.sh.reads;
   Buffer_pool.trim w.sh.writes;
   Buffer_pool.trim w.sh.bodies;

@@ -36,6 +36,7 @@ type config = Config.t = {
   send_lowat : int;
   defer_accept : bool;
   stats : string option;
+  stats_listen : (string * int) list;
   conn_limit : int;
   tls : tls option;
   access_log : string option;
@@ -64,7 +65,7 @@ let check c = Config.check c
 
 let ms s = if s <= 0. then 1 else int_of_float (Float.ceil (s *. 1000.))
 
-let params c ~log_fd =
+let params c ~log_fd ~totals =
   {
     Loop_state.io = c.io;
     alone = c.workers = 1;
@@ -82,6 +83,7 @@ let params c ~log_fd =
     offload_threads = c.offload_threads;
     offload_queue = c.offload_queue;
     stats = Option.map (fun token -> "Bearer " ^ token) c.stats;
+    totals;
     log_fd;
     log_path = (match c.access_log with Some "-" | None -> None | Some p -> Some p);
     log_format = c.log_format;
@@ -105,17 +107,23 @@ let worker_listeners c handler tls lfds =
        (fun (_, _, role) fd ->
          match role with
          | Config.Serve ->
-             { Loop_state.listen_fd = fd; handler; tls; headers = (if tls = None then "" else hsts) }
-         | Config.Serve_plain -> { Loop_state.listen_fd = fd; handler; tls = None; headers = "" }
+             { Loop_state.listen_fd = fd; handler; tls; headers = (if tls = None then "" else hsts);
+               front = With_stats }
+         | Config.Serve_plain ->
+             { Loop_state.listen_fd = fd; handler; tls = None; headers = ""; front = With_stats }
          | Config.Redirect ->
+             (* The stats are not answered there: a redirect port serves
+                nothing but redirects. *)
              { Loop_state.listen_fd = fd; handler = Https_redirect.handler ~port:https_port; tls = None;
-               headers = "" })
+               headers = ""; front = Bare }
+         | Config.Status ->
+             { Loop_state.listen_fd = fd; handler; tls = None; headers = ""; front = Status_only })
        endpoints lfds)
 
 (* SIGTERM and SIGINT stop; SIGHUP reloads; SIGQUIT retires a generation. *)
 let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup; Sys.sigquit ]
 
-let serve_here c handler tls lfds ~log_fd =
+let serve_here c handler tls lfds ~log_fd ~totals =
   let sfd = Extra.signalfd server_signals in
   if sfd < 0 then begin
     Log.error "signalfd: %s" (Syscall.error_message sfd);
@@ -126,7 +134,7 @@ let serve_here c handler tls lfds ~log_fd =
     Fun.protect
       ~finally:(fun () -> ignore (Syscall.close sfd : int))
       (fun () ->
-        Loop.run (params c ~log_fd) ~listeners:(worker_listeners c handler tls lfds) ~signal_fd:sfd)
+        Loop.run (params c ~log_fd ~totals) ~listeners:(worker_listeners c handler tls lfds) ~signal_fd:sfd)
 
 (* {1 What the process that keeps its privileges reads} *)
 
@@ -188,6 +196,7 @@ let endpoint_url c (h, p, role) =
   | Config.Serve, Some _ -> Config.url ~scheme:"https" h p
   | Config.Serve, None | Config.Serve_plain, _ -> Config.url h p
   | Config.Redirect, _ -> Config.url h p ^ " (redirecting to https)"
+  | Config.Status, _ -> Config.url h p ^ Stats.path ^ " (status)"
 
 let start_line c ~ktls =
   Log.msg "listening on %s (workers %d%s, openat2 %s%s)"
@@ -210,14 +219,19 @@ let serve c handler tls user lfds ~log_fd =
     start_line c ~ktls:(match tls with Some s -> s.Tls.ktls | None -> false)
   in
   let log_fd = ref log_fd in
+  (* Shared by the workers forked below (and by the next generations). *)
+  let totals =
+    if c.stats <> None || c.stats_listen <> [] then Some (Totals.create ~rows:(Totals.rows_for ~workers:c.workers))
+    else None
+  in
   let code =
     if c.workers = 1 && user = None then begin
       announce ();
-      serve_here c handler tls lfds ~log_fd:!log_fd
+      serve_here c handler tls lfds ~log_fd:!log_fd ~totals
     end
     else
       Supervisor.run ~workers:c.workers ~user ~listeners:lfds ~announce
-        ~serve:(fun ~lfds -> serve_here c handler tls lfds ~log_fd:!log_fd)
+        ~serve:(fun ~lfds -> serve_here c handler tls lfds ~log_fd:!log_fd ~totals)
         ~reload:(fun () -> reload c tls log_fd)
   in
   if !log_fd > 2 then ignore (Syscall.close !log_fd : int);

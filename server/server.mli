@@ -165,6 +165,7 @@ type config = Config.t = {
   send_lowat : int;
   defer_accept : bool;
   stats : string option;
+  stats_listen : (string * int) list;
   conn_limit : int;
   tls : tls option;
   access_log : string option;
