@@ -16,6 +16,11 @@ per backend and transport.
    unreadable file names the path and EACCES; the log reopened on
    SIGHUP after a rotation.
 6. Bad option values exit 2 with one line.
+7. Status totals with 2 workers on --stats-listen (JSON and text) and
+   behind the token: responses by class, bytes, connections by state.
+8. The smaller things: the stats are not answered on the redirect port;
+   --redirect-http under socket activation with its socket passed; a
+   missing --tls-cert exits 2; --help to a pipe has no overstrike.
 
 Run: python3 test/e2e/test_guard.py   (needs _build/install/default/bin/httpz)
 """
@@ -296,10 +301,164 @@ def bad_values_part():
                 (p.returncode, err))
 
 
+def plain_get(port, path, headers=None, timeout=5.0):
+    """A request in plain HTTP whatever the suite's transport (the status
+    listener and the redirect port never speak TLS)."""
+    s = socket.create_connection((H.HOST, port), timeout=timeout)
+    try:
+        h = {"Host": "127.0.0.1:%d" % port, "Connection": "close"}
+        h.update(headers or {})
+        s.sendall(("GET %s HTTP/1.1\r\n" % path + "".join("%s: %s\r\n" % kv for kv in h.items()) + "\r\n").encode())
+        r = H.Reader(s).read_response(timeout=timeout)
+        return (r.status, r.headers, r.body) if r else (None, [], b"")
+    finally:
+        s.close()
+
+
+def status_part():
+    import json
+    sport = H.free_port()
+    srv = H.Server(DOC, workers=2, args=["--stats-listen", "127.0.0.1:%d" % sport] + H.STATS_ARGS).start()
+    # The readiness probe was one 200. Fresh connections spread over both
+    # workers.
+    sizes = 0
+    for _ in range(40):
+        st, _, body = H.request(srv.port, "GET", "/")
+        sizes += len(body)
+    for _ in range(10):
+        H.request(srv.port, "GET", "/missing")
+    # Three keep-alive clients idle, one in the middle of a head.
+    idle = []
+    for _ in range(3):
+        c = H.connect(srv.port)
+        get(c, "/")
+        H.Reader(c).read_response()
+        idle.append(c)
+    reading = H.connect(srv.port)
+    reading.sendall(b"GET / HTTP/1.1\r\nHost: a\r\n")
+    time.sleep(1.3)  # the gauges are written once a second
+    st, hd, body = plain_get(sport, "/__httpz/stats")
+    R.check("status listener: 200 JSON without a token", st == 200 and body.startswith(b"{"), (st, body[:200]))
+    doc = json.loads(body)
+    tot = doc.get("totals", {})
+    R.check("totals: both workers", tot.get("workers") == 2, tot)
+    R.check("totals: 2xx of every worker (44 = probe + 40 + 3)", tot.get("responses", {}).get("2xx") == 44, tot)
+    R.check("totals: 4xx", tot.get("responses", {}).get("4xx") == 10, tot)
+    R.check("totals: bytes sent cover the bodies", tot.get("bytes_sent", 0) > sizes, (tot, sizes))
+    R.check("totals: connections accepted", tot.get("connections_accepted", 0) >= 55, tot)
+    conns = tot.get("connections", {})
+    R.check("totals: three idle, one reading", conns.get("idle", 0) >= 3 and conns.get("reading", 0) >= 1, conns)
+    for c in idle + [reading]:
+        c.close()
+    st, _, text = plain_get(sport, "/__httpz/stats.txt")
+    lines = dict(l.split(" ", 1) for l in text.decode().splitlines())
+    R.check("text form: name value lines", st == 200 and lines.get("responses_4xx") == "10"
+            and int(lines.get("responses_2xx", 0)) >= 45, text)
+    st, _, _ = plain_get(sport, "/index.html")
+    R.check("status listener: 404 for anything else", st == 404, st)
+    st, _, body = H.request(srv.port, "GET", "/__httpz/stats", headers={"Authorization": H.STATS_AUTH.split(": ", 1)[1]})
+    R.check("with the token on the site: the totals too", st == 200 and b'"totals"' in body, (st, body[:200]))
+    st, _, _ = H.request(srv.port, "GET", "/__httpz/stats")
+    R.check("without the token: the site's 404", st == 404, st)
+    srv.stop_and_check(R, "status: server exits 0")
+
+
+def redirect_part():
+    """The redirect port answers redirects only: not the stats, even with
+    the token. (Needs TLS: the plain transport gets its own here.)"""
+    rport = H.free_port()
+    cert, key = H.tls_files()[1:]
+    tls = [] if H.TLS else ["--tls-cert", cert, "--tls-key", key]
+    srv = H.Server(DOC, args=tls + ["--redirect-http", str(rport)] + H.STATS_ARGS, ready_path="/").start()
+    st, hd, _ = plain_get(rport, "/__httpz/stats", headers={"Authorization": H.STATS_AUTH.split(": ", 1)[1]})
+    R.check("stats with the token on the redirect port: 301, not the stats", st == 301, (st, hd))
+    srv.stop_and_check(R, "redirect: server exits 0")
+
+
+LAUNCHER = r'''
+import os, socket, sys
+socks = []
+for _ in range(2):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    s.listen(64)
+    socks.append(s)
+ports = [s.getsockname()[1] for s in socks]
+with open(sys.argv[1], "w") as f:
+    f.write(" ".join(map(str, ports)))
+copies = [os.dup(s.fileno()) for s in socks]
+for i, fd in enumerate(copies):
+    os.dup2(fd, 3 + i, inheritable=True)
+os.environ["LISTEN_FDS"] = "2"
+os.environ["LISTEN_PID"] = str(os.getpid())
+argv = [a.replace("{REDIRECT}", str(ports[1])) for a in sys.argv[2:]]
+os.execv(argv[0], argv)
+'''
+
+
+def activation_part():
+    """--redirect-http under socket activation, its socket passed too."""
+    launcher = os.path.join(TMP, "launcher.py")
+    with open(launcher, "w") as f:
+        f.write(LAUNCHER)
+    ports_file = os.path.join(TMP, "ports")
+    cert, key = H.tls_files()[1:]
+    err = open(os.path.join(TMP, "activation.err"), "wb")
+    proc = subprocess.Popen([sys.executable, launcher, ports_file, H.BIN, "serve", "-d", DOC, "--workers", "1",
+                             "--tls-cert", cert, "--tls-key", key, "--redirect-http", "{REDIRECT}"]
+                            + (["--io", H.IO] if H.IO else []),
+                            stdout=err, stderr=err, start_new_session=True)
+    err.close()
+    try:
+        H.wait_until(lambda: os.path.exists(ports_file) and os.path.getsize(ports_file) > 0, 5)
+        with open(ports_file) as f:
+            https, redirect = (int(x) for x in f.read().split())
+        got = H.wait_until(lambda: proc.poll() is None and _try(lambda: plain_get(redirect, "/a?b")), 5)
+        st, hd, _ = got or (None, [], b"")
+        loc = dict((k.lower(), v) for k, v in hd).get("location")
+        R.check("the passed redirect socket answers 301 to https", st == 301
+                and loc == "https://127.0.0.1:%d/a?b" % https, (st, hd, proc.poll(),
+                                                                 open(os.path.join(TMP, "activation.err")).read()))
+        s = H.wrap(socket.create_connection((H.HOST, https), timeout=5))
+        get(s, "/")
+        r = H.Reader(s).read_response()
+        s.close()
+        R.check("the passed HTTPS socket serves", r is not None and r.status == 200, r)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        R.check("activation: exits 0", proc.wait(timeout=10) == 0)
+
+
+def _try(f):
+    try:
+        return f()
+    except OSError:
+        return None
+
+
+def cli_part():
+    p = subprocess.run([H.BIN, "serve", "-d", DOC, "-p", "0", "--tls-cert", "/nonexistent/cert.pem",
+                        "--tls-key", "/nonexistent/key.pem"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=10)
+    err = p.stderr.decode()
+    R.check("a missing --tls-cert: exit 2 naming it", p.returncode == 2
+            and err.startswith("httpz serve: --tls-cert /nonexistent/cert.pem: no such file"), (p.returncode, err))
+    env = dict(os.environ, TERM="xterm")
+    p = subprocess.run([H.BIN, "serve", "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                       timeout=10)
+    out = p.stdout
+    R.check("--help to a pipe: plain text, no overstrike", p.returncode == 0 and b"\b" not in out
+            and b"--auth-file" in out and b"--stats-listen" in out, out[:300])
+
+
 H.part(R, "basic auth", auth_part, stop_servers=True)
 H.part(R, "allow and deny", access_part, stop_servers=True)
 H.part(R, "request rate", rate_part, stop_servers=True)
 H.part(R, "connections per client", conn_part, stop_servers=True)
 H.part(R, "error log", error_log_part, stop_servers=True)
 H.part(R, "bad values", bad_values_part)
+H.part(R, "status totals", status_part, stop_servers=True)
+H.part(R, "redirect port", redirect_part, stop_servers=True)
+H.part(R, "socket activation", activation_part, stop_servers=True)
+H.part(R, "command line", cli_part)
 R.finish()

@@ -339,7 +339,68 @@ let guard_tests =
          match Guard.decide g ~addr:a ~now_ns:!now b sp with Guard.Pass -> () | _ -> failwith "refused");
   ]
 
+(* {1 Totals across processes} *)
+
+let totals_tests =
+  [
+    Alcotest.test_case "rows per process, summed; a forked worker counts in its own" `Quick (fun () ->
+        let t = Totals.create ~rows:4 in
+        let row = Totals.claim t in
+        Alcotest.(check int) "first row" 0 row;
+        Alcotest.(check int) "claimed again: the same" 0 (Totals.claim t);
+        Totals.response t row ~status:200 ~bytes:100;
+        Totals.response t row ~status:404 ~bytes:50;
+        Totals.response t row ~status:99 ~bytes:1;
+        Totals.accepted t row;
+        Totals.connections t row ~reading:1 ~writing:2 ~idle:3 ~handling:4;
+        (match Unix.fork () with
+         | 0 ->
+             let r = Totals.claim t in
+             Totals.response t r ~status:503 ~bytes:7;
+             Totals.connections t r ~reading:10 ~writing:0 ~idle:0 ~handling:0;
+             Unix._exit (if r = 1 then 0 else 3)
+         | pid -> (
+             match Unix.waitpid [] pid with
+             | _, Unix.WEXITED 0 -> ()
+             | _ -> Alcotest.fail "the child did not get row 1"));
+        let s = Totals.summary t in
+        Alcotest.(check (array int)) "by class" [| 0; 0; 1; 0; 1; 1 |] s.Totals.by_class;
+        Alcotest.(check int) "bytes" 158 s.bytes_sent;
+        Alcotest.(check int) "workers running (the child is gone)" 1 s.workers;
+        Alcotest.(check int) "gauges of the running only" 1 s.reading;
+        Alcotest.(check int) "handling" 4 s.handling;
+        Alcotest.(check int) "accepted" 1 s.accepted_connections;
+        (* A row whose process is gone is taken over, counters kept. *)
+        (match Unix.fork () with
+         | 0 -> Unix._exit (if Totals.claim t = 1 then 0 else 3)
+         | pid -> (
+             match Unix.waitpid [] pid with
+             | _, Unix.WEXITED 0 -> ()
+             | _ -> Alcotest.fail "the dead row was not taken over"));
+        Alcotest.(check int) "still counted" 1 (Totals.summary t).by_class.(5);
+        let text = Totals.text s and json = Totals.json s in
+        Alcotest.(check bool) text true (T.find_sub text "responses_5xx 1\nresponses_total 3\n" >= 0);
+        Alcotest.(check bool) json true (T.find_sub json "\"2xx\": 1, \"3xx\": 0, \"4xx\": 1, \"5xx\": 1}" >= 0));
+    Alcotest.test_case "no row left: not counted" `Quick (fun () ->
+        let t = Totals.create ~rows:1 in
+        ignore (Totals.claim t);
+        match Unix.fork () with
+        | 0 -> Unix._exit (if Totals.claim t = -1 then 0 else 3)
+        | pid -> (
+            match Unix.waitpid [] pid with
+            | _, Unix.WEXITED 0 -> Totals.response t (-1) ~status:200 ~bytes:1
+            | _ -> Alcotest.fail "a second process shared the row"));
+    T.zero_alloc "response and gauges: 0 words"
+      (let t = Totals.create ~rows:2 in
+       let row = Totals.claim t in
+       fun () ->
+         Totals.response t row ~status:200 ~bytes:612;
+         Totals.accepted t row;
+         Totals.connections t row ~reading:1 ~writing:2 ~idle:3 ~handling:4);
+  ]
+
 let () =
   Alcotest.run "guard"
     [ ("crypt", crypt_tests); ("address rules", rules_tests); ("rate", rate_tests);
-      ("connections", conn_tests); ("basic auth", auth_tests); ("guard", guard_tests) ]
+      ("connections", conn_tests); ("basic auth", auth_tests); ("guard", guard_tests);
+      ("totals", totals_tests) ]
