@@ -443,6 +443,16 @@ def cli_part():
     err = p.stderr.decode()
     R.check("a missing --tls-cert: exit 2 naming it", p.returncode == 2
             and err.startswith("httpz serve: --tls-cert /nonexistent/cert.pem: no such file"), (p.returncode, err))
+    # README: "a second server on a port already served fails with
+    # 'address already in use'": one timestamped error line, exit 1.
+    srv = H.Server(DOC).start()
+    p = subprocess.run([H.BIN, "serve", "-d", DOC, "-p", str(srv.port), "--host", H.HOST, "--user", "nobody"]
+                       + H.transport_args(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
+    lines = p.stderr.decode().splitlines()
+    R.check("a port in use: exit 1, one error line with time, level and pid", p.returncode == 1
+            and len(lines) == 1 and LINE.match(lines[0]) and "[error]" in lines[0]
+            and "in use" in lines[0].lower(), (p.returncode, lines))
+    srv.stop()
     env = dict(os.environ, TERM="xterm")
     p = subprocess.run([H.BIN, "serve", "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                        timeout=10)
