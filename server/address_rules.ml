@@ -9,9 +9,7 @@ type t = { allow : bool array; net : int array; mask : int array }
 let empty = { allow = [||]; net = [||]; mask = [||] }
 let is_empty t = Array.length t.allow = 0
 
-external get32u : Bytes.t -> int -> int32 = "%caml_bytes_get32u"
-
-let[@inline] word b i = Int32.to_int (get32u b (4 * i)) land 0xffff_ffff
+let word = Client_key.word
 
 (* The 16 bytes of an address, an IPv4 one mapped, and the prefix length
    over those 128 bits. *)

@@ -21,23 +21,11 @@ let create ~per_client ~slots =
     held = Array.make slots (-1);
   }
 
-external get32u : Bytes.t -> int -> int32 = "%caml_bytes_get32u"
-
-let[@inline] word b i = Int32.to_int (get32u b (4 * i)) land 0xffff_ffff
-
-let mapped_word =
-  let b = Bytes.make 16 '\000' in
-  Bytes.set b 10 '\255';
-  Bytes.set b 11 '\255';
-  word b 2
-
 (* The entry of [addr]'s client, or of a free one when [claim] (its key
    then written); [-1] when neither is among the probed. *)
 let find t addr ~claim =
-  let w0 = word addr 0 and w1 = word addr 1 in
-  let k2 = if w0 = 0 && w1 = 0 && word addr 2 = mapped_word then word addr 3 lor (1 lsl 40) else 0 in
-  let h = (w0 * 0x9E3779B1) lxor (w1 * 0x85EBCA77) lxor (k2 * 0xC2B2AE3D) in
-  let h = (h lxor (h lsr 29)) land t.mask in
+  let w0 = Client_key.high addr and w1 = Client_key.middle addr and k2 = Client_key.low addr in
+  let h = Client_key.hash w0 w1 k2 land t.mask in
   let found = ref (-1) and free = ref (-1) and i = ref 0 in
   while !found < 0 && !i < probe do
     let e = (h + !i) land t.mask in

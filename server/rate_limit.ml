@@ -29,25 +29,9 @@ let create ~rate ~burst ~entries =
 
 let entries t = Array.length t.tat
 
-external get32u : Bytes.t -> int -> int32 = "%caml_bytes_get32u"
-
-let[@inline] word b i = Int32.to_int (get32u b (4 * i)) land 0xffff_ffff
-
-(* The third word of an IPv4-mapped address (bytes 8-11: 0, 0, ff, ff). *)
-let mapped_word =
-  let b = Bytes.make 16 '\000' in
-  Bytes.set b 10 '\255';
-  Bytes.set b 11 '\255';
-  word b 2
-
 let admit t addr ~now_ns =
-  (* IPv4 (::ffff:0:0/96): the last word is the key; IPv6: the first two
-     (its /64). *)
-  let w0 = word addr 0 and w1 = word addr 1 in
-  let v4 = w0 = 0 && w1 = 0 && word addr 2 = mapped_word in
-  let k0 = w0 and k1 = w1 and k2 = if v4 then word addr 3 lor (1 lsl 40) else 0 in
-  let h = (k0 * 0x9E3779B1) lxor (k1 * 0x85EBCA77) lxor (k2 * 0xC2B2AE3D) in
-  let h = (h lxor (h lsr 29)) land t.mask in
+  let k0 = Client_key.high addr and k1 = Client_key.middle addr and k2 = Client_key.low addr in
+  let h = Client_key.hash k0 k1 k2 land t.mask in
   (* The client's entry, else a free or expired one, else the one with the
      earliest arrival time among the probed. *)
   let found = ref (-1) and spare = ref (-1) and victim = ref h in

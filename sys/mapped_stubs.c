@@ -19,12 +19,16 @@
 /* mmap of [len] > 0 bytes, wrapped as an external bigstring (its finalizer
    frees nothing: httpz_buffer_unmap does). Raises Out_of_memory when the
    mapping fails. Allocates the bigarray header on the OCaml heap. */
-CAMLprim value httpz_buffer_map(value vlen) {
+static value map_anonymous(value vlen, int sharing, const char *empty) {
   intnat len = Long_val(vlen);
-  if (len <= 0) caml_invalid_argument("Buffer_pool: mapping of no bytes");
-  void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (len <= 0) caml_invalid_argument(empty);
+  void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, sharing | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) caml_raise_out_of_memory();
   return caml_ba_alloc_dims(CAML_BA_CHAR | CAML_BA_C_LAYOUT | CAML_BA_EXTERNAL, 1, p, len);
+}
+
+CAMLprim value httpz_buffer_map(value vlen) {
+  return map_anonymous(vlen, MAP_PRIVATE, "Buffer_pool: mapping of no bytes");
 }
 
 /* munmap of a bigstring made by httpz_buffer_map; it is left with length 0
@@ -42,11 +46,7 @@ CAMLprim value httpz_buffer_unmap(value b) {
 /* A zero-filled MAP_SHARED anonymous mapping: after fork(2), parent and
    children see the same bytes (counters several workers write). */
 CAMLprim value httpz_buffer_map_shared(value vlen) {
-  intnat len = Long_val(vlen);
-  if (len <= 0) caml_invalid_argument("Mapped.map_shared: mapping of no bytes");
-  void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) caml_raise_out_of_memory();
-  return caml_ba_alloc_dims(CAML_BA_CHAR | CAML_BA_C_LAYOUT | CAML_BA_EXTERNAL, 1, p, len);
+  return map_anonymous(vlen, MAP_SHARED, "Mapped.map_shared: mapping of no bytes");
 }
 
 /* Atomic compare-and-swap of the aligned 64-bit word at [off]: 1 when it

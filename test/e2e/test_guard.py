@@ -48,11 +48,7 @@ DOC = os.path.join(TMP, "root")
 
 
 def write(rel, data, mode=0o644):
-    p = os.path.join(DOC, rel)
-    os.makedirs(os.path.dirname(p), exist_ok=True)
-    with open(p, "wb") as f:
-        f.write(data)
-    os.chmod(p, mode)
+    H.write_file(DOC, rel, data, mode)
 
 
 write("index.html", b"public\n")
@@ -171,30 +167,27 @@ def rate_part():
     fast = {"ok": 0, "limited": 0, "retry": set()}
     slow = {"ok": 0, "limited": 0}
 
-    def run_fast():
-        s = connect_from("127.0.0.2", srv.port)
+    def client(src, counts, pause):
+        """Keep-alive requests from [src] for [seconds], [pause] apart."""
+        s = connect_from(src, srv.port)
         rd = H.Reader(s)
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             get(s, "/")
             r = rd.read_response()
             if r.status == 200:
-                fast["ok"] += 1
-            elif r.status == 429:
-                fast["limited"] += 1
-                fast["retry"].add(r.header("Retry-After"))
+                counts["ok"] += 1
+            else:
+                counts["limited"] += 1
+                counts.setdefault("retry", set()).add(r.header("Retry-After"))
+            time.sleep(pause)
         s.close()
 
+    def run_fast():
+        client("127.0.0.2", fast, 0)
+
     def run_slow():
-        s = connect_from("127.0.0.3", srv.port)
-        rd = H.Reader(s)
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            get(s, "/")
-            r = rd.read_response()
-            slow["ok" if r.status == 200 else "limited"] += 1
-            time.sleep(1.0 / (rate / 2))
-        s.close()
+        client("127.0.0.3", slow, 1.0 / (rate / 2))
 
     t0 = time.monotonic()
     threads = [threading.Thread(target=run_fast), threading.Thread(target=run_slow)]
