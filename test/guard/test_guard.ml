@@ -339,6 +339,62 @@ let guard_tests =
          match Guard.decide g ~addr:a ~now_ns:!now b sp with Guard.Pass -> () | _ -> failwith "refused");
   ]
 
+(* {1 The guard in front of a handler, through the HTTP/1.1 machine} *)
+
+(* The whole exchange with every check on (address rules, a rate, a
+   remembered password), as test/h1's cycle: no word allocated. *)
+let guarded_cycle () =
+  let users = Filename.temp_file "users" ".txt" in
+  let oc = open_out users in
+  output_string oc ("alice:" ^ sha256 ^ "\n");
+  close_out oc;
+  let g =
+    match
+      Guard.create ~rate_entries:64
+        { Guard.access = [ (Address_rules.Deny, "10.0.0.0/8"); (Allow, "all") ];
+          rate = Some { Guard.per_second = 1e9; burst = 1_000_000 };
+          auth = Some { Guard.realm = "r"; user_file = users } }
+    with
+    | Ok g -> Sys.remove users; g
+    | Error e -> Alcotest.fail e
+  in
+  let sh =
+    Slot.create_shared ~server_name:"t" ~read_buffer:4096 ~write_buffer:1024 ~max_body:4096
+      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000 ~headers:""
+      ~listener_headers:[| "" |] ~keep:4
+  in
+  let passed = ref 0 in
+  let app c = incr passed; Ctx.start c Status.Ok; Ctx.body_string c "ok" in
+  let front = Guard.under ~prefix:"/admin" g ~app in
+  sh.hooks.handler <- (fun c -> front (Ctx.of_conn c));
+  sh.hooks.app <- (fun c -> app (Ctx.of_conn c));
+  let c = Slot.create sh ~slot:0 ~peer:false in
+  let req =
+    Bigstring.of_string
+      ("GET /admin/x HTTP/1.1\r\nHost: t\r\nAuthorization: Basic " ^ b64 "alice:secret" ^ "\r\n\r\n")
+  in
+  let n = Bigstring.length req in
+  let rec go (a : H1.action) =
+    match a with
+    | Write ->
+        Output.advance c (Output.pending c);
+        go (H1.written c)
+    | Read | Close | Linger | Wait | Detach | Nothing -> a
+  in
+  ignore (H1.opened c ~fd:(-1) ~listener:0 ~peer_len:0 : H1.action);
+  let cycle () =
+    let before = !passed in
+    (match H1.prepare_read c with
+     | Read ->
+         Bigstring.blit ~src:req ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:n;
+         ignore (go (H1.received c n) : H1.action)
+     | _ -> Alcotest.fail "not reading");
+    if !passed <> before + 1 then Alcotest.fail "the guard refused the request"
+  in
+  cycle ();
+  Alcotest.(check int) "passed to the application" 1 !passed;
+  T.zero_alloc "a guarded request that passes, through H1: 0 words" cycle
+
 (* {1 Totals across processes} *)
 
 let totals_tests =
@@ -403,4 +459,4 @@ let () =
   Alcotest.run "guard"
     [ ("crypt", crypt_tests); ("address rules", rules_tests); ("rate", rate_tests);
       ("connections", conn_tests); ("basic auth", auth_tests); ("guard", guard_tests);
-      ("totals", totals_tests) ]
+      ("totals", totals_tests); ("through H1", [ guarded_cycle () ]) ]
