@@ -168,4 +168,5 @@ let server_config t c =
     { c with Httpz_server.Server.conn_limit = t.limit_conn; error_log = t.error_log; log_level;
              stats_listen = List.rev stats_listen }
   in
-  Result.map (fun () -> c) (Httpz_server.Config.check ~name:Serve_server_opts.option_name c)
+  Result.map (fun () -> c)
+    (Httpz_server.Config.check ~name:Serve_server_opts.option_name ~role_name:Serve_server_opts.role_option c)

@@ -58,6 +58,15 @@ let refuse c status text =
   Ctx.header c Header_name.Cache_control "no-store";
   Ctx.body_string c text
 
+(* At debug level only (a flood of refused requests must not flood the
+   log, nor allocate): who was refused what. *)
+let log_refusal c code =
+  if Log.enabled Log.Debug then begin
+    let host, _ = Ctx.client c in
+    Log.debug "guard: %d for %s (%s)" code host
+      (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)))
+  end
+
 let handler t ~app c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let authorization =
@@ -70,10 +79,13 @@ let handler t ~app c =
   let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
   match judge t (Ctx.peer_ip c) now_ns buf authorization with
   | 0 -> app c
-  | -1 -> refuse c Status.Forbidden "403 Forbidden\n"
+  | -1 ->
+      log_refusal c 403;
+      refuse c Status.Forbidden "403 Forbidden\n"
   | -2 -> (
       match t.users with
       | Some u ->
+          log_refusal c 401;
           Ctx.start c Status.Unauthorized;
           Ctx.header c Header_name.Www_authenticate (Basic_auth.challenge u);
           Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
@@ -81,6 +93,7 @@ let handler t ~app c =
           Ctx.body_string c "401 Unauthorized\n"
       | None -> app c)
   | wait ->
+      log_refusal c 429;
       Ctx.start c Status.Too_many_requests;
       Ctx.header_int c Header_name.Retry_after wait;
       Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";

@@ -14,7 +14,8 @@
 
     A request that passes every check costs no allocation (its
     credentials remembered, see {!Basic_auth}); answers to refused ones
-    are short [text/plain] bodies.
+    are short [text/plain] bodies. Each refusal is logged at debug level
+    ({!Log}: status, client, target), and only then formatted.
 
     The per-client connection limit is not here: it acts when a
     connection is accepted, before any request ({!Config.t.conn_limit},
