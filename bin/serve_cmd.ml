@@ -17,7 +17,12 @@ let usage_error fmt =
 
 (* {1 One configuration} *)
 
-type options = { server : Serve_server_opts.t; files : Serve_files_opts.t; config : string option }
+type options = {
+  server : Serve_server_opts.t;
+  files : Serve_files_opts.t;
+  guard : Serve_guard_opts.t;
+  config : string option;
+}
 
 let config =
   Arg.(value & opt (some string) None
@@ -28,8 +33,8 @@ let config =
                  be given with it. SIGHUP reads the file again.")
 
 let options_term =
-  Term.(const (fun server files config -> { server; files; config })
-        $ Serve_server_opts.term $ Serve_files_opts.term $ config)
+  Term.(const (fun server files guard config -> { server; files; guard; config })
+        $ Serve_server_opts.term $ Serve_files_opts.term $ Serve_guard_opts.term $ config)
 
 (* {1 A configuration file} *)
 
@@ -86,8 +91,11 @@ let run o =
     Serve_server_opts.server_config o.server ~root:static.Static.root
       ~max_age:(static.Static.max_age >= 0)
   in
+  let* server = Serve_guard_opts.server_config o.guard server in
+  let* guards = Serve_guard_opts.guards o.guard in
   let* static = Static.create static in
-  Server.run server (Static.handler static)
+  let* handler = Serve_guard_opts.wrap guards (Static.handler static) in
+  Server.run server handler
 
 let serve_cmd =
   let doc = "serve a directory over HTTP/1.1" in

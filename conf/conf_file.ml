@@ -483,9 +483,10 @@ let read_tree ~file tree =
     | Idle_timeout -> "idle_timeout" | Header_timeout -> "header_timeout" | Body_timeout -> "body_timeout"
     | Write_timeout -> "write_timeout" | Handler_timeout -> "handler_timeout" | Send_lowat -> "send_lowat"
     | Grace_period -> "grace" | Hsts -> "hsts" | Ticket_period -> "tls_ticket_rotation"
+    | Conn_limit -> "limit_conn"
   in
   let name f = let n = directive_of f in named := Some n; n in
-  let role_name r = named := Some "listen"; match r with Config.Serve -> "listen" | Serve_plain -> "listen … plain" | Redirect -> "listen … redirect" in
+  let role_name r = named := Some "listen"; match r with Config.Serve -> "listen" | Serve_plain -> "listen … plain" | Redirect -> "listen … redirect" | Status -> "stats_listen" in
   (match Config.check ~name ~role_name server with
    | Ok () -> ()
    | Error e ->

@@ -220,6 +220,20 @@ type t = {
           reverse proxy on the same host comes from the loopback. Default
           [None]. @raise Invalid_argument from {!Server.run} when the token is empty
           or not a valid field value. *)
+  stats_listen : (string * int) list;
+      (** Addresses, as [(host, port)], of listeners that serve the
+          status alone ({!Stats.status_handler}): [GET /__httpz/stats]
+          (JSON: the answering worker's counters and the totals of all)
+          and [/__httpz/stats.txt] (the totals as [name value] lines),
+          without a token; [404] for anything else. Plain HTTP, whatever
+          {!t.tls}. Bind it to the loopback or an internal address.
+          Default [[]]. *)
+  conn_limit : int;
+      (** Open connections a worker accepts from one client address (an
+          IPv6 client: one /64), as nginx's [limit_conn]; one more is
+          closed as soon as it is accepted, before a byte is read
+          ({!Conn_limit}). Per worker: with several workers a client may
+          hold up to [workers * conn_limit]. Default [0]: no limit. *)
   tls : tls option;  (** Serve HTTPS ({!tls}). Default [None]. *)
   access_log : string option;
       (** File to append the access log to, in [log_format] ([Some "-"]:
@@ -232,6 +246,14 @@ type t = {
   log_format : Access_log.format;
       (** The access log's line format ({!Access_log.format}). Default
           [Common]. *)
+  error_log : string option;
+      (** File the server's own messages go to ({!Log}): opened for
+          appending at start, by the process that keeps its privileges,
+          and made its standard error, which the workers inherit; reopened
+          on [SIGHUP] (the supervisor reopens it before it starts the new
+          workers). Default [None]: standard error. *)
+  log_level : Log.level;
+      (** The least severe messages written ({!Log}). Default [Info]. *)
   headers : (string * string) list;
       (** Header fields added to every response, after [Server]. Default
           [[("X-Content-Type-Options", "nosniff")]]: browsers do not guess
@@ -306,6 +328,7 @@ type field =
   | Grace_period
   | Hsts
   | Ticket_period
+  | Conn_limit
 (** The numeric fields {!check} bounds; its message for one of them is
     [name field] followed by the bound ("must not be negative", …), so a
     command line can name its own option instead. *)
@@ -317,15 +340,17 @@ val field_name : field -> string
 (** What a listening socket is for: serving the handler (over TLS when the
     server has it), serving it in plain HTTP beside TLS
     ({!tls.listen_plain}), or redirecting plain HTTP to https
-    ({!tls.redirect_http}). *)
-type role = Serve | Serve_plain | Redirect
+    ({!tls.redirect_http}), or serving the status alone
+    ({!t.stats_listen}). *)
+type role = Serve | Serve_plain | Redirect | Status
 
 val roles : role list
-(** [[Serve; Serve_plain; Redirect]]: the order of {!endpoints}. *)
+(** [[Serve; Serve_plain; Redirect; Status]]: the order of {!endpoints}. *)
 
 val role_name : role -> string
 (** [role_name r] is the field that lists [r]'s addresses: ["listen"],
-    ["tls.listen_plain"], ["tls.redirect_http"]. For messages. *)
+    ["tls.listen_plain"], ["tls.redirect_http"], ["stats_listen"]. For
+    messages. *)
 
 val check :
   ?name:(field -> string) -> ?role_name:(role -> string) -> t -> (unit, string) result
@@ -366,9 +391,10 @@ val with_role_addresses : t -> role -> (string * int) list -> t
 
 val inherited_role : t -> port:int -> (role, string) result
 (** [inherited_role c ~port] is the role of a socket handed over
-    ({!t.listen_fds}) bound to [port]: [Serve_plain] or [Redirect] when
-    that list of [c.tls] has an address on [port], else [Serve]; [Error]
-    when both have one. *)
+    ({!t.listen_fds}) bound to [port]: [Status] when {!t.stats_listen}
+    has an address on [port], [Serve_plain] or [Redirect] when that list
+    of [c.tls] has one, else [Serve]; [Error] when both TLS lists have
+    one. *)
 
 val url : ?scheme:string -> string -> int -> string
 (** [url ~scheme host port] is ["http://host:port"], the host in brackets

@@ -37,9 +37,13 @@ type config = Config.t = {
   send_lowat : int;
   defer_accept : bool;
   stats : string option;
+  stats_listen : (string * int) list;
+  conn_limit : int;
   tls : tls option;
   access_log : string option;
   log_format : Access_log.format;
+  error_log : string option;
+  log_level : Log.level;
   headers : (string * string) list;
   user : string option;
   server_name : string;
@@ -62,11 +66,12 @@ let check c = Config.check c
 
 let ms s = if s <= 0. then 1 else int_of_float (Float.ceil (s *. 1000.))
 
-let params c ~log_fd =
+let params c ~log_fd ~totals =
   {
     Loop_state.io = c.io;
     alone = c.workers = 1;
     max_connections = c.max_connections;
+    conn_limit = c.conn_limit;
     read_buffer = c.read_buffer;
     write_buffer = c.write_buffer;
     max_body = c.max_body;
@@ -79,6 +84,7 @@ let params c ~log_fd =
     offload_threads = c.offload_threads;
     offload_queue = c.offload_queue;
     stats = Option.map (fun token -> "Bearer " ^ token) c.stats;
+    totals;
     log_fd;
     log_path = (match c.access_log with Some "-" | None -> None | Some p -> Some p);
     log_format = c.log_format;
@@ -102,20 +108,26 @@ let worker_listeners c handler tls lfds =
        (fun (_, _, role) fd ->
          match role with
          | Config.Serve ->
-             { Loop_state.listen_fd = fd; handler; tls; headers = (if tls = None then "" else hsts) }
-         | Config.Serve_plain -> { Loop_state.listen_fd = fd; handler; tls = None; headers = "" }
+             { Loop_state.listen_fd = fd; handler; tls; headers = (if tls = None then "" else hsts);
+               front = With_stats }
+         | Config.Serve_plain ->
+             { Loop_state.listen_fd = fd; handler; tls = None; headers = ""; front = With_stats }
          | Config.Redirect ->
+             (* The stats are not answered there: a redirect port serves
+                nothing but redirects. *)
              { Loop_state.listen_fd = fd; handler = Https_redirect.handler ~port:https_port; tls = None;
-               headers = "" })
+               headers = ""; front = Bare }
+         | Config.Status ->
+             { Loop_state.listen_fd = fd; handler; tls = None; headers = ""; front = Status_only })
        endpoints lfds)
 
 (* SIGTERM and SIGINT stop; SIGHUP reloads; SIGQUIT retires a generation. *)
 let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup; Sys.sigquit ]
 
-let serve_here c handler tls lfds ~log_fd =
+let serve_here c handler tls lfds ~log_fd ~totals =
   let sfd = Extra.signalfd server_signals in
   if sfd < 0 then begin
-    Log.msg "signalfd: %s" (Syscall.error_message sfd);
+    Log.error "signalfd: %s" (Syscall.error_message sfd);
     Listeners.close_all lfds;
     1
   end
@@ -123,7 +135,7 @@ let serve_here c handler tls lfds ~log_fd =
     Fun.protect
       ~finally:(fun () -> ignore (Syscall.close sfd : int))
       (fun () ->
-        Loop.run (params c ~log_fd) ~listeners:(worker_listeners c handler tls lfds) ~signal_fd:sfd)
+        Loop.run (params c ~log_fd ~totals) ~listeners:(worker_listeners c handler tls lfds) ~signal_fd:sfd)
 
 (* {1 What the process that keeps its privileges reads} *)
 
@@ -153,8 +165,15 @@ let load_tls c =
    start, or nothing changed. What was done, for the log line. *)
 let reload c tls log_fd =
   let log_file = match c.access_log with None | Some "-" -> false | Some _ -> true in
-  if not (log_file || tls <> None) then Error "nothing to reload (no access log file, no TLS)"
-  else
+  let error_log =
+    match c.error_log with
+    | None -> Ok false
+    | Some _ -> Result.map (fun () -> true) (Log.reopen ())
+  in
+  match error_log with
+  | Error msg -> Error (Printf.sprintf "reopening the error log: %s (nothing changed)" msg)
+  | Ok false when not (log_file || tls <> None) -> Error "nothing to reload (no log file, no TLS)"
+  | Ok error_log ->
     match if log_file then open_access_log c.access_log else Ok !log_fd with
     | Error msg -> Error (Printf.sprintf "reopening the access log: %s (nothing changed)" msg)
     | Ok fd -> (
@@ -167,7 +186,8 @@ let reload c tls log_fd =
             log_fd := fd;
             Ok
               (String.concat ", "
-                 ((if log_file then [ "access log reopened" ] else [])
+                 ((if error_log then [ "error log reopened" ] else [])
+                 @ (if log_file then [ "access log reopened" ] else [])
                  @ if tls <> None then [ "certificate and key read again" ] else [])))
 
 (* {1 Entry point} *)
@@ -177,6 +197,7 @@ let endpoint_url c (h, p, role) =
   | Config.Serve, Some _ -> Config.url ~scheme:"https" h p
   | Config.Serve, None | Config.Serve_plain, _ -> Config.url h p
   | Config.Redirect, _ -> Config.url h p ^ " (redirecting to https)"
+  | Config.Status, _ -> Config.url h p ^ Stats.path ^ " (status)"
 
 let start_line c ~ktls =
   Log.msg "listening on %s (workers %d%s, openat2 %s%s)"
@@ -230,6 +251,12 @@ let reconfigure_with f ~started cur =
         | None -> Ok None
         | Some t -> Result.map_error (fun e -> "tls: " ^ e) (Result.map Option.some (Tls.load ~sni:t.sni ~cert_file:t.cert_file ~key_file:t.key_file ()))
       in
+      let* () =
+        match c.error_log with
+        | None -> Ok ()
+        | Some path -> Result.map_error (fun e -> "error log: " ^ e) (Log.use_file path)
+      in
+      Log.set_level c.log_level;
       match open_access_log c.access_log with
       | Error e -> Error ("access log: " ^ e)
       | Ok log -> Ok { cfg = c; app = r.handler; tls_server = tls; log; free = r.release }
@@ -257,10 +284,15 @@ let serve ?reconfigure ~started c handler ~release tls user lfds ~log_fd =
     start_line c ~ktls:(match tls with Some s -> s.Tls.ktls | None -> false)
   in
   let cur = ref { cfg = c; app = handler; tls_server = tls; log = log_fd; free = release } in
+  (* Shared by the workers forked below (and by the next generations). *)
+  let totals =
+    if c.stats <> None || c.stats_listen <> [] then Some (Totals.create ~rows:(Totals.rows_for ~workers:c.workers))
+    else None
+  in
   let code =
     if c.workers = 1 && user = None && reconfigure = None then begin
       announce ();
-      serve_here c handler tls lfds ~log_fd
+      serve_here c handler tls lfds ~log_fd ~totals
     end
     else
       let reload () =
@@ -273,7 +305,7 @@ let serve ?reconfigure ~started c handler ~release tls user lfds ~log_fd =
             Result.map (fun what -> (what, ignore)) r
       in
       Supervisor.run ~workers:c.workers ~user ~listeners:lfds ~announce
-        ~serve:(fun ~lfds -> let k = !cur in serve_here k.cfg k.app k.tls_server lfds ~log_fd:k.log)
+        ~serve:(fun ~lfds -> let k = !cur in serve_here k.cfg k.app k.tls_server lfds ~log_fd:k.log ~totals)
         ~reload
   in
   let k = !cur in
@@ -289,7 +321,13 @@ let with_signals_blocked f =
 
 let start ?reconfigure ~release c handler =
   (* Each step's failure is one log line and exit code 1. *)
-  let ( let* ) r f = match r with Error msg -> release (); Log.msg "%s" msg; 1 | Ok v -> f v in
+  let ( let* ) r f = match r with Error msg -> release (); Log.error "%s" msg; 1 | Ok v -> f v in
+  Log.set_level c.log_level;
+  let* () =
+    match c.error_log with
+    | None -> Ok ()
+    | Some path -> Result.map_error (fun e -> "error log: " ^ e) (Log.use_file path)
+  in
   let* c = Listeners.adopt c in
   let* () = Config.check c in
   let* c = Listeners.resolve c in

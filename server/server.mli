@@ -166,9 +166,13 @@ type config = Config.t = {
   send_lowat : int;
   defer_accept : bool;
   stats : string option;
+  stats_listen : (string * int) list;
+  conn_limit : int;
   tls : tls option;
   access_log : string option;
   log_format : Access_log.format;
+  error_log : string option;
+  log_level : Log.level;
   headers : (string * string) list;
   user : string option;
   server_name : string;

@@ -149,6 +149,8 @@ and t = {
   mutable upgrade : Unix.file_descr -> string -> unit;
   peer : Bigstring.t;
   mutable peer_len : int;
+  peer_ip : Bytes.t;
+  mutable peer_family : int;
   mutable started_ns : int;
 }
 
@@ -277,6 +279,8 @@ let create sh ~slot ~peer =
     upgrade = (fun _ _ -> ());
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;
+    peer_ip = Bytes.make 16 '\000';
+    peer_family = 0;
     started_ns = 0;
   }
 

@@ -273,6 +273,14 @@ and t = {
       (** who takes the socket after a 101 ([Then_detach]) *)
   peer : Httpz.Bigstring.t;
   mutable peer_len : int;
+  peer_ip : Bytes.t;
+      (** the peer's address as 16 bytes of IPv6 (IPv4 as
+          [::ffff:a.b.c.d]), valid when [peer_family] is not [0]; read by
+          the address rules and per-client limits ({!Guard}) *)
+  mutable peer_family : int;
+      (** [4] or [6] once [peer_ip] was read for this connection ({!Ctx.peer_ip}
+          reads it at first use), [0] before, [-1] when getpeername
+          failed (then [peer_ip] is all zeros) *)
   mutable started_ns : int;
       (** [CLOCK_MONOTONIC] ns when the current request started (its head's
           first bytes arrived), for the access log; kept only when the

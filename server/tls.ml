@@ -136,7 +136,13 @@ let handshake c =
   else if r = Openssl.want_read then Want_read
   else if r = Openssl.want_write then Want_write
   else begin
-    if Openssl.plain_http () <> 0 then answer_plain_http c.fd;
+    let plain = Openssl.plain_http () <> 0 in
+    if plain then answer_plain_http c.fd;
+    (* Clients that leave, scanners, old protocol versions: routine, so
+       at debug level only, and formatted only then. *)
+    if Log.enabled Log.Debug then
+      Log.debug "TLS handshake failed: %s"
+        (if plain then "a plain HTTP request on the TLS port" else Openssl.error ());
     Failed
   end
 

@@ -19,6 +19,8 @@ type config = {
   error_pages : (int * string) list;
   compress : bool;
   compress_level : int;
+  compress_max_file : int;
+  compress_cache_bytes : int;
 }
 
 let default_config = {
@@ -39,6 +41,8 @@ let default_config = {
   error_pages = [];
   compress = false;
   compress_level = 6;
+  compress_max_file = 4 * 1024 * 1024;
+  compress_cache_bytes = 32 * 1024 * 1024;
 }
 
 open Pages
@@ -76,6 +80,10 @@ type t = {
   scratch : B.t;  (** Location, Content-Range *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
   cache : File_cache.t;
+  large : File_cache.t;
+      (** files over [cache_max_file] kept for their gzip form
+          ([compress_max_file]); disabled without [compress] *)
+  mutable mem_cache : File_cache.t;  (** the cache [mem_slot] is a slot of *)
   mutable mem : B.t;
       (** The bytes being answered when the answer functions get [fd = -1]:
           a {!File_cache} entry's contents. *)
@@ -141,6 +149,9 @@ let create cfg =
           | Ok r -> r
           | Error e -> invalid_arg e
         in
+        let cache =
+          File_cache.create ~max_file:cfg.cache_max_file ~max_bytes:cfg.cache_bytes ~ttl_ms:cfg.cache_ttl_ms ()
+        in
         Ok {
           cfg; beneath;
           cache_control = (if cfg.max_age >= 0 then Printf.sprintf "max-age=%d" cfg.max_age else "");
@@ -157,9 +168,12 @@ let create cfg =
           etag_pool = Array.init 64 Bytes.create;
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
           multipart = B.create 0;
-          cache =
-            File_cache.create ~max_file:cfg.cache_max_file ~max_bytes:cfg.cache_bytes
-              ~ttl_ms:cfg.cache_ttl_ms ();
+          cache;
+          large =
+            File_cache.create ~capacity:256
+              ~max_file:(if cfg.compress then max 0 cfg.compress_max_file else 0)
+              ~max_bytes:cfg.compress_cache_bytes ~ttl_ms:cfg.cache_ttl_ms ();
+          mem_cache = cache;
           mem = B.create 0;
           now_ms = 0;
           gz_slot = -1;
@@ -172,6 +186,18 @@ let create cfg =
         }
 
 (* {1 Paths} *)
+
+(* A file that exists but cannot be served is the operator's to fix, as
+   nginx logs its open() failures: at warn, with the path and errno; a
+   missing file is the client's business (debug). Formatted only when the
+   level is on. *)
+let log_open_failure t n err status =
+  let level = if status = Status.Not_found then Log.Debug else Log.Warn in
+  if Log.enabled level then
+    (if level = Log.Debug then Log.debug else Log.warn)
+      "open() \"%s%s\" failed (%s): %d" (Filename.concat t.cfg.root "")
+      (if n <= 1 then "" else B.sub_string t.path ~off:1 ~len:(n - 1))
+      (Syscall.error_message err) (Status.code status)
 
 (* Opens the decoded path [t.path.{0 .. n-1}] beneath the root. *)
 let open_path t n = if n <= 1 then Beneath.openat t.beneath t.dot 0 1 else Beneath.openat t.beneath t.path 1 (n - 1)
@@ -408,7 +434,7 @@ let find_sidecar t n ~orig_mtime =
 let min_compress = 256
 
 let zipped_form t =
-  let cache = t.cache and s = t.mem_slot in
+  let cache = t.mem_cache and s = t.mem_slot in
   (* The sidecar lookup before may have evicted the entry. *)
   if File_cache.content cache s != t.mem then No_sidecar
   else begin
@@ -489,6 +515,15 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
 
 (* [fd] is open on a regular file whose stat is in [t.st], at
    [t.path.{0 .. n-1}]: serve it, through the cache when it is small. *)
+(* A file over the main cache's limit that this request would get
+   compressed: a compressible type, gzip accepted, not a range, within
+   [compress_max_file]. *)
+let large_wanted t req buf n ~is_get ~size =
+  File_cache.enabled t.large && size <= File_cache.max_file t.large
+  && Mime_cache.compressible t.mime (Mime_cache.slot_of_path t.mime t.path n)
+  && Accept_encoding.accepts_gzip buf req
+  && not (is_get && Request.find req Range >= 0)
+
 let serve_opened t c req buf fd n ~is_get =
   let st = t.st in
   let size = Syscall.stat_size st in
@@ -501,10 +536,28 @@ let serve_opened t c req buf fd n ~is_get =
     end
     else -1
   in
+  (* Too large for the cache: kept in the large-file one only when this
+     answer would be compressed. *)
+  t.mem_cache <- cache;
+  let cached =
+    if cached >= 0 || not (large_wanted t req buf n ~is_get ~size) then cached
+    else begin
+      let large = t.large in
+      let slot = File_cache.find large t.path ~len:n in
+      let slot =
+        if slot >= 0 && File_cache.revalidate large slot st ~now_ms:t.now_ms then slot
+        else File_cache.insert large t.path ~len:n ~fd st ~now_ms:t.now_ms
+      in
+      if slot >= 0 then t.mem_cache <- large;
+      slot
+    end
+  in
   if cached >= 0 then begin
+    let cache = t.mem_cache in
     release fd;
     t.mem <- File_cache.content cache cached;
     t.mem_slot <- cached;
+    t.mem_cache <- cache;
     serve_file t c req buf (-1) n ~is_get ~size:(File_cache.size cache cached)
       ~mtime_s:(File_cache.mtime_s cache cached) ~mtime_ns:(File_cache.mtime_ns cache cached)
   end
@@ -638,6 +691,7 @@ let rec serve t c req n ~is_get =
     else begin
       t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
       t.mem_slot <- -1;
+      t.mem_cache <- t.cache;
       (* The cache is keyed by file path; a path ending in '/' names its
          index file. A fresh entry answers without a single syscall. *)
       let key = if Target.ends_in_slash t.path n then append_string t.path n t.cfg.index else n in
@@ -670,12 +724,19 @@ let rec serve t c req n ~is_get =
         B.blit_from_string f ~src_off:0 t.path ~dst_off:0 ~len:(String.length f);
         serve t c req (String.length f) ~is_get
       end
-      else if fd < 0 then error_page t c (status_of_errno fd)
-      else if Syscall.fstat fd t.st <> 0 then begin
-        ignore (Syscall.close fd);
-        error_page t c Internal_server_error
+      else if fd < 0 then begin
+        let status = status_of_errno fd in
+        log_open_failure t n fd status;
+        error_page t c status
       end
       else
+        let r = Syscall.fstat fd t.st in
+        if r <> 0 then begin
+          ignore (Syscall.close fd);
+          log_open_failure t n r Internal_server_error;
+          error_page t c Internal_server_error
+        end
+        else
         match Syscall.stat_kind t.st with
         | Regular -> serve_opened t c req buf fd n ~is_get
         | Directory -> serve_directory t c req buf fd n ~is_get

@@ -134,8 +134,13 @@
     [Content-Type], and a strong [ETag]: the file's with [-zN] ([N] the
     level) appended to its opaque part, distinct from the identity's and
     from a sidecar's, and stable across workers and restarts (the gzip
-    header holds no time). Not compressed: files larger than
-    {!config.cache_max_file} (no per-request compression), files under 256
+    header holds no time). A file larger than {!config.cache_max_file},
+    up to {!config.compress_max_file}, is handled the same way through a
+    second cache of its own, bounded by {!config.compress_cache_bytes}
+    and filled only by requests that want gzip (a client that does not
+    gets the file by sendfile as before), so a 200 KB JavaScript bundle
+    goes out compressed. Not compressed: larger files and files that find
+    that budget spent (no per-request compression), files under 256
     bytes, files whose gzip form is not smaller, and range requests, which
     are answered on the identity form (with its ETag). Off by default
     because it changes what caches in front of the server hold (new
@@ -224,6 +229,17 @@ type config = {
           [FILE.gz] sidecar is served. Default [false]. See "On-the-fly
           compression" above. *)
   compress_level : int;  (** zlib level, 1-9. Default 6. *)
+  compress_max_file : int;
+      (** With {!compress}, files larger than {!cache_max_file} and at most
+          this many bytes are compressed too: read whole on the first
+          request that wants them gzipped and kept with their gzip form in
+          a cache of their own ({!compress_cache_bytes}). Default 4 MiB;
+          [0]: only files the main cache holds. *)
+  compress_cache_bytes : int;
+      (** Memory per worker for those larger files (identity and gzip
+          bytes together). When it is spent, further large files are sent
+          as they are (sendfile), never compressed per request. Default
+          32 MiB. *)
 }
 
 val default_config : config
