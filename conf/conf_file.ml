@@ -290,6 +290,11 @@ let listen_arg (d : directive) =
   | Ok hp -> (hp, role, d.npos)
   | Error e -> bad addr.apos "%s" e
 
+let log_format (a : arg) =
+  match Access_log.format_of_string a.value with
+  | Some f -> f
+  | None -> bad a.apos "%S: give %s" a.value Access_log.format_names
+
 let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
@@ -339,19 +344,12 @@ let read_tree ~file tree =
       | "defer_accept" -> let b = flag (one d) in set (fun c -> { c with defer_accept = b })
       | "max_body" -> let n = size (one d) in set (fun c -> { c with max_body = n })
       | "access_log" ->
-          let a = one d in
+          let a, format = match d.args with [ a; f ] -> (a, Some f) | _ -> (one d, None) in
           let v = if a.value = "off" then None else if a.value = "-" then Some "-" else Some (beside ~dir a.value) in
-          set (fun c -> { c with access_log = v })
-      | "log_format" -> (
-          let a = one d in
-          let f =
-            match a.value with
-            | "common" -> Access_log.Common
-            | "combined" -> Access_log.Combined
-            | "json" -> Access_log.Json
-            | v -> bad a.apos "%S: give common, combined or json" v
-          in
-          set (fun c -> { c with log_format = f }))
+          if v = None && format <> None then bad (Option.get format).apos "'access_log off' takes no format";
+          set (fun c -> { c with access_log = v });
+          Option.iter (fun f -> set (fun c -> { c with log_format = log_format f })) format
+      | "log_format" -> let f = log_format (one d) in set (fun c -> { c with log_format = f })
       | "stats_token" -> let a = one d in set (fun c -> { c with stats = Some a.value })
       | "stats_listen" -> (
           let a = one d in

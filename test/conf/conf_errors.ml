@@ -43,7 +43,9 @@ let cases =
     ("not a media type", "root /tmp;\ndefault_type text;\n", "2:14", "not a media type");
     ("error page without a page", "root /tmp;\nerror_page 418 /x.html;\n", "2:12", "418 has no error page");
     ("io", "root /tmp;\nio kqueue;\n", "2:4", "give uring or epoll");
-    ("log format", "root /tmp;\nlog_format xml;\n", "2:12", "give common, combined or json");
+    ("log format", "root /tmp;\nlog_format xml;\n", "2:12", "give common, combined, vhost_combined or json");
+    ("access log format", "root /tmp;\naccess_log a.log xml;\n", "2:18", "\"xml\": give common");
+    ("access log off with a format", "root /tmp;\naccess_log off json;\n", "2:16", "'access_log off' takes no format");
     ("no such user", "root /tmp;\nuser no-such-user-httpz;\n", "2:6", "no such user");
     ("unknown_host value", "root /tmp;\nunknown_host 500;\n", "2:14", "give default");
     (* listening and TLS *)
