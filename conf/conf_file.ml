@@ -247,13 +247,6 @@ let site_directive ~dir a (d : directive) =
   | n when List.mem n access_directives -> a.acc <- a.acc @ [ Conf_access.read ~dir d ]
   | _ -> assert false
 
-let valid_name n =
-  let body = if String.length n > 2 && String.sub n 0 2 = "*." then String.sub n 2 (String.length n - 2) else n in
-  body <> "" && String.length n < 256
-  && String.for_all (fun c -> (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c = '-' || c = '.' || c = '_') body
-  && body.[0] <> '.' && body.[String.length body - 1] <> '.'
-  && not (String.contains body '*')
-
 let finish_site a ~names ~spos =
   if a.rpos.line = 0 then
     (if names = [] then bad spos "no directory to serve: give root DIR (at the top level or in each site)"
@@ -268,32 +261,6 @@ let finish_site a ~names ~spos =
   { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = a.locs; access = a.acc }
 
 (* {1 The server} *)
-
-type listen_role = Plain | Tls_listen | Redirect
-
-let listen_arg (d : directive) =
-  let addr, role =
-    match d.args with
-    | [ a ] -> (a, Plain)
-    | [ a; r ] -> (
-        ( a,
-          match r.value with
-          | "tls" | "ssl" -> Tls_listen
-          | "plain" -> Plain
-          | "redirect" -> Redirect
-          | v -> bad r.apos "%S: a listen address is followed by tls, plain or redirect (or nothing)" v ))
-    | [] -> bad d.npos "'listen' takes an address: listen 8080; listen 0.0.0.0:443 tls;"
-    | _ :: _ :: x :: _ -> bad x.apos "'listen' takes an address and a role: unexpected %S" x.value
-  in
-  let text = if String.for_all (fun c -> c >= '0' && c <= '9') addr.value then "0.0.0.0:" ^ addr.value else addr.value in
-  match Config.parse_listen text with
-  | Ok hp -> (hp, role, d.npos)
-  | Error e -> bad addr.apos "%s" e
-
-let log_format (a : arg) =
-  match Access_log.format_of_string a.value with
-  | Some f -> f
-  | None -> bad a.apos "%S: give %s" a.value Access_log.format_names
 
 let read_tree ~file tree =
   let dir = Filename.dirname file in
@@ -351,12 +318,9 @@ let read_tree ~file tree =
           Option.iter (fun f -> set (fun c -> { c with log_format = log_format f })) format
       | "log_format" -> let f = log_format (one d) in set (fun c -> { c with log_format = f })
       | "stats_token" -> let a = one d in set (fun c -> { c with stats = Some a.value })
-      | "stats_listen" -> (
-          let a = one d in
-          let v = if a.value <> "" && String.for_all (fun c -> c >= '0' && c <= '9') a.value then "127.0.0.1:" ^ a.value else a.value in
-          match Config.parse_listen v with
-          | Ok hp -> set (fun c -> { c with stats_listen = c.stats_listen @ [ hp ] })
-          | Error e -> bad a.apos "%s" e)
+      | "stats_listen" ->
+          let hp = address_arg ~host:"127.0.0.1" (one d) in
+          set (fun c -> { c with stats_listen = c.stats_listen @ [ hp ] })
       | "limit_conn" -> let n = int_arg ~min:1 (one d) in set (fun c -> { c with conn_limit = n })
       | "error_log" ->
           let a = one d in
@@ -394,7 +358,7 @@ let read_tree ~file tree =
           List.map
             (fun a ->
               let n = String.lowercase_ascii a.value in
-              if not (valid_name n) then
+              if not (valid_host_name n) then
                 bad a.apos "%S is not a host name (letters, digits, '-', '.'; or *.example.com)" a.value;
               (n, a.apos))
             named

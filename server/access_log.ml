@@ -2,6 +2,10 @@ open Httpz
 
 type format = Common | Combined | Json | Vhost_combined
 
+type 'r line_fields =
+  now:int -> peer:Bigstring.t -> peer_len:int -> src:Bigstring.t -> req_off:int -> req_len:int -> status:int ->
+  bytes:int -> ref_off:int -> ref_len:int -> ua_off:int -> ua_len:int -> elapsed_us:int -> complete:bool -> 'r
+
 let formats = [ ("common", Common); ("combined", Combined); ("json", Json); ("vhost_combined", Vhost_combined) ]
 let format_of_string s = List.assoc_opt s formats
 let format_names = "common, combined, vhost_combined or json"

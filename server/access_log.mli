@@ -92,8 +92,7 @@ val reopen : t -> string -> (unit, string) result
     [path] (opened for appending, created 0644 if missing), as after a log
     rotation; on [Error] nothing changes. Allocates. *)
 
-val line :
-  t ->
+type 'r line_fields =
   now:int ->
   peer:Httpz.Bigstring.t ->
   peer_len:int ->
@@ -108,7 +107,10 @@ val line :
   ua_len:int ->
   elapsed_us:int ->
   complete:bool ->
-  unit
+  'r
+(** The fields of a line, then ['r]. *)
+
+val line : t -> unit line_fields
 (** [line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes
     ~ref_off ~ref_len ~ua_off ~ua_len ~elapsed_us ~complete] appends one
     line ([complete = false]: marked cut): the
@@ -118,27 +120,7 @@ val line :
     [src] too (length [< 0]: absent; unused by [Common]), the time is Unix
     time [now]. Does not allocate. *)
 
-val exchange_line :
-  t ->
-  now:int ->
-  peer:Httpz.Bigstring.t ->
-  peer_len:int ->
-  src:Httpz.Bigstring.t ->
-  req_off:int ->
-  req_len:int ->
-  status:int ->
-  bytes:int ->
-  ref_off:int ->
-  ref_len:int ->
-  ua_off:int ->
-  ua_len:int ->
-  elapsed_us:int ->
-  complete:bool ->
-  host_off:int ->
-  host_len:int ->
-  tls:int ->
-  protocol:int ->
-  unit
+val exchange_line : t -> (host_off:int -> host_len:int -> tls:int -> protocol:int -> unit) line_fields
 (** {!line} with the exchange's fields: the [Host] value in [src] at
     [host_off] ([host_len < 0]: absent), the TLS version as the protocol
     numbers it ([0x0304]: TLS 1.3; [0]: plain TCP, [-1]: TLS of an unknown
