@@ -20,7 +20,8 @@
     live in a site (or at the top level when there is no site block).
 
     {2 Paths}
-    A relative path ([root], certificates, [access_log]) is relative to
+    A relative path ([root], certificates, [access_log], [error_log],
+    [auth_basic_user_file]) is relative to
     the directory of the configuration file, so a file and its site can
     move together.
 

@@ -21,7 +21,7 @@ in the suite's backend (HTTPZ_IO) and transport (HTTPZ_TRANSPORT):
    user file), 429 (limit_req) per site and per location with nginx's inheritance
    (auth_basic off, a location's address rules replacing the site's); a reload reads
    a changed user file again; the JSON access log's host, scheme, tls and protocol;
-   vhost_combined; the error log and limit_conn directives.
+   vhost_combined; the error log; limit_conn.
 """
 
 import base64
@@ -442,6 +442,32 @@ def access():
                 vhost_lines()[-3:])
     finally:
         srv.stop_and_check(R, "access: exits 0")
+    # limit_conn 1 (per worker, 2 workers): of 5 connections held open at once, at
+    # most 2 are served; the others are closed at accept.
+    srv = ConfigServer(lambda port: conf(port, top="limit_conn 1;\n")).start()
+    try:
+        def held():
+            try:
+                return H.connect(srv.port, timeout=2.0)
+            except OSError:  # closed at accept: over TLS the handshake fails
+                return None
+        socks = [held() for _ in range(5)]
+        served = 0
+        for s_ in socks:
+            if s_ is None:
+                continue
+            try:
+                s_.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+                r = H.Reader(s_).read_response(timeout=2.0)
+                served += 1 if r is not None and r.status == 200 else 0
+            except OSError:
+                pass
+        for s_ in socks:
+            if s_ is not None:
+                s_.close()
+        R.check("limit_conn 1: %d of 5 connections held at once served (1 to 2)" % served, 1 <= served <= 2, served)
+    finally:
+        srv.stop_and_check(R, "limit_conn: exits 0")
     # A malformed access directive: check and serve refuse it at its line.
     path = os.path.join(TMP, "bad-access.conf")
     write(path, "root %s;\nlocation /a/ {\n  deny 10.0.0.0/33;\n}\n" % A)
