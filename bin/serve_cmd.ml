@@ -128,8 +128,8 @@ let serve_cmd =
         seconds): no client is refused. On an error (a \
         broken certificate) it logs one line and nothing changes. A single worker without \
         $(b,--user) has no supervisor and reloads in place. With $(b,--config) the supervisor \
-        always runs, and SIGHUP reads the file again: sites, rules, certificates, timeouts and \
-        logs change for the new workers; an invalid file is logged with its line and column \
+        always runs, and SIGHUP reads the file again: sites, rules, certificates, timeouts, \
+        logs and access control (user files are read again) change for the new workers; an invalid file is logged with its line and column \
         and nothing changes; changed listening addresses, $(b,workers) or $(b,user) take a \
         restart (the reload is refused).";
     `S Manpage.s_examples;

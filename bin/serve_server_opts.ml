@@ -220,17 +220,19 @@ let log_config l =
   match l.log_format with
   | None -> Ok Httpz_server.Access_log.Common
   | Some _ when l.access_log = None -> Error "--log-format needs --access-log"
-  | Some "common" -> Ok Httpz_server.Access_log.Common
-  | Some "combined" -> Ok Httpz_server.Access_log.Combined
-  | Some "json" -> Ok Httpz_server.Access_log.Json
-  | Some f -> Error (Printf.sprintf "--log-format %S: give common, combined or json" f)
+  | Some f -> (
+      match Httpz_server.Access_log.format_of_string f with
+      | Some f -> Ok f
+      | None -> Error (Printf.sprintf "--log-format %S: give %s" f Httpz_server.Access_log.format_names))
 
 let log_format =
   Arg.(value & opt (some string) None
        & info [ "log-format" ] ~docv:"FORMAT"
            ~doc:"The access log's format: $(b,common) (Common Log Format, the default), \
-                 $(b,combined) (adds the quoted Referer and User-Agent) or $(b,json) (one object \
-                 per line). Every format ends with the request time in microseconds. \
+                 $(b,combined) (adds the quoted Referer and User-Agent), $(b,vhost_combined) \
+                 (combined with the request's Host first, for one log of several sites) or \
+                 $(b,json) (one object per line, with the host, scheme, TLS version and \
+                 protocol too). Every format ends with the request time in microseconds. \
                  Common and combined escape double quotes, backslashes and bytes outside \
                  printable ASCII as \\\\xHH (as nginx does), JSON as \\\\u00HH.")
 

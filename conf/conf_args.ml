@@ -109,3 +109,42 @@ let path_arg a ~what =
   else if List.exists (fun s -> s = "." || s = "..") (String.split_on_char '/' a.value) then
     bad a.apos "%s %S must not hold '.' or '..' segments" what a.value
   else a.value
+
+(* {1 Names, addresses, formats} *)
+
+let valid_host_name n =
+  let body = if String.length n > 2 && String.sub n 0 2 = "*." then String.sub n 2 (String.length n - 2) else n in
+  body <> "" && String.length n < 256
+  && String.for_all (fun c -> (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c = '-' || c = '.' || c = '_') body
+  && body.[0] <> '.' && body.[String.length body - 1] <> '.'
+  && not (String.contains body '*')
+
+let address_arg ~host (a : arg) =
+  let text = if a.value <> "" && String.for_all (fun c -> c >= '0' && c <= '9') a.value then host ^ ":" ^ a.value else a.value in
+  match Config.parse_listen text with
+  | Ok hp -> hp
+  | Error e -> bad a.apos "%s" e
+
+type listen_role = Plain | Tls_listen | Redirect
+
+let listen_arg (d : directive) =
+  let addr, role =
+    match d.args with
+    | [ a ] -> (a, Plain)
+    | [ a; r ] -> (
+        ( a,
+          match r.value with
+          | "tls" | "ssl" -> Tls_listen
+          | "plain" -> Plain
+          | "redirect" -> Redirect
+          | v -> bad r.apos "%S: a listen address is followed by tls, plain or redirect (or nothing)" v ))
+    | [] -> bad d.npos "'listen' takes an address: listen 8080; listen 0.0.0.0:443 tls;"
+    | _ :: _ :: x :: _ -> bad x.apos "'listen' takes an address and a role: unexpected %S" x.value
+  in
+  (address_arg ~host:"0.0.0.0" addr, role, d.npos)
+
+let log_format (a : arg) =
+  match Access_log.format_of_string a.value with
+  | Some f -> f
+  | None -> bad a.apos "%S: give %s" a.value Access_log.format_names
+

@@ -40,3 +40,19 @@ val header_field : Conf_syntax.directive -> string * string
 val path_arg : Conf_syntax.arg -> what:string -> string
 (** A decoded URL path: starts with ['/'], no [?], [#], control bytes, [.]
     or [..] segments. [what] names it in the message. *)
+
+val valid_host_name : string -> bool
+(** A lower-case host name a site may serve: letters, digits, ['-'],
+    ['_'], ['.'] (not first or last), or [*.] before one. *)
+
+val address_arg : host:string -> Conf_syntax.arg -> string * int
+(** An address: [HOST:PORT], [[IPv6]:PORT], or a bare port on [host]. *)
+
+type listen_role = Plain | Tls_listen | Redirect
+
+val listen_arg : Conf_syntax.directive -> (string * int) * listen_role * Conf_syntax.pos
+(** [listen ADDRESS [tls|plain|redirect]]: a bare port is on every
+    address (0.0.0.0). *)
+
+val log_format : Conf_syntax.arg -> Httpz_server.Access_log.format
+(** An access-log format's name. *)

@@ -2,7 +2,7 @@ open Conf_syntax
 open Conf_args
 
 type pos = Conf_lexer.pos = { line : int; col : int }
-type access = { directive : string; args : string list; at : pos }
+type access = Conf_access.entry = { directive : string; args : string list; at : pos }
 type action = Serve | Return of int * string | Rewrite of string | Internal
 
 type location = {
@@ -46,14 +46,14 @@ let server_directives =
   [ "listen"; "io"; "workers"; "user"; "max_connections"; "idle_timeout"; "header_timeout";
     "write_timeout"; "body_timeout"; "handler_timeout"; "grace"; "send_lowat"; "defer_accept";
     "access_log"; "log_format"; "stats_token"; "max_body"; "hsts"; "tls_ticket_rotation";
-    "unknown_host"; "server_header" ]
+    "unknown_host"; "server_header"; "error_log"; "log_level"; "limit_conn"; "stats_listen" ]
 
 let site_directives =
   [ "root"; "index"; "listing"; "list_max"; "max_age"; "dotfiles"; "symlinks"; "gzip_static";
     "cache_max_file"; "cache_size"; "default_type"; "error_page"; "compress"; "compress_level";
     "header" ]
 
-let access_directives = [ "auth_basic"; "auth_basic_user_file"; "allow"; "deny"; "limit_req"; "limit_conn" ]
+let access_directives = Conf_access.directives
 let cert_directives = [ "tls_certificate"; "tls_certificate_key" ]
 let location_directives = [ "header"; "try_files"; "return"; "rewrite"; "internal"; "listing"; "compress" ]
 
@@ -87,14 +87,11 @@ let unknown scope (d : directive) =
 
 (* {1 Arguments} *)
 
-
-let access_of (d : directive) = { directive = d.name; args = List.map (fun a -> a.value) d.args; at = d.npos }
-
 (* Directives that may be given once per block. *)
 let once seen (d : directive) =
   if d.name <> "header" && d.name <> "error_page" && d.name <> "listen" && d.name <> "location"
-     && d.name <> "site"
-     && not (List.mem d.name access_directives)
+     && d.name <> "site" && d.name <> "stats_listen"
+     && not (Conf_access.repeatable d.name)
   then
     match Hashtbl.find_opt seen d.name with
     | Some p -> bad d.npos "'%s' is already given at line %d" d.name p.line
@@ -104,7 +101,7 @@ let once seen (d : directive) =
 
 let redirect_codes = [ 301; 302; 303; 307; 308 ]
 
-let location (d : directive) =
+let location ~dir (d : directive) =
   let exact, path_a =
     match d.args with
     | [ { value = "="; quoted = false; _ }; p ] -> (true, p)
@@ -168,7 +165,7 @@ let location (d : directive) =
                 else bad a.apos "%S: try_files tries $uri and $uri/, then one fallback path" a.value
           in
           try_files := go d.args)
-      | _ -> access := access_of d :: !access)
+      | _ -> access := Conf_access.read ~dir d :: !access)
     block;
   (match !action with
    | (Return _ | Rewrite _ | Internal), p when !try_files <> "" ->
@@ -242,20 +239,13 @@ let site_directive ~dir a (d : directive) =
   | "tls_certificate" -> a.cert_file <- Some (beside ~dir (one d).value, d.npos)
   | "tls_certificate_key" -> a.key_file <- Some (beside ~dir (one d).value, d.npos)
   | "location" ->
-      let l = location d in
+      let l = location ~dir d in
       (match List.find_opt (fun (o : location) -> o.exact = l.exact && o.path = l.path) a.locs with
        | Some o -> bad d.npos "location %s%s is already given at line %d" (if l.exact then "= " else "") l.path o.lpos.line
        | None -> ());
       a.locs <- a.locs @ [ l ]
-  | n when List.mem n access_directives -> a.acc <- a.acc @ [ access_of d ]
+  | n when List.mem n access_directives -> a.acc <- a.acc @ [ Conf_access.read ~dir d ]
   | _ -> assert false
-
-let valid_name n =
-  let body = if String.length n > 2 && String.sub n 0 2 = "*." then String.sub n 2 (String.length n - 2) else n in
-  body <> "" && String.length n < 256
-  && String.for_all (fun c -> (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c = '-' || c = '.' || c = '_') body
-  && body.[0] <> '.' && body.[String.length body - 1] <> '.'
-  && not (String.contains body '*')
 
 let finish_site a ~names ~spos =
   if a.rpos.line = 0 then
@@ -271,27 +261,6 @@ let finish_site a ~names ~spos =
   { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = a.locs; access = a.acc }
 
 (* {1 The server} *)
-
-type listen_role = Plain | Tls_listen | Redirect
-
-let listen_arg (d : directive) =
-  let addr, role =
-    match d.args with
-    | [ a ] -> (a, Plain)
-    | [ a; r ] -> (
-        ( a,
-          match r.value with
-          | "tls" | "ssl" -> Tls_listen
-          | "plain" -> Plain
-          | "redirect" -> Redirect
-          | v -> bad r.apos "%S: a listen address is followed by tls, plain or redirect (or nothing)" v ))
-    | [] -> bad d.npos "'listen' takes an address: listen 8080; listen 0.0.0.0:443 tls;"
-    | _ :: _ :: x :: _ -> bad x.apos "'listen' takes an address and a role: unexpected %S" x.value
-  in
-  let text = if String.for_all (fun c -> c >= '0' && c <= '9') addr.value then "0.0.0.0:" ^ addr.value else addr.value in
-  match Config.parse_listen text with
-  | Ok hp -> (hp, role, d.npos)
-  | Error e -> bad addr.apos "%s" e
 
 let read_tree ~file tree =
   let dir = Filename.dirname file in
@@ -342,20 +311,26 @@ let read_tree ~file tree =
       | "defer_accept" -> let b = flag (one d) in set (fun c -> { c with defer_accept = b })
       | "max_body" -> let n = size (one d) in set (fun c -> { c with max_body = n })
       | "access_log" ->
-          let a = one d in
+          let a, format = match d.args with [ a; f ] -> (a, Some f) | _ -> (one d, None) in
           let v = if a.value = "off" then None else if a.value = "-" then Some "-" else Some (beside ~dir a.value) in
-          set (fun c -> { c with access_log = v })
-      | "log_format" -> (
-          let a = one d in
-          let f =
-            match a.value with
-            | "common" -> Access_log.Common
-            | "combined" -> Access_log.Combined
-            | "json" -> Access_log.Json
-            | v -> bad a.apos "%S: give common, combined or json" v
-          in
-          set (fun c -> { c with log_format = f }))
+          if v = None && format <> None then bad (Option.get format).apos "'access_log off' takes no format";
+          set (fun c -> { c with access_log = v });
+          Option.iter (fun f -> set (fun c -> { c with log_format = log_format f })) format
+      | "log_format" -> let f = log_format (one d) in set (fun c -> { c with log_format = f })
       | "stats_token" -> let a = one d in set (fun c -> { c with stats = Some a.value })
+      | "stats_listen" ->
+          let hp = address_arg ~host:"127.0.0.1" (one d) in
+          set (fun c -> { c with stats_listen = c.stats_listen @ [ hp ] })
+      | "limit_conn" -> let n = int_arg ~min:1 (one d) in set (fun c -> { c with conn_limit = n })
+      | "error_log" ->
+          let a = one d in
+          if a.value = "" then bad a.apos "the error log must not be empty";
+          set (fun c -> { c with error_log = (if a.value = "stderr" then None else Some (beside ~dir a.value)) })
+      | "log_level" -> (
+          let a = one d in
+          match Log.level_of_string a.value with
+          | Ok l -> set (fun c -> { c with log_level = l })
+          | Error _ -> bad a.apos "%S: give error, warn, info or debug" a.value)
       | "server_header" -> let a = one d in set (fun c -> { c with server_name = a.value })
       | "hsts" -> hsts := Some (int_of_float (duration (one d)))
       | "tls_ticket_rotation" -> ticket := int_of_float (duration (one d))
@@ -383,7 +358,7 @@ let read_tree ~file tree =
           List.map
             (fun a ->
               let n = String.lowercase_ascii a.value in
-              if not (valid_name n) then
+              if not (valid_host_name n) then
                 bad a.apos "%S is not a host name (letters, digits, '-', '.'; or *.example.com)" a.value;
               (n, a.apos))
             named
@@ -391,6 +366,8 @@ let read_tree ~file tree =
         let block = match d.block with Some b -> b | None -> bad d.npos "'site' needs a block { … }" in
         let a = copy base in
         a.locs <- [];
+        (* The top level's access directives are inherited kind by kind. *)
+        a.acc <- [];
         (* The top level's certificate is the default one, not the site's. *)
         a.cert_file <- None;
         a.key_file <- None;
@@ -403,6 +380,7 @@ let read_tree ~file tree =
             once seen d;
             site_directive ~dir a d)
           block;
+        a.acc <- Conf_access.within ~outer:base.acc ~inner:a.acc;
         (d, names, a))
       !site_blocks
   in
@@ -486,7 +464,7 @@ let read_tree ~file tree =
     | Conn_limit -> "limit_conn"
   in
   let name f = let n = directive_of f in named := Some n; n in
-  let role_name r = named := Some "listen"; match r with Config.Serve -> "listen" | Serve_plain -> "listen … plain" | Redirect -> "listen … redirect" | Status -> "stats_listen" in
+  let role_name r = (if !named <> Some "stats_listen" then named := Some "listen"); match r with Config.Serve -> "listen" | Serve_plain -> "listen … plain" | Redirect -> "listen … redirect" | Status -> named := Some "stats_listen"; "stats_listen" in
   (match Config.check ~name ~role_name server with
    | Ok () -> ()
    | Error e ->

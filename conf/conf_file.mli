@@ -20,22 +20,23 @@
     live in a site (or at the top level when there is no site block).
 
     {2 Paths}
-    A relative path ([root], certificates, [access_log]) is relative to
+    A relative path ([root], certificates, [access_log], [error_log],
+    [auth_basic_user_file]) is relative to
     the directory of the configuration file, so a file and its site can
     move together.
 
     {2 Access control}
-    [auth_basic], [auth_basic_user_file], [allow], [deny], [limit_req] and
-    [limit_conn] are accepted in sites and locations and kept, in order,
-    as {!access} entries; this module does not enforce them, and
-    {!Sites.create} refuses a file that has them (fail closed) until
-    something does. *)
+    [auth_basic], [auth_basic_user_file], [allow], [deny] and [limit_req]
+    are read in the top level, sites and locations ({!Conf_access}: their
+    arguments checked, inheritance kind by kind) and enforced by
+    {!Sites} through {!Httpz_server.Guard}. [limit_conn N] is the
+    server's (connections per client address), at the top level only. *)
 
 type pos = Conf_lexer.pos = { line : int; col : int }
 
-type access = { directive : string; args : string list; at : pos }
-(** An access-control directive as written, for the module that enforces
-    them. *)
+type access = Conf_access.entry = { directive : string; args : string list; at : pos }
+(** An access-control directive as written ({!Conf_access}): a site's
+    hold the top level's it inherits; a location's are its own. *)
 
 type action =
   | Serve  (** files, with the location's settings *)

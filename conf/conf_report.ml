@@ -19,7 +19,7 @@ let check_files t =
                 | Error e -> at p "%s" e
                 | Ok srv -> Tls.free srv; sites rest)))
   in
-  match sites t.sites with
+  match Result.bind (Site_guards.create t) (fun _ -> sites t.sites) with
   | Error e -> Error e
   | Ok () -> (
       match t.server.tls with
@@ -53,5 +53,4 @@ let summary t =
             | _ -> Config.url h p)
           (Config.endpoints t.server)))
     (if n_access = 0 then ""
-     else Printf.sprintf "; %d access-control directive%s read but not enforced by this build (serve refuses them)"
-         n_access (if n_access = 1 then "" else "s"))
+     else Printf.sprintf "; %d access-control directive%s" n_access (if n_access = 1 then "" else "s"))

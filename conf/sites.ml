@@ -7,9 +7,10 @@ type rule = {
   status : Status.t;  (** of [return] *)
   body : string;  (** of [return]: the redirect's page or the text *)
   page : bool;  (** [return] answers with the site's error page *)
+  guard : Guard.t option;  (** the location's access control, inherited from the site *)
 }
 
-type site = { static : Static.t; rules : Rules.t; rule : rule array; plain : Static.rule }
+type site = { static : Static.t; rules : Rules.t; rule : rule array; plain : Static.rule; guard : Guard.t option }
 
 type t = { hosts : Host_match.t; sites : site array; default : int; refuse : Status.t }
 
@@ -26,7 +27,7 @@ let redirect_page url =
   Printf.sprintf "<!DOCTYPE html>\n<title>Moved</title>\n<p>Moved to <a href=\"%s\">%s</a>.</p>\n"
     (Static.html_escape url) (Static.html_escape url)
 
-let make_rule (s : Conf_file.site) (l : Conf_file.location) =
+let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
   let ( let* ) = Result.bind in
   let* answer =
     Answer_rule.make ~headers:(merge s.site_headers l.headers)
@@ -42,42 +43,31 @@ let make_rule (s : Conf_file.site) (l : Conf_file.location) =
         else (st, "", List.mem code Error_pages.statuses)
     | Serve | Rewrite _ | Internal -> (Status.Ok, "", false)
   in
-  Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page }
-
-let first_access (conf : Conf_file.t) =
-  List.find_map
-    (fun (s : Conf_file.site) ->
-      match s.access with
-      | a :: _ -> Some a
-      | [] -> List.find_map (fun (l : Conf_file.location) -> match l.access with a :: _ -> Some a | [] -> None) s.locations)
-    conf.sites
+  Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page; guard }
 
 let create (conf : Conf_file.t) =
-  match first_access conf with
-  | Some a ->
-      located conf.file a.at
-        "%s is read but not enforced by this build: serving would leave open what the file closes \
-         (remove it, or protect the site otherwise)" a.directive
-  | None ->
+  match Site_guards.create conf with
+  | Error e -> Error e
+  | Ok guards ->
       let opened = ref [] in
       let rec build acc = function
-        | [] -> Ok (List.rev acc)
-        | (s : Conf_file.site) :: rest -> (
+        | [], _ | _, [] -> Ok (List.rev acc)
+        | (s : Conf_file.site) :: rest, (g : Site_guards.t) :: guards -> (
             match Static.create s.static with
             | Error e -> located conf.file (Conf_file.static_error_pos s e) "%s" e
             | Ok st -> (
                 opened := st :: !opened;
-                let rules = List.map (make_rule s) s.locations in
+                let rules = List.mapi (fun i l -> make_rule s l g.locations.(i)) s.locations in
                 match List.find_opt Result.is_error rules, Answer_rule.make ~headers:s.site_headers
                         ~listing:s.static.list_directories ~compress:s.static.compress ~fallback:"" with
                 | Some (Error e), _ | None, Error e -> located conf.file s.spos "%s" e
                 | _, Ok plain ->
                     let rule = Array.of_list (List.map Result.get_ok rules) in
                     let locs = Rules.create (List.map (fun (l : Conf_file.location) -> (l.exact, l.path)) s.locations) in
-                    build ({ static = st; rules = locs; rule; plain } :: acc) rest
+                    build ({ static = st; rules = locs; rule; plain; guard = g.site } :: acc) (rest, guards)
                 | Some (Ok _), _ -> assert false))
       in
-      match build [] conf.sites with
+      match build [] (conf.sites, guards) with
       | Error e ->
           List.iter Static.close !opened;
           Error e
@@ -109,6 +99,10 @@ let return s c r =
     Ctx.body_string c r.body
   end
 
+(* The guard's verdict ([true]: answer the request); a refusal is answered
+   by the guard. *)
+let admitted guard c = match guard with None -> true | Some g -> Guard.admit g c
+
 let handler t c =
   let req = Ctx.request c in
   let i = if Request.has_host req then Host_match.find t.hosts (Ctx.buffer c) (Request.host req) else t.default in
@@ -117,9 +111,10 @@ let handler t c =
     let s = Array.unsafe_get t.sites i in
     let n = Static.decode s.static c in
     let k = if n >= 0 then Rules.find s.rules (Static.path s.static) n else -1 in
-    if k < 0 then Static.answer s.static s.plain c n
+    if k < 0 then (if admitted s.guard c then Static.answer s.static s.plain c n)
     else begin
       let r = Array.unsafe_get s.rule k in
+      if admitted r.guard c then
       match r.action with
       | Serve -> Static.answer s.static r.answer c n
       | Internal -> Static.error s.static c Not_found

@@ -19,16 +19,23 @@
       (the location's files still serve as error pages, which the static
       handler opens itself); [try_files] answers the fallback path when
       the file is not found.
-    - A request without [Host] (HTTP/1.0) gets the default site. *)
+    - A request without [Host] (HTTP/1.0) gets the default site.
+    - Access control runs after the location is found and before any
+      answer, [return] and [internal] included: the location's guard
+      (its own directives, kind by kind, else its site's) answers 403,
+      429 or 401, or lets the request through without allocating
+      ({!Httpz_server.Guard.admit}). *)
 
 type t
 
 val create : Conf_file.t -> (t, string) result
-(** [create conf] opens every site's root and builds its rules. [Error]
-    names the first site whose root cannot be used, or an access-control
-    directive ([auth_basic], [allow], …): this build reads them but does
-    not enforce them, so serving would leave open what the file closes.
-    Allocates; opens one directory per site. *)
+(** [create conf] builds the guards of the sites and locations
+    ({!Site_guards}: reads every user file, makes the rate tables), opens
+    every site's root and builds its rules. [Error] is
+    ["FILE:LINE:COL: message"] at the first directive at fault (a user
+    file that cannot be read, a root that cannot be used). Allocates;
+    opens one directory per site. [serve --config] runs it again on each
+    [SIGHUP], so a changed user file is read by the new workers. *)
 
 val handler : t -> Httpz_server.Ctx.t -> unit
 (** [handler t c] answers the request of [c]. *)

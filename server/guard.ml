@@ -67,7 +67,7 @@ let log_refusal c code =
       (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)))
   end
 
-let handler t ~app c =
+let admit t c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let authorization =
     match t.users with
@@ -78,10 +78,11 @@ let handler t ~app c =
   in
   let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
   match judge t (Ctx.peer_ip c) now_ns buf authorization with
-  | 0 -> app c
+  | 0 -> true
   | -1 ->
       log_refusal c 403;
-      refuse c Status.Forbidden "403 Forbidden\n"
+      refuse c Status.Forbidden "403 Forbidden\n";
+      false
   | -2 -> (
       match t.users with
       | Some u ->
@@ -90,15 +91,19 @@ let handler t ~app c =
           Ctx.header c Header_name.Www_authenticate (Basic_auth.challenge u);
           Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
           Ctx.header c Header_name.Cache_control "no-store";
-          Ctx.body_string c "401 Unauthorized\n"
-      | None -> app c)
+          Ctx.body_string c "401 Unauthorized\n";
+          false
+      | None -> true)
   | wait ->
       log_refusal c 429;
       Ctx.start c Status.Too_many_requests;
       Ctx.header_int c Header_name.Retry_after wait;
       Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
       Ctx.header c Header_name.Cache_control "no-store";
-      Ctx.body_string c "429 Too Many Requests\n"
+      Ctx.body_string c "429 Too Many Requests\n";
+      false
+
+let handler t ~app c = if admit t c then app c
 
 (* {1 Under a prefix} *)
 

@@ -58,6 +58,14 @@ val handler : t -> app:(Ctx.t -> unit) -> Ctx.t -> unit
 (** [handler t ~app] checks every request, then [app] runs the ones that
     pass. Deciding allocates nothing (see above). *)
 
+val admit : t -> Ctx.t -> bool
+(** [admit t c] runs the checks on the request of [c]: [true] when it
+    passes (nothing is answered: the caller answers it), else [false]
+    and the refusal (403, 429 or 401) is answered. What {!handler} does
+    before it calls the application, for a caller that has already picked
+    the guard (a location of a configuration file). Does not allocate for
+    a request that passes. *)
+
 val under : prefix:string -> t -> app:(Ctx.t -> unit) -> Ctx.t -> unit
 (** [under ~prefix t ~app] checks only requests whose path is [prefix]
     or below it ([/admin] guards [/admin] and [/admin/x], not

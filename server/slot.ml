@@ -152,6 +152,7 @@ and t = {
   peer_ip : Bytes.t;
   mutable peer_family : int;
   mutable started_ns : int;
+  mutable tls_version : int;
 }
 
 let no_string = ""
@@ -282,6 +283,7 @@ let create sh ~slot ~peer =
     peer_ip = Bytes.make 16 '\000';
     peer_family = 0;
     started_ns = 0;
+    tls_version = 0;
   }
 
 (* The peer buffer exists only for the access log, the one reader of
@@ -339,9 +341,13 @@ let release_idle c =
 
 let set_tls c ssl =
   c.ssl <- ssl;
-  c.handshaking <- ssl <> Openssl.none
+  c.handshaking <- ssl <> Openssl.none;
+  (* Released: the version stays for the log line of a cut response. *)
+  if ssl <> Openssl.none then c.tls_version <- -1
 
-let tls_established c = c.handshaking <- false
+let tls_established c =
+  c.handshaking <- false;
+  c.tls_version <- Openssl.version c.ssl
 
 let release_file c =
   if c.file_fd >= 0 && c.file_close then ignore (Syscall.close c.file_fd : int);
@@ -349,6 +355,7 @@ let release_file c =
   c.file_close <- false
 
 let release_all c =
+  c.tls_version <- 0;
   release_file c;
   release_body c;
   give_rbuf c;

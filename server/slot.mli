@@ -285,6 +285,12 @@ and t = {
       (** [CLOCK_MONOTONIC] ns when the current request started (its head's
           first bytes arrived), for the access log; kept only when the
           slot has room for the peer address ({!timed}), else [0]. *)
+  mutable tls_version : int;
+      (** the connection's TLS version as the protocol numbers it
+          ([0x0304]: TLS 1.3), [-1] during the handshake, [0] for plain
+          TCP; kept after the TLS session is released, until the
+          connection's buffers are ({!release_all}), so that the log line
+          of a cut response still has it *)
 }
 
 val reserve : int

@@ -38,6 +38,9 @@ external write_string :
 external pending : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_pending_byte" "httpz_tls_pending"
   [@@noalloc]
 
+external version : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_version_byte" "httpz_tls_version"
+  [@@noalloc]
+
 external close_notify : (ssl[@untagged]) -> (int[@untagged])
   = "httpz_tls_close_notify_byte" "httpz_tls_close_notify"
   [@@noalloc]

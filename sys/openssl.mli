@@ -106,6 +106,11 @@ external write_string :
   = "httpz_tls_write_string_byte" "httpz_tls_write_string"
   [@@noalloc]
 
+external version : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_version_byte" "httpz_tls_version"
+  [@@noalloc]
+(** The protocol version of an established connection as TLS numbers it
+    ([0x0304]: TLS 1.3, [0x0303]: TLS 1.2), for the access log. *)
+
 external pending : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_pending_byte" "httpz_tls_pending"
   [@@noalloc]
 (** Non-zero when bytes read from the socket wait inside OpenSSL (a record

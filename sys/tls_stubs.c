@@ -617,6 +617,9 @@ CAMLprim value httpz_tls_write_string_byte(value s, value str, value off, value 
 }
 
 CAMLprim intnat httpz_tls_pending(intnat s) { return SSL_has_pending(TLS_SSL(s)); }
+
+CAMLprim intnat httpz_tls_version(intnat s) { return SSL_version(TLS_SSL(s)); }
+CAMLprim value httpz_tls_version_byte(value s) { return Val_long(httpz_tls_version(Long_val(s))); }
 CAMLprim value httpz_tls_pending_byte(value s) { return Val_long(httpz_tls_pending(Long_val(s))); }
 
 CAMLprim intnat httpz_tls_close_notify(intnat s) {

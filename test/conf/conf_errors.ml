@@ -43,7 +43,9 @@ let cases =
     ("not a media type", "root /tmp;\ndefault_type text;\n", "2:14", "not a media type");
     ("error page without a page", "root /tmp;\nerror_page 418 /x.html;\n", "2:12", "418 has no error page");
     ("io", "root /tmp;\nio kqueue;\n", "2:4", "give uring or epoll");
-    ("log format", "root /tmp;\nlog_format xml;\n", "2:12", "give common, combined or json");
+    ("log format", "root /tmp;\nlog_format xml;\n", "2:12", "give common, combined, vhost_combined or json");
+    ("access log format", "root /tmp;\naccess_log a.log xml;\n", "2:18", "\"xml\": give common");
+    ("access log off with a format", "root /tmp;\naccess_log off json;\n", "2:16", "'access_log off' takes no format");
     ("no such user", "root /tmp;\nuser no-such-user-httpz;\n", "2:6", "no such user");
     ("unknown_host value", "root /tmp;\nunknown_host 500;\n", "2:14", "give default");
     (* listening and TLS *)
@@ -71,6 +73,19 @@ let cases =
     ("redirect without URL", "root /tmp;\nlocation /a/ { return 301; }\n", "2:16", "'return 301' needs the URL");
     ("two answers", "root /tmp;\nlocation /a/ { internal; return 404; }\n", "2:26", "conflicts with the answer given at line 2");
     ("try_files arguments", "root /tmp;\nlocation /a/ { try_files $foo /i; }\n", "2:26", "try_files tries $uri and $uri/");
+    (* access control and logs *)
+    ("not an address", "root /tmp;\nallow 10.0.0.0/33;\n", "2:7", "\"10.0.0.0/33\" is not an address");
+    ("deny without an address", "root /tmp;\ndeny;\n", "2:1", "'deny' takes 1 argument");
+    ("not a rate", "root /tmp;\nlimit_req fast;\n", "2:11", "\"fast\" is not a rate");
+    ("a rate of nothing", "root /tmp;\nlimit_req 0r/s;\n", "2:11", "\"0r/s\" is not a rate");
+    ("burst below one", "root /tmp;\nlimit_req 10r/s 0;\n", "2:17", "below the least value, 1");
+    ("limit_req twice", "root /tmp;\nlocation /a/ { limit_req 1; limit_req 2; }\n", "2:29", "'limit_req' is already given");
+    ("realm with a quote", "root /tmp;\nauth_basic 'a\"b';\n", "2:12", "the realm must not be empty");
+    ("limit_conn in a site", "site a { root /tmp; limit_conn 5; }\n", "1:21", "'limit_conn' is not allowed in a site block");
+    ("limit_conn of zero", "root /tmp;\nlimit_conn 0;\n", "2:12", "below the least value, 1");
+    ("log level", "root /tmp;\nlog_level verbose;\n", "2:11", "give error, warn, info or debug");
+    ("stats listener", "root /tmp;\nstats_listen 127.0.0.1:99999;\n", "2:14", "out of range");
+    ("stats listener on a served address", "root /tmp;\nlisten 127.0.0.1:8080;\nstats_listen 127.0.0.1:8080;\n", "3:1", "is in both listen and stats_listen");
     ("try_files beside return", "root /tmp;\nlocation /a/ { try_files $uri /i; return 404; }\n", "2:35", "try_files does nothing beside return");
   ]
 

@@ -12,7 +12,12 @@ let base = Httpz_test_support.temp_dir "httpz_conf"
 
 let () =
   let p = Filename.concat base in
-  List.iter (fun d -> Unix.mkdir (p d) 0o755) [ "a"; "a/assets"; "a/errors"; "b" ];
+  List.iter (fun d -> Unix.mkdir (p d) 0o755) [ "a"; "a/assets"; "a/errors"; "a/admin"; "a/private"; "a/slow"; "b" ];
+  write (p "a/admin/index.html") "admin\n";
+  write (p "a/private/index.html") "private\n";
+  write (p "a/slow/index.html") "slow\n";
+  (* openssl passwd -5 -salt abcdefgh secret *)
+  write (p "users") "alice:$5$abcdefgh$gruCpC7VkOTspMQTTSAR8mtlO9Upms.fwqE5y16JVM.\n";
   write (p "a/index.html") "site a\n";
   write (p "a/assets/app.css") "body{}\n";
   write (p "a/errors/404.html") "custom 404\n";
@@ -28,10 +33,23 @@ let conf_text =
   location /app/ { try_files $uri /index.html; }
   location /old/ { return 301 https://a.test/new/; }
   location /errors/ { internal; }
+  allow 127.0.0.0/8;
+  allow ::1;
+  deny all;
+  auth_basic_user_file users;
+  location /admin/ { auth_basic Admin; limit_req 100000r/s 100000; }
+  location /private/ { deny all; }
+  location /slow/ { limit_req 1r/m 2; }
 }
 site b.test default { root %s/b; }
+site c.test {
+  root %s/b;
+  auth_basic "Site C";
+  auth_basic_user_file users;
+  location /free/ { auth_basic off; }
+}
 |}
-    base base
+    base base base
 
 let stats_token = "conf-stats"
 
@@ -49,11 +67,19 @@ let () = at_exit (fun () -> if Lazy.is_val server then kill (Lazy.force server))
 
 let request host path = Printf.sprintf "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" path host
 
-let ask host path =
+(* alice:secret *)
+let alice = "Basic YWxpY2U6c2VjcmV0"
+
+let request_as auth host path =
+  Printf.sprintf "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\n\r\n" path host auth
+
+let ask_raw raw =
   let s = Lazy.force server in
   with_client s.port (fun c ->
-      send c (request host path);
+      send c raw;
       read_response c)
+
+let ask host path = ask_raw (request host path)
 
 let test_answers () =
   let check name host path status body =
@@ -80,6 +106,51 @@ let test_answers () =
   ignore (check "not found: the custom page" "a.test" "/missing" 404 "custom 404\n");
   ignore (check "the other site has no such rule" "b.test" "/assets/app.css" 404 "")
 
+(* Access control from the file: the site's rules, a location's own (kind
+   by kind, the site's for the kinds it does not give). *)
+let test_access () =
+  let st name want raw =
+    let r = ask_raw raw in
+    Alcotest.(check int) name want r.status;
+    r
+  in
+  ignore (st "site rules allow the loopback" 200 (request "a.test" "/"));
+  ignore (st "deny all in a location" 403 (request "a.test" "/private/"));
+  let r = st "a password in a location, none given" 401 (request "a.test" "/admin/") in
+  Alcotest.(check (option string)) "challenge" (Some "Basic realm=\"Admin\", charset=\"UTF-8\"") (header r "www-authenticate");
+  ignore (st "wrong password" 401 (request_as "Basic YWxpY2U6d3Jvbmc=" "a.test" "/admin/"));
+  let r = st "the site's user file, the location's realm" 200 (request_as alice "a.test" "/admin/") in
+  Alcotest.(check string) "the file" "admin\n" r.body;
+  ignore (st "burst of 2: first" 200 (request "a.test" "/slow/"));
+  ignore (st "burst of 2: second" 200 (request "a.test" "/slow/"));
+  let r = st "over the rate" 429 (request "a.test" "/slow/") in
+  Alcotest.(check (option string)) "Retry-After" (Some "60") (header r "retry-after");
+  ignore (st "site password" 401 (request "c.test" "/"));
+  ignore (st "site password, given" 200 (request_as alice "c.test" "/"));
+  ignore (st "auth_basic off in a location: no password asked" 404 (request "c.test" "/free/x"));
+  ignore (st "another site: none of a.test's rules" 200 (request "b.test" "/"))
+
+let sites_error text =
+  match Conf_file.read_string ~file:(Filename.concat base "e.conf") text with
+  | Error e -> Alcotest.failf "read refused it: %s" e
+  | Ok conf -> (
+      match Sites.create conf with
+      | Ok _ -> Alcotest.fail "Sites.create accepted it"
+      | Error e -> e)
+
+let test_access_errors () =
+  let expect name text at part =
+    let e = sites_error text in
+    let prefix = Filename.concat base "e.conf" ^ ":" ^ at ^ ": " in
+    Alcotest.(check bool) (name ^ ": " ^ e) true
+      (Httpz_test_support.find_sub e prefix = 0 && Httpz_test_support.find_sub e part > 0)
+  in
+  expect "a user file that does not exist" "root /tmp;\nauth_basic A;\nauth_basic_user_file nope.users;\n" "3:1" "nope.users";
+  write (Filename.concat base "weak.users") "bob:$apr1$abc$0123456789abcdefghijkl\n";
+  expect "a weak hash" "root /tmp;\nlocation /a/ {\n  auth_basic A;\n  auth_basic_user_file weak.users;\n}\n" "4:3" "not supported";
+  expect "auth_basic without a user file" "root /tmp;\nlocation /a/ { auth_basic A; }\n" "2:16" "needs auth_basic_user_file";
+  expect "a user file no auth_basic uses" "root /tmp;\nauth_basic_user_file users;\nlocation /a/ { }\n" "2:1" "used by no auth_basic"
+
 let words_per_request c raw status n =
   let stats () =
     send c (stats_request ~token:stats_token);
@@ -103,7 +174,8 @@ let test_zero_alloc () =
       ("exact rule with two headers", request "a.test" "/index.html", 200);
       ("try_files fallback", request "a.test" "/app/deep/route", 200);
       ("unknown Host, default site", request "elsewhere.test" "/", 200);
-      ("return 301", request "a.test" "/old/x", 301) ]
+      ("return 301", request "a.test" "/old/x", 301);
+      ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200) ]
   in
   with_client s.port (fun c ->
       (* Past the server's 1000-request warm-up, through every path. *)
@@ -173,14 +245,16 @@ let test_serve_refuses_flags () =
   Alcotest.(check int) "exit 2" 2 code;
   Alcotest.(check bool) "says why" true (Httpz_test_support.find_sub err "--port cannot be combined with --config" >= 0)
 
-let test_serve_refuses_unenforced_access () =
+let test_check_access () =
   let file = Filename.concat base "auth.conf" in
-  write file "root /tmp;\nlocation /admin/ { auth_basic Admin; }\n";
-  let code, _, _ = run ("check --config " ^ Filename.quote file) in
-  Alcotest.(check int) "check accepts it" 0 code;
-  let code, _, err = run ("serve --config " ^ Filename.quote file) in
-  Alcotest.(check int) "serve refuses it" 2 code;
-  Alcotest.(check bool) "at the directive" true (Httpz_test_support.find_sub err "auth.conf:2:20: auth_basic is read but not enforced" >= 0)
+  write file "root /tmp;\nlocation /admin/ {\n  auth_basic Admin;\n  auth_basic_user_file missing.users;\n}\n";
+  let code, _, err = run ("check --config " ^ Filename.quote file) in
+  Alcotest.(check int) "an unreadable user file: exit 2" 2 code;
+  Alcotest.(check bool) ("at the directive: " ^ err) true (Httpz_test_support.find_sub err (file ^ ":4:3: ") = 0);
+  write file "root /tmp;\nlocation /admin/ {\n  auth_basic Admin;\n  auth_basic_user_file users;\n  allow 10.0.0.0/8;\n  deny all;\n}\n";
+  let code, out, err = run ("check --config " ^ Filename.quote file) in
+  Alcotest.(check int) ("valid: exit 0: " ^ err) 0 code;
+  Alcotest.(check bool) ("counted: " ^ out) true (Httpz_test_support.find_sub out "4 access-control directives" > 0)
 
 let tests =
   [ Alcotest.test_case "sites and rules answer" `Quick test_answers;
@@ -188,4 +262,6 @@ let tests =
     Alcotest.test_case "check: the example" `Quick test_example;
     Alcotest.test_case "check: errors exit 2" `Quick test_check_errors;
     Alcotest.test_case "serve --config refuses other options" `Quick test_serve_refuses_flags;
-    Alcotest.test_case "serve refuses access control it does not enforce" `Quick test_serve_refuses_unenforced_access ]
+    Alcotest.test_case "access control from the file" `Quick test_access;
+    Alcotest.test_case "access control errors at their directive" `Quick test_access_errors;
+    Alcotest.test_case "check: user files" `Quick test_check_access ]

@@ -20,15 +20,22 @@ idle_timeout 2m;
 max_body 64k;
 header X-Frame-Options DENY;
 max_age 60;
+limit_conn 10;
+error_log logs/error.log;
+log_level warn;
+stats_listen 9100;
+stats_listen [::1]:9101;
+deny 192.0.2.0/24;
+limit_req 5r/s;
 tls_certificate certs/main.crt;
 tls_certificate_key /k/main.key;
 site Example.COM *.example.com {
   root www;
   auth_basic "Admin area";
-  limit_conn 10;
+  auth_basic_user_file users;
   location /assets/ { header Cache-Control "public, max-age=31536000, immutable"; compress on; }
   location = /index.html { header Cache-Control no-cache; }
-  location /admin/ { allow 10.0.0.0/8; deny all; }
+  location /admin/ { allow 10.0.0.0/8; deny all; limit_req 30r/m 3; }
   location /app/ { try_files $uri $uri/ /index.html; }
   location /old/ { return 301 'https://example.com/new/'; }
   location /errors/ { internal; }
@@ -69,12 +76,29 @@ let test_full () =
   Alcotest.(check string) "root beside the file" "/etc/httpz/www" ex.static.root;
   Alcotest.(check int) "max_age inherited" 60 ex.static.max_age;
   Alcotest.(check int) "seven locations" 7 (List.length ex.locations);
-  Alcotest.(check (list string)) "site access, in order" [ "auth_basic Admin area"; "limit_conn 10" ]
-    (List.map (fun (a : Conf_file.access) -> String.concat " " (a.directive :: a.args)) ex.access);
+  Alcotest.(check int) "limit_conn" 10 s.conn_limit;
+  Alcotest.(check (option string)) "error log beside the file" (Some "/etc/httpz/logs/error.log") s.error_log;
+  Alcotest.(check bool) "log level" true (s.log_level = Httpz_server.Log.Warn);
+  Alcotest.(check (list (pair string int))) "stats listeners (a bare port on the loopback)"
+    [ ("127.0.0.1", 9100); ("::1", 9101) ] s.stats_listen;
+  let show l = List.map (fun (a : Conf_file.access) -> String.concat " " (a.directive :: a.args)) l in
+  Alcotest.(check (list string)) "site access: the top level's kept, kind by kind"
+    [ "deny 192.0.2.0/24"; "limit_req 5r/s 5"; "auth_basic Admin area"; "auth_basic_user_file /etc/httpz/users" ]
+    (show ex.access);
   let loc p = List.find (fun (l : Conf_file.location) -> l.path = p) ex.locations in
-  Alcotest.(check (list string)) "location access, in order" [ "allow"; "deny" ]
-    (List.map (fun (a : Conf_file.access) -> a.directive) (loc "/admin/").access);
-  Alcotest.(check int) "access position" 18 (List.hd (loc "/admin/").access).at.line;
+  Alcotest.(check (list string)) "location access, in order" [ "allow 10.0.0.0/8"; "deny all"; "limit_req 30r/m 3" ]
+    (show (loc "/admin/").access);
+  Alcotest.(check int) "access position" 25 (List.hd (loc "/admin/").access).at.line;
+  (match Conf_access.config (Conf_access.within ~outer:ex.access ~inner:(loc "/admin/").access) with
+   | Error (_, m) -> Alcotest.fail m
+   | Ok g ->
+       Alcotest.(check int) "the location's address rules only" 2 (List.length g.access);
+       Alcotest.(check bool) "its own rate" true (g.rate = Some { Httpz_server.Guard.per_second = 0.5; burst = 3 });
+       Alcotest.(check bool) "the site's password" true
+         (g.auth = Some { Httpz_server.Guard.realm = "Admin area"; user_file = "/etc/httpz/users" }));
+  (match Conf_access.config (Conf_access.within ~outer:ex.access ~inner:[]) with
+   | Error (_, m) -> Alcotest.fail m
+   | Ok g -> Alcotest.(check int) "a location without directives: the site's" 1 (List.length g.access));
   Alcotest.(check bool) "exact" true (loc "/index.html").exact;
   Alcotest.(check string) "try_files" "/index.html" (loc "/app/").try_files;
   Alcotest.(check (option bool)) "compress" (Some true) (loc "/assets/").compress;

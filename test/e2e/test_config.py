@@ -17,8 +17,15 @@ in the suite's backend (HTTPZ_IO) and transport (HTTPZ_TRANSPORT):
 5. Reload: SIGHUP re-reads the file under client load (a new site appears, no
    request lost), an invalid file or a listen change changes nothing, and 10
    reloads leave the supervisor's descriptors as they were.
+6. Access control and logs from the file: 403 (allow/deny), 401 (auth_basic with a
+   user file), 429 (limit_req) per site and per location with nginx's inheritance
+   (auth_basic off, a location's address rules replacing the site's); a reload reads
+   a changed user file again; the JSON access log's host, scheme, tls and protocol;
+   vhost_combined; the error log; limit_conn.
 """
 
+import base64
+import json
 import os
 import shutil
 import signal
@@ -340,9 +347,141 @@ def reload():
         srv.stop_and_check(R, "reload: exits 0")
 
 
+def password_hash(pw):
+    """SHA-256 crypt, as `openssl passwd -5` makes it for a user file."""
+    return subprocess.run(["openssl", "passwd", "-5", "-salt", "e2esalt", pw], check=True,
+                          stdout=subprocess.PIPE, timeout=10).stdout.decode().strip()
+
+
+def basic(user, pw):
+    return {"Authorization": "Basic " + base64.b64encode(("%s:%s" % (user, pw)).encode()).decode()}
+
+
+def access():
+    users = os.path.join(TMP, "users")
+    write(users, "alice:%s\n" % password_hash("first"))
+    json_log, vhost_log, error_log = (os.path.join(TMP, n) for n in ("access.json", "access.vhost", "error.log"))
+
+    def access_conf(port, log_line="access_log %s json;\n" % json_log):
+        return conf(port, top=log_line + "error_log %s;\nlog_level info;\nlimit_conn 64;\n" % error_log,
+                    extra_sites=(
+                        "site g.test {\n  root %s;\n  auth_basic_user_file %s;\n"
+                        "  allow 127.0.0.0/8;\n  allow ::1;\n  deny all;\n"
+                        "  location /priv/ { auth_basic \"G admin\"; }\n"
+                        "  location /pub/ { deny all; }\n"
+                        "  location /assets/ { limit_req 1r/m 2; }\n}\n"
+                        "site h.test {\n  root %s;\n  auth_basic H;\n  auth_basic_user_file %s;\n"
+                        "  location /pub/ { auth_basic off; }\n}\n"
+                        "site d.test {\n  root %s;\n  deny all;\n  location /open/ { allow all; }\n}\n"
+                        % (A, users, A, users, B)))
+
+    srv = ConfigServer(access_conf, ready_path="/").start()
+    try:
+        p, pid = srv.port, srv.proc.pid
+        st, _, body = get(p, "/", "g.test")
+        R.check("site rules allow the loopback: 200", st == 200 and body == b"site a\n", (st, body))
+        st, _, _ = get(p, "/pub/x.txt", "g.test")
+        R.check("a location's deny all replaces the site's allow: 403", st == 403, st)
+        st, h, _ = get(p, "/priv/y.txt", "g.test")
+        R.check("auth_basic in a location, the site's user file: 401 with its realm",
+                st == 401 and h.get("www-authenticate") == 'Basic realm="G admin", charset="UTF-8"', (st, h))
+        st, _, body = get(p, "/priv/y.txt", "g.test", basic("alice", "first"))
+        R.check("... the password: 200", st == 200 and body == b"y\n", (st, body))
+        answers = [get(p, "/assets/plain.css", "g.test") for _ in range(8)]
+        codes = [a[0] for a in answers]
+        R.check("limit_req 1r/m 2 in a location: 429 once the burst is spent (2 workers: at most 4 pass)",
+                codes.count(429) >= 4 and set(codes) <= {200, 429} and codes[0] == 200, codes)
+        R.check("... each with Retry-After", all(h.get("retry-after", "").isdigit() for st, h, _ in answers if st == 429),
+                [h for st, h, _ in answers if st == 429][:2])
+        st, _, _ = get(p, "/", "h.test")
+        R.check("auth_basic on a site: 401", st == 401, st)
+        st, _, _ = get(p, "/pub/x.txt", "h.test")
+        R.check("auth_basic off in its location: 200 without a password", st == 200, st)
+        st, _, _ = get(p, "/", "d.test")
+        R.check("deny all on a site: 403", st == 403, st)
+        st, _, _ = get(p, "/open/nothing", "d.test")
+        R.check("allow all in its location: past the guard (404)", st == 404, st)
+        # The access log: written once a second per worker.
+        def json_lines():
+            try:
+                return [json.loads(l) for l in open(json_log).read().splitlines() if l]
+            except (OSError, ValueError):
+                return []
+        H.wait_until(lambda: any(o.get("host") == "g.test" and o.get("status") == 401 for o in json_lines()), 5)
+        rows = [o for o in json_lines() if o.get("host") == "g.test" and o.get("status") == 401]
+        o = rows[0] if rows else {}
+        R.check("json log: host, scheme, tls and protocol",
+                o.get("host") == "g.test" and o.get("protocol") == "HTTP/1.1"
+                and o.get("scheme") == ("https" if H.TLS else "http")
+                and (o.get("tls") in ("TLSv1.3", "TLSv1.2") if H.TLS else o.get("tls") is None), o)
+        R.check("error log: the start line in the file, not on stderr",
+                "listening" in open(error_log).read().lower() or "serving" in open(error_log).read().lower(),
+                (open(error_log).read()[-300:], srv.stderr_text()[-300:]))
+        # A reload reads the changed user file again (and the new log format).
+        write(users, "alice:%s\n" % password_hash("second"))
+        srv.write_conf(access_conf(srv.port, "access_log %s vhost_combined;\n" % vhost_log))
+        n = open(error_log).read().count("SIGHUP: ")
+        os.kill(pid, signal.SIGHUP)
+        H.wait_until(lambda: open(error_log).read().count("SIGHUP: ") > n, 10)
+        H.wait_until(lambda: len(srv.children()) == 2, 10)
+        R.check("reload: logged as done", "SIGHUP: configuration read again" in open(error_log).read(),
+                open(error_log).read()[-400:])
+        st, _, _ = get(p, "/priv/y.txt", "g.test", basic("alice", "first"))
+        R.check("after the reload: the old password is refused (401)", st == 401, st)
+        st, _, _ = get(p, "/priv/y.txt", "g.test", basic("alice", "second"))
+        R.check("... and the new one let in (200)", st == 200, st)
+        def vhost_lines():
+            try:
+                return open(vhost_log).read().splitlines()
+            except OSError:
+                return []
+        H.wait_until(lambda: any(l.startswith("g.test ") and " 200 " in l for l in vhost_lines()), 5)
+        line = next((l for l in vhost_lines() if l.startswith("g.test ") and " 200 " in l), "")
+        R.check("vhost_combined: the Host first, then the combined fields",
+                line.startswith("g.test 127.0.0.1 - - [") and '"GET /priv/y.txt HTTP/1.1" 200 2 "-" "-"' in line,
+                vhost_lines()[-3:])
+    finally:
+        srv.stop_and_check(R, "access: exits 0")
+    # limit_conn 1 (per worker, 2 workers): of 5 connections held open at once, at
+    # most 2 are served; the others are closed at accept.
+    srv = ConfigServer(lambda port: conf(port, top="limit_conn 1;\n")).start()
+    try:
+        def held():
+            try:
+                return H.connect(srv.port, timeout=2.0)
+            except OSError:  # closed at accept: over TLS the handshake fails
+                return None
+        socks = [held() for _ in range(5)]
+        served = 0
+        for s_ in socks:
+            if s_ is None:
+                continue
+            try:
+                s_.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+                r = H.Reader(s_).read_response(timeout=2.0)
+                served += 1 if r is not None and r.status == 200 else 0
+            except OSError:
+                pass
+        for s_ in socks:
+            if s_ is not None:
+                s_.close()
+        R.check("limit_conn 1: %d of 5 connections held at once served (1 to 2)" % served, 1 <= served <= 2, served)
+    finally:
+        srv.stop_and_check(R, "limit_conn: exits 0")
+    # A malformed access directive: check and serve refuse it at its line.
+    path = os.path.join(TMP, "bad-access.conf")
+    write(path, "root %s;\nlocation /a/ {\n  deny 10.0.0.0/33;\n}\n" % A)
+    for cmd in (["check", "--config", path], ["serve", "--config", path]):
+        p = run(cmd)
+        R.check("%s: a bad prefix is refused at 3:8 (exit 2)" % cmd[0],
+                p.returncode == 2 and (path + ":3:8: \"10.0.0.0/33\" is not an address") in p.stderr.decode()
+                and p.stderr.decode().count("\n") == 1, (p.returncode, p.stderr))
+
+
 H.part(R, "check", check_command)
 H.part(R, "virtual hosts", vhosts, stop_servers=True)
 H.part(R, "SNI", sni, stop_servers=True)
 H.part(R, "per-path rules", rules, stop_servers=True)
 H.part(R, "reload", reload, stop_servers=True)
+H.part(R, "access control and logs", access, stop_servers=True)
 R.finish()

@@ -379,7 +379,7 @@ REFUSED = [
     (["--default-type", "plain"], "a type without subtype", "not a media type"),
     (["--default-type", "text/plain\nX: y"], "a type with LF", "not a media type"),
     (["--compress-level", "10"], "a compression level of 10", "between 1 and 9"),
-    (["--access-log", "-", "--log-format", "xml"], "an unknown log format", "give common, combined or json"),
+    (["--access-log", "-", "--log-format", "xml"], "an unknown log format", "give common, combined, vhost_combined or json"),
     (["--log-format", "json"], "a log format without a log", "needs --access-log"),
     (["--error-page", "404=/.hidden.html"], "a page among the dotfiles", "is a dotfile"),
 ]
