@@ -31,6 +31,7 @@ let opened c ~fd ~listener ~peer_len =
   c.proto <- H1_response.protocol;
   c.listener <- listener;
   c.peer_len <- peer_len;
+  c.peer_family <- 0;
   next_gen c;
   c.state <- Reading_head;
   c.rpos <- 0;
@@ -266,7 +267,7 @@ let rec answered c =
   end
   else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
   else begin
-    Log.msg "handler returned without a complete response (%s)" (Handler_failure.describe c);
+    Log.error "handler returned without a complete response (%s)" (Handler_failure.describe c);
     (* Part of it left: the client sees the connection close. *)
     if on_wire c then Close else internal_error c ~parsed:true
   end
@@ -708,7 +709,7 @@ let timeout c =
       else Close
   | Handling ->
       (* The handler never answered: its continuations are dropped. *)
-      Log.msg "a handler did not answer within the handler timeout";
+      Log.warn "a handler did not answer within the handler timeout";
       next_gen c;
       if c.resp = Idle then
         respond_error c Status.Service_unavailable (Status.reason Status.Service_unavailable)

@@ -66,7 +66,7 @@ and answered x =
   end
   else if x.resp = Idle && x.body = Body_wanted then wanted x
   else begin
-    Log.msg "handler returned without a complete response (%s)" (Handler_failure.describe x);
+    Log.error "handler returned without a complete response (%s)" (Handler_failure.describe x);
     answer_error x Status.Internal_server_error
   end
 
@@ -305,6 +305,7 @@ let opened s c ~stream ~fin =
   x.fd <- c.fd;
   x.listener <- c.listener;
   x.ssl <- c.ssl;
+  x.tls_version <- c.tls_version;
   x.proto <- protocol;
   x.peer_done <- fin;
   x.fin_queued <- false;
@@ -448,7 +449,7 @@ let expire s =
       clear_timer x;
       match x.state with
       | Handling ->
-          Log.msg "a handler did not answer within the handler timeout (HTTP/2 stream %d)" x.stream;
+          Log.warn "a handler did not answer within the handler timeout (HTTP/2 stream %d)" x.stream;
           next_gen x;
           answer_error x Status.Service_unavailable
       | Reading_body | Reading_head ->

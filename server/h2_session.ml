@@ -127,7 +127,7 @@ let fill c s =
       if i < 0 then begin
         (* Cannot happen (an exchange ends only once its file left); were
            it to, the frame's promised bytes cannot follow: end. *)
-        Log.msg "HTTP/2: a file body without its exchange (closing the connection)";
+        Log.error "HTTP/2: a file body without its exchange (closing the connection)";
         c.out_len <- 0;
         s.ended <- true
       end

@@ -52,9 +52,9 @@ let is_loopback s =
 let log c e bt ~answered =
   if answered then
     match e with
-    | Slot.Answered_twice -> Log.msg "the handler answered twice (%s)" (describe c)
-    | e -> Log.msg "handler raised %s after answering (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
-  else Log.msg "handler raised %s (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
+    | Slot.Answered_twice -> Log.error "the handler answered twice (%s)" (describe c)
+    | e -> Log.error "handler raised %s after answering (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
+  else Log.error "handler raised %s (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
 
 let loopback c =
   let open Slot in

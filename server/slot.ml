@@ -165,7 +165,10 @@ and t = {
   mutable upgrade : Unix.file_descr -> string -> unit;
   peer : Bigstring.t;
   mutable peer_len : int;
+  peer_ip : Bytes.t;
+  mutable peer_family : int;
   mutable started_ns : int;
+  mutable tls_version : int;
   mutable mode : mode;
   mutable h2 : h2 option;  (** [H2_conn]: its session; [H2_stream]: its connection's *)
   mutable stream : int;  (** [H2_stream]: the stream id *)
@@ -302,7 +305,10 @@ let create sh ~slot ~peer =
     upgrade = (fun _ _ -> ());
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;
+    peer_ip = Bytes.make 16 '\000';
+    peer_family = 0;
     started_ns = 0;
+    tls_version = 0;
     mode = H1_mode;
     h2 = None;
     stream = 0;
@@ -323,7 +329,7 @@ let next_gen c =
   | [] -> ()
   | l ->
       c.cancels <- [];
-      List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l
+      List.iter (fun f -> try f () with e -> Log.error "a cancel hook raised %s" (Printexc.to_string e)) l
 
 let log_response c complete =
   match c.unlogged with
@@ -400,9 +406,13 @@ let release_idle c =
 
 let set_tls c ssl =
   c.ssl <- ssl;
-  c.handshaking <- ssl <> Openssl.none
+  c.handshaking <- ssl <> Openssl.none;
+  (* Released: the version stays for the log line of a cut response. *)
+  if ssl <> Openssl.none then c.tls_version <- -1
 
-let tls_established c = c.handshaking <- false
+let tls_established c =
+  c.handshaking <- false;
+  c.tls_version <- Openssl.version c.ssl
 
 let release_file c =
   if c.file_fd >= 0 && c.file_close then ignore (Syscall.close c.file_fd : int);
@@ -410,6 +420,7 @@ let release_file c =
   c.file_close <- false
 
 let release_all c =
+  c.tls_version <- 0;
   release_file c;
   release_body c;
   give_rbuf c;
