@@ -257,6 +257,19 @@ def lwt_checks():
     srv.stop()
 
 
+def json_log():
+    path = os.path.join(TMP, "json.log")
+    srv = H.Server(DOC, args=["--access-log", path, "--log-format", "json"]).start()
+    r = curl_h2(["-o", "/dev/null", "-w", "%{http_version}", H.url(srv.port, "/a.txt")])
+    srv.stop()
+    with open(path) as f:
+        objs = [json.loads(l) for l in f if "/a.txt" in l]
+    o = objs[-1] if objs else {}
+    R.check("json log: an HTTP/2 request's protocol, scheme and TLS version",
+            r.stdout == b"2" and o.get("protocol") == "HTTP/2.0" and o.get("status") == 200
+            and o.get("tls") == ("TLSv1.3" if H.TLS else None), o)
+
+
 def slow_reader():
     srv = H.Server(DOC, args=["--write-timeout", "1"]).start()
     r = h2client("zero_window", srv.port)
@@ -323,6 +336,7 @@ def main():
     H.part(R, "lwt demo", lwt_checks)
     srv.stop_and_check(R)
     access_log_checks(log_path)
+    H.part(R, "json log", json_log, stop_servers=True)
     H.part(R, "slow reader", slow_reader, stop_servers=True)
     H.part(R, "--no-http2", no_http2, stop_servers=True)
     R.finish()
