@@ -265,7 +265,7 @@ def json_log():
     with open(path) as f:
         objs = [json.loads(l) for l in f if "/a.txt" in l]
     o = objs[-1] if objs else {}
-    R.check("json log: an HTTP/2 request's protocol, scheme and TLS version",
+    R.check("json log: an HTTP/2 request's protocol, status and TLS version",
             r.stdout == b"2" and o.get("protocol") == "HTTP/2.0" and o.get("status") == 200
             and o.get("tls") == ("TLSv1.3" if H.TLS else None), o)
 
