@@ -152,6 +152,22 @@ def raw_connect(port, tls, settings=True):
     return s
 
 
+def whole_frames(s, buf):
+    """The whole frames at the start of [buf] and the rest; a SETTINGS is
+    acknowledged on the way."""
+    frames = []
+    while len(buf) >= 9:
+        f, length = F.Frame.parse_frame_header(memoryview(buf[:9]))
+        if len(buf) < 9 + length:
+            break
+        f.parse_body(memoryview(buf[9:9 + length]))
+        buf = buf[9 + length:]
+        if isinstance(f, F.SettingsFrame) and "ACK" not in f.flags:
+            s.sendall(F.SettingsFrame(0, flags=["ACK"]).serialize())
+        frames.append(f)
+    return frames, buf
+
+
 def read_frames(s, timeout=5.0):
     """Frames until the connection closes (or [timeout]): (type, stream, code)."""
     s.settimeout(timeout)
@@ -166,16 +182,9 @@ def read_frames(s, timeout=5.0):
         if not d:
             break
         buf += d
-        while len(buf) >= 9:
-            f, length = F.Frame.parse_frame_header(memoryview(buf[:9]))
-            if len(buf) < 9 + length:
-                break
-            f.parse_body(memoryview(buf[9:9 + length]))
-            buf = buf[9 + length:]
-            code = getattr(f, "error_code", None)
-            out.append((f.type, f.stream_id, code))
-            if isinstance(f, F.SettingsFrame) and "ACK" not in f.flags:
-                s.sendall(F.SettingsFrame(0, flags=["ACK"]).serialize())
+        frames, buf = whole_frames(s, buf)
+        for f in frames:
+            out.append((f.type, f.stream_id, getattr(f, "error_code", None)))
             if isinstance(f, F.GoAwayFrame):
                 return out
     return out
@@ -266,14 +275,8 @@ def zero_window(port, tls):
             continue
         except OSError:
             break
-        while len(buf) >= 9:
-            f, length = F.Frame.parse_frame_header(memoryview(buf[:9]))
-            if len(buf) < 9 + length:
-                break
-            f.parse_body(memoryview(buf[9:9 + length]))
-            buf = buf[9 + length:]
-            if isinstance(f, F.SettingsFrame) and "ACK" not in f.flags:
-                s.sendall(F.SettingsFrame(0, flags=["ACK"]).serialize())
+        frames, buf = whole_frames(s, buf)
+        for f in frames:
             if isinstance(f, F.RstStreamFrame) and f.stream_id == 1:
                 return {"reset": f.error_code, "after": round(time.monotonic() - t0, 2)}
             if isinstance(f, F.GoAwayFrame):
