@@ -12,9 +12,14 @@ module X = H2_exchange
    SETTINGS_MAX_FRAME_SIZE being the default) and the preface. *)
 let min_read_buffer = 16384 + 9 + 24 + 1024
 
-(* Sessions kept for reuse, per worker: each holds about 57 KiB (its
-   H2_connection.t: stream table, HPACK tables, frame queue). *)
+(* Sessions kept for reuse, per worker: each holds a few KiB (its
+   H2_connection.t: HPACK tables, a few stream slots). *)
 let spare_sessions = 32
+
+(* The worker's decoded-head table, response-head buffer and buffer pools,
+   shared by its connections: a worker is a process running one loop,
+   which handles one connection's event at a time (H2_workspace's rule). *)
+let workspace = lazy (H2_workspace.create ())
 
 let session c = match c.h2 with Some s -> s | None -> invalid_arg "H2_session: not an HTTP/2 connection"
 
@@ -22,7 +27,7 @@ let start c =
   let sh = c.sh in
   let s =
     if Stack.is_empty sh.h2_free then
-      { h2c = C.create (); conn = c; streams = [||]; nstreams = 0; ended = false }
+      { h2c = C.create ~workspace:(Lazy.force workspace) (); conn = c; streams = [||]; nstreams = 0; ended = false }
     else begin
       let s = Stack.pop sh.h2_free in
       C.reset s.h2c;

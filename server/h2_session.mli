@@ -13,11 +13,13 @@
     {2 State and buffers}
     The connection takes an {!Slot.h2} (its [H2_connection.t] and its
     exchanges) from the worker's pool [sh.h2_free] and gives it back in
-    {!closed} (32 are kept; a session is about 57 KiB, nearly all of it
-    the [H2_connection.t]'s stream table, HPACK tables and frame queue). It reads into [rbuf] and writes from [out], both from the
-    worker's pools and given back whenever no frame is partly read and
-    nothing waits to be written: an idle HTTP/2 connection holds no buffer,
-    only the HPACK tables inside its [H2_connection.t].
+    {!closed} (32 are kept). Its [H2_connection.t] shares the worker's
+    {!Httpz.H2_workspace} (decoded head, response head, frame-queue pool)
+    and owns little more than its HPACK tables and a few stream slots. It
+    reads into [rbuf] and writes from [out], both from the worker's pools
+    and given back whenever no frame is partly read and nothing waits to be
+    written: an idle HTTP/2 connection holds no buffer, only the HPACK
+    tables inside its [H2_connection.t].
 
     {2 Streams}
     Each request stream is an exchange ({!H2_exchange}); the handler runs
