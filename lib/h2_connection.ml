@@ -90,8 +90,7 @@ let shutdown t =
     O.push_goaway t.out ~last_stream_id:t.last_peer_stream ~code:Err.No_error ~debug:""
   end
 
-let next_output t buf ~off ~len =
-  Bigstring.check_range "Httpz.H2_connection.next_output" buf ~off ~len;
+let output t buf ~off ~len ~inline =
   if t.phase = phase_failed then begin
     (* only the queue, which ends with the GOAWAY *)
     let n = O.pending_length t.out in
@@ -101,7 +100,15 @@ let next_output t buf ~off ~len =
     if t.out.p_start = t.out.p_end then O.release t.out;
     n
   end
-  else O.next t.out buf ~off ~len
+  else O.next t.out buf ~off ~len ~inline
+
+let next_output t buf ~off ~len =
+  Bigstring.check_range "Httpz.H2_connection.next_output" buf ~off ~len;
+  output t buf ~off ~len ~inline:false
+
+let next_output_inline t buf ~off ~len =
+  Bigstring.check_range "Httpz.H2_connection.next_output_inline" buf ~off ~len;
+  output t buf ~off ~len ~inline:true
 
 let output_external_stream t = t.out.ext_stream
 let output_external_len t = t.out.ext_len

@@ -186,6 +186,14 @@ val next_output : t -> Bigstring.t -> off:int -> len:int -> int
 (** Fills [buf.{off..}] with queued frames, then scheduled DATA (see
     {!H2_output}); the bytes written. *)
 
+val next_output_inline : t -> Bigstring.t -> off:int -> len:int -> int
+(** As {!next_output}, but a DATA frame of an external body is at most the
+    room left in [buf] after its header: the caller reads the
+    {!output_external_len} bytes into [buf] right after the bytes written
+    (at [off + result]) and may call again with the room left. Over TLS
+    this puts frame headers and file bytes in the same records instead of
+    a record per header. *)
+
 val output_external_stream : t -> int
 val output_external_len : t -> int
 val output_external_offset : t -> int

@@ -223,7 +223,7 @@ let end_stream_sent t slot =
 
 let[@inline] min (a : int) (b : int) = if a < b then a else b
 
-let next t out ~off ~len =
+let next t out ~off ~len ~inline =
   t.ext_len <- 0;
   t.ext_stream <- 0;
   let pos = ref off and stop = off + len in
@@ -241,7 +241,7 @@ let next t out ~off ~len =
     if slot < 0 then go := false
     else begin
       let kind = s.out_kind.(slot) and left = s.out_len.(slot) in
-      let space = if kind = S.out_external then max_int else stop - !pos - 9 in
+      let space = if kind = S.out_external && not inline then max_int else stop - !pos - 9 in
       let n = min (min left s.send_window.(slot)) (min t.conn_send_window (min t.peer_max_frame space)) in
       let n = if n < 0 then 0 else n in
       let last = n = left && s.out_end.(slot) in

@@ -108,9 +108,12 @@ val frame_headers : t -> stream_id:int -> end_stream:bool -> bool
 val ready : t -> int -> bool
 (** [ready t slot]: the slot has a DATA frame that the windows let go now. *)
 
-val next : t -> Bigstring.t -> off:int -> len:int -> int
-(** [next t out ~off ~len] copies queued frames, then DATA frames picked by
+val next : t -> Bigstring.t -> off:int -> len:int -> inline:bool -> int
+(** [next t out ~off ~len ~inline] copies queued frames, then DATA frames picked by
     the scheduler, into [out], and is the byte count written. When a frame
     carries an external body it stops after that frame's header and sets
     [ext_stream], [ext_len] (the payload bytes the caller must send next)
-    and [ext_off] (their offset in the stream's external body). *)
+    and [ext_off] (their offset in the stream's external body). With
+    [inline], that frame's payload is also bounded by the room left in
+    [out] after its header, so the caller can put the bytes right after
+    it. *)
