@@ -24,9 +24,13 @@
     {2 Streams}
     Each request stream is an exchange ({!H2_exchange}); the handler runs
     while its HEADERS are read. Output is produced only once the previous
-    output all left ([next_output] fills [out]; a file body's bytes follow
-    as [ext]), so a stream's buffer is reused only after its bytes were
-    copied out, and a file's bytes are sent before its exchange ends.
+    output all left, so a stream's buffer is reused only after its bytes
+    were copied out, and a file's bytes are sent before its exchange ends.
+    On a plain connection (or kTLS) [next_output] fills [out] and a file
+    body's bytes follow as [ext] (sendfile). Over TLS in user space, file
+    bytes are read (pread) into [out] right after each DATA frame's header
+    and frames are batched up to one TLS record (16 KiB): a DATA frame and
+    its bytes leave in one record, not two.
     Input is read only while no output is pending.
 
     {2 Ending}
