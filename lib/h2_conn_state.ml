@@ -73,10 +73,7 @@ let queue_preamble t =
 let release_block t =
   t.block_len <- 0;
   t.block_stream <- 0;
-  if B.length t.block > 0 then begin
-    H2_workspace.give t.ws.blocks t.block;
-    t.block <- H2_workspace.none
-  end
+  t.block <- H2_workspace.give t.ws.blocks t.block
 
 let reset t =
   release_block t;

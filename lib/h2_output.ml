@@ -52,10 +52,7 @@ let create ~streams ~ws ~conn_window ~stream_window =
 let release t =
   t.p_start <- 0;
   t.p_end <- 0;
-  if B.length t.pending > 0 then begin
-    H2_workspace.give t.ws.queues t.pending;
-    t.pending <- H2_workspace.none
-  end
+  t.pending <- H2_workspace.give t.ws.queues t.pending
 
 let reset t =
   release t;

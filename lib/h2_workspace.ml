@@ -44,6 +44,7 @@ let give p b =
   if p.count < spare_limit && B.length b = p.size then begin
     Array.unsafe_set p.items p.count b;
     p.count <- p.count + 1
-  end
+  end;
+  none
 
 let spares p = p.count

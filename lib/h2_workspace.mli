@@ -46,8 +46,11 @@ val spare_limit : int
 val take : pool -> Bigstring.t
 (** A buffer of the pool's size (new when the pool is empty). *)
 
-val give : pool -> Bigstring.t -> unit
-(** Back to the pool (dropped when it holds {!spare_limit} already). *)
+val give : pool -> Bigstring.t -> Bigstring.t
+(** [give p b] puts [b] back in [p] (dropped when [p] holds {!spare_limit}
+    already; {!none}, or a buffer of another size, is ignored) and is
+    {!none}, for the holder to keep in its place:
+    [t.buf <- give pool t.buf]. *)
 
 val spares : pool -> int
 (** Buffers waiting in the pool. *)
