@@ -18,9 +18,8 @@ type t = {
   config : H2_config.t;
   reader : F.t;
   decoder : Hpack_decoder.t;
-  head : H2_head.t;
-  decoded : B.t;
-  block : B.t;
+  ws : H2_workspace.t;
+  mutable block : B.t;
   mutable block_len : int;
   mutable block_stream : int;
   mutable block_end_stream : bool;
@@ -71,7 +70,13 @@ let queue_preamble t =
     t.out.conn_recv_window <- c.connection_window
   end
 
+let release_block t =
+  t.block_len <- 0;
+  t.block_stream <- 0;
+  t.block <- H2_workspace.give t.ws.blocks t.block
+
 let reset t =
+  release_block t;
   S.clear t.streams;
   O.reset t.out;
   Hpack_decoder.reset t.decoder;
@@ -97,7 +102,7 @@ let reset t =
   t.response_stream <- 0;
   queue_preamble t
 
-let create ?(config = H2_config.default) () =
+let create ?(config = H2_config.default) ?workspace () =
   let (c : H2_config.t) = config in
   if c.max_concurrent_streams < 1 || c.initial_window_size < 65535
      || c.initial_window_size > H2_settings.max_window_size
@@ -105,15 +110,16 @@ let create ?(config = H2_config.default) () =
      || c.max_header_list_size < 256 || c.max_continuations < 0 || c.pending_size < 4096
      || c.window_ms < 1
   then invalid_arg "Httpz.H2_connection.create";
+  let ws = match workspace with Some ws -> ws | None -> H2_workspace.create ~config:c () in
+  if not (H2_workspace.fits ws c) then invalid_arg "Httpz.H2_connection.create: workspace for other sizes";
   let streams = S.create c.max_concurrent_streams in
   let t =
     {
       config = c;
       reader = F.create ();
       decoder = Hpack_decoder.create ~max_header_list_size:c.max_header_list_size ();
-      head = H2_head.create ~max_fields:((c.max_header_list_size / 32) + 1);
-      decoded = B.create c.max_header_list_size;
-      block = B.create c.max_header_list_size;
+      ws;
+      block = H2_workspace.none;
       block_len = 0;
       block_stream = 0;
       block_end_stream = false;
@@ -121,8 +127,7 @@ let create ?(config = H2_config.default) () =
       continuations = 0;
       streams;
       out =
-        O.create ~streams ~pending_size:c.pending_size ~header_block_size:c.response_header_block_size
-          ~conn_window:c.connection_window ~stream_window:c.initial_window_size;
+        O.create ~streams ~ws ~conn_window:c.connection_window ~stream_window:c.initial_window_size;
       peer = H2_settings.create ();
       phase = phase_preface;
       last_peer_stream = 0;

@@ -2,8 +2,9 @@
     (the receiving half) and {!H2_connection} (the public face, which
     documents the behaviour). Only those two modules write its fields.
 
-    {b Allocation.} {!create} allocates everything the connection will
-    ever use; nothing else here allocates. *)
+    {b Allocation.} {!create} allocates the connection's own state (and a
+    workspace when none is given); buffers come from the workspace's pools
+    (see {!H2_workspace}). *)
 
 type event = Need_more | Headers | Trailers | Data | Reset | Goaway | Connection_error
 type submit = Queued | Stream_closed | No_space
@@ -17,9 +18,10 @@ type t = {
   config : H2_config.t;
   reader : H2_frame.t;
   decoder : Hpack_decoder.t;
-  head : H2_head.t;
-  decoded : Bigstring.t;  (** HPACK output: the head's spans point here *)
-  block : Bigstring.t;  (** HEADERS + CONTINUATION fragments being assembled *)
+  ws : H2_workspace.t;  (** the worker's: decoded head, response head, buffer pools *)
+  mutable block : Bigstring.t;
+      (** HEADERS + CONTINUATION fragments being assembled: from
+          [ws.blocks] while such a block is open, else {!H2_workspace.none} *)
   mutable block_len : int;
   mutable block_stream : int;  (** [0] unless a header block is open *)
   mutable block_end_stream : bool;
@@ -51,8 +53,11 @@ type t = {
   mutable response_stream : int;
 }
 
-val create : ?config:H2_config.t -> unit -> t
+val create : ?config:H2_config.t -> ?workspace:H2_workspace.t -> unit -> t
 val reset : t -> unit
+
+val release_block : t -> unit
+(** Gives the header-block assembly buffer back (the block is done). *)
 
 val fail : t -> H2_error.t -> string -> event
 (** Queues GOAWAY(last peer stream, code, reason) once; [Connection_error]. *)

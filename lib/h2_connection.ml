@@ -16,8 +16,8 @@ let event_data_len t = t.ev_data_len
 let event_error t = t.ev_error
 let goaway_last_stream t = t.ev_last_stream
 let reason t = t.reason
-let head t = t.head
-let head_buffer t = t.decoded
+let head t = t.ws.head
+let head_buffer t = t.ws.decoded
 
 (* {1 The application's side} *)
 
@@ -71,7 +71,7 @@ let send_data t ~stream buf ~off ~len ~end_stream =
 
 let send_data_external t ~stream ~offset ~len ~end_stream =
   if len < 0 || offset < 0 then invalid_arg "Httpz.H2_connection.send_data_external";
-  queue_body t ~stream S.out_external t.block ~off:offset ~len ~end_stream
+  queue_body t ~stream S.out_external H2_workspace.none ~off:offset ~len ~end_stream
 
 let body_pending t ~stream =
   let slot = S.find t.streams stream in
@@ -90,17 +90,25 @@ let shutdown t =
     O.push_goaway t.out ~last_stream_id:t.last_peer_stream ~code:Err.No_error ~debug:""
   end
 
-let next_output t buf ~off ~len =
-  Bigstring.check_range "Httpz.H2_connection.next_output" buf ~off ~len;
+let output t buf ~off ~len ~inline =
   if t.phase = phase_failed then begin
     (* only the queue, which ends with the GOAWAY *)
     let n = O.pending_length t.out in
     let n = if n > len then len else n in
     B.blit ~src:t.out.pending ~src_off:t.out.p_start ~dst:buf ~dst_off:off ~len:n;
     t.out.p_start <- t.out.p_start + n;
+    if t.out.p_start = t.out.p_end then O.release t.out;
     n
   end
-  else O.next t.out buf ~off ~len
+  else O.next t.out buf ~off ~len ~inline
+
+let next_output t buf ~off ~len =
+  Bigstring.check_range "Httpz.H2_connection.next_output" buf ~off ~len;
+  output t buf ~off ~len ~inline:false
+
+let next_output_inline t buf ~off ~len =
+  Bigstring.check_range "Httpz.H2_connection.next_output_inline" buf ~off ~len;
+  output t buf ~off ~len ~inline:true
 
 let output_external_stream t = t.out.ext_stream
 let output_external_len t = t.out.ext_len

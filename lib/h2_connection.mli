@@ -34,9 +34,9 @@
 
     {b Ownership.} A [Data] span is in the caller's buffer (valid while the
     caller leaves those bytes alone). A [Headers] or [Trailers] head is
-    {!head}, whose spans point into {!head_buffer}, owned by the connection
-    and overwritten by the next header block: copy what must outlive the
-    next {!received}. A body given to {!send_data} must stay unchanged
+    {!head}, whose spans point into {!head_buffer}, both the workspace's
+    (shared by the worker's connections) and overwritten by the next header
+    block of any of them: copy what must outlive the next {!received}. A body given to {!send_data} must stay unchanged
     until {!body_pending} is 0.
 
     {b Time.} [~now] is any monotonic tick count (ms is the intended unit):
@@ -75,19 +75,30 @@
     COMPRESSION_ERROR, and a refused or malformed head is still decoded, so
     the dynamic table stays in step.
 
-    {b Allocation.} {!create} allocates everything (stream slots are
-    preallocated, [max_concurrent_streams] of them, and reused);
-    {!received}, {!next_output}, the response writers and every accessor
-    allocate nothing. *)
+    {b Memory.} A connection owns its HPACK tables, a few stream slots
+    and its counters. The decoded head, the response head being encoded
+    and scratch space are the {!H2_workspace}'s, shared by the worker's
+    connections; the frame queue and a CONTINUATION block's assembly buffer
+    come from the workspace's pools only while they hold bytes. So an idle
+    connection holds no buffer beyond its HPACK decoder table.
+
+    {b Allocation.} {!create} allocates; the stream table grows (doubling,
+    up to [max_concurrent_streams]) when a new peak of concurrent streams
+    opens, and a pool allocates a buffer when it has none to give; in
+    steady state {!received}, {!next_output}, the response writers and
+    every accessor allocate nothing. *)
 
 type t
 
-val create : ?config:H2_config.t -> unit -> t
+val create : ?config:H2_config.t -> ?workspace:H2_workspace.t -> unit -> t
 (** A connection awaiting the client preface, with our SETTINGS
     (MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE, MAX_HEADER_LIST_SIZE,
     ENABLE_PUSH 0, NO_RFC7540_PRIORITIES 1) and the connection
-    WINDOW_UPDATE already queued. Allocates.
-    @raise Invalid_argument on a nonsensical config. *)
+    WINDOW_UPDATE already queued. [workspace]: the worker's, shared with
+    its other connections (see {!H2_workspace} for the rules); absent, the
+    connection gets one of its own. Allocates.
+    @raise Invalid_argument on a nonsensical config, or a workspace made
+    for other buffer sizes. *)
 
 val reset : t -> unit
 (** Makes [t] as new, for the next connection. *)
@@ -174,6 +185,14 @@ val shutdown : t -> unit
 val next_output : t -> Bigstring.t -> off:int -> len:int -> int
 (** Fills [buf.{off..}] with queued frames, then scheduled DATA (see
     {!H2_output}); the bytes written. *)
+
+val next_output_inline : t -> Bigstring.t -> off:int -> len:int -> int
+(** As {!next_output}, but a DATA frame of an external body is at most the
+    room left in [buf] after its header: the caller reads the
+    {!output_external_len} bytes into [buf] right after the bytes written
+    (at [off + result]) and may call again with the room left. Over TLS
+    this puts frame headers and file bytes in the same records instead of
+    a record per header. *)
 
 val output_external_stream : t -> int
 val output_external_len : t -> int

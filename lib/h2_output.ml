@@ -5,7 +5,8 @@ module W = H2_write
 
 type t = {
   streams : S.t;
-  pending : B.t;
+  ws : H2_workspace.t;
+  mutable pending : B.t;
   mutable p_start : int;
   mutable p_end : int;
   encoder : E.t;
@@ -25,14 +26,15 @@ type t = {
 
 let goaway_reserve = 256
 
-let create ~streams ~pending_size ~header_block_size ~conn_window ~stream_window =
+let create ~streams ~ws ~conn_window ~stream_window =
   {
     streams;
-    pending = B.create pending_size;
+    ws;
+    pending = H2_workspace.none;
     p_start = 0;
     p_end = 0;
     encoder = E.create ();
-    block = B.create header_block_size;
+    block = ws.H2_workspace.response_block;
     block_len = 0;
     peer_max_frame = H2_settings.default_max_frame_size;
     conn_send_window = H2_settings.default_initial_window_size;
@@ -46,9 +48,14 @@ let create ~streams ~pending_size ~header_block_size ~conn_window ~stream_window
     ext_off = 0;
   }
 
-let reset t =
+(* The queue's buffer goes back to the pool once it is empty. *)
+let release t =
   t.p_start <- 0;
   t.p_end <- 0;
+  t.pending <- H2_workspace.give t.ws.queues t.pending
+
+let reset t =
+  release t;
   t.block_len <- 0;
   t.peer_max_frame <- H2_settings.default_max_frame_size;
   t.conn_send_window <- H2_settings.default_initial_window_size;
@@ -64,6 +71,7 @@ let pending_length t = t.p_end - t.p_start
 (* Room for [n] more bytes at the end of the queue, keeping [reserve] free
    so a GOAWAY always fits; compacts the queue when that makes room. *)
 let room t n ~reserve =
+  if B.length t.pending = 0 then t.pending <- H2_workspace.take t.ws.queues;
   let size = B.length t.pending in
   if t.p_end + n + reserve <= size then true
   else if t.p_end - t.p_start + n + reserve <= size then begin
@@ -212,7 +220,7 @@ let end_stream_sent t slot =
 
 let[@inline] min (a : int) (b : int) = if a < b then a else b
 
-let next t out ~off ~len =
+let next t out ~off ~len ~inline =
   t.ext_len <- 0;
   t.ext_stream <- 0;
   let pos = ref off and stop = off + len in
@@ -220,10 +228,7 @@ let next t out ~off ~len =
   if p > 0 then begin
     B.blit ~src:t.pending ~src_off:t.p_start ~dst:out ~dst_off:off ~len:p;
     t.p_start <- t.p_start + p;
-    if t.p_start = t.p_end then begin
-      t.p_start <- 0;
-      t.p_end <- 0
-    end;
+    if t.p_start = t.p_end then release t;
     pos := off + p
   end;
   let s = t.streams in
@@ -233,7 +238,7 @@ let next t out ~off ~len =
     if slot < 0 then go := false
     else begin
       let kind = s.out_kind.(slot) and left = s.out_len.(slot) in
-      let space = if kind = S.out_external then max_int else stop - !pos - 9 in
+      let space = if kind = S.out_external && not inline then max_int else stop - !pos - 9 in
       let n = min (min left s.send_window.(slot)) (min t.conn_send_window (min t.peer_max_frame space)) in
       let n = if n < 0 then 0 else n in
       let last = n = left && s.out_end.(slot) in

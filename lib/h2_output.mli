@@ -4,7 +4,9 @@
 
     {b The queue.} SETTINGS, their ACKs, PING ACKs, WINDOW_UPDATE,
     RST_STREAM, GOAWAY and response HEADERS/CONTINUATION are written, whole,
-    into [pending] (a bigstring of fixed size) in the order they are
+    into [pending] (a buffer of [pending_size] bytes, taken from the
+    workspace's pool by the first frame queued and given back once the
+    queue empties: an idle connection holds none) in the order they are
     queued, and go out before any DATA. The last {!goaway_reserve} bytes are
     kept for a GOAWAY, so a connection that must fail can always say why. A
     peer that makes us queue frames without reading them (a PING flood with
@@ -31,11 +33,12 @@
 
 type t = {
   streams : H2_stream.t;
-  pending : Bigstring.t;
+  ws : H2_workspace.t;
+  mutable pending : Bigstring.t;  (** from [ws.queues] while frames wait, else {!H2_workspace.none} *)
   mutable p_start : int;  (** first unsent byte of [pending] *)
   mutable p_end : int;
   encoder : Hpack_encoder.t;
-  block : Bigstring.t;  (** the response head being built *)
+  block : Bigstring.t;  (** the response head being built: [ws.response_block], shared *)
   mutable block_len : int;
   mutable peer_max_frame : int;
   mutable conn_send_window : int;
@@ -51,8 +54,10 @@ type t = {
 
 val goaway_reserve : int
 
-val create :
-  streams:H2_stream.t -> pending_size:int -> header_block_size:int -> conn_window:int -> stream_window:int -> t
+val create : streams:H2_stream.t -> ws:H2_workspace.t -> conn_window:int -> stream_window:int -> t
+
+val release : t -> unit
+(** Empties the queue and gives its buffer back to [ws.queues]. *)
 
 val reset : t -> unit
 val pending_length : t -> int
@@ -103,9 +108,12 @@ val frame_headers : t -> stream_id:int -> end_stream:bool -> bool
 val ready : t -> int -> bool
 (** [ready t slot]: the slot has a DATA frame that the windows let go now. *)
 
-val next : t -> Bigstring.t -> off:int -> len:int -> int
-(** [next t out ~off ~len] copies queued frames, then DATA frames picked by
+val next : t -> Bigstring.t -> off:int -> len:int -> inline:bool -> int
+(** [next t out ~off ~len ~inline] copies queued frames, then DATA frames picked by
     the scheduler, into [out], and is the byte count written. When a frame
     carries an external body it stops after that frame's header and sets
     [ext_stream], [ext_len] (the payload bytes the caller must send next)
-    and [ext_off] (their offset in the stream's external body). *)
+    and [ext_off] (their offset in the stream's external body). With
+    [inline], that frame's payload is also bounded by the room left in
+    [out] after its header, so the caller can put the bytes right after
+    it. *)

@@ -8,7 +8,7 @@ module Err = H2_error
 (* {1 Header blocks} *)
 
 let open_stream t id ~end_stream =
-  let h = t.head in
+  let h = t.ws.head in
   if t.streams.active >= t.config.max_concurrent_streams then begin
     t.refused <- t.refused + 1;
     if t.refused > t.config.max_refused then calm t "too many refused streams"
@@ -47,13 +47,13 @@ let header_block t src ~off ~len ~id ~end_stream ~bad_priority =
   t.block_stream <- 0;
   let slot = S.find t.streams id in
   let is_trailers = slot >= 0 in
-  match H2_head.decode t.head t.decoder src ~off ~len ~out:t.decoded ~trailers:is_trailers with
-  | Compression_error -> fail t Err.Compression_error (H2_head.reason t.head)
+  match H2_head.decode t.ws.head t.decoder src ~off ~len ~out:t.ws.decoded ~trailers:is_trailers with
+  | Compression_error -> fail t Err.Compression_error (H2_head.reason t.ws.head)
   | result ->
       if is_trailers then begin
         if t.streams.state.(slot) <> S.open_ && t.streams.state.(slot) <> S.half_closed_local then
           stream_error t slot Err.Stream_closed "HEADERS after END_STREAM"
-        else if result <> H2_head.Valid then stream_error t slot Err.Protocol_error (H2_head.reason t.head)
+        else if result <> H2_head.Valid then stream_error t slot Err.Protocol_error (H2_head.reason t.ws.head)
         else trailers t slot ~end_stream
       end
       else if id > t.goaway_last then Need_more (* §6.8: streams after our GOAWAY are ignored *)
@@ -72,8 +72,9 @@ let on_headers t buf ~bad_priority =
     let end_stream = F.has_flag r F.flag_end_stream in
     let off = F.payload_off r and len = F.payload_len r in
     if F.has_flag r F.flag_end_headers then header_block t buf ~off ~len ~id ~end_stream ~bad_priority
-    else if len > B.length t.block then calm t "header block too large"
+    else if len > t.config.max_header_list_size then calm t "header block too large"
     else begin
+      if B.length t.block = 0 then t.block <- H2_workspace.take t.ws.blocks;
       B.blit ~src:buf ~src_off:off ~dst:t.block ~dst_off:0 ~len;
       t.block_len <- len;
       t.block_stream <- id;
@@ -95,9 +96,14 @@ let on_continuation t buf =
     B.blit ~src:buf ~src_off:(F.payload_off r) ~dst:t.block ~dst_off:t.block_len ~len;
     t.block_len <- t.block_len + len;
     t.continuations <- t.continuations + 1;
-    if F.has_flag r F.flag_end_headers then
-      header_block t t.block ~off:0 ~len:t.block_len ~id:t.block_stream ~end_stream:t.block_end_stream
-        ~bad_priority:t.block_bad_priority
+    if F.has_flag r F.flag_end_headers then begin
+      let ev =
+        header_block t t.block ~off:0 ~len:t.block_len ~id:t.block_stream ~end_stream:t.block_end_stream
+          ~bad_priority:t.block_bad_priority
+      in
+      release_block t;
+      ev
+    end
     else Need_more
   end
 

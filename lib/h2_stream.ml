@@ -13,51 +13,87 @@ let out_buffer = 1
 let out_external = 2
 
 type t = {
-  capacity : int;
-  id : int array;
-  state : int array;
-  recv_window : int array;
-  recv_unacked : int array;
-  recv_held : int array;
-  send_window : int array;
-  priority : int array;
-  content_length : int array;
-  data_received : int array;
-  response : int array;
-  out_kind : int array;
-  out_buf : Bigstring.t array;
-  out_off : int array;
-  out_len : int array;
-  out_end : bool array;
+  mutable capacity : int;
+  max_capacity : int;
+  mutable id : int array;
+  mutable state : int array;
+  mutable recv_window : int array;
+  mutable recv_unacked : int array;
+  mutable recv_held : int array;
+  mutable send_window : int array;
+  mutable priority : int array;
+  mutable content_length : int array;
+  mutable data_received : int array;
+  mutable response : int array;
+  mutable out_kind : int array;
+  mutable out_buf : Bigstring.t array;
+  mutable out_off : int array;
+  mutable out_len : int array;
+  mutable out_end : bool array;
   mutable active : int;
   mutable last_found : int;
 }
 
 let no_buffer = Bigstring.create 0
 
-let create capacity =
-  if capacity < 1 then invalid_arg "Httpz.H2_stream.create";
-  let ints () = Array.make capacity 0 in
-  {
-    capacity;
-    id = ints ();
-    state = ints ();
-    recv_window = ints ();
-    recv_unacked = ints ();
-    recv_held = ints ();
-    send_window = ints ();
-    priority = Array.make capacity (H2_priority.default :> int);
-    content_length = Array.make capacity (-1);
-    data_received = ints ();
-    response = ints ();
-    out_kind = ints ();
-    out_buf = Array.make capacity no_buffer;
-    out_off = ints ();
-    out_len = ints ();
-    out_end = Array.make capacity false;
-    active = 0;
-    last_found = 0;
-  }
+let initial_capacity = 4
+
+let arrays t capacity =
+  let grow a fill =
+    let b = Array.make capacity fill in
+    Array.blit a 0 b 0 (Array.length a);
+    b
+  in
+  t.id <- grow t.id 0;
+  t.state <- grow t.state 0;
+  t.recv_window <- grow t.recv_window 0;
+  t.recv_unacked <- grow t.recv_unacked 0;
+  t.recv_held <- grow t.recv_held 0;
+  t.send_window <- grow t.send_window 0;
+  t.priority <- grow t.priority (H2_priority.default :> int);
+  t.content_length <- grow t.content_length (-1);
+  t.data_received <- grow t.data_received 0;
+  t.response <- grow t.response 0;
+  t.out_kind <- grow t.out_kind 0;
+  t.out_buf <- grow t.out_buf no_buffer;
+  t.out_off <- grow t.out_off 0;
+  t.out_len <- grow t.out_len 0;
+  t.out_end <- grow t.out_end false;
+  t.capacity <- capacity
+
+let create max_capacity =
+  if max_capacity < 1 then invalid_arg "Httpz.H2_stream.create";
+  let t =
+    {
+      capacity = 0;
+      max_capacity;
+      id = [||];
+      state = [||];
+      recv_window = [||];
+      recv_unacked = [||];
+      recv_held = [||];
+      send_window = [||];
+      priority = [||];
+      content_length = [||];
+      data_received = [||];
+      response = [||];
+      out_kind = [||];
+      out_buf = [||];
+      out_off = [||];
+      out_len = [||];
+      out_end = [||];
+      active = 0;
+      last_found = 0;
+    }
+  in
+  arrays t (if max_capacity < initial_capacity then max_capacity else initial_capacity);
+  t
+
+(* Doubles the table (up to [max_capacity]): the only allocation, once per
+   new peak of concurrent streams in the table's life. *)
+let grow t =
+  let c = 2 * t.capacity in
+  arrays t (if c > t.max_capacity then t.max_capacity else c)
 
 let free t slot =
   if t.id.(slot) <> 0 then begin
@@ -93,6 +129,14 @@ let find t id = if id <= 0 then -1 else search t id
 
 let open_slot t ~id ~recv_window ~send_window =
   let slot = search t 0 in
+  let slot =
+    if slot >= 0 || t.capacity >= t.max_capacity then slot
+    else begin
+      let free = t.capacity in
+      grow t;
+      free
+    end
+  in
   if slot >= 0 then begin
     t.id.(slot) <- id;
     t.state.(slot) <- open_;

@@ -1,9 +1,12 @@
 (** The per-stream state of an HTTP/2 connection ({!H2_connection}), in
     preallocated slots.
 
-    A table holds [capacity] slots (the SETTINGS_MAX_CONCURRENT_STREAMS the
-    connection advertises), each an index into parallel [int] arrays: no
-    record per stream, nothing allocated when a stream opens or closes.
+    A table holds [capacity] slots, each an index into parallel [int]
+    arrays: no record per stream. It starts with {!initial_capacity}
+    slots and doubles when a stream opens while all are in use, up to
+    [max_capacity] (the SETTINGS_MAX_CONCURRENT_STREAMS the connection
+    advertises): an idle connection holds a few slots, not 128. Growing
+    keeps every slot's index.
     A slot is free when its stream id is [0]. A stream in the RFC 9113 §5.1
     state "closed" (or "idle") has no slot: closing frees it for reuse.
 
@@ -12,7 +15,10 @@
     writes them); everyone else reads through {!H2_connection}'s
     accessors.
 
-    {b Allocation.} {!create} allocates the arrays; nothing else does. *)
+    {b Allocation.} {!create} allocates the arrays, and {!open_slot} when
+    it grows them (a new peak of concurrent streams in the table's life,
+    at most log{_2}([max_capacity] / {!initial_capacity}) times); nothing
+    else does. *)
 
 (** RFC 9113 §5.1 states a slot can be in, as ints in {!t.state}. *)
 
@@ -37,29 +43,34 @@ val out_external : int
     ({!H2_output.next}); [out_off] counts the bytes already framed. *)
 
 type t = {
-  capacity : int;
-  id : int array;  (** the stream id, [0] for a free slot *)
-  state : int array;
-  recv_window : int array;  (** bytes the peer may still send on it *)
-  recv_unacked : int array;  (** consumed by the application, not yet returned by WINDOW_UPDATE *)
-  recv_held : int array;  (** delivered to the application, not yet consumed *)
-  send_window : int array;  (** bytes we may still send on it (can go negative, §6.9.2) *)
-  priority : int array;  (** an {!H2_priority.t} *)
-  content_length : int array;  (** the request's content-length, [-1] when absent *)
-  data_received : int array;  (** DATA payload bytes received (padding excluded) *)
-  response : int array;  (** [0] no response yet, [1] HEADERS queued, [2] END_STREAM queued *)
-  out_kind : int array;
-  out_buf : Bigstring.t array;
-  out_off : int array;
-  out_len : int array;  (** bytes still to send of the current body piece *)
-  out_end : bool array;  (** END_STREAM goes with the last byte of the piece *)
+  mutable capacity : int;  (** slots now; grows as streams open *)
+  max_capacity : int;  (** the most it grows to *)
+  mutable id : int array;  (** the stream id, [0] for a free slot *)
+  mutable state : int array;
+  mutable recv_window : int array;  (** bytes the peer may still send on it *)
+  mutable recv_unacked : int array;  (** consumed by the application, not yet returned by WINDOW_UPDATE *)
+  mutable recv_held : int array;  (** delivered to the application, not yet consumed *)
+  mutable send_window : int array;  (** bytes we may still send on it (can go negative, §6.9.2) *)
+  mutable priority : int array;  (** an {!H2_priority.t} *)
+  mutable content_length : int array;  (** the request's content-length, [-1] when absent *)
+  mutable data_received : int array;  (** DATA payload bytes received (padding excluded) *)
+  mutable response : int array;  (** [0] no response yet, [1] HEADERS queued, [2] END_STREAM queued *)
+  mutable out_kind : int array;
+  mutable out_buf : Bigstring.t array;
+  mutable out_off : int array;
+  mutable out_len : int array;  (** bytes still to send of the current body piece *)
+  mutable out_end : bool array;  (** END_STREAM goes with the last byte of the piece *)
   mutable active : int;  (** slots in use *)
   mutable last_found : int;
 }
 
+val initial_capacity : int
+(** [4]. *)
+
 val create : int -> t
-(** [create capacity] is an empty table. Allocates.
-    @raise Invalid_argument when [capacity < 1]. *)
+(** [create max_capacity] is an empty table of
+    [min max_capacity initial_capacity] slots. Allocates.
+    @raise Invalid_argument when [max_capacity < 1]. *)
 
 val clear : t -> unit
 (** Frees every slot. *)
@@ -71,8 +82,8 @@ val find : t -> int -> int
 
 val open_slot : t -> id:int -> recv_window:int -> send_window:int -> int
 (** [open_slot t ~id ~recv_window ~send_window] takes a free slot for a
-    new stream in state {!open_} and returns it, or [-1] when all slots
-    are in use. *)
+    new stream in state {!open_} and returns it (growing the table when
+    all slots are in use), or [-1] when [max_capacity] slots are in use. *)
 
 val free : t -> int -> unit
 (** [free t slot] closes the stream and makes its slot reusable. *)

@@ -1,12 +1,13 @@
 type t = {
   ring : Bigstring.t;
   capacity : int;
-  slots : int;
-  offs : int array;  (** ring offset of the entry's name; its value follows *)
-  name_lens : int array;
-  value_lens : int array;
-  header_names : Header_name.t array;
-  pseudos : Hpack_static.pseudo array;
+  max_slots : int;
+  mutable slots : int;
+  mutable offs : int array;  (** ring offset of the entry's name; its value follows *)
+  mutable name_lens : int array;
+  mutable value_lens : int array;
+  mutable header_names : Header_name.t array;
+  mutable pseudos : Hpack_static.pseudo array;
   mutable oldest : int;  (** slot of the oldest entry *)
   mutable count : int;
   mutable size : int;
@@ -16,10 +17,13 @@ type t = {
 
 let entry_overhead = 32
 
+let initial_slots = 8
+
 let create ~capacity =
   if capacity < 0 then invalid_arg "Hpack_table.create";
-  let slots = (capacity / entry_overhead) + 1 in
-  { ring = Bigstring.create (max capacity 1); capacity; slots;
+  let max_slots = (capacity / entry_overhead) + 1 in
+  let slots = min max_slots initial_slots in
+  { ring = Bigstring.create (max capacity 1); capacity; max_slots; slots;
     offs = Array.make slots 0; name_lens = Array.make slots 0; value_lens = Array.make slots 0;
     header_names = Array.make slots Header_name.Other;
     pseudos = Array.make slots Hpack_static.Regular;
@@ -71,10 +75,31 @@ let[@inline] wrap t pos = if pos >= t.capacity then pos - t.capacity else pos
    held elsewhere (the decoder's output), so an evicted entry whose name is
    being reused cannot be overwritten under our feet. Live bytes are at
    most [max_size - 32 * count], so the new bytes land on free ring. *)
+(* All slots hold entries: twice as many (up to [max_slots]), the entries
+   laid out again from slot 0, oldest first. The byte ring stays. *)
+let grow t =
+  let n = min t.max_slots (2 * t.slots) in
+  let move a fill =
+    let b = Array.make n fill in
+    for k = 0 to t.count - 1 do
+      let s = t.oldest + k in
+      Array.unsafe_set b k (Array.unsafe_get a (if s >= t.slots then s - t.slots else s))
+    done;
+    b
+  in
+  t.offs <- move t.offs 0;
+  t.name_lens <- move t.name_lens 0;
+  t.value_lens <- move t.value_lens 0;
+  t.header_names <- move t.header_names Header_name.Other;
+  t.pseudos <- move t.pseudos Hpack_static.Regular;
+  t.oldest <- 0;
+  t.slots <- n
+
 let add t src ~name_off ~name_len ~value_off ~value_len header_name pseudo =
   let esize = name_len + value_len + entry_overhead in
   evict_to t (t.max_size - esize);
   if esize <= t.max_size then begin
+    if t.count = t.slots then grow t;
     let s = slot t 0 in
     let pos = t.write in
     Array.unsafe_set t.offs s pos;

@@ -3,15 +3,20 @@
     The entries' name and value bytes live back to back in one ring buffer
     of [capacity] bytes (an entry may wrap around its end); per-entry
     offsets, lengths, {!Header_name.t} and pseudo-header kind live in
-    [int]/immediate arrays of [capacity / 32 + 1] slots (every entry costs
-    at least its 32 bytes of overhead). Nothing grows after {!create}.
+    [int]/immediate arrays of slots: 8 at first, doubled when an entry
+    comes while all are full, up to [capacity / 32 + 1] (every entry costs
+    at least its 32 bytes of overhead). A table whose peer adds a few
+    entries (the usual client) keeps small arrays; the byte ring never
+    grows.
 
     Indices are dynamic-table indices: [1] is the newest entry, {!length}
     the oldest (the HPACK index minus 61). Accessors taking [i] do not check
     it: callers check [1 <= i <= length t].
 
-    {b Allocation.} {!create} allocates the buffers; {!entry} allocates
-    (for tests). Nothing else allocates. *)
+    {b Allocation.} {!create} allocates the buffers; {!add} allocates when
+    it grows the slot arrays (a new peak of entries in the table's life, at
+    most log{_2}([capacity] / 256) times); {!entry} allocates (for tests).
+    Nothing else allocates. *)
 
 type t
 

@@ -12,9 +12,14 @@ module X = H2_exchange
    SETTINGS_MAX_FRAME_SIZE being the default) and the preface. *)
 let min_read_buffer = 16384 + 9 + 24 + 1024
 
-(* Sessions kept for reuse, per worker: each holds about 57 KiB (its
-   H2_connection.t: stream table, HPACK tables, frame queue). *)
+(* Sessions kept for reuse, per worker: each holds a few KiB (its
+   H2_connection.t: HPACK tables, a few stream slots). *)
 let spare_sessions = 32
+
+(* The worker's decoded-head table, response-head buffer and buffer pools,
+   shared by its connections: a worker is a process running one loop,
+   which handles one connection's event at a time (H2_workspace's rule). *)
+let workspace = lazy (H2_workspace.create ())
 
 let session c = match c.h2 with Some s -> s | None -> invalid_arg "H2_session: not an HTTP/2 connection"
 
@@ -22,7 +27,7 @@ let start c =
   let sh = c.sh in
   let s =
     if Stack.is_empty sh.h2_free then
-      { h2c = C.create (); conn = c; streams = [||]; nstreams = 0; ended = false }
+      { h2c = C.create ~workspace:(Lazy.force workspace) (); conn = c; streams = [||]; nstreams = 0; ended = false }
     else begin
       let s = Stack.pop sh.h2_free in
       C.reset s.h2c;
@@ -107,8 +112,71 @@ let input c =
 
 (* {1 Output} *)
 
-(* The connection's output has all left: frames for [out] (and the file
-   bytes of one DATA frame, as [ext]). *)
+(* The largest TLS record's payload: what one SSL_write turns into one
+   record. *)
+let tls_record = 16384
+
+(* Under this room a file's DATA frame is not worth starting: the bytes go
+   in the next record. *)
+let min_inline = 1024
+
+(* TLS in user space: frames and file bytes in [out], read with pread right
+   after each DATA frame's header, up to one record: each DATA frame goes
+   out in one record with whatever else is due, not as a record for its
+   header and another for its bytes. *)
+let fill_inline c s =
+  let cap = if Bigstring.length c.out < tls_record then Bigstring.length c.out else tls_record in
+  let go = ref true in
+  while !go do
+    let room = cap - c.out_len in
+    if room < min_inline && c.out_len > 0 then go := false
+    else begin
+      c.out_len <- c.out_len + C.next_output_inline s.h2c c.out ~off:c.out_len ~len:room;
+      let ext = C.output_external_len s.h2c in
+      if ext = 0 then go := false
+      else begin
+        let i = X.find s (C.output_external_stream s.h2c) in
+        let n =
+          if i < 0 then -1
+          else Syscall.pread s.streams.(i).file_fd c.out c.out_len ext (C.output_external_offset s.h2c)
+        in
+        if n = ext then c.out_len <- c.out_len + n
+        else begin
+          (* The frame's promised bytes cannot follow (the file shrank, or
+             a read error): drop its header and end the connection. *)
+          Log.error "HTTP/2: a file body could not be read (closing the connection)";
+          c.out_len <- c.out_len - 9;
+          s.ended <- true;
+          go := false
+        end
+      end
+    end
+  done
+
+(* A plain connection (or kTLS): frames in [out], and the file bytes of one
+   DATA frame as [ext], sent with sendfile. *)
+let fill_external c s =
+  c.out_len <- C.next_output s.h2c c.out ~off:0 ~len:(Bigstring.length c.out);
+  let ext = C.output_external_len s.h2c in
+  if ext > 0 then begin
+    let i = X.find s (C.output_external_stream s.h2c) in
+    if i < 0 then begin
+      (* Cannot happen (an exchange ends only once its file left); were
+         it to, the frame's promised bytes cannot follow: end. *)
+      Log.error "HTTP/2: a file body without its exchange (closing the connection)";
+      c.out_len <- 0;
+      s.ended <- true
+    end
+    else begin
+      c.ext <- Ext_file;
+      c.file_fd <- s.streams.(i).file_fd;
+      c.ext_off <- C.output_external_offset s.h2c;
+      c.ext_len <- ext
+    end
+  end
+
+(* The connection's output has all left: frames for [out], and file bytes
+   after them. *)
 let fill c s =
   c.ext <- No_ext;
   c.ext_len <- 0;
@@ -120,24 +188,7 @@ let fill c s =
   if c.sh.draining then C.shutdown s.h2c;
   if C.wants_output s.h2c then begin
     take_out c;
-    c.out_len <- C.next_output s.h2c c.out ~off:0 ~len:(Bigstring.length c.out);
-    let ext = C.output_external_len s.h2c in
-    if ext > 0 then begin
-      let i = X.find s (C.output_external_stream s.h2c) in
-      if i < 0 then begin
-        (* Cannot happen (an exchange ends only once its file left); were
-           it to, the frame's promised bytes cannot follow: end. *)
-        Log.error "HTTP/2: a file body without its exchange (closing the connection)";
-        c.out_len <- 0;
-        s.ended <- true
-      end
-      else begin
-        c.ext <- Ext_file;
-        c.file_fd <- s.streams.(i).file_fd;
-        c.ext_off <- C.output_external_offset s.h2c;
-        c.ext_len <- ext
-      end
-    end
+    if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then fill_inline c s else fill_external c s
   end
 
 (* What the connection needs now. *)

@@ -13,18 +13,24 @@
     {2 State and buffers}
     The connection takes an {!Slot.h2} (its [H2_connection.t] and its
     exchanges) from the worker's pool [sh.h2_free] and gives it back in
-    {!closed} (32 are kept; a session is about 57 KiB, nearly all of it
-    the [H2_connection.t]'s stream table, HPACK tables and frame queue). It reads into [rbuf] and writes from [out], both from the
-    worker's pools and given back whenever no frame is partly read and
-    nothing waits to be written: an idle HTTP/2 connection holds no buffer,
-    only the HPACK tables inside its [H2_connection.t].
+    {!closed} (32 are kept). Its [H2_connection.t] shares the worker's
+    {!Httpz.H2_workspace} (decoded head, response head, frame-queue pool)
+    and owns little more than its HPACK tables and a few stream slots. It
+    reads into [rbuf] and writes from [out], both from the worker's pools
+    and given back whenever no frame is partly read and nothing waits to be
+    written: an idle HTTP/2 connection holds no buffer, only the HPACK
+    tables inside its [H2_connection.t].
 
     {2 Streams}
     Each request stream is an exchange ({!H2_exchange}); the handler runs
     while its HEADERS are read. Output is produced only once the previous
-    output all left ([next_output] fills [out]; a file body's bytes follow
-    as [ext]), so a stream's buffer is reused only after its bytes were
-    copied out, and a file's bytes are sent before its exchange ends.
+    output all left, so a stream's buffer is reused only after its bytes
+    were copied out, and a file's bytes are sent before its exchange ends.
+    On a plain connection (or kTLS) [next_output] fills [out] and a file
+    body's bytes follow as [ext] (sendfile). Over TLS in user space, file
+    bytes are read (pread) into [out] right after each DATA frame's header
+    and frames are batched up to one TLS record (16 KiB): a DATA frame and
+    its bytes leave in one record, not two.
     Input is read only while no output is pending.
 
     {2 Ending}

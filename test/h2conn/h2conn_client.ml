@@ -102,9 +102,9 @@ let describe_event s ev =
   | Goaway -> Printf.sprintf "goaway %d %s" (C.goaway_last_stream c) (code (C.event_error c))
   | Connection_error -> Printf.sprintf "conn_error %s" (code (C.event_error c))
 
-let create ?config () =
+let create ?config ?workspace () =
   {
-    c = C.create ?config ();
+    c = C.create ?config ?workspace ();
     inbuf = Bigstring.create (1 lsl 20);
     inlen = 0;
     now = 0;
@@ -220,8 +220,8 @@ let output ?(limit = max_int) s =
   List.rev !frames
 
 (* Preface + empty SETTINGS, our preamble read and dropped. *)
-let start ?config ?(client_settings = []) () =
-  let s = create ?config () in
+let start ?config ?workspace ?(client_settings = []) () =
+  let s = create ?config ?workspace () in
   feed s (F.preface ^ settings client_settings);
   ignore (output s);
   s

@@ -352,6 +352,34 @@ let encoder_cases () =
   Alcotest.check outcome "after the update"
     (Fields [ (":status", "200"); ("server", "httpz"); ("content-type", "text/html") ]) (decode d third)
 
+(* The slot arrays grow (8, 16, ...) while entries wrap around them: every
+   entry keeps its index, name and value, newest first. *)
+let table_grows () =
+  let t = Hpack_table.create ~capacity:4096 in
+  let src = Bigstring.create 256 in
+  let add i =
+    let name = Printf.sprintf "n%d" i and value = Printf.sprintf "value-%d" i in
+    Bigstring.blit_from_string name ~src_off:0 src ~dst_off:0 ~len:(String.length name);
+    Bigstring.blit_from_string value ~src_off:0 src ~dst_off:100 ~len:(String.length value);
+    Hpack_table.add t src ~name_off:0 ~name_len:(String.length name) ~value_off:100
+      ~value_len:(String.length value) Header_name.Other Hpack_static.Regular
+  in
+  (* a small maximum first: entries 0..5 come and go, so the oldest slot
+     is no longer slot 0 when the arrays fill up *)
+  Hpack_table.set_max_size t 100;
+  for i = 0 to 5 do add i done;
+  Hpack_table.set_max_size t 4096;
+  for i = 6 to 40 do add i done;
+  let n = Hpack_table.length t in
+  Alcotest.(check bool) "all kept" true (n >= 35);
+  for k = 1 to n do
+    let i = 41 - k in
+    Alcotest.(check (pair string string)) "entry" (Printf.sprintf "n%d" i, Printf.sprintf "value-%d" i)
+      (Hpack_table.entry t k)
+  done;
+  let name = Bigstring.of_string "n7value-7" in
+  Alcotest.(check int) "found" (41 - 7) (Hpack_table.find t name ~name_off:0 ~name_len:2 ~value_off:2 ~value_len:7)
+
 (* ---------- allocation ---------- *)
 
 let zero_alloc =
@@ -362,6 +390,13 @@ let zero_alloc =
   let warm = Bigstring.of_string (hex (List.nth c4 0)) in
   D.start_block d ~off:0 ~len:(Bigstring.length warm);
   while D.next_field d warm ~out = D.Field do () done;
+  (* Each block adds an entry: the table reaches its steady state (full,
+     evicting one entry per block, its slot arrays grown to the peak entry
+     count, which happens once per table) after about 80 blocks. *)
+  for _ = 1 to 200 do
+    D.start_block d ~off:0 ~len;
+    while D.next_field d src ~out = D.Field do () done
+  done;
   let buf = Bigstring.create 4096 in
   let e = E.create ~table_size:4096 () in
   let plain = E.create () in
@@ -408,7 +443,8 @@ let () =
       ("limits", [ Alcotest.test_case "limits and errors" `Quick limits;
                    Alcotest.test_case "output buffer" `Quick output_full;
                    Alcotest.test_case "size update evicts" `Quick size_update_evicts;
-                   Alcotest.test_case "evicted name reused" `Quick evicted_name ]);
+                   Alcotest.test_case "evicted name reused" `Quick evicted_name;
+                   Alcotest.test_case "slot arrays grow" `Quick table_grows ]);
       ("encoder", [ Alcotest.test_case "choices and refusals" `Quick encoder_cases ]);
       ("differential", Hpack_differential.tests);
       ("table sync", Hpack_table_sync.tests);
