@@ -275,3 +275,6 @@ val secure : t -> bool
 
 external of_conn : Slot.t -> t = "%identity"
 (* For the event loop: a connection slot is the handler's context. *)
+
+external to_conn : t -> Slot.t = "%identity"
+(* For the protocols that take a connection over from its handler ({!Ws}). *)

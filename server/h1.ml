@@ -7,7 +7,7 @@
 open Httpz
 open Slot
 
-type action = Read | Write | Close | Linger | Wait | Detach | Nothing
+type action = Action.t = Read | Write | Close | Linger | Wait | Detach | Nothing
 
 (* Chunked bodies are decoded in the read buffer, after the head; a head
    leaving less room than this is refused (431). *)
@@ -69,6 +69,7 @@ let log_response c complete =
 let on_wire c = c.resp <> Idle && (c.sent > 0 || c.flushed || c.broken)
 
 let closed c =
+  if c.mode = Websocket then Ws.closed c (* WebSocket *);
   log_response c false;
   c.fd <- -1;
   next_gen c;
@@ -191,10 +192,12 @@ let detach_bigstring c =
   end
 
 let blocked c =
+  if c.mode = Websocket then Ws.blocked c else begin (* WebSocket *)
   detach_bigstring c;
   (* What the response sends from the body was copied just now. *)
   if c.after = Then_next then release_body c;
   set_timer c Write_timer c.sh.write_ticks
+  end
 
 (* {1 Reading} *)
 
@@ -565,6 +568,7 @@ let process c =
 (* {1 Events} *)
 
 let written c =
+  if c.mode = Websocket then Ws.written c else (* WebSocket *)
   match c.after with
   | Then_body ->
       c.out_len <- 0;
@@ -619,6 +623,7 @@ let written c =
       end
 
 let prepare_read c =
+  if c.mode = Websocket then Ws.prepare_read c else (* WebSocket *)
   match c.state with
   | Reading_head ->
       take_rbuf c;
@@ -669,6 +674,7 @@ let body_arrived c =
   run c.sh.hooks.app c
 
 let received c n =
+  if c.mode = Websocket then Ws.received c n else (* WebSocket *)
   if n <= 0 then Close (* EOF: in a head, a body, or while draining *)
   else
     match c.state with
@@ -704,6 +710,7 @@ let received c n =
     | Free -> Close
 
 let timeout c =
+  if c.mode = Websocket then Ws.timeout c else begin (* WebSocket *)
   clear_timer c;
   match c.state with
   | Reading_head ->
@@ -724,8 +731,10 @@ let timeout c =
           ~parsed:true
       else Close
   | Writing | Lingering | Free -> Close
+  end
 
 let resume c ~gen k =
+  if c.mode = Websocket then Ws.resume c else (* WebSocket *)
   if c.gen <> gen then Nothing (* the request it belonged to has ended *)
   else
     match c.wait with
@@ -751,4 +760,4 @@ let detach c =
   release_body c;
   rest
 
-let idle c = c.state = Reading_head && c.rpos >= c.rlen
+let idle c = c.mode = Http1 && c.state = Reading_head && c.rpos >= c.rlen

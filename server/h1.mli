@@ -60,7 +60,7 @@
     chunked response outgrows its write buffer, and on error paths that
     log. *)
 
-type action =
+type action = Action.t =
   | Read  (** wants bytes: call {!prepare_read}, read, then {!received} *)
   | Write
       (** has output: write [out] and [ext] (calling {!advance}); then

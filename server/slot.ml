@@ -2,6 +2,10 @@ open Httpz
 
 exception Answered_twice
 
+(* WebSocket (Ws) and other protocols add their per-connection state. *)
+type session = ..
+type session += No_session
+
 type hooks = {
   mutable handler : t -> unit;
   mutable app : t -> unit;
@@ -61,6 +65,8 @@ and response = Idle | Head | Chunked_body | Done
 
 and unlogged = Logged | Unlogged_request | Unlogged_unparsed
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
+and mode = Http1 | Websocket
+
 and after = Then_next | Then_body | Then_close | Then_resume | Then_detach
 and body = No_body | Body_ready | Body_unread | Body_wanted | Body_streaming | Body_streamed
 and wait =
@@ -147,6 +153,8 @@ and t = {
   mutable cont : t -> unit;
   mutable cancels : (unit -> unit) list;
   mutable upgrade : Unix.file_descr -> string -> unit;
+  mutable mode : mode;
+  mutable session : session;
   peer : Bigstring.t;
   mutable peer_len : int;
   mutable started_ns : int;
@@ -275,6 +283,8 @@ let create sh ~slot ~peer =
     cont = ignore;
     cancels = [];
     upgrade = (fun _ _ -> ());
+    mode = Http1;
+    session = No_session;
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;
     started_ns = 0;

@@ -32,6 +32,12 @@
       (and every chunked body) once the handler asked for it, and is given
       back when the request ends. *)
 
+type session = ..
+(** A protocol's own per-connection state, kept in [session] while the
+    connection is in its [mode] (WebSocket: {!Ws}). *)
+
+type session += No_session
+
 exception Answered_twice
 (** Raised by a {!Ctx} answer call when the response is complete already
     (the handler answers twice); {!H1} logs it and keeps the first
@@ -133,6 +139,13 @@ and unlogged = Logged | Unlogged_request | Unlogged_unparsed
 
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
 (** What follows [out] on the wire. *)
+
+and mode =
+  | Http1  (** HTTP/1.1 ({!H1}) *)
+  | Websocket
+      (** after an accepted upgrade: {!H1}'s entry points delegate to
+          {!Ws}, whose state is [session] *)
+(** Which protocol's state machine drives the connection. *)
 
 and after = Then_next | Then_body | Then_close | Then_resume | Then_detach
 (** What to do once [out] (and [ext]) are written: serve the next request,
@@ -271,6 +284,8 @@ and t = {
           [Ctx.on_cancel] hooks *)
   mutable upgrade : Unix.file_descr -> string -> unit;
       (** who takes the socket after a 101 ([Then_detach]) *)
+  mutable mode : mode;
+  mutable session : session;  (** the [mode]'s state; [No_session] for HTTP/1.1 *)
   peer : Httpz.Bigstring.t;
   mutable peer_len : int;
   mutable started_ns : int;

@@ -1,0 +1,1 @@
+type t = Read | Write | Close | Linger | Wait | Detach | Nothing

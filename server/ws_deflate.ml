@@ -1,0 +1,154 @@
+(* permessage-deflate (RFC 7692) for one WebSocket connection: raw deflate
+   streams (Zstream) with the negotiated parameters, and the buffers the
+   (in|de)flated messages are written into, from the worker's body pool. *)
+
+open Httpz
+
+type t = {
+  pool : Buffer_pool.t;
+  client_reset : bool;  (* client_no_context_takeover: each message inflates alone *)
+  server_reset : bool;  (* server_no_context_takeover *)
+  server_wbits : int;
+  mutable inf : Zstream.t;
+  mutable def : Zstream.t;
+  mutable ibuf : Bigstring.t;
+  mutable ilen : int;
+  mutable obuf : Bigstring.t;
+  mutable olen : int;
+  mutable scratch : Bigstring.t;
+}
+
+let empty = Bigstring.create 0
+
+let create ext pool =
+  { pool; client_reset = Ws_extension.client_no_context_takeover ext;
+    server_reset = Ws_extension.server_no_context_takeover ext;
+    server_wbits = Ws_extension.server_max_window_bits ext; inf = Zstream.none; def = Zstream.none;
+    ibuf = empty; ilen = 0; obuf = empty; olen = 0; scratch = empty }
+
+let min_length = 32
+
+(* The empty stored block a sync flush ends with: removed by the sender,
+   appended by the receiver (RFC 7692 §7.2.1, §7.2.2). *)
+let tail =
+  let b = Bigstring.create 4 in
+  Bigstring.blit_from_string "\x00\x00\xff\xff" ~src_off:0 b ~dst_off:0 ~len:4;
+  b
+
+let grow t buf used want =
+  let b = Buffer_pool.take_at_least t.pool want in
+  if used > 0 then Bigstring.blit ~src:buf ~src_off:0 ~dst:b ~dst_off:0 ~len:used;
+  if Bigstring.length buf > 0 then Buffer_pool.give t.pool buf;
+  b
+
+let give t b = if Bigstring.length b > 0 then Buffer_pool.give t.pool b
+
+type inflated = Inflated | Too_big | Corrupt
+
+exception Stop of inflated
+
+(* Inflates [src\[off, off+len)] after what [ibuf] holds, never past
+   [limit] bytes of output; [true] when the stream ended (BFINAL). *)
+let inflate_part t src ~off ~len ~limit =
+  let off = ref off and len = ref len and fin = ref false and go = ref true in
+  while !go do
+    if t.ilen >= Bigstring.length t.ibuf then begin
+      if t.ilen >= limit then raise_notrace (Stop Too_big);
+      let want = max 4096 (min limit (2 * Bigstring.length t.ibuf)) in
+      t.ibuf <- grow t t.ibuf t.ilen want
+    end;
+    let room = min (Bigstring.length t.ibuf) limit - t.ilen in
+    let r = Zstream.step t.inf src ~off:!off ~len:!len t.ibuf ~dst_off:t.ilen ~dst_len:room ~flush:Zstream.sync_flush in
+    let used = Zstream.used r and written = Zstream.written r in
+    off := !off + used;
+    len := !len - used;
+    t.ilen <- t.ilen + written;
+    match Zstream.status r with
+    | Zstream.Error -> raise_notrace (Stop Corrupt)
+    | Zstream.Stream_end ->
+        fin := true;
+        go := false
+    | Zstream.Ok | Zstream.No_progress ->
+        if written < room then go := false (* all input used, output flushed *)
+        else if t.ilen >= limit then raise_notrace (Stop Too_big)
+  done;
+  !fin
+
+let inflate t src ~off ~len ~max =
+  if t.inf = Zstream.none then t.inf <- Zstream.inflater ~wbits:15;
+  if t.inf = Zstream.none then raise Out_of_memory;
+  t.ilen <- 0;
+  (* One byte past [max] tells a message over the limit. *)
+  let limit = max + 1 in
+  match
+    let fin = inflate_part t src ~off ~len ~limit in
+    let fin = fin || inflate_part t tail ~off:0 ~len:4 ~limit in
+    if t.ilen > max then Too_big
+    else begin
+      if fin || t.client_reset then Zstream.reset t.inf;
+      Inflated
+    end
+  with
+  | r -> r
+  | exception Stop r ->
+      Zstream.reset t.inf;
+      t.ilen <- 0;
+      r
+
+let output_inflated t = t.ibuf
+let inflated_length t = t.ilen
+
+let deflate t src ~off ~len =
+  if t.def = Zstream.none then
+    (* zlib has no raw deflate with a 256-byte window: stored blocks (level
+       0) reference nothing, so they fit any window. *)
+    t.def <-
+      (if t.server_wbits <= 8 then Zstream.deflater ~wbits:9 ~level:0
+       else Zstream.deflater ~wbits:t.server_wbits ~level:6);
+  if t.def = Zstream.none then raise Out_of_memory;
+  t.olen <- 0;
+  let off = ref off and len = ref len and go = ref true in
+  while !go do
+    if Bigstring.length t.obuf - t.olen < 64 then
+      t.obuf <- grow t t.obuf t.olen (max 4096 (2 * Bigstring.length t.obuf + !len / 2));
+    let room = Bigstring.length t.obuf - t.olen in
+    let r = Zstream.step t.def src ~off:!off ~len:!len t.obuf ~dst_off:t.olen ~dst_len:room ~flush:Zstream.sync_flush in
+    off := !off + Zstream.used r;
+    len := !len - Zstream.used r;
+    t.olen <- t.olen + Zstream.written r;
+    (match Zstream.status r with
+     | Zstream.Error -> failwith "deflate failed"
+     | _ -> ());
+    if !len = 0 && Zstream.written r < room then go := false
+  done;
+  (* Ends with 00 00 ff ff: the receiver adds it back. *)
+  if t.olen >= 4 then t.olen <- t.olen - 4;
+  if t.server_reset then Zstream.reset t.def
+
+let deflate_string t s =
+  let n = String.length s in
+  if Bigstring.length t.scratch < n then t.scratch <- grow t t.scratch 0 n;
+  Bigstring.blit_from_string s ~src_off:0 t.scratch ~dst_off:0 ~len:n;
+  deflate t t.scratch ~off:0 ~len:n
+
+let output_deflated t = t.obuf
+let deflated_length t = t.olen
+
+(* Large buffers go back after each message. *)
+let trim t =
+  let cls = Buffer_pool.size t.pool in
+  if Bigstring.length t.ibuf > cls then (give t t.ibuf; t.ibuf <- empty);
+  if Bigstring.length t.obuf > cls then (give t t.obuf; t.obuf <- empty);
+  if Bigstring.length t.scratch > cls then (give t t.scratch; t.scratch <- empty)
+
+let release t =
+  Zstream.free t.inf;
+  Zstream.free t.def;
+  t.inf <- Zstream.none;
+  t.def <- Zstream.none;
+  give t t.ibuf;
+  give t t.obuf;
+  give t t.scratch;
+  t.ibuf <- empty;
+  t.obuf <- empty;
+  t.scratch <- empty
