@@ -43,7 +43,22 @@ for p in "${want[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# Autobahn|Testsuite (WebSocket conformance, test/e2e/test_websocket.py and
+# `make autobahn`): PyPI's autobahntestsuite runs on Python 2.7 only, which
+# the machine image has under pyenv; installed once into AUTOBAHN_DIR.
+autobahn() {
+  local dir="${AUTOBAHN_DIR:-$HOME/.cache/httpz/autobahn}"
+  [ -x "$dir/bin/wstest" ] && return 0
+  echo "deps.sh: installing autobahntestsuite into $dir" >&2
+  mkdir -p "$dir"
+  PYENV_VERSION=2.7.18 PYTHONUSERBASE="$dir" python -m pip install -q --user --no-warn-script-location 'setuptools<45'
+  PYENV_VERSION=2.7.18 PYTHONUSERBASE="$dir" python -m pip install -q --user --no-warn-script-location autobahntestsuite
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+  case "${1:-test}" in build) ;; *) autobahn ;; esac
+  exit 0
+fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 sudo=""
@@ -62,3 +77,4 @@ trap '[ -n "$added_policy" ] && $sudo rm -f "$policy"' EXIT
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+case "${1:-test}" in build) ;; *) autobahn ;; esac
