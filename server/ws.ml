@@ -339,12 +339,16 @@ let resume c =
       else Action.Nothing
   | _ -> Action.Nothing
 
-let kick c s = if (not s.busy) && (c.state = Reading_head || s.phase = Dead) then c.sh.hooks.resume c c.gen ignore
+(* Not for a [Dead] session: closing it now would call [on_close] inside
+   the caller's send (a broadcast iterating over its members); its write
+   timer ends it. *)
+let kick c s = if (not s.busy) && c.state = Reading_head && s.phase <> Dead then c.sh.hooks.resume c c.gen ignore
 
 (* {1 The application's calls} *)
 
 let id c = c.slot
 let ctx c = Ctx.of_conn c
+let of_ctx ctx = let c = Ctx.to_conn ctx in if c.mode = Websocket then Some c else None
 
 let is_open c = match c.session with Session s -> s.phase = Open | _ -> false
 

@@ -130,6 +130,10 @@ val id : t -> int
 val ctx : t -> Ctx.t
 (** The connection as a handler context ({!Ctx.client}, {!Ctx.secure}). *)
 
+val of_ctx : Ctx.t -> t option
+(** [of_ctx ctx] is the WebSocket of a connection {!accept}ed (from the
+    handler that accepted it on), [None] for any other. *)
+
 (** {1 For {!H1}: its entry points in WebSocket mode} *)
 
 val is_websocket : Slot.t -> bool

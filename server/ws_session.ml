@@ -172,7 +172,11 @@ let queue_header c s op ~rsv1 ~len =
     (* A peer that does not read must not hold the worker's memory. *)
     if s.phase <> Dead then begin
       Log.msg "a WebSocket peer does not read (%d bytes queued): closing it" pending;
-      s.phase <- Dead
+      s.phase <- Dead;
+      (* What [out] holds may be in flight; the queue is not. *)
+      give_q c s;
+      s.q_ext <- c.sh.empty;
+      s.q_ext_len <- 0
     end;
     false
   end
