@@ -8,7 +8,8 @@
     moves its bytes and a backend ({!Epoll_io}, {!Uring_io}) owns its
     descriptor and mirrors its timer. The fields are exposed so that
     everyone can read them without accessor calls; only this module,
-    {!H1}, {!H1_response}, {!Output} and {!Ctx} write them
+    {!H1}, {!H1_response}, {!Output} and {!Ctx} write them (and, in mode
+    [Websocket], {!Ws} and {!Ws_session})
     ([scripts/slot_writers.sh] checks it), backends and transports through
     their functions.
 
