@@ -419,6 +419,8 @@ let close c ~code ~reason =
       kick c s
   | _ -> ()
 
+let going_away c = close c ~code:Ws_close.going_away ~reason:""
+
 (* {1 Accepting} *)
 
 let sha = lazy (Sha1.create ())

@@ -136,6 +136,10 @@ val of_ctx : Ctx.t -> t option
 
 (** {1 For {!H1}: its entry points in WebSocket mode} *)
 
+val going_away : Slot.t -> unit
+(** The worker drains (graceful shutdown, reload): a Close 1001, then the
+    close handshake as for {!close}. *)
+
 val is_websocket : Slot.t -> bool
 val prepare_read : Slot.t -> Action.t
 val received : Slot.t -> int -> Action.t

@@ -104,7 +104,7 @@ let deflate t src ~off ~len =
        0) reference nothing, so they fit any window. *)
     t.def <-
       (if t.server_wbits <= 8 then Zstream.deflater ~wbits:9 ~level:0
-       else Zstream.deflater ~wbits:t.server_wbits ~level:6);
+       else Zstream.deflater ~wbits:t.server_wbits ~level:1);
   if t.def = Zstream.none then raise Out_of_memory;
   t.olen <- 0;
   let off = ref off and len = ref len and go = ref true in
