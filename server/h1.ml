@@ -24,14 +24,7 @@ let linger_ticks = 20 (* 2 s *)
 
 (* {1 Opening and closing} *)
 
-(* A continuation of the request that just ended must not run. *)
-let next_gen c =
-  c.gen <- c.gen + 1;
-  match c.cancels with
-  | [] -> ()
-  | l ->
-      c.cancels <- [];
-      List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l
+let next_gen = Slot.next_gen
 
 let opened c ~fd ~listener ~peer_len =
   c.fd <- fd;

@@ -440,3 +440,12 @@ let set_timer c kind n = set_deadline c kind (c.sh.tick + n + 1)
 let clear_timer c =
   c.timer <- No_timer;
   c.deadline <- -1
+
+(* A continuation of the request that just ended must not run. *)
+let next_gen c =
+  c.gen <- c.gen + 1;
+  match c.cancels with
+  | [] -> ()
+  | l ->
+      c.cancels <- [];
+      List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l

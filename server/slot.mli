@@ -400,3 +400,9 @@ val set_deadline : t -> timer -> int -> unit
 (** [set_deadline c kind tick] arms [kind] to fire at [tick]. *)
 
 val clear_timer : t -> unit
+
+val next_gen : t -> unit
+(** [next_gen c]: the request in progress ended (answered, upgraded, or
+    the connection closed): [gen] changes, so its continuations are
+    dropped, and its [cancels] run (and are emptied); one that raises is
+    logged. Allocates only when there are cancels. *)

@@ -260,14 +260,6 @@ let received c n =
     end
   end
 
-let run_cancels c =
-  c.gen <- c.gen + 1;
-  match c.cancels with
-  | [] -> ()
-  | l ->
-      c.cancels <- [];
-      List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l
-
 let written c =
   let s = session c in
   if s.phase = Opening then begin
@@ -276,7 +268,7 @@ let written c =
       c.unlogged <- Logged;
       c.sh.hooks.log c true true
     end;
-    run_cancels c;
+    next_gen c;
     reset_response c;
     release_body c;
     c.rpos <- c.next_pos;

@@ -35,12 +35,6 @@ let tail =
   Bigstring.blit_from_string "\x00\x00\xff\xff" ~src_off:0 b ~dst_off:0 ~len:4;
   b
 
-let grow t buf used want =
-  let b = Buffer_pool.take_at_least t.pool want in
-  if used > 0 then Bigstring.blit ~src:buf ~src_off:0 ~dst:b ~dst_off:0 ~len:used;
-  if Bigstring.length buf > 0 then Buffer_pool.give t.pool buf;
-  b
-
 let give t b = if Bigstring.length b > 0 then Buffer_pool.give t.pool b
 
 type inflated = Inflated | Too_big | Corrupt
@@ -54,8 +48,7 @@ let inflate_part t src ~off ~len ~limit =
   while !go do
     if t.ilen >= Bigstring.length t.ibuf then begin
       if t.ilen >= limit then raise_notrace (Stop Too_big);
-      let want = max 4096 (min limit (2 * Bigstring.length t.ibuf)) in
-      t.ibuf <- grow t t.ibuf t.ilen want
+      t.ibuf <- Buffer_pool.grow t.pool t.ibuf ~keep:t.ilen (t.ilen + 1)
     end;
     let room = min (Bigstring.length t.ibuf) limit - t.ilen in
     let r = Zstream.step t.inf src ~off:!off ~len:!len t.ibuf ~dst_off:t.ilen ~dst_len:room ~flush:Zstream.sync_flush in
@@ -110,7 +103,7 @@ let deflate t src ~off ~len =
   let off = ref off and len = ref len and go = ref true in
   while !go do
     if Bigstring.length t.obuf - t.olen < 64 then
-      t.obuf <- grow t t.obuf t.olen (max 4096 (2 * Bigstring.length t.obuf + !len / 2));
+      t.obuf <- Buffer_pool.grow t.pool t.obuf ~keep:t.olen (t.olen + 64 + (!len / 2));
     let room = Bigstring.length t.obuf - t.olen in
     let r = Zstream.step t.def src ~off:!off ~len:!len t.obuf ~dst_off:t.olen ~dst_len:room ~flush:Zstream.sync_flush in
     off := !off + Zstream.used r;
@@ -127,7 +120,7 @@ let deflate t src ~off ~len =
 
 let deflate_string t s =
   let n = String.length s in
-  if Bigstring.length t.scratch < n then t.scratch <- grow t t.scratch 0 n;
+  if Bigstring.length t.scratch < n then t.scratch <- Buffer_pool.grow t.pool t.scratch ~keep:0 n;
   Bigstring.blit_from_string s ~src_off:0 t.scratch ~dst_off:0 ~len:n;
   deflate t t.scratch ~off:0 ~len:n
 

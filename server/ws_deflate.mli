@@ -8,9 +8,9 @@
     {!release}; their context is kept across messages unless the peer
     negotiated [*_no_context_takeover]. Output buffers come from the pool
     given to {!create} (the worker's body pool) and are owned by [t];
-    {!trim} gives back those larger than the pool's class. An inflated
-    message never takes more than [max + 1] bytes: a deflate bomb costs
-    at most that, then {!Too_big}.
+    {!trim} gives back those larger than the pool's class. Inflating
+    stops one byte past [max] (its buffer is at most twice that): a
+    deflate bomb costs that much, then {!Too_big}.
 
     {b Ownership.} {!output_inflated} is valid until the next {!inflate},
     {!output_deflated} until the next {!deflate}. Everything here may

@@ -85,29 +85,11 @@ let give_msg c s =
 
 (* Room for [n] more bytes at [q_len]. *)
 let q_room c s n =
-  let cap = Bigstring.length s.q in
-  if s.q_len + n > cap then begin
-    let size = ref (if cap < Buffer_pool.size c.sh.writes then Buffer_pool.size c.sh.writes else 2 * cap) in
-    while !size < s.q_len + n do size := 2 * !size done;
-    let b = Buffer_pool.take_at_least c.sh.writes !size in
-    if s.q_len > 0 then Bigstring.blit ~src:s.q ~src_off:0 ~dst:b ~dst_off:0 ~len:s.q_len;
-    if cap > 0 then Buffer_pool.give c.sh.writes s.q;
-    s.q <- b
-  end
-
-let msg_room c s n =
-  let cap = Bigstring.length s.msg in
-  if s.msg_len + n > cap then begin
-    let size = ref (if cap = 0 then Buffer_pool.size c.sh.bodies else 2 * cap) in
-    while !size < s.msg_len + n do size := 2 * !size done;
-    let b = Buffer_pool.take_at_least c.sh.bodies !size in
-    if s.msg_len > 0 then Bigstring.blit ~src:s.msg ~src_off:0 ~dst:b ~dst_off:0 ~len:s.msg_len;
-    if cap > 0 then Buffer_pool.give c.sh.bodies s.msg;
-    s.msg <- b
-  end
+  if s.q_len + n > Bigstring.length s.q then s.q <- Buffer_pool.grow c.sh.writes s.q ~keep:s.q_len (s.q_len + n)
 
 let append_msg c s buf off len =
-  msg_room c s len;
+  if s.msg_len + len > Bigstring.length s.msg then
+    s.msg <- Buffer_pool.grow c.sh.bodies s.msg ~keep:s.msg_len (s.msg_len + len);
   Bigstring.blit ~src:buf ~src_off:off ~dst:s.msg ~dst_off:s.msg_len ~len;
   s.msg_len <- s.msg_len + len
 
