@@ -352,7 +352,8 @@ let send_common c kind buf ~off ~len ~stable =
        | Some d when len >= Ws_deflate.min_length ->
            Ws_deflate.deflate d buf ~off ~len;
            queue_copy c s (frame_opcode kind) ~rsv1:true (Ws_deflate.output_deflated d) ~off:0
-             ~len:(Ws_deflate.deflated_length d)
+             ~len:(Ws_deflate.deflated_length d);
+           Ws_deflate.trim d
        | _ ->
            if stable && s.q_len = 0 && s.q_ext_len = 0 then begin
              (* The payload goes to the transport from where it is. *)
@@ -377,7 +378,8 @@ let send_string c kind str =
        | Some d when len >= Ws_deflate.min_length ->
            Ws_deflate.deflate_string d str;
            queue_copy c s (frame_opcode kind) ~rsv1:true (Ws_deflate.output_deflated d) ~off:0
-             ~len:(Ws_deflate.deflated_length d)
+             ~len:(Ws_deflate.deflated_length d);
+           Ws_deflate.trim d
        | _ ->
            if queue_header c s (frame_opcode kind) ~rsv1:false ~len then begin
              Bigstring.blit_from_string str ~src_off:0 s.q ~dst_off:s.q_len ~len;
@@ -436,6 +438,8 @@ let accept ?(config = default_config) ctx handlers =
         config.deflate && Ws_extension.negotiate ext req c.rbuf = Ws_extension.Accepted
       in
       let reader = Reader.create ~deflate ~max_message:config.max_message () in
+      (* Before the answer is written: it may add parameters. *)
+      let compression = if deflate then Some (Ws_deflate.create ext c.sh.bodies) else None in
       take_out c;
       let key = Ws_handshake.key req c.rbuf in
       let pos = Ws_handshake.write_response_head (Lazy.force sha) c.rbuf ~key c.out ~off:0 in
@@ -451,7 +455,7 @@ let accept ?(config = default_config) ctx handlers =
       c.unlogged <- Unlogged_request;
       let s =
         { reader; cfg = config; handlers;
-          deflate = (if deflate then Some (Ws_deflate.create ext c.sh.bodies) else None);
+          deflate = compression;
           phase = Opening; busy = false; reported = false; piece_off = 0; piece_len = -1;
           msg = c.sh.empty; msg_len = 0; q = c.sh.empty; q_len = 0; q_ext = c.sh.empty; q_ext_off = 0;
           q_ext_len = 0; q_conts = []; out_conts = []; last_rx = c.sh.tick; last_ping = c.sh.tick }

@@ -7,10 +7,8 @@ open Httpz
 type t = {
   pool : Buffer_pool.t;
   client_reset : bool;  (* client_no_context_takeover: each message inflates alone *)
-  server_reset : bool;  (* server_no_context_takeover *)
   server_wbits : int;
   mutable inf : Zstream.t;
-  mutable def : Zstream.t;
   mutable ibuf : Bigstring.t;
   mutable ilen : int;
   mutable obuf : Bigstring.t;
@@ -21,10 +19,25 @@ type t = {
 let empty = Bigstring.create 0
 
 let create ext pool =
+  (* Every message is compressed alone (negotiated by Ws.accept), so one
+     compressor per window size serves the whole worker. *)
+  Ws_extension.forgo_server_context ext;
   { pool; client_reset = Ws_extension.client_no_context_takeover ext;
-    server_reset = Ws_extension.server_no_context_takeover ext;
-    server_wbits = Ws_extension.server_max_window_bits ext; inf = Zstream.none; def = Zstream.none;
+    server_wbits = Ws_extension.server_max_window_bits ext; inf = Zstream.none;
     ibuf = empty; ilen = 0; obuf = empty; olen = 0; scratch = empty }
+
+(* The worker's compressors, by window bits (one loop per process); reset
+   after each message. *)
+let deflaters = Array.make 16 Zstream.none
+
+let deflater wbits =
+  if deflaters.(wbits) = Zstream.none then
+    (* zlib has no raw deflate with a 256-byte window: stored blocks (level
+       0) reference nothing, so they fit any window. *)
+    deflaters.(wbits) <-
+      (if wbits <= 8 then Zstream.deflater ~wbits:9 ~level:0 else Zstream.deflater ~wbits ~level:1);
+  if deflaters.(wbits) = Zstream.none then raise Out_of_memory;
+  deflaters.(wbits)
 
 let min_length = 32
 
@@ -78,7 +91,12 @@ let inflate t src ~off ~len ~max =
     let fin = fin || inflate_part t tail ~off:0 ~len:4 ~limit in
     if t.ilen > max then Too_big
     else begin
-      if fin || t.client_reset then Zstream.reset t.inf;
+      if t.client_reset then begin
+        (* Nothing carries over: an idle connection keeps no inflater. *)
+        Zstream.free t.inf;
+        t.inf <- Zstream.none
+      end
+      else if fin then Zstream.reset t.inf;
       Inflated
     end
   with
@@ -92,20 +110,14 @@ let output_inflated t = t.ibuf
 let inflated_length t = t.ilen
 
 let deflate t src ~off ~len =
-  if t.def = Zstream.none then
-    (* zlib has no raw deflate with a 256-byte window: stored blocks (level
-       0) reference nothing, so they fit any window. *)
-    t.def <-
-      (if t.server_wbits <= 8 then Zstream.deflater ~wbits:9 ~level:0
-       else Zstream.deflater ~wbits:t.server_wbits ~level:1);
-  if t.def = Zstream.none then raise Out_of_memory;
+  let def = deflater t.server_wbits in
   t.olen <- 0;
   let off = ref off and len = ref len and go = ref true in
   while !go do
     if Bigstring.length t.obuf - t.olen < 64 then
       t.obuf <- Buffer_pool.grow t.pool t.obuf ~keep:t.olen (t.olen + 64 + (!len / 2));
     let room = Bigstring.length t.obuf - t.olen in
-    let r = Zstream.step t.def src ~off:!off ~len:!len t.obuf ~dst_off:t.olen ~dst_len:room ~flush:Zstream.sync_flush in
+    let r = Zstream.step def src ~off:!off ~len:!len t.obuf ~dst_off:t.olen ~dst_len:room ~flush:Zstream.sync_flush in
     off := !off + Zstream.used r;
     len := !len - Zstream.used r;
     t.olen <- t.olen + Zstream.written r;
@@ -116,7 +128,7 @@ let deflate t src ~off ~len =
   done;
   (* Ends with 00 00 ff ff: the receiver adds it back. *)
   if t.olen >= 4 then t.olen <- t.olen - 4;
-  if t.server_reset then Zstream.reset t.def
+  Zstream.reset def
 
 let deflate_string t s =
   let n = String.length s in
@@ -127,18 +139,19 @@ let deflate_string t s =
 let output_deflated t = t.obuf
 let deflated_length t = t.olen
 
-(* Large buffers go back after each message. *)
+(* The buffers go back after each message: an idle connection holds none
+   (the pool keeps spares, so this costs no system call). *)
 let trim t =
-  let cls = Buffer_pool.size t.pool in
-  if Bigstring.length t.ibuf > cls then (give t t.ibuf; t.ibuf <- empty);
-  if Bigstring.length t.obuf > cls then (give t t.obuf; t.obuf <- empty);
-  if Bigstring.length t.scratch > cls then (give t t.scratch; t.scratch <- empty)
+  give t t.ibuf;
+  give t t.obuf;
+  give t t.scratch;
+  t.ibuf <- empty;
+  t.obuf <- empty;
+  t.scratch <- empty
 
 let release t =
   Zstream.free t.inf;
-  Zstream.free t.def;
   t.inf <- Zstream.none;
-  t.def <- Zstream.none;
   give t t.ibuf;
   give t t.obuf;
   give t t.scratch;

@@ -3,12 +3,16 @@
     negotiated by {!Httpz.Ws_extension}, over raw deflate streams
     ({!Httpz_sys.Zstream}, zlib).
 
-    {b Memory.} The zlib streams are created on first use (a connection
-    that never sends a compressed message has no inflater) and freed by
-    {!release}; their context is kept across messages unless the peer
-    negotiated [*_no_context_takeover]. Output buffers come from the pool
-    given to {!create} (the worker's body pool) and are owned by [t];
-    {!trim} gives back those larger than the pool's class. Inflating
+    {b Memory.} The server compresses every message alone: {!create}
+    adds [server_no_context_takeover] to the answer
+    ({!Httpz.Ws_extension.forgo_server_context}), and one compressor per
+    window size serves every connection of the worker. The inflater is
+    the connection's, created by its first compressed message and kept
+    (~40 KiB: the client's context) unless [client_no_context_takeover]
+    was negotiated, when it is freed after each message. Output buffers
+    come from the pool given to {!create} (the worker's body pool) and
+    are owned by [t] until {!trim} gives them back (after each message:
+    an idle connection holds none). Inflating
     stops one byte past [max] (its buffer is at most twice that): a
     deflate bomb costs that much, then {!Too_big}.
 
@@ -46,6 +50,8 @@ val output_deflated : t -> Httpz.Bigstring.t
 val deflated_length : t -> int
 
 val trim : t -> unit
+(** Gives the output buffers back (their contents are invalid after). *)
+
 val release : t -> unit
 (** Frees the streams and gives every buffer back; [t] may be used again
     (streams are recreated). *)

@@ -106,6 +106,8 @@ let upgrade_request ?(extra = "") () =
   "GET /chat HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
    Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" ^ extra ^ "\r\n"
 
+let last_head = ref ""
+
 (* A connection upgraded, its 101 taken. *)
 let opened ?extra () =
   received := [];
@@ -117,6 +119,7 @@ let opened ?extra () =
   ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Action.t);
   Alcotest.check outcome "waits for frames" Waiting (drive c Read);
   let head = contents () in
+  last_head := head;
   Alcotest.(check bool) "101" true (S.find_sub head "101 Switching Protocols" = 0 || S.find_sub head "HTTP/1.1 101" = 0);
   Alcotest.(check bool) "accept" true (S.find_sub head "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" > 0);
   c
@@ -286,6 +289,8 @@ let deflate_ext = "Sec-WebSocket-Extensions: permessage-deflate; client_max_wind
 
 let deflated () =
   let c = opened ~extra:deflate_ext () in
+  Alcotest.(check bool) "answer: permessage-deflate, server context not kept" true
+    (S.find_sub !last_head "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover\r\n" > 0);
   let msg = String.concat " " (List.init 200 (fun i -> "word" ^ string_of_int (i mod 7))) in
   ignore (exchange c (client_frame ~rsv:4 text (deflate_raw msg)) : outcome);
   Alcotest.(check (list (pair int string))) "inflated" [ (1, msg) ]
@@ -295,6 +300,12 @@ let deflated () =
   (match frames out with
    | [ (1, p) ] -> Alcotest.(check string) "inflates back" msg (inflate_raw p)
    | _ -> Alcotest.fail "one frame");
+  Alcotest.(check int) "idle: no read buffer" 0 (Bigstring.length c.Slot.rbuf);
+  Alcotest.(check int) "idle: no write buffer" 0 (Bigstring.length c.Slot.out);
+  (* Every message is compressed alone: the same message twice gives the
+     same bytes (with context takeover the second would be shorter). *)
+  ignore (exchange c (client_frame ~rsv:4 text (deflate_raw msg)) : outcome);
+  Alcotest.(check string) "no server context" out (contents ());
   (* A bomb: 10 MB of zeros in a few KB, against a 100 kB limit. *)
   let bomb = deflate_raw (String.make 10_000_000 '\000') in
   Alcotest.(check bool) "small" true (String.length bomb < 20_000);
