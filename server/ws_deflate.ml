@@ -152,9 +152,4 @@ let trim t =
 let release t =
   Zstream.free t.inf;
   t.inf <- Zstream.none;
-  give t t.ibuf;
-  give t t.obuf;
-  give t t.scratch;
-  t.ibuf <- empty;
-  t.obuf <- empty;
-  t.scratch <- empty
+  trim t
