@@ -17,8 +17,11 @@ let count = ref 0
 
 let conn = ref None
 
+let echo_only = ref false
+
 let on_message c kind buf ~off ~len =
-  if !echo then begin
+  if !echo_only then Ws.send c kind buf ~off ~len
+  else if !echo then begin
     conn := Some c;
     let s = Bigstring.sub_string buf ~off ~len in
     received := (kind, s) :: !received;
@@ -330,6 +333,45 @@ let recv_no_alloc () =
   Alcotest.(check int) "two messages" 2 !count;
   Alcotest.(check (float 0.0)) "words per receive" 0.0 (S.minor_words_per_op ~iters:10_000 once)
 
+(* A message in three frames: reassembled in a pool buffer, still 0 words. *)
+let fragmented_no_alloc () =
+  let c = opened () in
+  echo := false;
+  let f = client_frame ~fin:false text "part one, " ^ client_frame ~fin:false 0 "part two, " ^ client_frame 0 "end" in
+  let frame = Bigstring.of_string f in
+  let n = String.length f in
+  let once () =
+    (match H1.prepare_read c with Read -> () | _ -> assert false);
+    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
+    match H1.received c n with Read -> () | _ -> assert false
+  in
+  count := 0;
+  once ();
+  Alcotest.(check int) "one message" 1 !count;
+  Alcotest.(check (float 0.0)) "words per message" 0.0 (S.minor_words_per_op ~iters:10_000 once)
+
+(* Echo: receive, queue the answer, write it (as a transport would:
+   Output.advance), back to reading. *)
+let echo_no_alloc () =
+  let c = opened () in
+  echo_only := true;
+  let f = client_frame binary (String.make 200 'e') in
+  let frame = Bigstring.of_string f in
+  let n = String.length f in
+  let once () =
+    (match H1.prepare_read c with Read -> () | _ -> assert false);
+    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
+    match H1.received c n with
+    | Write -> (
+        Output.advance c (Output.pending c);
+        match H1.written c with Read -> () | _ -> assert false)
+    | _ -> assert false
+  in
+  once ();
+  let words = S.minor_words_per_op ~iters:10_000 once in
+  echo_only := false;
+  Alcotest.(check (float 0.0)) "words per echo" 0.0 words
+
 let () =
   Alcotest.run "ws"
     [ ( "session",
@@ -341,4 +383,7 @@ let () =
           Alcotest.test_case "refused upgrade" `Quick refused;
           Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
           Alcotest.test_case "permessage-deflate and a bomb" `Quick deflated ] );
-      ("zero_alloc", [ Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc ]) ]
+      ( "zero_alloc",
+        [ Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc;
+          Alcotest.test_case "receive a fragmented message: 0 words" `Quick fragmented_no_alloc;
+          Alcotest.test_case "echo a message: 0 words" `Quick echo_no_alloc ] ) ]
