@@ -353,7 +353,7 @@ let send_common c kind buf ~off ~len ~stable =
            Ws_deflate.deflate d buf ~off ~len;
            queue_copy c s (frame_opcode kind) ~rsv1:true (Ws_deflate.output_deflated d) ~off:0
              ~len:(Ws_deflate.deflated_length d);
-           Ws_deflate.trim d
+           Ws_deflate.trim_deflated d
        | _ ->
            if stable && s.q_len = 0 && s.q_ext_len = 0 then begin
              (* The payload goes to the transport from where it is. *)
@@ -379,7 +379,7 @@ let send_string c kind str =
            Ws_deflate.deflate_string d str;
            queue_copy c s (frame_opcode kind) ~rsv1:true (Ws_deflate.output_deflated d) ~off:0
              ~len:(Ws_deflate.deflated_length d);
-           Ws_deflate.trim d
+           Ws_deflate.trim_deflated d
        | _ ->
            if queue_header c s (frame_opcode kind) ~rsv1:false ~len then begin
              Bigstring.blit_from_string str ~src_off:0 s.q ~dst_off:s.q_len ~len;

@@ -141,13 +141,16 @@ let deflated_length t = t.olen
 
 (* The buffers go back after each message: an idle connection holds none
    (the pool keeps spares, so this costs no system call). *)
-let trim t =
-  give t t.ibuf;
+let trim_deflated t =
   give t t.obuf;
   give t t.scratch;
-  t.ibuf <- empty;
   t.obuf <- empty;
   t.scratch <- empty
+
+let trim t =
+  give t t.ibuf;
+  t.ibuf <- empty;
+  trim_deflated t
 
 let release t =
   Zstream.free t.inf;

@@ -49,8 +49,12 @@ val deflate_string : t -> string -> unit
 val output_deflated : t -> Httpz.Bigstring.t
 val deflated_length : t -> int
 
+val trim_deflated : t -> unit
+(** Gives back the buffers of {!deflate} (the inflated message stays:
+    a callback may send it to several connections). *)
+
 val trim : t -> unit
-(** Gives the output buffers back (their contents are invalid after). *)
+(** Gives every output buffer back (their contents are invalid after). *)
 
 val release : t -> unit
 (** Frees the streams and gives every buffer back; [t] may be used again

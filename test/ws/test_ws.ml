@@ -18,6 +18,7 @@ let count = ref 0
 let conn = ref None
 
 let echo_only = ref false
+let twice = ref false
 
 let on_message c kind buf ~off ~len =
   if !echo_only then Ws.send c kind buf ~off ~len
@@ -26,7 +27,9 @@ let on_message c kind buf ~off ~len =
     let s = Bigstring.sub_string buf ~off ~len in
     received := (kind, s) :: !received;
     if s = !raise_on then failwith "app";
-    Ws.send c kind buf ~off ~len
+    Ws.send c kind buf ~off ~len;
+    (* The span stays valid for the whole callback, across sends. *)
+    if !twice then Ws.send c kind buf ~off ~len
   end
   else incr count
 
@@ -309,6 +312,10 @@ let deflated () =
      same bytes (with context takeover the second would be shorter). *)
   ignore (exchange c (client_frame ~rsv:4 text (deflate_raw msg)) : outcome);
   Alcotest.(check string) "no server context" out (contents ());
+  twice := true;
+  ignore (exchange c (client_frame ~rsv:4 text (deflate_raw msg)) : outcome);
+  twice := false;
+  Alcotest.(check string) "sent twice from one callback" (out ^ out) (contents ());
   (* A bomb: 10 MB of zeros in a few KB, against a 100 kB limit. *)
   let bomb = deflate_raw (String.make 10_000_000 '\000') in
   Alcotest.(check bool) "small" true (String.length bomb < 20_000);
