@@ -271,6 +271,31 @@ let idle_holds_no_buffer () =
   ignore (exchange c (String.sub f 4 (String.length f - 4)) : outcome);
   Alcotest.(check (list (pair int string))) "completed" [ (1, "hello there") ] (frames (contents ()))
 
+(* Pings every second; a peer silent for 3 s is closed (1001). *)
+let pings_and_idle () =
+  let saved = !config in
+  config := { !config with ping_interval_ms = 1000; idle_timeout_ms = 3000 };
+  let c = opened () in
+  config := saved;
+  Alcotest.(check bool) "idle timer armed" true (c.Slot.timer = Slot.Idle_timer);
+  let fire () =
+    c.Slot.sh.tick <- c.Slot.deadline;
+    drive c (H1.timeout c)
+  in
+  Alcotest.check outcome "ping sent" Waiting (fire ());
+  Alcotest.(check (list (pair int string))) "a ping" [ (9, "") ] (frames (contents ()));
+  (* The pong (any bytes) keeps it alive. *)
+  ignore (exchange c (client_frame 10 "") : outcome);
+  Alcotest.check outcome "second ping" Waiting (fire ());
+  Alcotest.(check (list (pair int string))) "another ping" [ (9, "") ] (frames (contents ()));
+  let rec until_closed n =
+    if n = 0 then Alcotest.fail "never closed"
+    else match fire () with Lingering -> () | _ -> ignore (contents ()); until_closed (n - 1)
+  in
+  until_closed 5;
+  Alcotest.(check (list (pair int string))) "going away" [ (8, "\x03\xe9idle") ] (frames (contents ()));
+  Alcotest.(check (list int)) "on_close" [ 1001 ] !closes
+
 (* {1 permessage-deflate} *)
 
 let deflate_raw s =
@@ -389,6 +414,7 @@ let () =
           Alcotest.test_case "close handshake both ways" `Quick close_handshake;
           Alcotest.test_case "refused upgrade" `Quick refused;
           Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
+          Alcotest.test_case "pings, then the idle timeout" `Quick pings_and_idle;
           Alcotest.test_case "permessage-deflate and a bomb" `Quick deflated ] );
       ( "zero_alloc",
         [ Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc;
