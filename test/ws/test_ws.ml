@@ -296,6 +296,29 @@ let pings_and_idle () =
   Alcotest.(check (list (pair int string))) "going away" [ (8, "\x03\xe9idle") ] (frames (contents ()));
   Alcotest.(check (list int)) "on_close" [ 1001 ] !closes
 
+(* A broadcast from outside the connection: the loop is asked to write
+   (hooks.resume), and the payload goes out from the caller's buffer. *)
+let shared_payload () =
+  let c = opened () in
+  ignore (exchange c (client_frame text "hi") : outcome);
+  ignore (contents ());
+  let w = match !conn with Some w -> w | None -> Alcotest.fail "no connection" in
+  let woken = ref 0 in
+  c.Slot.sh.hooks.resume <- (fun _ _ _ -> incr woken);
+  let payload = Bigstring.of_string "to everyone" in
+  Ws.send_shared w Ws.Text payload ~off:0 ~len:11;
+  Alcotest.(check int) "the loop is asked to write" 1 !woken;
+  (match H1.resume c ~gen:c.Slot.gen ignore with
+   | Write -> ()
+   | _ -> Alcotest.fail "expected Write");
+  Alcotest.(check bool) "payload sent from the caller's buffer" true (c.Slot.ext_bs == payload);
+  Alcotest.(check int) "only the frame header in out" 2 (c.Slot.out_len - c.Slot.out_sent);
+  Ws.send_string w Ws.Text "queued behind";
+  Alcotest.(check int) "no second wake-up while writing" 1 !woken;
+  Alcotest.check outcome "written" Waiting (drive c Write);
+  Alcotest.(check (list (pair int string))) "both, in order" [ (1, "to everyone"); (1, "queued behind") ]
+    (frames (contents ()))
+
 (* {1 permessage-deflate} *)
 
 let deflate_raw s =
@@ -415,6 +438,7 @@ let () =
           Alcotest.test_case "refused upgrade" `Quick refused;
           Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
           Alcotest.test_case "pings, then the idle timeout" `Quick pings_and_idle;
+          Alcotest.test_case "a shared payload is not copied" `Quick shared_payload;
           Alcotest.test_case "permessage-deflate and a bomb" `Quick deflated ] );
       ( "zero_alloc",
         [ Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc;
