@@ -339,6 +339,7 @@ let kick c s = if (not s.busy) && c.state = Reading_head && s.phase <> Dead then
 (* {1 The application's calls} *)
 
 let id c = c.slot
+let protocol c = match c.session with Session s -> s.protocol | _ -> ""
 let ctx c = Ctx.of_conn c
 let of_ctx ctx = let c = Ctx.to_conn ctx in if c.mode = Websocket then Some c else None
 
@@ -419,6 +420,19 @@ let going_away c = close c ~code:Ws_close.going_away ~reason:""
 
 let sha = lazy (Sha1.create ())
 
+(* The first of [ours] that the client lists in a Sec-WebSocket-Protocol
+   field (RFC 6455 §4.2.2: the server picks one of the client's), or "". *)
+let choose_protocol req buf ours =
+  let offered = ref [] in
+  let i = ref (Ws_handshake.find_field req buf "sec-websocket-protocol" ~after:(-1)) in
+  while !i >= 0 do
+    let v = Request.header_value req !i in
+    let s = Bigstring.sub_string buf ~off:(Span.off v) ~len:(Span.len v) in
+    List.iter (fun p -> offered := String.trim p :: !offered) (String.split_on_char ',' s);
+    i := Ws_handshake.find_field req buf "sec-websocket-protocol" ~after:!i
+  done;
+  match List.find_opt (fun p -> List.mem p !offered) ours with Some p -> p | None -> ""
+
 let refuse c v =
   let c = Ctx.of_conn c in
   Ctx.start c (Status.of_code_or ~default:Status.Bad_request (Ws_handshake.status v));
@@ -426,7 +440,7 @@ let refuse c v =
   Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
   Ctx.body_string c (Ws_handshake.verdict_to_string v ^ "\n")
 
-let accept ?(config = default_config) ctx handlers =
+let accept ?(config = default_config) ?(protocols = []) ctx handlers =
   let c = Ctx.to_conn ctx in
   if c.resp <> Idle then invalid_arg "Ws.accept: the response was already started";
   if c.proto != H1_response.protocol then invalid_arg "Ws.accept: only over HTTP/1.1";
@@ -444,6 +458,8 @@ let accept ?(config = default_config) ctx handlers =
       let key = Ws_handshake.key req c.rbuf in
       let pos = Ws_handshake.write_response_head (Lazy.force sha) c.rbuf ~key c.out ~off:0 in
       let pos = if deflate then Ws_extension.write_response_field ext c.out ~off:pos else pos in
+      let protocol = if protocols = [] then "" else choose_protocol req c.rbuf protocols in
+      let pos = if protocol = "" then pos else Response.header_s c.out ~off:pos "Sec-WebSocket-Protocol" protocol in
       let pos = Response.write_string c.out ~off:pos c.sh.server_lines.(c.listener) in
       c.out_len <- Response.end_head c.out ~off:pos;
       c.out_sent <- 0;
@@ -456,7 +472,7 @@ let accept ?(config = default_config) ctx handlers =
       let s =
         { reader; cfg = config; handlers;
           deflate = compression;
-          phase = Opening; busy = false; reported = false; piece_off = 0; piece_len = -1;
+          protocol; phase = Opening; busy = false; reported = false; piece_off = 0; piece_len = -1;
           msg = c.sh.empty; msg_len = 0; q = c.sh.empty; q_len = 0; q_ext = c.sh.empty; q_ext_off = 0;
           q_ext_len = 0; q_conts = []; out_conts = []; last_rx = c.sh.tick; last_ping = c.sh.tick }
       in

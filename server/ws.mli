@@ -86,12 +86,16 @@ type handlers = {
   on_close : t -> int -> unit;
 }
 
-val accept : ?config:config -> Ctx.t -> handlers -> bool
+val accept : ?config:config -> ?protocols:string list -> Ctx.t -> handlers -> bool
 (** [accept ctx h] answers the request with [101] and makes its
     connection a WebSocket ([true]); or, when the request is not a valid
     upgrade, answers [400] (or [426] for another version) and is [false].
     Either way the response is complete. Messages may be sent at once
-    (they follow the 101).
+    (they follow the 101). [protocols]: the subprotocols the application
+    speaks, by preference; the first one the client offers
+    ([Sec-WebSocket-Protocol]) is answered ({!protocol}); none in common:
+    the upgrade goes on without one, as RFC 6455 §4.2.2 lets the client
+    decide whether to stay.
     @raise Invalid_argument when the response was started or the request
     did not come over HTTP/1.1. *)
 
@@ -126,6 +130,9 @@ val is_open : t -> bool
 val id : t -> int
 (** The connection's slot number: unique among the worker's open
     connections (a key for the application's tables). *)
+
+val protocol : t -> string
+(** The subprotocol chosen by {!accept}, or [""]. *)
 
 val ctx : t -> Ctx.t
 (** The connection as a handler context ({!Ctx.client}, {!Ctx.secure}). *)

@@ -36,6 +36,7 @@ type session = {
   cfg : config;
   handlers : handlers;
   deflate : Ws_deflate.t option;
+  protocol : string;
   mutable phase : phase;
   mutable busy : bool;  (* processing input: sends only queue *)
   mutable reported : bool;  (* on_close was called *)

@@ -51,6 +51,7 @@ type session = {
   cfg : config;
   handlers : handlers;
   deflate : Ws_deflate.t option;
+  protocol : string;  (** the subprotocol chosen, or [""] *)
   mutable phase : phase;
   mutable busy : bool;  (** processing input: sends only queue *)
   mutable reported : bool;  (** [on_close] was called *)

@@ -36,7 +36,8 @@ let on_message c kind buf ~off ~len =
 let on_close _ code = closes := code :: !closes
 let handlers = { Ws.on_message; on_close }
 let config = ref { Ws.default_config with max_message = 100_000; ping_interval_ms = 0 }
-let handler c = ignore (Ws.accept ~config:!config c handlers : bool)
+let protocols = [ "chat.v2"; "chat" ]
+let handler c = ignore (Ws.accept ~config:!config ~protocols c handlers : bool)
 
 let shared () =
   let sh =
@@ -319,6 +320,13 @@ let shared_payload () =
   Alcotest.(check (list (pair int string))) "both, in order" [ (1, "to everyone"); (1, "queued behind") ]
     (frames (contents ()))
 
+let subprotocol () =
+  let _ = opened ~extra:"Sec-WebSocket-Protocol: superchat, chat\r\nSec-WebSocket-Protocol: x\r\n" () in
+  Alcotest.(check bool) "ours that the client offers" true
+    (S.find_sub !last_head "\r\nSec-WebSocket-Protocol: chat\r\n" > 0);
+  let _ = opened ~extra:"Sec-WebSocket-Protocol: other\r\n" () in
+  Alcotest.(check bool) "none in common: none answered" true (S.find_sub !last_head "Sec-WebSocket-Protocol" < 0)
+
 (* {1 permessage-deflate} *)
 
 let deflate_raw s =
@@ -439,6 +447,7 @@ let () =
           Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
           Alcotest.test_case "pings, then the idle timeout" `Quick pings_and_idle;
           Alcotest.test_case "a shared payload is not copied" `Quick shared_payload;
+          Alcotest.test_case "subprotocol" `Quick subprotocol;
           Alcotest.test_case "permessage-deflate and a bomb" `Quick deflated ] );
       ( "zero_alloc",
         [ Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc;
