@@ -69,6 +69,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_proto  # noqa: E402  (the HTTP/2 and WebSocket sections)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUBJECT = "httpz"
 # Two results are "too close to call" when their run ranges [min, max]
@@ -1503,6 +1506,10 @@ def classify(path, doc):
         return "parse"
     if schema.startswith("httpz-bench-latency") or base == "latency.json":
         return "latency"
+    if schema.startswith("httpz-bench-h2"):
+        return "h2"
+    if schema.startswith("httpz-bench-ws"):
+        return "ws"
     return None
 
 
@@ -1528,6 +1535,9 @@ def problem_list(found, resdir):
     out = []
     for _, d in found["servers"]:
         out += [p.splitlines()[0] for p in d.get("problems") or []]
+    for kind, label in (("h2", "HTTP/2 bench"), ("ws", "WebSocket bench")):
+        for _, d in found[kind]:
+            out += report_proto.problems(d, label)
     if os.path.exists(os.path.join(resdir, "parse.json.invalid")):
         out.append("the parser benchmark failed or printed invalid JSON (parse.json.invalid)")
     if os.path.exists(os.path.join(resdir, "latency.json.invalid")):
@@ -1564,7 +1574,7 @@ def summary_block(found, summ, problems):
     out.append("**≈** marks a comparison too close to call: the min–max ranges of the runs "
                "overlap (for latency percentiles: their 95%% confidence intervals), or the "
                "medians differ by less than %d%%.\n" % (100 * CLOSE))
-    for key in ("parser", "server", "compression", "app", "gc", "latency"):
+    for key in ("parser", "server", "compression", "app", "gc", "latency", "h2", "ws"):
         if summ.get(key):
             out += summ[key]
             out.append("")
@@ -1620,7 +1630,7 @@ def main():
     if not os.path.isdir(resdir):
         sys.exit("no results directory %s: run bench/run.sh first" % resdir)
     plot = Plot(os.path.join(resdir, "charts"))
-    found = {"servers": [], "parse": [], "latency": []}
+    found = {"servers": [], "parse": [], "latency": [], "h2": [], "ws": []}
     ignored = []
     for path in sorted(glob.glob(os.path.join(resdir, "*.json"))):
         try:
@@ -1655,6 +1665,10 @@ def main():
     if not found["latency"]:
         md.append("## Latency under GC pressure\n\nNo latency.json: `bench_latency.exe` was not "
                   "built or not run.\n")
+    for path, doc in found["h2"]:
+        report_proto.h2_section(doc, md, summ)
+    for path, doc in found["ws"]:
+        report_proto.ws_section(doc, md, summ)
     problems = problem_list(found, resdir)
     if problems:
         md.append("## Problems reported by this run\n")

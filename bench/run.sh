@@ -16,12 +16,20 @@
 #      pinned to CPU 1  -> bench/results/latency.json
 #   2. server load benchmarks: bench/server/bench_servers.py  -> bench/results/servers.json
 #      (per case all servers at once, wrk rounds then h2load rounds, interleaved)
+#   2b. HTTP/2: bench/server/bench_h2.py -> bench/results/h2.json (httpz,
+#      h2o, nginx; h2load -c64 -m10 / -m1, 612 B and 16 KiB, TLS and h2c,
+#      interleaved rounds; memory per idle HTTP/2 connection)
+#   2c. WebSocket: bench/ws/peers.sh builds gorilla's echo server and the Go
+#      load generator (Go module proxy) and installs Node's ws (npm) when
+#      missing; bench/ws/bench_ws.py -> bench/results/ws.json (echo round
+#      trips and server CPU per message, 32 B and 16 KiB, 64 connections;
+#      memory per idle WebSocket)
 #   3. bench/report.py --readme README.md  -> bench/results/REPORT.md, summary.md,
 #      charts/, and README.md's section between <!-- bench:begin --> and
 #      <!-- bench:end --> rewritten with summary.md
 #
-# Time budget on a 2-core machine: `make bench` must finish in 15 minutes;
-# aim for 14 so that noise cannot push it over. Measured step by step
+# Time budget on a 2-core machine: `make bench` must finish in 18 minutes
+# (15 before the HTTP/2 and WebSocket steps); aim for 17.5. Measured step by step
 # (2 cores, AMD EPYC): parser bench --full 15 s (60 ms batches; 30 s with the
 # earlier 120 ms), callgrind instruction counts 11 s (the two runs of each
 # pair in parallel; 18 s one at a time), latency bench --full 33 s, report
@@ -51,10 +59,16 @@
 #          callgrind instruction counts: 15 s (19 pairs), killed
 #            at 40 s                                                   ≤  40 s
 #          latency bench: 39 s (2M iterations), killed at 60 s        ≤  60 s
+#          HTTP/2: 2 transports × 4 cases × 3 servers × 7 rounds × (0.3 s
+#            warm-up + 0.7 s + ≈ 0.05) + 6 starts + idle memory (1000
+#            connections, 6 × ≈ 3 s)                                    ≈ 195 s
+#          WebSocket: 2 sizes × 3 servers × 5 rounds × (0.3 + 1 + 0.05)
+#            + idle memory (10,000 connections, 3 × ≈ 8 s)              ≈  65 s
 #          report                                                      ≈   3 s
 #          deps + build                                                ≈ 2-17 s
-#          total ≈ 792 s + build = 13.2-13.5 min; only if the four
-#          steps above all ran to their time limits 14.8-15.1 min. The
+#          total ≈ 1052 s + build = 17.5-17.8 min (792 s before the
+#          HTTP/2 and WebSocket steps); only if the four time-limited
+#          steps above all ran to their limits 19.1-19.4 min. The
 #          HTTPS cases and the epoll column came with fewer, shorter
 #          wrk runs (3 × 4 s instead of 5 × 5 s): the rounds are
 #          interleaved, so their paired ratios stay comparable.
@@ -136,6 +150,7 @@ echo "bench/run.sh $mode: $(nproc) cores, load average $(cut -d' ' -f1 /proc/loa
 # Start from a clean slate: stale numbers from an earlier run never reach the
 # report or the README.
 rm -rf "$results/raw" "$results/charts" "$results/servers.json" "$results/parse.json" \
+  "$results/h2.json" "$results/ws.json" \
   "$results/parse.json.invalid" "$results/latency.json" "$results/latency.json.invalid" \
   "$results/REPORT.md" "$results/summary.md"
 
@@ -216,6 +231,27 @@ t0=$SECONDS
 step python3 bench/server/bench_servers.py --mode "$mode" --out "$results/servers.json" \
   --pidfile "$pidfile" || status=1
 echo "   server benchmarks: $((SECONDS - t0)) s"
+
+# HTTP/2: httpz, h2o and nginx under h2load -m 10 and -m 1, over TLS and h2c,
+# and memory per idle HTTP/2 connection.
+echo "== HTTP/2 load benchmarks (bench/server/bench_h2.py)"
+t0=$SECONDS
+if [ "$mode" = full ]; then h2_args=(--rounds 7 --duration 0.7 --idle 1000)
+else h2_args=(--rounds 1 --duration 0.5 --idle 200); fi
+step python3 bench/server/bench_h2.py "${h2_args[@]}" --out "$results/h2.json" \
+  --pidfile "$pidfile" || status=1
+echo "   HTTP/2 benchmarks: $((SECONDS - t0)) s"
+
+# WebSocket: examples/ws_echo against Node's ws and gorilla/websocket, and
+# memory per idle WebSocket; the peers are built first when missing.
+echo "== WebSocket benchmarks (bench/ws/bench_ws.py)"
+t0=$SECONDS
+bench/ws/peers.sh
+if [ "$mode" = full ]; then ws_args=(--rounds 5 --duration 1.0 --idle 10000)
+else ws_args=(--rounds 1 --duration 0.5 --idle 1000); fi
+step python3 bench/ws/bench_ws.py "${ws_args[@]}" --out "$results/ws.json" \
+  --pidfile "$pidfile" || status=1
+echo "   WebSocket benchmarks: $((SECONDS - t0)) s"
 
 # The report also rewrites README.md between <!-- bench:begin --> and
 # <!-- bench:end --> with summary.md (the machine, the mode, the key tables).

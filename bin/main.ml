@@ -39,7 +39,15 @@ let parse_cmd =
   ] in
   Cmd.v (Cmd.info "parse" ~doc ~man ~exits:[]) Term.(const run $ file $ json)
 
+(* Help written to a pipe or a file (`httpz serve --help | grep tls`)
+   must be plain text: cmdliner renders it through groff, with overstrike
+   for bold, unless TERM says the terminal is dumb. *)
+let plain_help_when_not_a_tty () =
+  let asks_help a = a = "--help" || String.length a > 7 && String.sub a 0 7 = "--help=" in
+  if Array.exists asks_help Sys.argv && not (Unix.isatty Unix.stdout) then Unix.putenv "TERM" "dumb"
+
 let () =
+  plain_help_when_not_a_tty ();
   let doc = "zero-allocation HTTP/1.1 toolkit" in
-  let cmds = [ parse_cmd ] @ Serve_cmd.cmds in
+  let cmds = [ parse_cmd ] @ Serve_cmd.cmds @ [ Check_cmd.cmd ] in
   exit (Cmd.eval' (Cmd.group (Cmd.info "httpz" ~version:"0.1.0" ~doc) cmds))

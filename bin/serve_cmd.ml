@@ -17,21 +17,85 @@ let usage_error fmt =
 
 (* {1 One configuration} *)
 
-type options = { server : Serve_server_opts.t; files : Serve_files_opts.t }
+type options = {
+  server : Serve_server_opts.t;
+  files : Serve_files_opts.t;
+  guard : Serve_guard_opts.t;
+  config : string option;
+}
+
+let config =
+  Arg.(value & opt (some string) None
+       & info [ "config" ] ~docv:"FILE"
+           ~doc:"Serve what the configuration file $(i,FILE) describes (sites by Host name, \
+                 certificates by SNI, per-path rules; examples/httpz.conf documents the \
+                 format, $(b,httpz check --config) $(i,FILE) checks it). No other option may \
+                 be given with it. SIGHUP reads the file again.")
 
 let options_term =
-  Term.(const (fun server files -> { server; files }) $ Serve_server_opts.term $ Serve_files_opts.term)
+  Term.(const (fun server files guard config -> { server; files; guard; config })
+        $ Serve_server_opts.term $ Serve_files_opts.term $ Serve_guard_opts.term $ config)
+
+(* {1 A configuration file} *)
+
+module Conf_file = Httpz_conf.Conf_file
+module Sites = Httpz_conf.Sites
+
+(* The file read and its sites opened; on SIGHUP again, by the supervisor. *)
+let load file =
+  match Conf_file.read file with
+  | Error e -> Error e
+  | Ok conf -> Result.map (fun sites -> (conf, sites)) (Sites.create conf)
+
+(* Decision: with --config the file says everything; any other option of
+   `serve` is refused rather than merged, so what runs is what `httpz
+   check` read and what a reload reads again. *)
+let other_options () =
+  let args = Array.to_list Sys.argv in
+  let rec after_serve = function [] -> [] | "serve" :: rest -> rest | _ :: rest -> after_serve rest in
+  let rec others = function
+    | [] -> []
+    | "--config" :: _ :: rest -> others rest
+    | a :: rest when String.length a > 9 && String.sub a 0 9 = "--config=" -> others rest
+    | a :: rest -> a :: others rest
+  in
+  others (after_serve args)
+
+let serve_config file =
+  match other_options () with
+  | a :: _ ->
+      usage_error "%s cannot be combined with --config: the configuration file says it all (give one or the other)" a
+  | [] -> (
+      match load file, Server.systemd_listen_fds () with
+      | Error e, _ | _, Error e -> Printf.eprintf "httpz serve: %s\n%!" e; 2
+      | Ok (conf, sites), Ok fds ->
+          (* Under socket activation the passed sockets are served (their
+             roles by port, as with the options). *)
+          Server.run_reloading { conf.Conf_file.server with listen_fds = fds } (Sites.handler sites)
+            ~release:(fun () -> Sites.close sites)
+            ~reconfigure:(fun () ->
+              Result.map
+                (fun (conf, sites) ->
+                  { Server.config = conf.Conf_file.server; handler = Sites.handler sites;
+                    release = (fun () -> Sites.close sites) })
+                (load file)))
 
 (* The first problem found is the one reported, with exit 2. *)
 let run o =
+  match o.config with
+  | Some file -> serve_config file
+  | None ->
   let ( let* ) r f = match r with Error msg -> usage_error "%s" msg | Ok v -> f v in
   let* static = Serve_files_opts.static_config o.files in
   let* server =
     Serve_server_opts.server_config o.server ~root:static.Static.root
       ~max_age:(static.Static.max_age >= 0)
   in
+  let* server = Serve_guard_opts.server_config o.guard server in
+  let* guards = Serve_guard_opts.guards o.guard in
   let* static = Static.create static in
-  Server.run server (Static.handler static)
+  let* handler = Serve_guard_opts.wrap guards (Static.handler static) in
+  Server.run server handler
 
 let serve_cmd =
   let doc = "serve a directory over HTTP/1.1" in
@@ -63,9 +127,14 @@ let serve_cmd =
         requests (a download in progress is not cut; SIGTERM then gives them $(b,--grace) \
         seconds): no client is refused. On an error (a \
         broken certificate) it logs one line and nothing changes. A single worker without \
-        $(b,--user) has no supervisor and reloads in place.";
+        $(b,--user) has no supervisor and reloads in place. With $(b,--config) the supervisor \
+        always runs, and SIGHUP reads the file again: sites, rules, certificates, timeouts, \
+        logs and access control (user files are read again) change for the new workers; an invalid file is logged with its line and column \
+        and nothing changes; changed listening addresses, $(b,workers) or $(b,user) take a \
+        restart (the reload is refused).";
     `S Manpage.s_examples;
     `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
+    `Pre "httpz check --config /etc/httpz/httpz.conf && httpz serve --config /etc/httpz/httpz.conf";
     `Pre "httpz serve /var/www -p 443 --host 0.0.0.0 --tls-cert fullchain.pem --tls-key privkey.pem --redirect-http 80 --hsts 31536000 --user www-data";
     `Pre "httpz serve /var/www --listen 0.0.0.0:80 --listen '[::]:80' --compress --header 'X-Frame-Options: DENY' --error-page 404=/errors/404.html --access-log /var/log/httpz/access.log --log-format json --user www-data";
   ] in

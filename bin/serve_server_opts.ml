@@ -34,7 +34,10 @@ let tls_config hosts t =
   match t with
   | { cert = None; key = None; redirect_http = None; listen_plain = []; hsts = None; _ } -> Ok None
   | { cert = Some cert_file; key = Some key_file; redirect_http; listen_plain; hsts; ticket_rotation } ->
-      if (match redirect_http with Some p -> p < 0 || p > 65535 | None -> false) then
+      let missing f = not (Sys.file_exists f) in
+      if missing cert_file then Error (Printf.sprintf "--tls-cert %s: no such file" cert_file)
+      else if missing key_file then Error (Printf.sprintf "--tls-key %s: no such file" key_file)
+      else if (match redirect_http with Some p -> p < 0 || p > 65535 | None -> false) then
         Error "--redirect-http: port out of range (0-65535)"
       else
         (* The redirect listens on every host the server listens on. *)
@@ -51,14 +54,14 @@ let tls_config hosts t =
       Error "--redirect-http, --listen-plain and --hsts need --tls-cert and --tls-key"
 
 let tls_cert =
-  Arg.(value & opt (some file) None
+  Arg.(value & opt (some string) None
        & info [ "tls-cert" ] ~docv:"FILE"
            ~doc:"Serve HTTPS with this PEM certificate chain (leaf first, as Let's Encrypt's \
                  fullchain.pem): TLS 1.2 and 1.3, Mozilla intermediate ciphers, ALPN http/1.1, \
                  session tickets shared by the workers. Needs $(b,--tls-key).")
 
 let tls_key =
-  Arg.(value & opt (some file) None
+  Arg.(value & opt (some string) None
        & info [ "tls-key" ] ~docv:"FILE"
            ~doc:"The certificate's PEM private key (RSA or ECDSA, not encrypted). Read by the \
                  supervisor, which keeps root under $(b,--user), at start and on SIGHUP: it may \
@@ -68,7 +71,9 @@ let redirect_http =
   Arg.(value & opt (some int) None
        & info [ "redirect-http" ] ~docv:"PORT"
            ~doc:"Also listen for plain HTTP on $(i,PORT) and answer every request with 301 to \
-                 the same host and path over https.")
+                 the same host and path over https. Under systemd socket activation, the passed \
+                 socket on $(i,PORT) redirects (pass it with the HTTPS one); with none on that \
+                 port, it is bound on every IPv4 interface.")
 
 let listen_plain =
   Arg.(value & opt_all string []
@@ -161,10 +166,7 @@ let listen_term =
 
 (* Fields the server or the handler writes itself: a second copy would
    contradict it (framing) or duplicate it. *)
-let managed_headers =
-  [ "content-length"; "transfer-encoding"; "connection"; "keep-alive"; "upgrade"; "te";
-    "trailer"; "date"; "server"; "content-type"; "content-encoding"; "content-range"; "etag";
-    "last-modified"; "accept-ranges"; "vary"; "location"; "allow" ]
+let managed_headers = Httpz_server.Config.managed_headers
 
 let parse_header h =
   match String.index_opt h ':' with
@@ -218,17 +220,19 @@ let log_config l =
   match l.log_format with
   | None -> Ok Httpz_server.Access_log.Common
   | Some _ when l.access_log = None -> Error "--log-format needs --access-log"
-  | Some "common" -> Ok Httpz_server.Access_log.Common
-  | Some "combined" -> Ok Httpz_server.Access_log.Combined
-  | Some "json" -> Ok Httpz_server.Access_log.Json
-  | Some f -> Error (Printf.sprintf "--log-format %S: give common, combined or json" f)
+  | Some f -> (
+      match Httpz_server.Access_log.format_of_string f with
+      | Some f -> Ok f
+      | None -> Error (Printf.sprintf "--log-format %S: give %s" f Httpz_server.Access_log.format_names))
 
 let log_format =
   Arg.(value & opt (some string) None
        & info [ "log-format" ] ~docv:"FORMAT"
            ~doc:"The access log's format: $(b,common) (Common Log Format, the default), \
-                 $(b,combined) (adds the quoted Referer and User-Agent) or $(b,json) (one object \
-                 per line). Every format ends with the request time in microseconds. \
+                 $(b,combined) (adds the quoted Referer and User-Agent), $(b,vhost_combined) \
+                 (combined with the request's Host first, for one log of several sites) or \
+                 $(b,json) (one object per line, with the host, scheme, TLS version and \
+                 protocol too). Every format ends with the request time in microseconds. \
                  Common and combined escape double quotes, backslashes and bytes outside \
                  printable ASCII as \\\\xHH (as nginx does), JSON as \\\\u00HH.")
 
@@ -379,6 +383,7 @@ let role_option = function
   | Httpz_server.Config.Serve -> "--listen"
   | Serve_plain -> "--listen-plain"
   | Redirect -> "--redirect-http"
+  | Status -> "--stats-listen"
 
 let server_config t ~root ~max_age =
   let ( let* ) = Result.bind in
@@ -386,9 +391,11 @@ let server_config t ~root ~max_age =
   let* () = process_config p in
   let* listen, listen_fds = listen_config t.listen in
   let* tls =
-    if listen_fds <> [] && t.tls.redirect_http <> None then
-      Error "--redirect-http cannot be used with sockets passed by systemd: pass its socket too"
-    else tls_config (List.sort_uniq compare (List.map fst listen)) t.tls
+    (* Under socket activation the redirect's socket is the passed one on
+       its port (Config.inherited_role); with none passed there, it is
+       bound on every IPv4 interface. *)
+    let hosts = if listen_fds <> [] then [ "0.0.0.0" ] else List.sort_uniq compare (List.map fst listen) in
+    tls_config hosts t.tls
   in
   let* headers = headers_config ~max_age ~hsts:(t.tls.hsts <> None) t.headers in
   let* log_format = log_config t.log in

@@ -55,6 +55,11 @@ val option_name : Httpz_server.Config.field -> string
     {!Httpz_server.Config.field_name} for a field no option sets: how
     {!server_config}'s messages name it. *)
 
+val role_option : Httpz_server.Config.role -> string
+(** [role_option role] is the option that lists [role]'s addresses
+    (["--listen"], ["--listen-plain"], ["--redirect-http"],
+    ["--stats-listen"]): how {!server_config}'s messages name them. *)
+
 val server_config :
   t -> root:string -> max_age:bool -> (Httpz_server.Server.config, string) result
 (** [server_config t ~root ~max_age] is the server's configuration

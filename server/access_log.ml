@@ -1,6 +1,14 @@
 open Httpz
 
-type format = Common | Combined | Json
+type format = Common | Combined | Json | Vhost_combined
+
+type 'r line_fields =
+  now:int -> peer:Bigstring.t -> peer_len:int -> src:Bigstring.t -> req_off:int -> req_len:int -> status:int ->
+  bytes:int -> ref_off:int -> ref_len:int -> ua_off:int -> ua_len:int -> elapsed_us:int -> complete:bool -> 'r
+
+let formats = [ ("common", Common); ("combined", Combined); ("json", Json); ("vhost_combined", Vhost_combined) ]
+let format_of_string s = List.assoc_opt s formats
+let format_names = "common, combined, vhost_combined or json"
 
 let size = 131072
 let max_request_line = 8192
@@ -18,7 +26,7 @@ type t = {
   mutable time_s : int;
 }
 
-let time_length = function Json -> 20 | Common | Combined -> Date.common_log_length
+let time_length = function Json -> 20 | Common | Combined | Vhost_combined -> Date.common_log_length
 
 let create ~fd ~format =
   {
@@ -137,12 +145,45 @@ let field t pos src off len ~absent =
     pos + 1
   end
 
+(* {1 The exchange's fields} *)
+
+(* [tls]: the TLS version as the protocol numbers it (0x0304: TLS 1.3);
+   [0]: plain; [-1]: TLS, version unknown. *)
+let tls_name tls =
+  match tls with
+  | 0x0304 -> "\"TLSv1.3\""
+  | 0x0303 -> "\"TLSv1.2\""
+  | 0x0302 -> "\"TLSv1.1\""
+  | 0x0301 -> "\"TLSv1\""
+  | _ -> "null"
+
+(* [protocol]: major * 10 + minor ([11]: HTTP/1.1, [20]: HTTP/2.0); [0]:
+   unknown. *)
+let write_protocol b pos protocol =
+  if protocol <= 0 then Response.write_string b ~off:pos "null"
+  else begin
+    let pos = Response.write_string b ~off:pos "\"HTTP/" in
+    let pos = Response.write_int b ~off:pos (protocol / 10) in
+    Bigstring.unsafe_set b pos '.';
+    let pos = Response.write_int b ~off:(pos + 1) (protocol mod 10) in
+    Bigstring.unsafe_set b pos '"';
+    pos + 1
+  end
+
 (* {1 Lines} *)
 
 let clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-    ~ua_off ~ua_len ~elapsed_us ~complete =
+    ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len =
   let b = t.buf in
   let pos = ref t.len in
+  if t.format = Vhost_combined then begin
+    (* The Host first, as Apache's vhost_combined: "-" without one. *)
+    if host_len > 0 then
+      pos := escape ~json:false b !pos src host_off (if host_len > max_field then max_field else host_len)
+    else pos := Response.write_string b ~off:!pos "-";
+    Bigstring.unsafe_set b !pos ' ';
+    incr pos
+  end;
   if peer_len > 0 then begin
     Bigstring.blit ~src:peer ~src_off:0 ~dst:b ~dst_off:!pos ~len:peer_len;
     pos := !pos + peer_len
@@ -160,7 +201,7 @@ let clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~r
   incr pos;
   if bytes > 0 then pos := Response.write_int b ~off:!pos bytes
   else pos := Response.write_string b ~off:!pos "-";
-  if t.format = Combined then begin
+  if t.format = Combined || t.format = Vhost_combined then begin
     Bigstring.unsafe_set b !pos ' ';
     pos := field t (!pos + 1) src ref_off ref_len ~absent:"\"-\"";
     Bigstring.unsafe_set b !pos ' ';
@@ -172,7 +213,7 @@ let clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~r
   !pos
 
 let json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-    ~ua_off ~ua_len ~elapsed_us ~complete =
+    ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len ~tls ~protocol =
   let b = t.buf in
   let pos = ref (Response.write_string b ~off:t.len "{\"time\":\"") in
   Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:(time_length Json);
@@ -181,6 +222,12 @@ let json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~
   pos := field t !pos peer 0 (if peer_len > 0 then peer_len else -1) ~absent:"null";
   pos := Response.write_string b ~off:!pos ",\"request\":";
   pos := field t !pos src req_off req_len ~absent:"null";
+  pos := Response.write_string b ~off:!pos ",\"host\":";
+  pos := field t !pos src host_off host_len ~absent:"null";
+  pos := Response.write_string b ~off:!pos (if tls <> 0 then ",\"scheme\":\"https\",\"tls\":" else ",\"scheme\":\"http\",\"tls\":");
+  pos := Response.write_string b ~off:!pos (tls_name tls);
+  pos := Response.write_string b ~off:!pos ",\"protocol\":";
+  pos := write_protocol b !pos protocol;
   pos := Response.write_string b ~off:!pos ",\"status\":";
   pos := Response.write_int b ~off:!pos status;
   pos := Response.write_string b ~off:!pos ",\"body_bytes_sent\":";
@@ -195,14 +242,14 @@ let json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~
   Bigstring.unsafe_set b !pos '}';
   !pos + 1
 
-let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len ~ua_off
-    ~ua_len ~elapsed_us ~complete =
+let exchange_line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
+    ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len ~tls ~protocol =
   if t.fd >= 0 then begin
     let req_len = if req_len > max_request_line then max_request_line else req_len in
     let pos0 x = if x > 0 then x else 0 in
     let need =
       256 + Date.common_log_length + pos0 peer_len
-      + (max_escape * (pos0 req_len + max_field + max_field))
+      + (max_escape * (pos0 req_len + max_field + max_field + max_field))
     in
     if t.len + need > size then flush t;
     set_time t now;
@@ -211,14 +258,19 @@ let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~
       match t.format with
       | Json ->
           json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-            ~ua_off ~ua_len ~elapsed_us ~complete
-      | Common | Combined ->
+            ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len ~tls ~protocol
+      | Common | Combined | Vhost_combined ->
           clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-            ~ua_off ~ua_len ~elapsed_us ~complete
+            ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len
     in
     Bigstring.unsafe_set t.buf pos '\n';
     t.len <- pos + 1
   end
+
+let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len ~ua_off
+    ~ua_len ~elapsed_us ~complete =
+  exchange_line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len ~ua_off
+    ~ua_len ~elapsed_us ~complete ~host_off:0 ~host_len:(-1) ~tls:0 ~protocol:0
 
 (* What left of the body: all of it when the response completed; else
    what was handed to the socket after the head (chunk framing included),
@@ -238,6 +290,9 @@ let request t (c : Slot.t) ~parsed ~complete =
       else -1
     in
     let combined = t.format <> Common in
+    let req = Slot.req c in
+    let h = if parsed && Request.has_host req then Request.host req else Span.empty in
+    let protocol = if parsed then (match Request.version req with Version.Http_1_0 -> 10 | Http_1_1 -> 11) else 0 in
     let r = if parsed && combined then Request.find (Slot.req c) Header_name.Referer else -1 in
     let u = if parsed && combined then Request.find (Slot.req c) Header_name.User_agent else -1 in
     let rv = if r >= 0 then Request.header_value (Slot.req c) r else Span.empty in
@@ -245,10 +300,12 @@ let request t (c : Slot.t) ~parsed ~complete =
     let elapsed_us =
       if c.started_ns > 0 then (Syscall.clock_monotonic_ns () - c.started_ns) / 1000 else 0
     in
-    line t ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf ~req_off:c.rpos ~req_len
+    exchange_line t ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf ~req_off:c.rpos ~req_len
       ~status:(Status.code c.status) ~bytes:(body_sent c ~complete) ~ref_off:(Span.off rv)
       ~ref_len:(if r >= 0 then Span.len rv else -1)
       ~ua_off:(Span.off uv)
       ~ua_len:(if u >= 0 then Span.len uv else -1)
-      ~elapsed_us ~complete
+      ~elapsed_us ~complete ~host_off:(Span.off h)
+      ~host_len:(if parsed && Request.has_host req then Span.len h else -1)
+      ~tls:c.tls_version ~protocol
   end

@@ -1,4 +1,4 @@
-(** The access log, one line per response, in one of three formats.
+(** The access log, one line per response, in one of four formats.
 
     {b Common} (Common Log Format, as Apache and nginx write it, plus the
     request time):
@@ -19,12 +19,22 @@
 127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 "https://a.example/" "curl/7.88.1" 152
     v}
 
+    {b Vhost_combined} is combined with the request's [Host] value first
+    (as sent, port included; [-] when absent), as Apache's
+    [vhost_combined], for one log of several sites:
+    {v
+a.example:8443 127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 "-" "curl/7.88.1" 152
+    v}
+
     {b Json}, one object per line:
     {v
-{"time":"2000-10-10T13:55:36Z","remote_addr":"127.0.0.1","request":"GET / HTTP/1.1","status":200,"body_bytes_sent":2326,"referer":null,"user_agent":"curl/7.88.1","request_time_us":152,"complete":true}
+{"time":"2000-10-10T13:55:36Z","remote_addr":"127.0.0.1","request":"GET / HTTP/1.1","host":"a.example","scheme":"https","tls":"TLSv1.3","protocol":"HTTP/1.1","status":200,"body_bytes_sent":2326,"referer":null,"user_agent":"curl/7.88.1","request_time_us":152,"complete":true}
     v}
     absent values are [null]; [body_bytes_sent] is [0] when there is no
-    body.
+    body. [host] is the [Host] value as sent; [scheme] is [https] on a
+    TLS connection; [tls] its version ([TLSv1.3], [TLSv1.2], or [null]:
+    plain, or not known); [protocol] the request's ([HTTP/1.0],
+    [HTTP/1.1]; [null] for a request that could not be parsed).
 
     {b What the client got.} A line is written when the response is over:
     its last byte handed to the socket, or its connection closed first
@@ -61,7 +71,13 @@
     interleave inside a line. The write is a plain blocking [write(2)]:
     a log on a slow pipe slows the worker down rather than losing lines. *)
 
-type format = Common | Combined | Json
+type format = Common | Combined | Json | Vhost_combined
+
+val format_of_string : string -> format option
+(** ["common"], ["combined"], ["vhost_combined"], ["json"]. *)
+
+val format_names : string
+(** How a message lists them. *)
 
 type t
 
@@ -76,8 +92,7 @@ val reopen : t -> string -> (unit, string) result
     [path] (opened for appending, created 0644 if missing), as after a log
     rotation; on [Error] nothing changes. Allocates. *)
 
-val line :
-  t ->
+type 'r line_fields =
   now:int ->
   peer:Httpz.Bigstring.t ->
   peer_len:int ->
@@ -92,7 +107,10 @@ val line :
   ua_len:int ->
   elapsed_us:int ->
   complete:bool ->
-  unit
+  'r
+(** The fields of a line, then ['r]. *)
+
+val line : t -> unit line_fields
 (** [line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes
     ~ref_off ~ref_len ~ua_off ~ua_len ~elapsed_us ~complete] appends one
     line ([complete = false]: marked cut): the
@@ -101,6 +119,14 @@ val line :
     ([req_len < 0]: absent), the [Referer] and [User-Agent] values are in
     [src] too (length [< 0]: absent; unused by [Common]), the time is Unix
     time [now]. Does not allocate. *)
+
+val exchange_line : t -> (host_off:int -> host_len:int -> tls:int -> protocol:int -> unit) line_fields
+(** {!line} with the exchange's fields: the [Host] value in [src] at
+    [host_off] ([host_len < 0]: absent), the TLS version as the protocol
+    numbers it ([0x0304]: TLS 1.3; [0]: plain TCP, [-1]: TLS of an unknown
+    version) and the protocol as [major * 10 + minor] ([11]: HTTP/1.1,
+    [20]: HTTP/2.0; [0]: unknown). {!line} is this with none of them
+    known. Does not allocate. *)
 
 val request : t -> Slot.t -> parsed:bool -> complete:bool -> unit
 (** [request t c ~parsed ~complete] logs the response of connection [c]

@@ -8,10 +8,16 @@ type tls = {
   redirect_http : (string * int) list;
   listen_plain : (string * int) list;
   ticket_period : int;
+  sni : (string list * string * string) list;
 }
 
 let tls ~cert_file ~key_file =
-  { cert_file; key_file; hsts = None; redirect_http = []; listen_plain = []; ticket_period = 3600 }
+  { cert_file; key_file; hsts = None; redirect_http = []; listen_plain = []; ticket_period = 3600; sni = [] }
+
+let managed_headers =
+  [ "content-length"; "transfer-encoding"; "connection"; "keep-alive"; "upgrade"; "te";
+    "trailer"; "date"; "server"; "content-type"; "content-encoding"; "content-range"; "etag";
+    "last-modified"; "accept-ranges"; "vary"; "location"; "allow" ]
 
 type io = Loop_state.io = Epoll | Uring
 
@@ -38,9 +44,13 @@ type t = {
   send_lowat : int;
   defer_accept : bool;
   stats : string option;
+  stats_listen : (string * int) list;
+  conn_limit : int;
   tls : tls option;
   access_log : string option;
   log_format : Access_log.format;
+  error_log : string option;
+  log_level : Log.level;
   headers : (string * string) list;
   user : string option;
   server_name : string;
@@ -77,8 +87,12 @@ let default_config =
     send_lowat = 16 * 1024;
     defer_accept = true;
     stats = None;
+    stats_listen = [];
+    conn_limit = 0;
     access_log = None;
     log_format = Access_log.Common;
+    error_log = None;
+    log_level = Log.Info;
     tls = None;
     headers = [ ("X-Content-Type-Options", "nosniff") ];
     user = None;
@@ -129,14 +143,15 @@ let parse_listen s =
           bad "%S is not an address or host name" host
         else with_port host (String.sub s (i + 1) (String.length s - i - 1))
 
-type role = Serve | Serve_plain | Redirect
+type role = Serve | Serve_plain | Redirect | Status
 
-let roles = [ Serve; Serve_plain; Redirect ]
+let roles = [ Serve; Serve_plain; Redirect; Status ]
 
 let role_addresses c = function
   | Serve -> addresses c
   | Serve_plain -> ( match c.tls with Some t -> t.listen_plain | None -> [])
   | Redirect -> ( match c.tls with Some t -> t.redirect_http | None -> [])
+  | Status -> c.stats_listen
 
 (* The host and port follow the first address, so that [c.port] is where
    the handler is served ([on_listen]) once port 0 is replaced. *)
@@ -147,6 +162,7 @@ let with_role_addresses c role l =
   | Serve_plain, Some t -> { c with tls = Some { t with listen_plain = l } }
   | Redirect, Some t -> { c with tls = Some { t with redirect_http = l } }
   | (Serve_plain | Redirect), None -> c
+  | Status, _ -> { c with stats_listen = l }
 
 let endpoints c =
   List.concat_map (fun role -> List.map (fun (h, p) -> (h, p, role)) (role_addresses c role)) roles
@@ -155,9 +171,12 @@ let role_name = function
   | Serve -> "listen"
   | Serve_plain -> "tls.listen_plain"
   | Redirect -> "tls.redirect_http"
+  | Status -> "stats_listen"
 
 let inherited_role c ~port =
   let on role = List.exists (fun (_, p) -> p = port) (role_addresses c role) in
+  if on Status then Ok Status
+  else
   match (on Serve_plain, on Redirect) with
   | true, true ->
       Error
@@ -202,8 +221,10 @@ type field =
   | Grace_period
   | Hsts
   | Ticket_period
+  | Conn_limit
 
 let field_name = function
+  | Conn_limit -> "conn_limit"
   | Max_connections -> "max_connections"
   | Read_buffer -> "read_buffer"
   | Write_buffer -> "write_buffer"
@@ -226,6 +247,7 @@ let numeric_rules c =
   let tls f = match c.tls with Some t -> f t | None -> false in
   [
     (Max_connections, c.max_connections < 0, "must not be negative");
+    (Conn_limit, c.conn_limit < 0, "must not be negative");
     (Read_buffer, c.read_buffer < 1024, "must be at least 1024 bytes");
     (Write_buffer, c.write_buffer < 1024, "must be at least 1024 bytes");
     (Max_body, c.max_body < 0, "must not be negative");

@@ -29,6 +29,15 @@ type tls = {
   ticket_period : int;
       (** Seconds between session-ticket key rotations. A ticket stays
           valid for one to two periods. Default [3600]. *)
+  sni : (string list * string * string) list;
+      (** More certificates, chosen by the name the client asks for (TLS
+          SNI): [(names, cert_file, key_file)], where a name is exact
+          (["example.com"], ASCII case-insensitive) or a wildcard
+          (["*.example.com"]: one or more labels before the suffix). An
+          exact name wins over a wildcard, a longer wildcard over a shorter
+          one; a client that sends no name, or one no entry has, gets
+          [cert_file]/[key_file]. Read like them (by the supervisor, at
+          start and on [SIGHUP]). Default [[]]. *)
 }
 (** HTTPS: every address of {!t.listen} speaks TLS; the addresses of
     [listen_plain] serve the same handler in plain HTTP, those of
@@ -39,8 +48,9 @@ type tls = {
     with AES-GCM or ChaCha20-Poly1305; DHE for old RSA clients), groups
     X25519, P-256 and P-384; no renegotiation, no compression. ALPN
     selects [http/1.1]; a client that offers only other protocols ([h2]
-    alone) is refused with the [no_application_protocol] alert. SNI is
-    accepted (one certificate serves every name).
+    alone) is refused with the [no_application_protocol] alert. SNI picks
+    among the certificates of {!tls.sni}; without them one certificate
+    serves every name.
 
     Sessions resume with stateless tickets (TLS 1.2 and 1.3) whose keys are
     derived from a secret drawn once, before the workers fork: a client
@@ -67,6 +77,12 @@ type tls = {
 val tls : cert_file:string -> key_file:string -> tls
 (** [tls ~cert_file ~key_file] has the defaults documented on each
     field. *)
+
+val managed_headers : string list
+(** Header names (lower case) the server or the static handler writes
+    itself ([content-length], [date], [etag], [location], …): an added
+    field of one of these names would contradict or duplicate it, so the
+    command line and the configuration file refuse them. *)
 
 type io = Loop_state.io =
   | Epoll  (** readiness: epoll, one system call per read and per write *)
@@ -205,6 +221,20 @@ type t = {
           reverse proxy on the same host comes from the loopback. Default
           [None]. @raise Invalid_argument from {!Server.run} when the token is empty
           or not a valid field value. *)
+  stats_listen : (string * int) list;
+      (** Addresses, as [(host, port)], of listeners that serve the
+          status alone ({!Stats.status_handler}): [GET /__httpz/stats]
+          (JSON: the answering worker's counters and the totals of all)
+          and [/__httpz/stats.txt] (the totals as [name value] lines),
+          without a token; [404] for anything else. Plain HTTP, whatever
+          {!t.tls}. Bind it to the loopback or an internal address.
+          Default [[]]. *)
+  conn_limit : int;
+      (** Open connections a worker accepts from one client address (an
+          IPv6 client: one /64), as nginx's [limit_conn]; one more is
+          closed as soon as it is accepted, before a byte is read
+          ({!Conn_limit}). Per worker: with several workers a client may
+          hold up to [workers * conn_limit]. Default [0]: no limit. *)
   tls : tls option;  (** Serve HTTPS ({!tls}). Default [None]. *)
   access_log : string option;
       (** File to append the access log to, in [log_format] ([Some "-"]:
@@ -217,6 +247,14 @@ type t = {
   log_format : Access_log.format;
       (** The access log's line format ({!Access_log.format}). Default
           [Common]. *)
+  error_log : string option;
+      (** File the server's own messages go to ({!Log}): opened for
+          appending at start, by the process that keeps its privileges,
+          and made its standard error, which the workers inherit; reopened
+          on [SIGHUP] (the supervisor reopens it before it starts the new
+          workers). Default [None]: standard error. *)
+  log_level : Log.level;
+      (** The least severe messages written ({!Log}). Default [Info]. *)
   headers : (string * string) list;
       (** Header fields added to every response, after [Server]. Default
           [[("X-Content-Type-Options", "nosniff")]]: browsers do not guess
@@ -291,6 +329,7 @@ type field =
   | Grace_period
   | Hsts
   | Ticket_period
+  | Conn_limit
 (** The numeric fields {!check} bounds; its message for one of them is
     [name field] followed by the bound ("must not be negative", …), so a
     command line can name its own option instead. *)
@@ -302,15 +341,17 @@ val field_name : field -> string
 (** What a listening socket is for: serving the handler (over TLS when the
     server has it), serving it in plain HTTP beside TLS
     ({!tls.listen_plain}), or redirecting plain HTTP to https
-    ({!tls.redirect_http}). *)
-type role = Serve | Serve_plain | Redirect
+    ({!tls.redirect_http}), or serving the status alone
+    ({!t.stats_listen}). *)
+type role = Serve | Serve_plain | Redirect | Status
 
 val roles : role list
-(** [[Serve; Serve_plain; Redirect]]: the order of {!endpoints}. *)
+(** [[Serve; Serve_plain; Redirect; Status]]: the order of {!endpoints}. *)
 
 val role_name : role -> string
 (** [role_name r] is the field that lists [r]'s addresses: ["listen"],
-    ["tls.listen_plain"], ["tls.redirect_http"]. For messages. *)
+    ["tls.listen_plain"], ["tls.redirect_http"], ["stats_listen"]. For
+    messages. *)
 
 val check :
   ?name:(field -> string) -> ?role_name:(role -> string) -> t -> (unit, string) result
@@ -351,9 +392,10 @@ val with_role_addresses : t -> role -> (string * int) list -> t
 
 val inherited_role : t -> port:int -> (role, string) result
 (** [inherited_role c ~port] is the role of a socket handed over
-    ({!t.listen_fds}) bound to [port]: [Serve_plain] or [Redirect] when
-    that list of [c.tls] has an address on [port], else [Serve]; [Error]
-    when both have one. *)
+    ({!t.listen_fds}) bound to [port]: [Status] when {!t.stats_listen}
+    has an address on [port], [Serve_plain] or [Redirect] when that list
+    of [c.tls] has one, else [Serve]; [Error] when both TLS lists have
+    one. *)
 
 val url : ?scheme:string -> string -> int -> string
 (** [url ~scheme host port] is ["http://host:port"], the host in brackets

@@ -47,6 +47,17 @@ let address name fd =
 let client c = address Unix.getpeername c.fd
 let local c = address Unix.getsockname c.fd
 
+let peer_ip c =
+  if c.peer_family = 0 then begin
+    let r = Extra.peer_ip c.fd c.peer_ip in
+    if r < 0 then begin
+      Bytes.fill c.peer_ip 0 16 '\000';
+      c.peer_family <- -1
+    end
+    else c.peer_family <- r
+  end;
+  c.peer_ip
+
 (* {1 Head} *)
 
 (* A call that answers after the response is complete is a second answer:

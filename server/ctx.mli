@@ -84,6 +84,13 @@ val client : t -> string * int
     IPv4-mapped IPv6 address shown as IPv4) and port. Allocates (one
     [getpeername]). *)
 
+val peer_ip : t -> Bytes.t
+(** [peer_ip c] is the client's address as 16 bytes of IPv6, network
+    order (an IPv4 client as [::ffff:a.b.c.d]; all zeros when the socket
+    has no IP peer), read once per connection (one [getpeername] at the
+    first call) and kept in the connection's slot: valid until the
+    connection closes; do not write it. Does not allocate. *)
+
 val local : t -> string * int
 (** [local c] is the server's own address and port of this connection, as
     {!client} shows addresses ([getsockname]). *)

@@ -80,7 +80,7 @@ let want e c ev =
     if e.interest.(s) = 0 then begin
       let r = Syscall.epoll_ctl_add e.epfd c.fd ev c.slot in
       if r < 0 then begin
-        Log.msg "epoll_ctl: %s (closing the connection)" (Syscall.error_message r);
+        Log.warn "epoll_ctl: %s (closing the connection)" (Syscall.error_message r);
         close_conn e c
       end
       else e.interest.(s) <- ev

@@ -31,6 +31,7 @@ let opened c ~fd ~listener ~peer_len =
   c.proto <- H1_response.protocol;
   c.listener <- listener;
   c.peer_len <- peer_len;
+  c.peer_family <- 0;
   next_gen c;
   c.state <- Reading_head;
   c.rpos <- 0;
@@ -275,7 +276,7 @@ let rec answered c =
   end
   else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
   else begin
-    Log.msg "handler returned without a complete response (%s)" (Handler_failure.describe c);
+    Log.error "handler returned without a complete response (%s)" (Handler_failure.describe c);
     (* Part of it left: the client sees the connection close. *)
     if on_wire c then Close else internal_error c ~parsed:true
   end
@@ -288,15 +289,15 @@ let rec answered c =
 and handler_failed c e bt =
   if c.resp = Done then begin
     (match e with
-     | Answered_twice -> Log.msg "the handler answered twice (%s)" (Handler_failure.describe c)
+     | Answered_twice -> Log.error "the handler answered twice (%s)" (Handler_failure.describe c)
      | e ->
-         Log.msg "handler raised %s after answering (%s)%s" (Printexc.to_string e)
+         Log.error "handler raised %s after answering (%s)%s" (Printexc.to_string e)
            (Handler_failure.describe c) (Handler_failure.backtrace bt));
     c.wait <- Running;
     answered c
   end
   else begin
-    Log.msg "handler raised %s (%s)%s" (Printexc.to_string e) (Handler_failure.describe c)
+    Log.error "handler raised %s (%s)%s" (Printexc.to_string e) (Handler_failure.describe c)
       (Handler_failure.backtrace bt);
     if on_wire c then Close
     else if c.sh.dev_errors && Handler_failure.loopback c then dev_error c e bt
@@ -717,7 +718,7 @@ let timeout c =
       else Close
   | Handling ->
       (* The handler never answered: its continuations are dropped. *)
-      Log.msg "a handler did not answer within the handler timeout";
+      Log.warn "a handler did not answer within the handler timeout";
       next_gen c;
       if c.resp = Idle then
         respond_error c Status.Service_unavailable (Status.reason Status.Service_unavailable)

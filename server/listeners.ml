@@ -74,7 +74,8 @@ let adopt (c : Config.t) =
         else
           let c = Config.with_role_addresses c Config.Serve (of_role Config.Serve) in
           let c = Config.with_role_addresses c Config.Serve_plain (keep Config.Serve_plain) in
-          Ok (Config.with_role_addresses c Config.Redirect (keep Config.Redirect))
+          let c = Config.with_role_addresses c Config.Redirect (keep Config.Redirect) in
+          Ok (Config.with_role_addresses c Config.Status (keep Config.Status))
 
 (* {1 Hosts and ports} *)
 
@@ -120,7 +121,7 @@ let bound_ports (c : Config.t) lfds =
 let tune (c : Config.t) lfd =
   let set what opt v =
     let r = Syscall.setsockopt lfd opt v in
-    if r < 0 then Log.msg "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
+    if r < 0 then Log.warn "setsockopt %s: %s (continuing without it)" what (Syscall.error_message r)
   in
   set "TCP_NODELAY" Syscall.Tcp_nodelay 1;
   if c.send_lowat > 0 then set "TCP_NOTSENT_LOWAT" Syscall.Tcp_notsent_lowat c.send_lowat;

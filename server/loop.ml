@@ -43,8 +43,8 @@ let close l c =
 (* An event of one connection raised (a bug, or memory exhausted): that
    connection is closed and the worker goes on serving the others. *)
 let failed l c e =
-  Log.msg "a connection event raised %s (closing the connection)" (Printexc.to_string e);
-  if c.fd >= 0 then try close l c with e -> Log.msg "closing it raised %s" (Printexc.to_string e)
+  Log.error "a connection event raised %s (closing the connection)" (Printexc.to_string e);
+  if c.fd >= 0 then try close l c with e -> Log.error "closing it raised %s" (Printexc.to_string e)
 
 (* A suspended handler's continuation is ready: the state machine decides
    whether and when it runs (H1.resume). *)
@@ -82,7 +82,7 @@ let epoll_events l ~timeout_ms =
       handle_event l (Syscall.event_token l.evs i) (Syscall.event_mask l.evs i)
     done
   else if n < 0 && n <> - Syscall.eintr then begin
-    Log.msg "epoll_wait: %s" (Syscall.error_message n);
+    Log.error "epoll_wait: %s" (Syscall.error_message n);
     begin_drain l;
     l.w.stop <- true
   end
@@ -116,7 +116,7 @@ let create p ~listeners ~signal_fd =
         match Uring_io.create w e with
         | Ok u -> Some u
         | Error r ->
-            Log.msg "io_uring: %s (serving with epoll)" (Syscall.error_message r);
+            Log.warn "io_uring: %s (serving with epoll)" (Syscall.error_message r);
             w.backend <- Epoll;
             None)
   in

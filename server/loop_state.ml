@@ -12,6 +12,7 @@ type params = {
   io : io;
   alone : bool;
   max_connections : int;
+  conn_limit : int;
   read_buffer : int;
   write_buffer : int;
   max_body : int;
@@ -24,6 +25,7 @@ type params = {
   offload_threads : int;
   offload_queue : int;
   stats : string option;
+  totals : Totals.t option;
   log_fd : int;
   log_path : string option;
   log_format : Access_log.format;
@@ -32,11 +34,14 @@ type params = {
   dev_errors : bool;
 }
 
+type front = With_stats | Bare | Status_only
+
 type listener = {
   listen_fd : int;
   handler : Ctx.t -> unit;
   tls : Tls.server option;
   headers : string;
+  front : front;
 }
 
 let tick_ms = Slot.tick_ms
@@ -55,6 +60,7 @@ type t = {
   p : params;
   lfds : int array;
   handlers : (Ctx.t -> unit) array;
+  fronts : front array;
   mutable entries : (Ctx.t -> unit) array;
   tls_servers : Tls.server option array;
   sfd : int;
@@ -67,6 +73,11 @@ type t = {
   wheel : Timer_wheel.t;
   sh : Slot.shared;
   log : Access_log.t;
+  per_client : Conn_limit.t option;
+  mutable limited : int;  (** clients closed at once: over [conn_limit] *)
+  totals : Totals.t;  (** [p.totals], or a table of one row of our own *)
+  mutable row : int;  (** this worker's row of [totals] *)
+  mutable gauges_s : int;  (** when the connection gauges were last written *)
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;
@@ -199,7 +210,7 @@ let evict w =
 
 (* The counters, as JSON: what building them allocates is not the
    requests' work, so it is counted apart. *)
-let report w () =
+let report w ~text =
   let before = words () in
   let g = Gc.quick_stat () in
   let sh = w.sh in
@@ -208,19 +219,26 @@ let report w () =
       "{\"requests\": %d, \"minor_words\": %d, \"minor_collections\": %d, \
        \"major_collections\": %d, \"heap_words\": %d, \"connections\": %d, \
        \"slots_created\": %d, \"setup_words\": %d, \"buffer_bytes\": %d, \
-       \"spare_buffer_bytes\": %d, \"evicted\": %d, \"refused\": %d, \"io\": \"%s\", \"pid\": %d}\n"
+       \"spare_buffer_bytes\": %d, \"evicted\": %d, \"refused\": %d, \"limited\": %d, \"io\": \"%s\", \"pid\": %d}\n"
       w.requests
       (before - w.excluded_words - w.start_words)
       g.Gc.minor_collections g.Gc.major_collections g.Gc.heap_words w.active
       w.slots_created w.setup_words
       (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies)
       (Buffer_pool.kept sh.reads + Buffer_pool.kept sh.writes + Buffer_pool.kept sh.bodies)
-      w.evicted w.refused
+      w.evicted w.refused w.limited
       (match w.backend with Epoll -> "epoll" | Uring -> "uring")
       (Syscall.getpid ())
   in
+  let totals = Totals.summary w.totals in
+  let out =
+    if text then Totals.text totals
+    else
+      (* This worker's object, with the totals of all as one more member. *)
+      String.sub json 0 (String.rindex json '}') ^ ", \"totals\": " ^ Totals.json totals ^ "}\n"
+  in
   w.excluded_words <- w.excluded_words + (words () - before);
-  json
+  out
 
 (* A request reaches the application: counted (the stats requests, answered
    in front of it, are not). *)
@@ -234,10 +252,11 @@ let counted w app c =
 
 (* What a new request runs, per listener: the application, counted, with
    the stats handler in front when configured. Built once. *)
-let entry w app =
-  match w.p.stats with
-  | None -> counted w app
-  | Some credentials -> Stats.handler ~credentials ~report:(report w) ~app:(counted w app)
+let entry w front app =
+  match (front, w.p.stats) with
+  | Status_only, _ -> Stats.status_handler ~report:(report w)
+  | Bare, _ | With_stats, None -> counted w app
+  | With_stats, Some credentials -> Stats.handler ~credentials ~report:(report w) ~app:(counted w app)
 
 let front w c = w.entries.(c.listener) (Ctx.of_conn c)
 
@@ -245,7 +264,25 @@ let front w c = w.entries.(c.listener) (Ctx.of_conn c)
    counted twice. *)
 let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
 
-let log_access w c parsed complete = Access_log.request w.log c ~parsed ~complete
+let log_access w c parsed complete =
+  Totals.response w.totals w.row ~status:(Httpz.Status.code c.status) ~bytes:c.sent;
+  Access_log.request w.log c ~parsed ~complete
+
+(* Once a second: this worker's connections by state, for the totals. A
+   walk over the slots created (the peak of connections so far). *)
+let write_gauges w =
+  let reading = ref 0 and writing = ref 0 and idle = ref 0 and handling = ref 0 in
+  for i = 0 to Array.length w.conns - 1 do
+    let c = w.conns.(i) in
+    if c != w.dummy && c.fd >= 0 then
+      match c.state with
+      | Free -> ()
+      | Reading_head -> if H1.idle c then incr idle else incr reading
+      | Reading_body -> incr reading
+      | Handling -> incr handling
+      | Writing | Lingering -> incr writing
+  done;
+  Totals.connections w.totals w.row ~reading:!reading ~writing:!writing ~idle:!idle ~handling:!handling
 
 (* {1 Slots} *)
 
@@ -306,7 +343,7 @@ let admit w =
     w.refused <- w.refused + 1;
     if not w.refusing then begin
       w.refusing <- true;
-      Log.msg "connection limit (%d) reached with no idle connection to close: refusing new clients"
+      Log.warn "connection limit (%d) reached with no idle connection to close: refusing new clients"
         w.p.max_connections
     end;
     false
@@ -319,16 +356,30 @@ let open_conn w fd listener =
   let c = conn w w.free.(w.nfree) in
   let peer_len = if Access_log.enabled w.log then max 0 (Extra.peer_address fd c.peer 0) else 0 in
   let first = H1.opened c ~fd ~listener ~peer_len in
+  Totals.accepted w.totals w.row;
   (match w.tls_servers.(listener) with
    | None -> ()
-   | Some s -> if not (Tls.accept s c) then Log.msg "TLS: %s (closing the connection)" (Openssl.error ()));
+   | Some s -> if not (Tls.accept s c) then Log.warn "TLS: %s (closing the connection)" (Openssl.error ()));
   w.active <- w.active + 1;
   w.start_conn c first
 
 let tls_failed w c = w.tls_servers.(c.listener) <> None && c.ssl = Openssl.none
 
+(* With [conn_limit]: the client of [fd], about to take the next free
+   slot, holds as many connections as it may (the caller closes it);
+   else it is counted in that slot, and its address kept there. *)
+let over_client_limit w fd =
+  match w.per_client with
+  | None -> false
+  | Some t ->
+      let c = conn w w.free.(w.nfree - 1) in
+      let family = Extra.peer_ip fd c.peer_ip in
+      (* H1.opened forgets the address: read again at first use. *)
+      family > 0 && not (Conn_limit.acquire t ~slot:c.slot c.peer_ip)
+
 (* The descriptor is closed (or handed over): the slot is free again. *)
 let release_slot w c =
+  (match w.per_client with Some t -> Conn_limit.release t ~slot:c.slot | None -> ());
   idle_remove w c;
   Timer_wheel.cancel w.wheel c.slot;
   H1.closed c;
@@ -374,7 +425,12 @@ let close_idle w =
 let accepted w fd listener =
   w.accept_error_logged <- false;
   if admit w then begin
-    open_conn w fd listener;
+    if over_client_limit w fd then begin
+      (* Not a reason to stop accepting: other clients are welcome. *)
+      ignore (Syscall.close fd : int);
+      w.limited <- w.limited + 1
+    end
+    else open_conn w fd listener;
     true
   end
   else begin
@@ -388,7 +444,7 @@ let accepted w fd listener =
    100 ms instead of spinning, logged once per episode. *)
 let accept_failed w err =
   if not w.accept_error_logged then begin
-    Log.msg "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message err);
+    Log.warn "accept: %s (pausing accepts for 100 ms)" (Syscall.error_message err);
     w.accept_error_logged <- true
   end;
   w.accept_resume_ns <- w.now_ns + accept_pause_ns
@@ -399,19 +455,22 @@ let accept_failed w err =
 let hand_over w c fd rest =
   let k = c.upgrade in
   release_slot w c;
-  try k (Syscall.unix_of_fd fd) rest with ex -> Log.msg "an upgrade handler raised %s" (Printexc.to_string ex)
+  try k (Syscall.unix_of_fd fd) rest with ex -> Log.error "an upgrade handler raised %s" (Printexc.to_string ex)
 
 (* SIGHUP: reopen the access log at its path (logrotate renamed the old
    file), read the TLS certificate and key again for new connections, and
    keep serving. *)
 let reload w =
+  (match Log.reopen () with
+   | Ok () -> ()
+   | Error msg -> Log.warn "SIGHUP: reopening the error log: %s (keeping the old one)" msg);
   (match w.p.log_path with
    | None -> ()
    | Some path -> (
        Access_log.flush w.log;
        match Access_log.reopen w.log path with
        | Ok () -> ()
-       | Error msg -> Log.msg "SIGHUP: reopening the access log: %s (keeping the old one)" msg));
+       | Error msg -> Log.warn "SIGHUP: reopening the access log: %s (keeping the old one)" msg));
   let seen = ref [] in
   Array.iter
     (function
@@ -419,7 +478,7 @@ let reload w =
           seen := s :: !seen;
           match Tls.reload s with
           | Ok () -> ()
-          | Error msg -> Log.msg "SIGHUP: reloading the certificate: %s (keeping the old one)" msg)
+          | Error msg -> Log.warn "SIGHUP: reloading the certificate: %s (keeping the old one)" msg)
       | _ -> ())
     w.tls_servers
 
@@ -461,6 +520,10 @@ let end_of_turn w ~on_timeout =
     w.accept_resume_ns <- 0;
     w.resume_accept ()
   end;
+  if w.sh.now <> w.gauges_s then begin
+    w.gauges_s <- w.sh.now;
+    write_gauges w
+  end;
   if Access_log.pending w.log && w.sh.now <> w.log_flushed_s then begin
     Access_log.flush w.log;
     w.log_flushed_s <- w.sh.now
@@ -496,6 +559,7 @@ let create p ~listeners ~signal_fd ~reactor =
       p;
       lfds = Array.map (fun l -> l.listen_fd) listeners;
       handlers = Array.map (fun (l : listener) -> l.handler) listeners;
+      fronts = Array.map (fun (l : listener) -> l.front) listeners;
       entries = [||];
       tls_servers = Array.map (fun (l : listener) -> l.tls) listeners;
       sfd = signal_fd;
@@ -508,6 +572,11 @@ let create p ~listeners ~signal_fd ~reactor =
       wheel = Timer_wheel.create ~ids:n ~size:(min wheel_size 65536) ~now:(now_ns / tick_ns);
       sh;
       log = Access_log.create ~fd:p.log_fd ~format:p.log_format;
+      per_client = (if p.conn_limit > 0 then Some (Conn_limit.create ~per_client:p.conn_limit ~slots:n) else None);
+      limited = 0;
+      totals = (match p.totals with Some t -> t | None -> Totals.create ~rows:1);
+      row = -1;
+      gauges_s = 0;
       idle_prev = Array.make n (-2);
       idle_next = Array.make n (-2);
       idle_since = Array.make n 0;
@@ -547,7 +616,9 @@ let create p ~listeners ~signal_fd ~reactor =
   update_clock w;
   (* [Ctx.t] is [Slot.t] (Ctx.of_conn is the identity): one closure each
      for the worker's life, no allocation per call. *)
-  w.entries <- Array.map (entry w) w.handlers;
+  w.entries <- Array.map2 (entry w) w.fronts w.handlers;
+  w.row <- Totals.claim w.totals;
+  if w.row < 0 then Log.warn "status totals: no free row for worker %d (not counted)" (Syscall.getpid ());
   sh.hooks.handler <- front w;
   sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
@@ -567,6 +638,7 @@ let words_per_request w =
   if requests = 0 then 0. else float_of_int words /. float_of_int requests
 
 let finish w =
+  Totals.release w.totals w.row;
   Buffer_pool.trim w.sh.reads;
   Buffer_pool.trim w.sh.writes;
   Buffer_pool.trim w.sh.bodies;

@@ -34,6 +34,7 @@ type params = {
   io : io;  (** the backend asked for *)
   alone : bool;  (** no other worker accepts on the same sockets *)
   max_connections : int;
+  conn_limit : int;  (** connections per client address; [0]: no limit *)
   read_buffer : int;
   write_buffer : int;
   max_body : int;
@@ -46,6 +47,9 @@ type params = {
   offload_threads : int;  (** threads of the reactor's offload pool *)
   offload_queue : int;  (** jobs that may wait for one ([0]: 64 per thread) *)
   stats : string option;  (** the token of [/__httpz/stats] ({!Server.config}) *)
+  totals : Totals.t option;
+      (** the counters of every worker, made before they forked; [None]:
+          this worker's alone *)
   log_fd : int;  (** access log fd, [-1] for none *)
   log_path : string option;  (** reopened on SIGHUP (logrotate) *)
   log_format : Access_log.format;
@@ -56,11 +60,17 @@ type params = {
           500 page to a client on the loopback; backtraces recorded *)
 }
 
+(** What runs in front of a listener's handler: the stats endpoint
+    behind its token (when [stats] is set), nothing (a redirect port), or
+    the status alone, without a token ([--stats-listen]). *)
+type front = With_stats | Bare | Status_only
+
 type listener = {
   listen_fd : int;
   handler : Ctx.t -> unit;
   tls : Tls.server option;
   headers : string;
+  front : front;
 }
 
 val tick_ms : int
@@ -74,6 +84,7 @@ type t = {
   p : params;
   lfds : int array;
   handlers : (Ctx.t -> unit) array;  (** per listener: the application *)
+  fronts : front array;
   mutable entries : (Ctx.t -> unit) array;
       (** per listener: what a new request runs (the application, counted,
           behind the stats handler when configured) *)
@@ -88,6 +99,11 @@ type t = {
   wheel : Timer_wheel.t;
   sh : Slot.shared;
   log : Access_log.t;
+  per_client : Conn_limit.t option;  (** with [conn_limit]: who holds how many *)
+  mutable limited : int;  (** clients closed at once: over [conn_limit] *)
+  totals : Totals.t;  (** [p.totals], or a table of one row of our own *)
+  mutable row : int;  (** this worker's row of [totals], [-1]: none *)
+  mutable gauges_s : int;  (** when the connection gauges were last written *)
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;

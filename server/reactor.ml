@@ -86,7 +86,7 @@ let create ~epfd ~base_token ~threads ~queue =
 let install r = the_current := Some r
 
 let guard what f =
-  try f () with e -> Log.msg "%s raised %s (ignored)" what (Printexc.to_string e)
+  try f () with e -> Log.error "%s raised %s (ignored)" what (Printexc.to_string e)
 
 (* {1 Timers} *)
 
@@ -307,7 +307,7 @@ let offload r job k =
         let k =
           match job () with
           | () -> k
-          | exception e -> fun () -> Log.msg "offloaded job raised %s" (Printexc.to_string e); k ()
+          | exception e -> fun () -> Log.error "offloaded job raised %s" (Printexc.to_string e); k ()
         in
         Mutex.lock p.lock;
         Queue.push k p.finished;

@@ -134,6 +134,7 @@ type tls = Config.tls = {
   redirect_http : (string * int) list;
   listen_plain : (string * int) list;
   ticket_period : int;
+  sni : (string list * string * string) list;
 }
 (** HTTPS: {!Config.tls}, where each field is documented. *)
 
@@ -165,9 +166,13 @@ type config = Config.t = {
   send_lowat : int;
   defer_accept : bool;
   stats : string option;
+  stats_listen : (string * int) list;
+  conn_limit : int;
   tls : tls option;
   access_log : string option;
   log_format : Access_log.format;
+  error_log : string option;
+  log_level : Log.level;
   headers : (string * string) list;
   user : string option;
   server_name : string;
@@ -201,3 +206,27 @@ val run : config -> (Ctx.t -> unit) -> int
     server could not start (address in use, bad host, …; the reason is
     logged on stderr). In a forked worker it never returns: the worker
     exits. *)
+
+type reconfigured = {
+  config : config;
+  handler : Ctx.t -> unit;
+  release : unit -> unit;  (** frees what [handler] holds (its open directories) *)
+}
+(** A configuration read again on [SIGHUP], with the handler made for it. *)
+
+val run_reloading :
+  config -> (Ctx.t -> unit) -> release:(unit -> unit) -> reconfigure:(unit -> (reconfigured, string) result) -> int
+(** [run_reloading config handler ~release ~reconfigure] is {!run}, but
+    [SIGHUP] calls [reconfigure] (in the supervisor, which always runs
+    then, and keeps its privileges) for a new configuration and handler:
+    checked and prepared as at start ({!Config.check}, certificates read,
+    access log opened at its possibly new path), then served by a new
+    generation of workers on the same sockets while the previous one
+    finishes its requests (see Reload). On any error (the [Error] of
+    [reconfigure], a configuration {!Config.check} refuses, a certificate
+    that does not load) the line is logged and nothing changes. Changes
+    that would take closing a socket or other ids are refused the same
+    way: the listening addresses and their roles, [workers] and [user]
+    take a restart. [release] frees what [handler] holds, called in the
+    supervisor once the handler is replaced (or at exit); the workers keep
+    their own copies. *)

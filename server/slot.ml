@@ -157,7 +157,10 @@ and t = {
   mutable session : session;
   peer : Bigstring.t;
   mutable peer_len : int;
+  peer_ip : Bytes.t;
+  mutable peer_family : int;
   mutable started_ns : int;
+  mutable tls_version : int;
 }
 
 let no_string = ""
@@ -287,7 +290,10 @@ let create sh ~slot ~peer =
     session = No_session;
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;
+    peer_ip = Bytes.make 16 '\000';
+    peer_family = 0;
     started_ns = 0;
+    tls_version = 0;
   }
 
 (* The peer buffer exists only for the access log, the one reader of
@@ -345,9 +351,13 @@ let release_idle c =
 
 let set_tls c ssl =
   c.ssl <- ssl;
-  c.handshaking <- ssl <> Openssl.none
+  c.handshaking <- ssl <> Openssl.none;
+  (* Released: the version stays for the log line of a cut response. *)
+  if ssl <> Openssl.none then c.tls_version <- -1
 
-let tls_established c = c.handshaking <- false
+let tls_established c =
+  c.handshaking <- false;
+  c.tls_version <- Openssl.version c.ssl
 
 let release_file c =
   if c.file_fd >= 0 && c.file_close then ignore (Syscall.close c.file_fd : int);
@@ -355,6 +365,7 @@ let release_file c =
   c.file_close <- false
 
 let release_all c =
+  c.tls_version <- 0;
   release_file c;
   release_body c;
   give_rbuf c;
@@ -448,4 +459,4 @@ let next_gen c =
   | [] -> ()
   | l ->
       c.cancels <- [];
-      List.iter (fun f -> try f () with e -> Log.msg "a cancel hook raised %s" (Printexc.to_string e)) l
+      List.iter (fun f -> try f () with e -> Log.error "a cancel hook raised %s" (Printexc.to_string e)) l

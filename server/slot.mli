@@ -289,10 +289,24 @@ and t = {
   mutable session : session;  (** the [mode]'s state; [No_session] for HTTP/1.1 *)
   peer : Httpz.Bigstring.t;
   mutable peer_len : int;
+  peer_ip : Bytes.t;
+      (** the peer's address as 16 bytes of IPv6 (IPv4 as
+          [::ffff:a.b.c.d]), valid when [peer_family] is not [0]; read by
+          the address rules and per-client limits ({!Guard}) *)
+  mutable peer_family : int;
+      (** [4] or [6] once [peer_ip] was read for this connection ({!Ctx.peer_ip}
+          reads it at first use), [0] before, [-1] when getpeername
+          failed (then [peer_ip] is all zeros) *)
   mutable started_ns : int;
       (** [CLOCK_MONOTONIC] ns when the current request started (its head's
           first bytes arrived), for the access log; kept only when the
           slot has room for the peer address ({!timed}), else [0]. *)
+  mutable tls_version : int;
+      (** the connection's TLS version as the protocol numbers it
+          ([0x0304]: TLS 1.3), [-1] during the handshake, [0] for plain
+          TCP; kept after the TLS session is released, until the
+          connection's buffers are ({!release_all}), so that the log line
+          of a cut response still has it *)
 }
 
 val reserve : int

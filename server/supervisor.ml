@@ -11,7 +11,7 @@ type account = { name : string; uid : int; gid : int }
 let account = function
   | None ->
       if Unix.geteuid () = 0 then
-        Log.msg "serving as root: every file root can read is readable through the handler; \
+        Log.warn "serving as root: every file root can read is readable through the handler; \
              give --user (config.user) to run as an unprivileged user";
       Ok None
   | Some name -> (
@@ -63,7 +63,7 @@ let worker_main ~serve supervisor ready ~user ~lfds =
   let code =
     match match user with None -> Ok () | Some a -> become a with
     | Error msg ->
-        Log.msg "worker %d: %s" (Unix.getpid ()) msg;
+        Log.error "worker %d: %s" (Unix.getpid ()) msg;
         2
     | Ok () -> (
         (* A worker must not outlive its supervisor: the kernel sends
@@ -77,7 +77,7 @@ let worker_main ~serve supervisor ready ~user ~lfds =
             Unix.close ready;
             serve ~lfds
           with e ->
-            Log.msg "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
+            Log.error "worker %d died: %s" (Unix.getpid ()) (Printexc.to_string e);
             2)
   in
   flush_all ();
@@ -144,7 +144,7 @@ let close_all fds = List.iter (fun fd -> if fd >= 0 then ignore (Syscall.close f
 let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
   let sfd = Extra.signalfd [ Sys.sigchld; Sys.sigterm; Sys.sigint; Sys.sighup ] in
   if sfd < 0 then begin
-    Log.msg "signalfd: %s" (Syscall.error_message sfd);
+    Log.error "signalfd: %s" (Syscall.error_message sfd);
     1
   end
   else begin
@@ -186,7 +186,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
       | exception Unix.Unix_error (e, _, _) ->
           Unix.close r;
           Unix.close w;
-          Log.msg "fork: %s" (Unix.error_message e);
+          Log.error "fork: %s" (Unix.error_message e);
           s.restart_at <- Unix.gettimeofday () +. s.delay
     in
     (* SIGQUIT to a generation, whose workers are then only waited for:
@@ -221,7 +221,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
     in
     if await_ready !slots then announce ()
     else begin
-      Log.msg "workers failed to start";
+      Log.error "workers failed to start";
       stop ()
     end;
     let failed = !stopping in
@@ -229,13 +229,14 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
        changes. *)
     let reload () =
       match reload () with
-      | Error msg -> Log.msg "SIGHUP: %s" msg
-      | Ok what ->
+      | Error msg -> Log.error "SIGHUP: %s" msg
+      | Ok (what, settle) ->
           let next = generation () in
           starting := next;
           Array.iter spawn next;
           let ok = await_ready next in
           starting := [||];
+          settle ok;
           if ok then begin
             retire !slots;
             slots := next;
@@ -244,7 +245,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
           end
           else begin
             retire next;
-            Log.msg "SIGHUP: %s, but the new workers did not start; the previous ones keep serving" what
+            Log.error "SIGHUP: %s, but the new workers did not start; the previous ones keep serving" what
           end
     in
     let running () = Array.exists (fun s -> s.pid <> 0) !slots || !retiring <> [] in
@@ -260,7 +261,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
                   retiring := List.filter (fun p -> p <> pid) !retiring;
                   match status with
                   | Unix.WEXITED 0 -> ()
-                  | st -> Log.msg "worker %d (previous generation) %s" pid (describe_status st)
+                  | st -> Log.warn "worker %d (previous generation) %s" pid (describe_status st)
                 end
             | Some s ->
                 s.pid <- 0;
@@ -270,7 +271,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
                   let quick = now -. s.started < quick_death in
                   s.delay <- (if quick then Float.min max_delay (s.delay *. 2.) else min_delay);
                   let wait = if quick then s.delay else 0. in
-                  Log.msg "worker %d %s; restarting%s" pid (describe_status status)
+                  Log.warn "worker %d %s; restarting%s" pid (describe_status status)
                     (if wait > 0. then Printf.sprintf " in %.1f s" wait else "");
                   s.restart_at <- now +. wait
                 end)

@@ -43,7 +43,7 @@ val run :
   user:account option ->
   listeners:int list ->
   serve:(lfds:int list -> int) ->
-  reload:(unit -> (string, string) result) ->
+  reload:(unit -> (string * (bool -> unit), string) result) ->
   announce:(unit -> unit) ->
   int
 (** [run ~workers ~user ~listeners ~serve ~reload ~announce] forks
@@ -54,7 +54,10 @@ val run :
     supervisor dies ([PR_SET_PDEATHSIG], after the ids changed since that
     clears it), then runs [serve ~lfds] and exits with its result.
     [announce] is called once the first generation serves. On [SIGHUP],
-    [reload ()] reads again what the next generation needs: [Ok what]
-    ("access log reopened", …) starts it, [Error msg] is logged as is and
-    nothing changes. The result is [0], or [1] when the first generation
+    [reload ()] reads again what the next generation needs: [Ok (what,
+    settle)] ("access log reopened", …) starts it (its workers run the
+    [serve] of that moment, which [reload] may have changed), then
+    [settle ok] tells whether it serves ([false]: the previous generation
+    stays current, and [serve] must be what it was); [Error msg] is logged
+    as is and nothing changes. The result is [0], or [1] when the first generation
     did not start. [listeners] are closed on the way out. *)

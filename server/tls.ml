@@ -3,8 +3,11 @@ open Slot
 type server = {
   cert_file : string;
   key_file : string;
+  sni : (string list * string * string) list;
   ktls : bool;
   mutable ctx : Openssl.ctx;
+  mutable named : Openssl.ctx list;
+  mutable table : Openssl.sni option;
 }
 
 let read_file path =
@@ -27,21 +30,63 @@ let context ~cert_file ~key_file ~ktls =
       | Ok ctx -> Ok ctx
       | Error e -> Error (Printf.sprintf "%s, %s: %s" cert_file key_file e))
 
-let load ~cert_file ~key_file =
-  let ktls = Openssl.kernel_tls_available () in
+(* The default context and, with SNI certificates, theirs and the table
+   that picks them; on an error, nothing is left allocated. *)
+let contexts ~cert_file ~key_file ~sni ~ktls =
   match context ~cert_file ~key_file ~ktls with
-  | Ok ctx -> Ok { cert_file; key_file; ktls; ctx }
+  | Error e -> Error e
+  | Ok ctx when sni = [] -> Ok (ctx, [], None)
+  | Ok ctx -> (
+      let made = ref [] in
+      let undo table =
+        List.iter Openssl.ctx_free (ctx :: !made);
+        Option.iter Openssl.sni_free table
+      in
+      match Openssl.sni_create () with
+      | Error e -> undo None; Error e
+      | Ok table ->
+          let rec add = function
+            | [] -> Ok ()
+            | (names, cert_file, key_file) :: rest -> (
+                match context ~cert_file ~key_file ~ktls with
+                | Error e -> Error e
+                | Ok c -> (
+                    made := c :: !made;
+                    let rec each = function
+                      | [] -> add rest
+                      | n :: ns -> ( match Openssl.sni_add table n c with Ok () -> each ns | Error e -> Error e)
+                    in
+                    each names))
+          in
+          match add sni with
+          | Error e -> undo (Some table); Error e
+          | Ok () ->
+              Openssl.sni_attach ctx table;
+              Ok (ctx, !made, Some table))
+
+let load ?(sni = []) ~cert_file ~key_file () =
+  let ktls = Openssl.kernel_tls_available () in
+  match contexts ~cert_file ~key_file ~sni ~ktls with
+  | Ok (ctx, named, table) -> Ok { cert_file; key_file; sni; ktls; ctx; named; table }
   | Error e -> Error e
 
 let reload s =
-  match context ~cert_file:s.cert_file ~key_file:s.key_file ~ktls:s.ktls with
+  match contexts ~cert_file:s.cert_file ~key_file:s.key_file ~sni:s.sni ~ktls:s.ktls with
   | Error e -> Error e
-  | Ok ctx ->
-      let old = s.ctx in
+  | Ok (ctx, named, table) ->
+      let old = s.ctx :: s.named in
       s.ctx <- ctx;
-      (* Connections made from it hold their own reference. *)
-      Openssl.ctx_free old;
+      s.named <- named;
+      s.table <- table;
+      (* Connections made from them hold their own reference. The old SNI
+         table is kept: a connection accepted before, whose ClientHello
+         has not arrived yet, still looks names up in it. *)
+      List.iter Openssl.ctx_free old;
       Ok ()
+
+let free s =
+  List.iter Openssl.ctx_free (s.ctx :: s.named);
+  Option.iter Openssl.sni_free s.table
 
 let accept s c =
   let ssl = Openssl.create s.ctx c.fd in
@@ -91,7 +136,13 @@ let handshake c =
   else if r = Openssl.want_read then Want_read
   else if r = Openssl.want_write then Want_write
   else begin
-    if Openssl.plain_http () <> 0 then answer_plain_http c.fd;
+    let plain = Openssl.plain_http () <> 0 in
+    if plain then answer_plain_http c.fd;
+    (* Clients that leave, scanners, old protocol versions: routine, so
+       at debug level only, and formatted only then. *)
+    if Log.enabled Log.Debug then
+      Log.debug "TLS handshake failed: %s"
+        (if plain then "a plain HTTP request on the TLS port" else Openssl.error ());
     Failed
   end
 

@@ -28,18 +28,34 @@
 type server = private {
   cert_file : string;
   key_file : string;
+  sni : (string list * string * string) list;  (** {!Config.tls.sni} *)
   ktls : bool;  (** the kernel offers kernel TLS, and it was asked for *)
   mutable ctx : Openssl.ctx;
+  mutable named : Openssl.ctx list;  (** the contexts of [sni] *)
+  mutable table : Openssl.sni option;  (** picks among them ({!Openssl.sni_attach}) *)
 }
 
-val load : cert_file:string -> key_file:string -> (server, string) result
-(** [load ~cert_file ~key_file] reads a PEM certificate chain (leaf first)
-    and its unencrypted PEM key (RSA or ECDSA) and makes the context new
-    connections start from. *)
+val load :
+  ?sni:(string list * string * string) list -> cert_file:string -> key_file:string -> unit ->
+  (server, string) result
+(** [load ~sni ~cert_file ~key_file ()] reads a PEM certificate chain
+    (leaf first) and its unencrypted PEM key (RSA or ECDSA) and makes the
+    context new connections start from; with [sni] ([(names, cert_file,
+    key_file)], default none), a context for each, picked by the name
+    the client sends ({!Openssl.sni_attach}). The first file that does
+    not load is the [Error]. *)
 
 val reload : server -> (unit, string) result
 (** [reload s] reads the files again (SIGHUP, after a renewal): new
-    connections use them; on an error the old ones stay in use. *)
+    connections use them; on an error the old ones stay in use. The
+    previous SNI table is not freed (a connection accepted before may
+    still look a name up in it): a few hundred bytes per reload of a
+    single in-process worker. *)
+
+val free : server -> unit
+(** [free s] frees every context and the SNI table of [s]: for the
+    supervisor, which makes no connection, once a generation that used
+    [s] is replaced. *)
 
 val accept : server -> Slot.t -> bool
 (** [accept s c]: [c] (just accepted, [c.fd] set) speaks TLS from now on;

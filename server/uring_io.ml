@@ -261,7 +261,7 @@ and send u c =
         W.sync_timer u.w c
       end
       else begin
-        Log.msg "io_uring send: %s (closing the connection)" (Syscall.error_message r);
+        Log.warn "io_uring send: %s (closing the connection)" (Syscall.error_message r);
         close u c
       end
 
@@ -396,8 +396,8 @@ let arm_epoll u = if Uring.poll u.e.epfd Uring.pollin 1 (ud k_epoll 0) <> 0 then
 (* A completion of one connection raised (a bug, or memory exhausted):
    that connection is closed and the worker goes on serving the others. *)
 let failed u c e =
-  Log.msg "a connection event raised %s (closing the connection)" (Printexc.to_string e);
-  if c.fd >= 0 then try close u c with e -> Log.msg "closing it raised %s" (Printexc.to_string e)
+  Log.error "a connection event raised %s (closing the connection)" (Printexc.to_string e);
+  if c.fd >= 0 then try close u c with e -> Log.error "closing it raised %s" (Printexc.to_string e)
 
 let dispatch u i =
   let v = u.cq_ud.(i) and res = u.cq_res.(i) and flags = u.cq_flags.(i) in
@@ -417,7 +417,7 @@ let turn u ~timeout_ms =
   let n = Uring.submit_wait ~timeout_ns:(if timeout_ms < 0 then -1 else timeout_ms * 1_000_000) in
   W.update_clock u.w;
   if n < 0 && n <> - Syscall.eintr then begin
-    Log.msg "io_uring_enter: %s" (Syscall.error_message n);
+    Log.error "io_uring_enter: %s" (Syscall.error_message n);
     u.w.stop <- true
   end;
   let k = ref (Uring.reap u.cq_ud u.cq_res u.cq_flags) in

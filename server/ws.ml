@@ -33,7 +33,7 @@ let report c s code =
   if not s.reported then begin
     s.reported <- true;
     try s.handlers.on_close c code
-    with e -> Log.msg "a WebSocket on_close raised %s" (Printexc.to_string e)
+    with e -> Log.error "a WebSocket on_close raised %s" (Printexc.to_string e)
   end
 
 let release c s =
@@ -60,7 +60,7 @@ let fail c s code reason =
 let deliver c s kind buf off len =
   try s.handlers.on_message c kind buf ~off ~len
   with e ->
-    Log.msg "a WebSocket on_message raised %s" (Printexc.to_string e);
+    Log.error "a WebSocket on_message raised %s" (Printexc.to_string e);
     fail c s Ws_close.internal_error ""
 
 let message_kind r = match Reader.message_opcode r with Ws_frame.Text -> Text | _ -> Binary
@@ -222,7 +222,7 @@ and run_conts c s = function
   | k :: rest ->
       (try k c
        with e ->
-         Log.msg "a WebSocket continuation raised %s" (Printexc.to_string e);
+         Log.error "a WebSocket continuation raised %s" (Printexc.to_string e);
          fail c s Ws_close.internal_error "");
       run_conts c s rest
 

@@ -154,7 +154,7 @@ let queue_header c s op ~rsv1 ~len =
   if pending > 0 && pending + len > s.cfg.max_send_buffer then begin
     (* A peer that does not read must not hold the worker's memory. *)
     if s.phase <> Dead then begin
-      Log.msg "a WebSocket peer does not read (%d bytes queued): closing it" pending;
+      Log.warn "a WebSocket peer does not read (%d bytes queued): closing it" pending;
       s.phase <- Dead;
       (* What [out] holds may be in flight; the queue is not. *)
       give_q c s;

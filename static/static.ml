@@ -19,6 +19,8 @@ type config = {
   error_pages : (int * string) list;
   compress : bool;
   compress_level : int;
+  compress_max_file : int;
+  compress_cache_bytes : int;
 }
 
 let default_config = {
@@ -39,6 +41,8 @@ let default_config = {
   error_pages = [];
   compress = false;
   compress_level = 6;
+  compress_max_file = 4 * 1024 * 1024;
+  compress_cache_bytes = 32 * 1024 * 1024;
 }
 
 open Pages
@@ -76,6 +80,10 @@ type t = {
   scratch : B.t;  (** Location, Content-Range *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
   cache : File_cache.t;
+  large : File_cache.t;
+      (** files over [cache_max_file] kept for their gzip form
+          ([compress_max_file]); disabled without [compress] *)
+  mutable mem_cache : File_cache.t;  (** the cache [mem_slot] is a slot of *)
   mutable mem : B.t;
       (** The bytes being answered when the answer functions get [fd = -1]:
           a {!File_cache} entry's contents. *)
@@ -84,7 +92,12 @@ type t = {
   mutable mem_slot : int;  (** cache slot whose contents [mem] is, or [-1] *)
   zip_suffix : string;  (** appended to the entity-tag of a compressed form *)
   errors : Error_pages.t;
+  plain_rule : Answer_rule.t;  (** the configuration's, without a per-path rule *)
+  mutable rule : Answer_rule.t;  (** the rule of the request being answered *)
+  mutable fell_back : bool;  (** the rule's fallback is being answered *)
 }
+
+type rule = Answer_rule.t
 
 let root_fd t = Beneath.root_fd t.beneath
 let close t = ignore (Syscall.close (root_fd t))
@@ -129,6 +142,16 @@ let create cfg =
         | Error e -> ignore (Syscall.close fd); Error e
         | Ok errors ->
         let boundary = random_boundary () in
+        let plain_rule =
+          match
+            Answer_rule.make ~headers:[] ~listing:cfg.list_directories ~compress:cfg.compress ~fallback:""
+          with
+          | Ok r -> r
+          | Error e -> invalid_arg e
+        in
+        let cache =
+          File_cache.create ~max_file:cfg.cache_max_file ~max_bytes:cfg.cache_bytes ~ttl_ms:cfg.cache_ttl_ms ()
+        in
         Ok {
           cfg; beneath;
           cache_control = (if cfg.max_age >= 0 then Printf.sprintf "max-age=%d" cfg.max_age else "");
@@ -145,18 +168,36 @@ let create cfg =
           etag_pool = Array.init 64 Bytes.create;
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
           multipart = B.create 0;
-          cache =
-            File_cache.create ~max_file:cfg.cache_max_file ~max_bytes:cfg.cache_bytes
-              ~ttl_ms:cfg.cache_ttl_ms ();
+          cache;
+          large =
+            File_cache.create ~capacity:256
+              ~max_file:(if cfg.compress then max 0 cfg.compress_max_file else 0)
+              ~max_bytes:cfg.compress_cache_bytes ~ttl_ms:cfg.cache_ttl_ms ();
+          mem_cache = cache;
           mem = B.create 0;
           now_ms = 0;
           gz_slot = -1;
           mem_slot = -1;
           zip_suffix = Printf.sprintf "-z%d" cfg.compress_level;
           errors;
+          plain_rule;
+          rule = plain_rule;
+          fell_back = false;
         }
 
 (* {1 Paths} *)
+
+(* A file that exists but cannot be served is the operator's to fix, as
+   nginx logs its open() failures: at warn, with the path and errno; a
+   missing file is the client's business (debug). Formatted only when the
+   level is on. *)
+let log_open_failure t n err status =
+  let level = if status = Status.Not_found then Log.Debug else Log.Warn in
+  if Log.enabled level then
+    (if level = Log.Debug then Log.debug else Log.warn)
+      "open() \"%s%s\" failed (%s): %d" (Filename.concat t.cfg.root "")
+      (if n <= 1 then "" else B.sub_string t.path ~off:1 ~len:(n - 1))
+      (Syscall.error_message err) (Status.code status)
 
 (* Opens the decoded path [t.path.{0 .. n-1}] beneath the root. *)
 let open_path t n = if n <= 1 then Beneath.openat t.beneath t.dot 0 1 else Beneath.openat t.beneath t.path 1 (n - 1)
@@ -174,6 +215,15 @@ let error_page t c status =
 let append_string (b : B.t) n s =
   B.blit_from_string s ~src_off:0 b ~dst_off:n ~len:(String.length s);
   n + String.length s
+
+(* Cache-Control from [max_age] unless the rule gives its own, then the
+   rule's fields: on file answers and redirects. *)
+let cache_headers t c =
+  let r = t.rule in
+  if t.cfg.max_age >= 0 && not r.Answer_rule.own_cache_control then Ctx.header c Cache_control t.cache_control;
+  for i = 0 to Array.length r.names - 1 do
+    Ctx.header_s c (Array.unsafe_get r.names i) (Array.unsafe_get r.values i)
+  done
 
 (* {1 Entity-tags} *)
 
@@ -227,7 +277,7 @@ let common_headers t c ~ctype ~etag ~mtime ~vary ~gz =
   Ctx.header c Content_type ctype;
   Ctx.header c Etag etag;
   last_modified c mtime;
-  if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+  cache_headers t c;
   if vary then Ctx.header c Vary "Accept-Encoding";
   if gz then Ctx.header c Content_encoding "gzip"
 
@@ -281,7 +331,7 @@ let multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     Ctx.header c Content_type t.multipart_type;
     Ctx.header c Etag etag;
     last_modified c mtime;
-    if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+    cache_headers t c;
     if vary then Ctx.header c Vary "Accept-Encoding";
     if gz then Ctx.header c Content_encoding "gzip";
     Ctx.header c Accept_ranges "bytes";
@@ -384,7 +434,7 @@ let find_sidecar t n ~orig_mtime =
 let min_compress = 256
 
 let zipped_form t =
-  let cache = t.cache and s = t.mem_slot in
+  let cache = t.mem_cache and s = t.mem_slot in
   (* The sidecar lookup before may have evicted the entry. *)
   if File_cache.content cache s != t.mem then No_sidecar
   else begin
@@ -408,13 +458,13 @@ let zipped_form t =
 let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
   let slot = Mime_cache.slot_of_path t.mime t.path n in
   let ctype = Mime_cache.type_of t.mime slot in
-  let vary = (t.cfg.gzip_static || t.cfg.compress) && Mime_cache.compressible t.mime slot in
+  let vary = (t.cfg.gzip_static || t.rule.compress) && Mime_cache.compressible t.mime slot in
   let gzip_ok = vary && Accept_encoding.accepts_gzip buf req in
   let side = if gzip_ok && t.cfg.gzip_static then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
   (* Matches, not [=]: on this type [=] is a call to compare. *)
   let side =
     match side with
-    | No_sidecar when gzip_ok && t.cfg.compress && fd < 0 && t.mem_slot >= 0
+    | No_sidecar when gzip_ok && t.rule.compress && fd < 0 && t.mem_slot >= 0
                       && not (is_get && Request.find req Range >= 0) -> zipped_form t
     | side -> side
   in
@@ -447,7 +497,7 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
       Ctx.start c Not_modified;
       Ctx.header c Etag etag;
       last_modified c mtime;
-      if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+      cache_headers t c;
       if vary then Ctx.header c Vary "Accept-Encoding";
       Ctx.no_body c ~content_length:(-1)
     | Proceed ->
@@ -465,6 +515,15 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
 
 (* [fd] is open on a regular file whose stat is in [t.st], at
    [t.path.{0 .. n-1}]: serve it, through the cache when it is small. *)
+(* A file over the main cache's limit that this request would get
+   compressed: a compressible type, gzip accepted, not a range, within
+   [compress_max_file]. *)
+let large_wanted t req buf n ~is_get ~size =
+  File_cache.enabled t.large && size <= File_cache.max_file t.large
+  && Mime_cache.compressible t.mime (Mime_cache.slot_of_path t.mime t.path n)
+  && Accept_encoding.accepts_gzip buf req
+  && not (is_get && Request.find req Range >= 0)
+
 let serve_opened t c req buf fd n ~is_get =
   let st = t.st in
   let size = Syscall.stat_size st in
@@ -477,10 +536,28 @@ let serve_opened t c req buf fd n ~is_get =
     end
     else -1
   in
+  (* Too large for the cache: kept in the large-file one only when this
+     answer would be compressed. *)
+  t.mem_cache <- cache;
+  let cached =
+    if cached >= 0 || not (large_wanted t req buf n ~is_get ~size) then cached
+    else begin
+      let large = t.large in
+      let slot = File_cache.find large t.path ~len:n in
+      let slot =
+        if slot >= 0 && File_cache.revalidate large slot st ~now_ms:t.now_ms then slot
+        else File_cache.insert large t.path ~len:n ~fd st ~now_ms:t.now_ms
+      in
+      if slot >= 0 then t.mem_cache <- large;
+      slot
+    end
+  in
   if cached >= 0 then begin
+    let cache = t.mem_cache in
     release fd;
     t.mem <- File_cache.content cache cached;
     t.mem_slot <- cached;
+    t.mem_cache <- cache;
     serve_file t c req buf (-1) n ~is_get ~size:(File_cache.size cache cached)
       ~mtime_s:(File_cache.mtime_s cache cached) ~mtime_ns:(File_cache.mtime_ns cache cached)
   end
@@ -511,7 +588,7 @@ let redirect_to_slash t c n =
   Ctx.header_bytes c Location s ~off:0 ~len:o;
   (* A redirect is an answer like the file's: without Cache-Control a
      cache would guess its freshness (RFC 9111 §4.2.2). *)
-  if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+  cache_headers t c;
   Ctx.header c Content_type html_type;
   Ctx.body_string c p301
 
@@ -529,7 +606,7 @@ let serve_directory t c req buf dfd n ~is_get =
     end
     else begin
       if fd >= 0 then ignore (Syscall.close fd);
-      if t.cfg.list_directories then begin
+      if t.rule.listing then begin
         match
           Listing.answer c ~dfd ~dir_path:(B.sub_string t.path ~off:0 ~len:n)
             ~dotfiles:t.cfg.dotfiles ~max_entries:t.cfg.list_max
@@ -572,18 +649,40 @@ let unmount t n =
 let mount_redirect t c =
   Ctx.start c Moved_permanently;
   Ctx.header c Location t.cfg.mount;
-  if t.cfg.max_age >= 0 then Ctx.header c Cache_control t.cache_control;
+  cache_headers t c;
   Ctx.header c Content_type html_type;
   Ctx.body_string c p301
 
-let serve t c req ~is_get =
+(* The request's path, decoded and normalised into [t.path], seen from
+   the mount point: its length, or [bad_target], [mount_point],
+   [outside_mount] or a decoding error (negative). *)
+let bad_target = min_int + 2
+
+let decode t c =
   let buf = Ctx.buffer c in
-  match Target.split t.target buf (Request.target req) with
-  | Error | Asterisk -> error_page t c Bad_request
+  match Target.split t.target buf (Request.target (Ctx.request c)) with
+  | Error | Asterisk -> bad_target
   | Origin | Absolute ->
     let n = Target.decode_path buf (Target.path t.target) ~dst:t.path in
-    let n = if n < 0 || n > path_capacity then n else unmount t n in
-    if n = mount_point then mount_redirect t c
+    if n < 0 || n > path_capacity then n else unmount t n
+
+let path t = t.path
+
+let rewrite t n ~prefix replacement =
+  let r = String.length replacement in
+  if n < 0 || prefix > n || r + (n - prefix) > path_capacity then n
+  else begin
+    B.blit ~src:t.path ~src_off:prefix ~dst:t.path ~dst_off:r ~len:(n - prefix);
+    B.blit_from_string replacement ~src_off:0 t.path ~dst_off:0 ~len:r;
+    r + (n - prefix)
+  end
+
+(* Answers with the decoded path [t.path.{0 .. n-1}] (or the code from
+   {!decode}). *)
+let rec serve t c req n ~is_get =
+  let buf = Ctx.buffer c in
+    if n = bad_target then error_page t c Bad_request
+    else if n = mount_point then mount_redirect t c
     else if n = outside_mount then error_page t c Not_found
     else if n > path_capacity || (n < 0 && Target.decode_error n = Target.Too_long) then
       error_page t c Uri_too_long
@@ -592,6 +691,7 @@ let serve t c req ~is_get =
     else begin
       t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
       t.mem_slot <- -1;
+      t.mem_cache <- t.cache;
       (* The cache is keyed by file path; a path ending in '/' names its
          index file. A fresh entry answers without a single syscall. *)
       let key = if Target.ends_in_slash t.path n then append_string t.path n t.cfg.index else n in
@@ -616,12 +716,27 @@ let serve t c req ~is_get =
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
       end
-      else if fd < 0 then error_page t c (status_of_errno fd)
-      else if Syscall.fstat fd t.st <> 0 then begin
-        ignore (Syscall.close fd);
-        error_page t c Internal_server_error
+      else if fd < 0 && t.rule.fallback <> "" && not t.fell_back
+              && (fd = - Syscall.enoent || fd = - Syscall.enotdir) then begin
+        (* try_files: the rule's fallback answers a path that is not there. *)
+        t.fell_back <- true;
+        let f = t.rule.fallback in
+        B.blit_from_string f ~src_off:0 t.path ~dst_off:0 ~len:(String.length f);
+        serve t c req (String.length f) ~is_get
+      end
+      else if fd < 0 then begin
+        let status = status_of_errno fd in
+        log_open_failure t n fd status;
+        error_page t c status
       end
       else
+        let r = Syscall.fstat fd t.st in
+        if r <> 0 then begin
+          ignore (Syscall.close fd);
+          log_open_failure t n r Internal_server_error;
+          error_page t c Internal_server_error
+        end
+        else
         match Syscall.stat_kind t.st with
         | Regular -> serve_opened t c req buf fd n ~is_get
         | Directory -> serve_directory t c req buf fd n ~is_get
@@ -630,11 +745,26 @@ let serve t c req ~is_get =
           error_page t c Forbidden
     end
 
+let answer t rule c n =
+  t.rule <- rule;
+  t.fell_back <- false;
+  let req = Ctx.request c in
+  match Request.meth req with
+  | Get -> serve t c req n ~is_get:true
+  | Head -> serve t c req n ~is_get:false
+  | Options ->
+    Ctx.start c No_content;
+    Ctx.header c Allow allow;
+    Ctx.no_body c ~content_length:(-1)
+  | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page t c Method_not_allowed
+
+let error t c status = t.rule <- t.plain_rule; error_page t c status
+let plain_rule t = t.plain_rule
+
 let handler t c =
   let req = Ctx.request c in
   match Request.meth req with
-  | Get -> serve t c req ~is_get:true
-  | Head -> serve t c req ~is_get:false
+  | Get | Head -> answer t t.plain_rule c (decode t c)
   | Options ->
     Ctx.start c No_content;
     Ctx.header c Allow allow;

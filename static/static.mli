@@ -134,8 +134,13 @@
     [Content-Type], and a strong [ETag]: the file's with [-zN] ([N] the
     level) appended to its opaque part, distinct from the identity's and
     from a sidecar's, and stable across workers and restarts (the gzip
-    header holds no time). Not compressed: files larger than
-    {!config.cache_max_file} (no per-request compression), files under 256
+    header holds no time). A file larger than {!config.cache_max_file},
+    up to {!config.compress_max_file}, is handled the same way through a
+    second cache of its own, bounded by {!config.compress_cache_bytes}
+    and filled only by requests that want gzip (a client that does not
+    gets the file by sendfile as before), so a 200 KB JavaScript bundle
+    goes out compressed. Not compressed: larger files and files that find
+    that budget spent (no per-request compression), files under 256
     bytes, files whose gzip form is not smaller, and range requests, which
     are answered on the identity form (with its ETag). Off by default
     because it changes what caches in front of the server hold (new
@@ -224,6 +229,17 @@ type config = {
           [FILE.gz] sidecar is served. Default [false]. See "On-the-fly
           compression" above. *)
   compress_level : int;  (** zlib level, 1-9. Default 6. *)
+  compress_max_file : int;
+      (** With {!compress}, files larger than {!cache_max_file} and at most
+          this many bytes are compressed too: read whole on the first
+          request that wants them gzipped and kept with their gzip form in
+          a cache of their own ({!compress_cache_bytes}). Default 4 MiB;
+          [0]: only files the main cache holds. *)
+  compress_cache_bytes : int;
+      (** Memory per worker for those larger files (identity and gzip
+          bytes together). When it is spent, further large files are sent
+          as they are (sendfile), never compressed per request. Default
+          32 MiB. *)
 }
 
 val default_config : config
@@ -239,6 +255,44 @@ val create : config -> (t, string) result
 
 val handler : t -> Ctx.t -> unit
 (** [handler t c] answers the request of [c] as described above. *)
+
+(** {1 Per-path rules}
+    A caller that picks a rule per request (the configuration file's
+    locations, {!Httpz_conf.Sites}) decodes the path with {!decode},
+    matches it in {!path}, may {!rewrite} it, then calls {!answer} with
+    the rule; {!handler} is [answer] with {!plain_rule}. None of these
+    allocates. *)
+
+type rule = Answer_rule.t
+
+val plain_rule : t -> rule
+(** The rule of the configuration alone: no extra field, listing and
+    compression as configured, no fallback. *)
+
+val decode : t -> Ctx.t -> int
+(** [decode t c] decodes and normalises the request's path into {!path}
+    (without the mount prefix): its length, or a negative code that
+    {!answer} turns into its error (400, 404, 414) or the mount
+    redirect. The path stays valid until the next [decode] on [t]. *)
+
+val path : t -> Httpz.Bigstring.t
+(** The buffer {!decode} writes the path into, from offset 0. *)
+
+val rewrite : t -> int -> prefix:int -> string -> int
+(** [rewrite t n ~prefix replacement] replaces the first [prefix] bytes of
+    the decoded path of length [n] with [replacement]; the new length ([n]
+    unchanged when it would not fit, or [n] is a code). *)
+
+val answer : t -> rule -> Ctx.t -> int -> unit
+(** [answer t rule c n] answers the request of [c] as {!handler} does,
+    for the decoded path of length [n] (or the code) from {!decode} (and
+    {!rewrite}), with [rule]'s fields, listing, compression and fallback:
+    a path that is not found ([ENOENT], [ENOTDIR]) is answered as the
+    fallback path instead, once (a missing fallback is a 404). *)
+
+val error : t -> Ctx.t -> Httpz.Status.t -> unit
+(** [error t c status] answers [status] with its page (custom or
+    built-in), as the handler does. *)
 
 val root_fd : t -> Syscall.fd
 (** [root_fd t] is the document root's directory fd. *)

@@ -15,6 +15,10 @@ external peer_address :
   = "httpz_extra_peer_address_byte" "httpz_extra_peer_address"
   [@@noalloc]
 
+external peer_ip : (int[@untagged]) -> Bytes.t -> (int[@untagged])
+  = "httpz_extra_peer_ip_byte" "httpz_extra_peer_ip"
+  [@@noalloc]
+
 let peer_address_max = 46
 
 

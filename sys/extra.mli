@@ -41,6 +41,16 @@ external fd_path :
     [cap] bytes, and is its length, or [-errno] ([-enametoolong] when it
     does not fit, [-einval] for a bad range, [-enoent] without /proc). *)
 
+external peer_ip : (int[@untagged]) -> Bytes.t -> (int[@untagged])
+  = "httpz_extra_peer_ip_byte" "httpz_extra_peer_ip"
+  [@@noalloc]
+(** [peer_ip fd b] writes the peer address of socket [fd] into [b.(0..15)]
+    as IPv6 bytes, network order (an IPv4 peer as [::ffff:a.b.c.d]), and is
+    [4] (an IPv4 peer, mapped or not) or [6], or [-errno] ([-einval] when
+    [b] is shorter than 16 bytes, [-eafnosupport] for a socket of another
+    family). For address rules and per-client limits: no text, no
+    allocation. *)
+
 val peer_address_max : int
 (** [46]: INET6_ADDRSTRLEN. *)
 

@@ -116,3 +116,29 @@ CAMLprim intnat httpz_extra_fd_path(intnat fd, value buf, intnat off, intnat cap
 CAMLprim value httpz_extra_fd_path_byte(value fd, value buf, value off, value cap) {
   return Val_long(httpz_extra_fd_path(Long_val(fd), buf, Long_val(off), Long_val(cap)));
 }
+
+/* getpeername as 16 bytes of IPv6 (an IPv4 peer as ::ffff:a.b.c.d) into
+   [buf] (a bytes value of at least 16): 4 or 6 (the family), or -errno. */
+CAMLprim intnat httpz_extra_peer_ip(intnat fd, value buf) {
+  struct sockaddr_storage ss;
+  socklen_t slen = sizeof ss;
+  unsigned char *out = Bytes_val(buf);
+  if (caml_string_length(buf) < 16) return -EINVAL;
+  if (getpeername((int)fd, (struct sockaddr *)&ss, &slen) < 0) return -errno;
+  if (ss.ss_family == AF_INET) {
+    memset(out, 0, 10);
+    out[10] = 0xff;
+    out[11] = 0xff;
+    memcpy(out + 12, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+    return 4;
+  }
+  if (ss.ss_family == AF_INET6) {
+    struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+    memcpy(out, a->s6_addr, 16);
+    return IN6_IS_ADDR_V4MAPPED(a) ? 4 : 6;
+  }
+  return -EAFNOSUPPORT;
+}
+CAMLprim value httpz_extra_peer_ip_byte(value fd, value buf) {
+  return Val_long(httpz_extra_peer_ip(Long_val(fd), buf));
+}

@@ -7,6 +7,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <sys/mman.h>
 
 #define CAML_NAME_SPACE
@@ -18,12 +19,16 @@
 /* mmap of [len] > 0 bytes, wrapped as an external bigstring (its finalizer
    frees nothing: httpz_buffer_unmap does). Raises Out_of_memory when the
    mapping fails. Allocates the bigarray header on the OCaml heap. */
-CAMLprim value httpz_buffer_map(value vlen) {
+static value map_anonymous(value vlen, int sharing, const char *empty) {
   intnat len = Long_val(vlen);
-  if (len <= 0) caml_invalid_argument("Buffer_pool: mapping of no bytes");
-  void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (len <= 0) caml_invalid_argument(empty);
+  void *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, sharing | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) caml_raise_out_of_memory();
   return caml_ba_alloc_dims(CAML_BA_CHAR | CAML_BA_C_LAYOUT | CAML_BA_EXTERNAL, 1, p, len);
+}
+
+CAMLprim value httpz_buffer_map(value vlen) {
+  return map_anonymous(vlen, MAP_PRIVATE, "Buffer_pool: mapping of no bytes");
 }
 
 /* munmap of a bigstring made by httpz_buffer_map; it is left with length 0
@@ -36,4 +41,24 @@ CAMLprim value httpz_buffer_unmap(value b) {
   ba->data = NULL;
   ba->dim[0] = 0;
   return Val_long(r);
+}
+
+/* A zero-filled MAP_SHARED anonymous mapping: after fork(2), parent and
+   children see the same bytes (counters several workers write). */
+CAMLprim value httpz_buffer_map_shared(value vlen) {
+  return map_anonymous(vlen, MAP_SHARED, "Mapped.map_shared: mapping of no bytes");
+}
+
+/* Atomic compare-and-swap of the aligned 64-bit word at [off]: 1 when it
+   held [expected] and now holds [desired], else 0 (also for an offset out
+   of range or not 8-aligned). */
+CAMLprim intnat httpz_buffer_cas64(value b, intnat off, intnat expected, intnat desired) {
+  struct caml_ba_array *ba = Caml_ba_array_val(b);
+  if (off < 0 || (off & 7) != 0 || (uintnat)off + 8 > (uintnat)ba->dim[0]) return 0;
+  int64_t *p = (int64_t *)((char *)ba->data + off);
+  int64_t e = (int64_t)expected;
+  return __atomic_compare_exchange_n(p, &e, (int64_t)desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+CAMLprim value httpz_buffer_cas64_byte(value b, value off, value expected, value desired) {
+  return Val_long(httpz_buffer_cas64(b, Long_val(off), Long_val(expected), Long_val(desired)));
 }

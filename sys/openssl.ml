@@ -38,6 +38,9 @@ external write_string :
 external pending : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_pending_byte" "httpz_tls_pending"
   [@@noalloc]
 
+external version : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_version_byte" "httpz_tls_version"
+  [@@noalloc]
+
 external close_notify : (ssl[@untagged]) -> (int[@untagged])
   = "httpz_tls_close_notify_byte" "httpz_tls_close_notify"
   [@@noalloc]
@@ -51,6 +54,16 @@ external sendfile :
   [@@noalloc]
 
 external describe : ssl -> string = "httpz_tls_describe"
+
+type sni = int
+
+external sni_create_raw : unit -> sni = "httpz_tls_sni_create"
+external sni_add_raw : sni -> string -> ctx -> int = "httpz_tls_sni_add"
+external sni_attach : ctx -> sni -> unit = "httpz_tls_sni_attach"
+external sni_free : sni -> unit = "httpz_tls_sni_free"
+
+let sni_create () = let t = sni_create_raw () in if t = 0 then Error (error ()) else Ok t
+let sni_add t name ctx = if sni_add_raw t name ctx = 0 then Ok () else Error (error ())
 
 let init_tickets ~period = if init_tickets_raw period = 0 then Ok () else Error (error ())
 

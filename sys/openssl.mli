@@ -106,6 +106,11 @@ external write_string :
   = "httpz_tls_write_string_byte" "httpz_tls_write_string"
   [@@noalloc]
 
+external version : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_version_byte" "httpz_tls_version"
+  [@@noalloc]
+(** The protocol version of an established connection as TLS numbers it
+    ([0x0304]: TLS 1.3, [0x0303]: TLS 1.2), for the access log. *)
+
 external pending : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_pending_byte" "httpz_tls_pending"
   [@@noalloc]
 (** Non-zero when bytes read from the socket wait inside OpenSSL (a record
@@ -133,6 +138,30 @@ external sendfile :
 val describe : ssl -> string
 (** ["TLSv1.3 TLS_AES_128_GCM_SHA256 http/1.1"], plus [" resumed"] for a
     resumed session (allocates). *)
+
+(** {1 SNI} Several certificates behind one listener: a table of
+    [(name, context)] attached to the default context picks, during each
+    handshake, the context of the name the client sends (an exact name
+    first, then the longest [*.suffix] wildcard, ASCII case-insensitively;
+    no name, or an unknown one: the default context). Start-up and
+    [SIGHUP] only; all of these allocate or call [malloc]. *)
+
+type sni = private int
+
+val sni_create : unit -> (sni, string) result
+(** An empty table. *)
+
+val sni_add : sni -> string -> ctx -> (unit, string) result
+(** [sni_add t name ctx]: [name] (["example.com"] or ["*.example.com"])
+    is served with [ctx]'s certificate. The table does not own [ctx]. *)
+
+val sni_attach : ctx -> sni -> unit
+(** [sni_attach default t]: handshakes on connections made from [default]
+    look names up in [t], which must outlive every connection made from
+    [default]. *)
+
+val sni_free : sni -> unit
+(** Frees the table (not the contexts). *)
 
 val kernel_tls_available : unit -> bool
 (** The kernel offers the TLS upper-layer protocol

@@ -19,10 +19,13 @@
    the end unpack values and call them. */
 
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 #include <time.h>
 #include <openssl/bio.h>
@@ -423,6 +426,112 @@ static void hz_tls_close_notify(SSL *s) {
   }
 }
 
+/* ------------------------------------------------------------------------ */
+/* SNI: several certificates, picked by the name the client asks for.
+
+   A table of (name, context) pairs hangs on the default context as the
+   argument of its servername callback; the callback switches the
+   connection to the context of the name (an exact name first, then the
+   longest "*.suffix" wildcard, ASCII case-insensitively), and leaves the
+   default context (its certificate) for a client that sends no name or
+   one the table does not have, as nginx does with its default server.
+   Every context is made by [hz_tls_ctx_create], so the ALPN and ticket
+   callbacks are the same whichever is picked. The table does not own the
+   contexts: their owner frees them, and the table after them. */
+
+struct hz_sni_entry {
+  char *name; /* lower case; a wildcard is stored as its suffix ".example.com" */
+  int wildcard;
+  SSL_CTX *ctx;
+};
+
+struct hz_sni {
+  int n, cap;
+  struct hz_sni_entry *e;
+};
+
+static struct hz_sni *hz_sni_create(void) {
+  struct hz_sni *t = calloc(1, sizeof *t);
+  if (t == NULL) snprintf(hz_tls_errbuf, sizeof hz_tls_errbuf, "SNI table: out of memory");
+  return t;
+}
+
+/* 0, or -1 (out of memory, or a name that is empty or too long). */
+static int hz_sni_add(struct hz_sni *t, const char *name, size_t len, SSL_CTX *ctx) {
+  int wildcard = len > 2 && name[0] == '*' && name[1] == '.';
+  if (wildcard) {
+    name++;
+    len--;
+  }
+  if (len == 0 || len > 255 || memchr(name, 0, len) != NULL) {
+    snprintf(hz_tls_errbuf, sizeof hz_tls_errbuf, "SNI: not a host name");
+    return -1;
+  }
+  if (t->n == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 8;
+    struct hz_sni_entry *e = realloc(t->e, (size_t)cap * sizeof *e);
+    if (e == NULL) {
+      snprintf(hz_tls_errbuf, sizeof hz_tls_errbuf, "SNI table: out of memory");
+      return -1;
+    }
+    t->e = e;
+    t->cap = cap;
+  }
+  char *copy = malloc(len + 1);
+  if (copy == NULL) {
+    snprintf(hz_tls_errbuf, sizeof hz_tls_errbuf, "SNI table: out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < len; i++) copy[i] = (char)tolower((unsigned char)name[i]);
+  copy[len] = 0;
+  t->e[t->n].name = copy;
+  t->e[t->n].wildcard = wildcard;
+  t->e[t->n].ctx = ctx;
+  t->n++;
+  return 0;
+}
+
+static void hz_sni_free(struct hz_sni *t) {
+  if (t == NULL) return;
+  for (int i = 0; i < t->n; i++) free(t->e[i].name);
+  free(t->e);
+  free(t);
+}
+
+static SSL_CTX *hz_sni_lookup(const struct hz_sni *t, const char *name) {
+  size_t len = strlen(name);
+  if (len > 0 && name[len - 1] == '.') len--;
+  SSL_CTX *best = NULL;
+  size_t best_len = 0;
+  for (int i = 0; i < t->n; i++) {
+    const struct hz_sni_entry *e = &t->e[i];
+    size_t k = strlen(e->name);
+    if (!e->wildcard) {
+      if (k == len && strncasecmp(e->name, name, len) == 0) return e->ctx;
+    } else if (len > k && k > best_len && strncasecmp(e->name, name + len - k, k) == 0) {
+      best = e->ctx;
+      best_len = k;
+    }
+  }
+  return best;
+}
+
+static int hz_sni_cb(SSL *s, int *alert, void *arg) {
+  const char *name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
+  if (name == NULL || arg == NULL) return SSL_TLSEXT_ERR_OK;
+  SSL_CTX *ctx = hz_sni_lookup((const struct hz_sni *)arg, name);
+  if (ctx != NULL && ctx != SSL_get_SSL_CTX(s) && SSL_set_SSL_CTX(s, ctx) == NULL) {
+    *alert = SSL_AD_INTERNAL_ERROR;
+    return SSL_TLSEXT_ERR_ALERT_FATAL;
+  }
+  return SSL_TLSEXT_ERR_OK;
+}
+
+static void hz_sni_attach(SSL_CTX *ctx, struct hz_sni *t) {
+  SSL_CTX_set_tlsext_servername_callback(ctx, hz_sni_cb);
+  SSL_CTX_set_tlsext_servername_arg(ctx, t);
+}
+
 #ifndef HTTPZ_NO_OCAML
 /* ------------------------------------------------------------------------ */
 /* OCaml stubs */
@@ -508,6 +617,9 @@ CAMLprim value httpz_tls_write_string_byte(value s, value str, value off, value 
 }
 
 CAMLprim intnat httpz_tls_pending(intnat s) { return SSL_has_pending(TLS_SSL(s)); }
+
+CAMLprim intnat httpz_tls_version(intnat s) { return SSL_version(TLS_SSL(s)); }
+CAMLprim value httpz_tls_version_byte(value s) { return Val_long(httpz_tls_version(Long_val(s))); }
 CAMLprim value httpz_tls_pending_byte(value s) { return Val_long(httpz_tls_pending(Long_val(s))); }
 
 CAMLprim intnat httpz_tls_close_notify(intnat s) {
@@ -543,5 +655,27 @@ CAMLprim value httpz_tls_describe(value sv) {
            SSL_CIPHER_get_name(SSL_get_current_cipher(s)), (int)alpn_len,
            alpn ? (const char *)alpn : "", SSL_session_reused(s) ? " resumed" : "");
   CAMLreturn(caml_copy_string(buf));
+}
+
+/* SNI tables (start-up and SIGHUP only). A table is an address as an
+   immediate, 0 when it could not be made. */
+CAMLprim value httpz_tls_sni_create(value unit) {
+  (void)unit;
+  return Val_long((intnat)hz_sni_create());
+}
+
+CAMLprim value httpz_tls_sni_add(value table, value name, value ctx) {
+  return Val_int(hz_sni_add((struct hz_sni *)Long_val(table), String_val(name), caml_string_length(name),
+                            TLS_CTX(ctx)));
+}
+
+CAMLprim value httpz_tls_sni_attach(value ctx, value table) {
+  hz_sni_attach(TLS_CTX(ctx), (struct hz_sni *)Long_val(table));
+  return Val_unit;
+}
+
+CAMLprim value httpz_tls_sni_free(value table) {
+  hz_sni_free((struct hz_sni *)Long_val(table));
+  return Val_unit;
 }
 #endif

@@ -602,6 +602,15 @@ def request(port, method, path, headers=None, body=b"", timeout=5.0):
         s.close()
 
 
+def write_file(root, rel, data, mode=0o644):
+    """Writes [data] at [root]/[rel] (directories made), with [mode]."""
+    p = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "wb") as f:
+        f.write(data)
+    os.chmod(p, mode)
+
+
 def wait_until(pred, timeout, step=0.05):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -543,7 +543,7 @@ def gc_steady_state(args=(), what="", n=10_000, extra=b"", path="/small.txt", bo
                 % (label, what, wpr, dw, dreq), dw == 0, "stats before %r after %r" % (a, b))
     srv.stop_and_check(R, "server (stats) exits 0 on SIGTERM")
     err = srv.stderr_text()
-    m = re.findall(r"httpz: worker (\d+) served (\d+) requests, minor words/request (\S+)", err)
+    m = re.findall(r"httpz\[\d+\]: worker (\d+) served (\d+) requests, minor words/request (\S+)", err)
     H.log("# shutdown log: %r" % (m,))
     R.check("shutdown log: one 'worker PID served N requests, minor words/request X' line", len(m) == 1, err[-800:])
     if m:

@@ -13,7 +13,7 @@
 6. --compress: Accept-Encoding q-values, Vary, an ETag per encoding, 304
    on the compressed tag, HEAD, ranges on the identity form, binary types
    untouched, a sidecar preferred, a changed file recompressed, a file
-   above the cache size sent as is.
+   above the cache size compressed as well.
 7. systemd socket activation: a launcher binds, sets LISTEN_FDS and
    LISTEN_PID and execs httpz with the sockets at fd 3 and 4.
 8. Bad values of each option exit 2 with one line naming the problem.
@@ -334,8 +334,12 @@ def compress():
     R.check("a sidecar is preferred (its own -gz tag)", hh.get("content-encoding") == "gzip"
             and hh.get("etag", "").endswith('-gz"'), hh)
     st, hh, b = get("/big.txt", "gzip")
-    R.check("a file above the cache size is sent as it is", st == 200 and "content-encoding" not in hh
-            and len(b) == 140000, hh)
+    R.check("a file above the cache size is compressed too (issue 25)", st == 200
+            and hh.get("content-encoding") == "gzip" and gzip.decompress(b) == b"big file line\n" * 10000
+            and hh.get("etag", "").endswith('-z6"'), hh)
+    st, hh, b = get("/big.txt", "identity")
+    R.check("... and sent as it is to a client that does not take gzip", st == 200
+            and "content-encoding" not in hh and len(b) == 140000, hh)
     st, hh, b = get("/index.html", "gzip")
     R.check("a file under 256 bytes is sent as it is", st == 200 and "content-encoding" not in hh, hh)
     # A changed file: the next check (within a second) sees the new version.
@@ -375,7 +379,7 @@ REFUSED = [
     (["--default-type", "plain"], "a type without subtype", "not a media type"),
     (["--default-type", "text/plain\nX: y"], "a type with LF", "not a media type"),
     (["--compress-level", "10"], "a compression level of 10", "between 1 and 9"),
-    (["--access-log", "-", "--log-format", "xml"], "an unknown log format", "give common, combined or json"),
+    (["--access-log", "-", "--log-format", "xml"], "an unknown log format", "give common, combined, vhost_combined or json"),
     (["--log-format", "json"], "a log format without a log", "needs --access-log"),
     (["--error-page", "404=/.hidden.html"], "a page among the dotfiles", "is a dotfile"),
 ]

@@ -57,11 +57,7 @@ os.chmod(DOC, 0o755)
 
 
 def write(rel, data, mode=0o644):
-    p = os.path.join(DOC, rel)
-    os.makedirs(os.path.dirname(p), exist_ok=True)
-    with open(p, "wb") as f:
-        f.write(data)
-    os.chmod(p, mode)
+    H.write_file(DOC, rel, data, mode)
 
 
 write("index.html", b"<p>index</p>\n")

@@ -125,12 +125,13 @@ let parse_listen () =
 let log_formats () =
   let path = Filename.temp_file "httpz_test" ".log" in
   let fd = Unix.openfile path [ Unix.O_WRONLY; Unix.O_TRUNC ] 0o644 in
-  let src = Bigstring.of_string "GET /a\"b\\c\xe9 HTTP/1.1|http://r/\"q\"|ua\x01\\" in
+  let src = Bigstring.of_string "GET /a\"b\\c\xe9 HTTP/1.1|http://r/\"q\"|ua\x01\\|a.test:8443" in
   let peer = Bigstring.of_string "::1" in
   let one format ~elapsed_us =
     let t = Access_log.create ~fd:(Syscall.fd_of_unix fd) ~format in
-    Access_log.line t ~now:971211336 ~peer ~peer_len:3 ~src ~req_off:0 ~req_len:20 ~status:404 ~bytes:0
-      ~ref_off:21 ~ref_len:12 ~ua_off:34 ~ua_len:4 ~elapsed_us ~complete:true;
+    Access_log.exchange_line t ~now:971211336 ~peer ~peer_len:3 ~src ~req_off:0 ~req_len:20 ~status:404 ~bytes:0
+      ~ref_off:21 ~ref_len:12 ~ua_off:34 ~ua_len:4 ~elapsed_us ~complete:true ~host_off:39 ~host_len:11
+      ~tls:0x0304 ~protocol:11;
     (* A response cut before its end: marked. *)
     Access_log.line t ~now:971211336 ~peer ~peer_len:0 ~src ~req_off:0 ~req_len:(-1) ~status:400
       ~bytes:12 ~ref_off:0 ~ref_len:(-1) ~ua_off:0 ~ua_len:(-1) ~elapsed_us:(-5) ~complete:false;
@@ -145,11 +146,16 @@ let log_formats () =
         "::1 - - [10/Oct/2000:20:55:36 +0000] \"GET /a\\x22b\\x5Cc\\xE9 HTTP/1.1\" 404 - \
          \"http://r/\\x22q\\x22\" \"ua\\x01\\x5C\" 1234\n\
          - - - [10/Oct/2000:20:55:36 +0000] \"-\" 400 12 \"-\" \"-\" 0 cut\n" );
+      ( Access_log.Vhost_combined,
+        "a.test:8443 ::1 - - [10/Oct/2000:20:55:36 +0000] \"GET /a\\x22b\\x5Cc\\xE9 HTTP/1.1\" 404 - \
+         \"http://r/\\x22q\\x22\" \"ua\\x01\\x5C\" 1234\n\
+         - - - - [10/Oct/2000:20:55:36 +0000] \"-\" 400 12 \"-\" \"-\" 0 cut\n" );
       ( Access_log.Json,
         "{\"time\":\"2000-10-10T20:55:36Z\",\"remote_addr\":\"::1\",\
-         \"request\":\"GET /a\\\"b\\\\c\\u00E9 HTTP/1.1\",\"status\":404,\"body_bytes_sent\":0,\
+         \"request\":\"GET /a\\\"b\\\\c\\u00E9 HTTP/1.1\",\"host\":\"a.test:8443\",\"scheme\":\"https\",\
+         \"tls\":\"TLSv1.3\",\"protocol\":\"HTTP/1.1\",\"status\":404,\"body_bytes_sent\":0,\
          \"referer\":\"http://r/\\\"q\\\"\",\"user_agent\":\"ua\\u0001\\\\\",\"request_time_us\":1234,\"complete\":true}\n\
-         {\"time\":\"2000-10-10T20:55:36Z\",\"remote_addr\":null,\"request\":null,\"status\":400,\
+         {\"time\":\"2000-10-10T20:55:36Z\",\"remote_addr\":null,\"request\":null,\"host\":null,\"scheme\":\"http\",\"tls\":null,\"protocol\":null,\"status\":400,\
          \"body_bytes_sent\":12,\"referer\":null,\"user_agent\":null,\"request_time_us\":0,\"complete\":false}\n" ) ]
   in
   List.iter
@@ -162,8 +168,10 @@ let log_formats () =
       let t = one format ~elapsed_us:1 in
       let before = Gc.minor_words () in
       for i = 1 to 5000 do
-        Access_log.line t ~now:(971211336 + i) ~peer ~peer_len:3 ~src ~req_off:0 ~req_len:20 ~status:200
+        Access_log.exchange_line t ~now:(971211336 + i) ~peer ~peer_len:3 ~src ~req_off:0 ~req_len:20 ~status:200
           ~bytes:i ~ref_off:21 ~ref_len:12 ~ua_off:34 ~ua_len:4 ~elapsed_us:i ~complete:(i land 1 = 0)
+          ~host_off:39 ~host_len:(if i land 2 = 0 then 11 else -1) ~tls:(if i land 4 = 0 then 0x0303 else 0)
+          ~protocol:(if i land 8 = 0 then 11 else 20)
       done;
       Alcotest.(check (float 0.)) "minor words for 5000 lines" 0. (Gc.minor_words () -. before))
     expect;

@@ -33,6 +33,17 @@ let read_file path =
   Fun.protect ~finally:(fun () -> close_in ic) (fun () ->
       really_input_string ic (in_channel_length ic))
 
+let write_file path contents =
+  let oc = open_out_bin path in
+  Fun.protect ~finally:(fun () -> close_out oc) (fun () -> output_string oc contents)
+
+let temp_dir prefix =
+  let f = Filename.temp_file prefix "" in
+  Sys.remove f;
+  Unix.mkdir f 0o755;
+  at_exit (fun () -> ignore (Sys.command ("rm -rf " ^ Filename.quote f)));
+  f
+
 let corpus_dir () =
   let rec up dir n =
     let cand = Filename.concat dir "bench/requests" in

@@ -24,6 +24,13 @@ val bigstring_at : ?garbage:char -> off:int -> string -> Httpz.Bigstring.t
 val read_file : string -> string
 (** [read_file path] is the whole content of a file. *)
 
+val write_file : string -> string -> unit
+(** [write_file path contents] creates or replaces the file. *)
+
+val temp_dir : string -> string
+(** [temp_dir prefix] is a fresh directory (mode 0755) under the
+    temporary directory, removed with its contents at exit. *)
+
 val corpus_dir : unit -> string
 (** [corpus_dir ()] is [bench/requests] of the source tree, found from the
     test's working directory (dune runs tests inside [_build]). *)

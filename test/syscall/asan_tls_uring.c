@@ -169,6 +169,65 @@ static void test_tls(const char *certfile, const char *keyfile) {
   free(key);
 }
 
+/* SNI: the name the client sends picks the context (and so the
+   certificate) of the table; no name or an unknown one keeps the default. */
+static SSL_CTX *sni_pick(SSL_CTX *def, SSL_CTX *cctx, const char *name) {
+  struct pair p;
+  SSL_CTX *picked = NULL;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p.fds) < 0) abort();
+  p.server = hz_tls_new(def, p.fds[0]);
+  p.client = SSL_new(cctx);
+  SSL_set_fd(p.client, p.fds[1]);
+  SSL_set_connect_state(p.client);
+  if (name != NULL) SSL_set_tlsext_host_name(p.client, name);
+  if (handshake_pair(p.server, p.client)) picked = SSL_get_SSL_CTX(p.server);
+  close_pair(&p);
+  return picked;
+}
+
+static void test_sni(const char *certfile, const char *keyfile) {
+  size_t cl, kl;
+  char *cert = slurp(certfile, &cl), *key = slurp(keyfile, &kl);
+  SSL_CTX *def = hz_tls_ctx_create(cert, cl, key, kl, 0);
+  SSL_CTX *b = hz_tls_ctx_create(cert, cl, key, kl, 0);
+  SSL_CTX *w = hz_tls_ctx_create(cert, cl, key, kl, 0);
+  SSL_CTX *ww = hz_tls_ctx_create(cert, cl, key, kl, 0);
+  check(def && b && w && ww, "four contexts");
+  struct hz_sni *t = hz_sni_create();
+  check(t != NULL, "SNI table");
+  /* Names are copied: the caller's buffer may go. */
+  char *name = malloc(6);
+  memcpy(name, "B.test", 6);
+  check_eq(hz_sni_add(t, name, 6, b), 0, "exact name added");
+  free(name);
+  check_eq(hz_sni_add(t, "*.w.test", 8, w), 0, "wildcard added");
+  check_eq(hz_sni_add(t, "*.x.w.test", 10, ww), 0, "longer wildcard added");
+  check_eq(hz_sni_add(t, "", 0, b), -1, "empty name refused");
+  check_eq(hz_sni_add(t, "a\0b", 3, b), -1, "a NUL in a name refused");
+  for (int i = 0; i < 20; i++) {
+    char n[16];
+    int k = snprintf(n, sizeof n, "h%d.test", i);
+    if (hz_sni_add(t, n, (size_t)k, def) != 0) check(0, "the table grows");
+  }
+  hz_sni_attach(def, t);
+  SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+  check(sni_pick(def, cctx, "b.test") == b, "exact name: its context");
+  check(sni_pick(def, cctx, "B.TEST.") == b, "any case, a trailing dot");
+  check(sni_pick(def, cctx, "a.w.test") == w, "wildcard");
+  check(sni_pick(def, cctx, "y.x.w.test") == ww, "the longest wildcard");
+  check(sni_pick(def, cctx, "w.test") == def, "a wildcard does not match its bare suffix");
+  check(sni_pick(def, cctx, "nobody.test") == def, "unknown name: the default");
+  check(sni_pick(def, cctx, NULL) == def, "no name: the default");
+  SSL_CTX_free(cctx);
+  SSL_CTX_free(def);
+  SSL_CTX_free(b);
+  SSL_CTX_free(w);
+  SSL_CTX_free(ww);
+  hz_sni_free(t);
+  free(cert);
+  free(key);
+}
+
 /* ------------------------------------------------------------------------ */
 /* io_uring */
 
@@ -256,6 +315,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   test_tls(argv[1], argv[2]);
+  test_sni(argv[1], argv[2]);
   test_uring();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

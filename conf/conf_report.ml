@@ -1,0 +1,56 @@
+(* What [httpz check] does beyond reading: the files a configuration names
+   opened as [serve] would, and the one-line summary. *)
+
+open Conf_file
+
+let check_files t =
+  let at p fmt = Printf.ksprintf (fun m -> Error (Printf.sprintf "%s:%d:%d: %s" t.file p.line p.col m)) fmt in
+  let rec sites = function
+    | [] -> Ok ()
+    | s :: rest -> (
+        match Static.create s.static with
+        | Error e -> at (Conf_file.static_error_pos s e) "%s" e
+        | Ok st -> (
+            Static.close st;
+            match s.cert with
+            | None -> sites rest
+            | Some (cert_file, key_file, p) -> (
+                match Tls.load ~cert_file ~key_file () with
+                | Error e -> at p "%s" e
+                | Ok srv -> Tls.free srv; sites rest)))
+  in
+  match Result.bind (Site_guards.create t) (fun _ -> sites t.sites) with
+  | Error e -> Error e
+  | Ok () -> (
+      match t.server.tls with
+      | None -> Ok ()
+      | Some tl -> (
+          match Tls.load ~cert_file:tl.cert_file ~key_file:tl.key_file () with
+          | Error e -> Error (Printf.sprintf "%s: %s" t.file e)
+          | Ok srv -> Tls.free srv; Ok ()))
+
+let summary t =
+  let n_sites = List.length t.sites in
+  let n_locs = List.fold_left (fun acc s -> acc + List.length s.locations) 0 t.sites in
+  let names s = match s.names with [] -> "every host" | n :: _ -> n in
+  let n_access =
+    List.fold_left
+      (fun acc (s : site) ->
+        acc + List.length s.access
+        + List.fold_left (fun acc (l : location) -> acc + List.length l.access) 0 s.locations)
+      0 t.sites
+  in
+  Printf.sprintf "%s: ok: %d site%s (%s), %d location%s, listening on %s%s" t.file n_sites
+    (if n_sites = 1 then "" else "s")
+    (String.concat ", " (List.map names t.sites))
+    n_locs (if n_locs = 1 then "" else "s")
+    (String.concat ", "
+       (List.map
+          (fun (h, p, role) ->
+            match role, t.server.tls with
+            | Config.Serve, Some _ -> Config.url ~scheme:"https" h p
+            | Config.Redirect, _ -> Config.url h p ^ " (redirect)"
+            | _ -> Config.url h p)
+          (Config.endpoints t.server)))
+    (if n_access = 0 then ""
+     else Printf.sprintf "; %d access-control directive%s" n_access (if n_access = 1 then "" else "s"))

@@ -1,0 +1,36 @@
+(** The syntax tree of a configuration file: directives, each a name,
+    arguments and an optional block of directives, with the positions
+    messages need. Allocates; start-up, [httpz check] and reloads only.
+
+    {v
+    # a comment
+    listen 8443 tls;
+    site example.com *.example.com {
+        root /srv/www;
+        location /assets/ { header Cache-Control "public, max-age=31536000, immutable"; }
+    }
+    v}
+
+    A directive is a bare word, then arguments (bare words or quoted
+    strings), then either [;] or a block in braces (which is not followed
+    by [;]). What the names mean is {!Conf_file}'s business. *)
+
+type pos = Conf_lexer.pos = { line : int; col : int }
+
+type arg = { value : string; quoted : bool; apos : pos }
+
+type directive = {
+  name : string;
+  npos : pos;  (** where the name starts *)
+  args : arg list;
+  block : directive list option;  (** [Some] for [name args { ... }] *)
+}
+
+type error = Conf_lexer.error = { pos : pos; message : string }
+
+val parse : blocks:string list -> string -> (directive list, error) result
+(** [parse ~blocks text] is the directives of [text] at the top level, or
+    the first lexical or syntax error. Only the directives named in
+    [blocks] may open a block: a [{] after another one is reported at that
+    directive as a missing [;], which is what a forgotten [;] before a
+    block looks like. *)

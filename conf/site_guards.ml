@@ -1,0 +1,45 @@
+module Guard = Httpz_server.Guard
+
+type t = { site : Guard.t option; locations : Guard.t option array }
+
+exception Failed of string
+
+let create (conf : Conf_file.t) =
+  let made = Hashtbl.create 8 in
+  let fail (p : Conf_lexer.pos) m = raise (Failed (Printf.sprintf "%s:%d:%d: %s" conf.file p.line p.col m)) in
+  (* Where user files are given, and which a password in effect uses: one
+     that none uses protects nothing, which is a mistake. *)
+  let files = ref [] and used = ref [] in
+  let make c entries =
+    match Guard.create c with
+    | Ok g -> Hashtbl.replace made c g; g
+    | Error e ->
+        (* The rules and rate were checked when read: what fails now is
+           the user file. *)
+        fail (match Conf_access.user_file entries with Some p -> p | None -> (List.hd entries).at) e
+  in
+  let guard entries =
+    let file = Conf_access.user_file entries in
+    Option.iter (fun p -> files := p :: !files) file;
+    match Conf_access.config entries with
+    | Error (p, m) -> fail p m
+    | Ok c ->
+        if c.auth <> None then Option.iter (fun p -> used := p :: !used) file;
+        if Guard.is_none c then None
+        else Some (match Hashtbl.find_opt made c with Some g -> g | None -> make c entries)
+  in
+  try
+    let guards =
+      List.map
+        (fun (s : Conf_file.site) ->
+          let site = guard s.access in
+          let locations =
+            List.map (fun (l : Conf_file.location) -> guard (Conf_access.within ~outer:s.access ~inner:l.access)) s.locations
+          in
+          { site; locations = Array.of_list locations })
+        conf.sites
+    in
+    match List.find_opt (fun p -> not (List.mem p !used)) (List.rev !files) with
+    | Some p -> fail p "this user file is used by no auth_basic: give auth_basic REALM beside it (or in a location)"
+    | None -> Ok guards
+  with Failed e -> Error e

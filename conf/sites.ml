@@ -1,0 +1,124 @@
+open Httpz
+
+type rule = {
+  answer : Static.rule;
+  action : Conf_file.action;
+  prefix_len : int;  (** what [rewrite] replaces *)
+  status : Status.t;  (** of [return] *)
+  body : string;  (** of [return]: the redirect's page or the text *)
+  page : bool;  (** [return] answers with the site's error page *)
+  guard : Guard.t option;  (** the location's access control, inherited from the site *)
+}
+
+type site = { static : Static.t; rules : Rules.t; rule : rule array; plain : Static.rule; guard : Guard.t option }
+
+type t = { hosts : Host_match.t; sites : site array; default : int; refuse : Status.t }
+
+let close t = Array.iter (fun s -> Static.close s.static) t.sites
+
+let located file (p : Conf_file.pos) fmt =
+  Printf.ksprintf (fun m -> Error (Printf.sprintf "%s:%d:%d: %s" file p.line p.col m)) fmt
+
+let merge site_headers headers =
+  let named n = List.exists (fun (m, _) -> String.lowercase_ascii m = String.lowercase_ascii n) headers in
+  List.filter (fun (n, _) -> not (named n)) site_headers @ headers
+
+let redirect_page url =
+  Printf.sprintf "<!DOCTYPE html>\n<title>Moved</title>\n<p>Moved to <a href=\"%s\">%s</a>.</p>\n"
+    (Static.html_escape url) (Static.html_escape url)
+
+let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
+  let ( let* ) = Result.bind in
+  let* answer =
+    Answer_rule.make ~headers:(merge s.site_headers l.headers)
+      ~listing:(Option.value l.listing ~default:s.static.list_directories)
+      ~compress:(Option.value l.compress ~default:s.static.compress) ~fallback:l.try_files
+  in
+  let status, body, page =
+    match l.action with
+    | Return (code, text) ->
+        let st = Option.value (Status.of_code code) ~default:Status.Internal_server_error in
+        if Status.is_redirection st then (st, redirect_page text, false)
+        else if text <> "" then (st, text ^ "\n", false)
+        else (st, "", List.mem code Error_pages.statuses)
+    | Serve | Rewrite _ | Internal -> (Status.Ok, "", false)
+  in
+  Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page; guard }
+
+let create (conf : Conf_file.t) =
+  match Site_guards.create conf with
+  | Error e -> Error e
+  | Ok guards ->
+      let opened = ref [] in
+      let rec build acc = function
+        | [], _ | _, [] -> Ok (List.rev acc)
+        | (s : Conf_file.site) :: rest, (g : Site_guards.t) :: guards -> (
+            match Static.create s.static with
+            | Error e -> located conf.file (Conf_file.static_error_pos s e) "%s" e
+            | Ok st -> (
+                opened := st :: !opened;
+                let rules = List.mapi (fun i l -> make_rule s l g.locations.(i)) s.locations in
+                match List.find_opt Result.is_error rules, Answer_rule.make ~headers:s.site_headers
+                        ~listing:s.static.list_directories ~compress:s.static.compress ~fallback:"" with
+                | Some (Error e), _ | None, Error e -> located conf.file s.spos "%s" e
+                | _, Ok plain ->
+                    let rule = Array.of_list (List.map Result.get_ok rules) in
+                    let locs = Rules.create (List.map (fun (l : Conf_file.location) -> (l.exact, l.path)) s.locations) in
+                    build ({ static = st; rules = locs; rule; plain; guard = g.site } :: acc) (rest, guards)
+                | Some (Ok _), _ -> assert false))
+      in
+      match build [] (conf.sites, guards) with
+      | Error e ->
+          List.iter Static.close !opened;
+          Error e
+      | Ok sites ->
+          let default = match conf.unknown_host with Default_site -> conf.default_site | Refuse _ -> -1 in
+          let names = Array.of_list (List.map (fun (s : Conf_file.site) -> s.names) conf.sites) in
+          (* A file without site blocks has one site for every host. *)
+          let default = if names = [| [] |] then 0 else default in
+          Ok
+            { hosts = Host_match.create ~names ~default; sites = Array.of_list sites;
+              default = conf.default_site;
+              refuse = (match conf.unknown_host with Refuse 404 -> Status.Not_found | _ -> Status.Misdirected_request) }
+
+let refuse t c =
+  Ctx.start c t.refuse;
+  Ctx.header c Content_type "text/plain; charset=utf-8";
+  Ctx.body_string c
+    (match t.refuse with Not_found -> "No site is served under this name.\n" | _ -> "This server does not serve this host name.\n")
+
+let return s c r =
+  if r.page then Static.error s.static c r.status
+  else begin
+    Ctx.start c r.status;
+    if Status.is_redirection r.status then begin
+      (match r.action with Return (_, url) -> Ctx.header c Location url | _ -> ());
+      Ctx.header c Content_type "text/html; charset=utf-8"
+    end
+    else Ctx.header c Content_type "text/plain; charset=utf-8";
+    Ctx.body_string c r.body
+  end
+
+(* The guard's verdict ([true]: answer the request); a refusal is answered
+   by the guard. *)
+let admitted guard c = match guard with None -> true | Some g -> Guard.admit g c
+
+let handler t c =
+  let req = Ctx.request c in
+  let i = if Request.has_host req then Host_match.find t.hosts (Ctx.buffer c) (Request.host req) else t.default in
+  if i < 0 then refuse t c
+  else begin
+    let s = Array.unsafe_get t.sites i in
+    let n = Static.decode s.static c in
+    let k = if n >= 0 then Rules.find s.rules (Static.path s.static) n else -1 in
+    if k < 0 then (if admitted s.guard c then Static.answer s.static s.plain c n)
+    else begin
+      let r = Array.unsafe_get s.rule k in
+      if admitted r.guard c then
+      match r.action with
+      | Serve -> Static.answer s.static r.answer c n
+      | Internal -> Static.error s.static c Not_found
+      | Rewrite replacement -> Static.answer s.static r.answer c (Static.rewrite s.static n ~prefix:r.prefix_len replacement)
+      | Return _ -> return s c r
+    end
+  end

@@ -1,0 +1,24 @@
+(** A client's address as the per-client limits key it ({!Rate_limit},
+    {!Conn_limit}) and the address rules read it ({!Address_rules}): the
+    16 bytes of {!Ctx.peer_ip} as four 32-bit words, and a three-word key
+    that is the whole address of an IPv4 client and the /64 of an IPv6
+    one (a host owns a /64 and picks addresses in it at will). Nothing
+    here allocates. *)
+
+val word : Bytes.t -> int -> int
+(** [word addr i] is the [i]th 32-bit word (0-3) of the 16 bytes, in
+    machine byte order (compare only with words read the same way). *)
+
+val high : Bytes.t -> int
+(** The key's first word: word 0. *)
+
+val middle : Bytes.t -> int
+(** The key's second word: word 1. *)
+
+val low : Bytes.t -> int
+(** The key's third word: an IPv4 client's address (words 0-2 are
+    [::ffff:]), tagged so that it never equals [0]; [0] for IPv6. *)
+
+val hash : int -> int -> int -> int
+(** [hash high middle low] mixes a key's words into a non-negative int
+    (mask it to a table's size). *)

@@ -1,0 +1,136 @@
+open Httpz
+
+type auth = { realm : string; user_file : string }
+type rate = { per_second : float; burst : int }
+type config = { access : Address_rules.rule list; rate : rate option; auth : auth option }
+
+let none = { access = []; rate = None; auth = None }
+let is_none c = c.access = [] && c.rate = None && c.auth = None
+
+type t = { rules : Address_rules.t; limit : Rate_limit.t option; users : Basic_auth.t option }
+
+let create ?(rate_entries = 16384) c =
+  let ( let* ) = Result.bind in
+  let* rules = Address_rules.compile c.access in
+  let* limit =
+    match c.rate with
+    | None -> Ok None
+    | Some r ->
+        if not (r.per_second > 0. && Float.is_finite r.per_second) then
+          Error (Printf.sprintf "rate %g: must be a positive number of requests per second" r.per_second)
+        else if r.burst < 1 then Error (Printf.sprintf "burst %d: must be at least 1" r.burst)
+        else Ok (Some (Rate_limit.create ~rate:r.per_second ~burst:r.burst ~entries:rate_entries))
+  in
+  let* users =
+    match c.auth with
+    | None -> Ok None
+    | Some a -> Result.map Option.some (Basic_auth.load ~realm:a.realm a.user_file)
+  in
+  Ok { rules; limit; users }
+
+(* The checks as an immediate: [0] passes, [-1] denied, [-2] no or wrong
+   credentials, [n > 0] over the rate (retry after [n] s). *)
+let judge t addr now_ns buf authorization =
+  if not (Address_rules.allowed t.rules addr) then -1
+  else
+    let wait = match t.limit with None -> 0 | Some l -> Rate_limit.admit l addr ~now_ns in
+    if wait > 0 then wait
+    else
+      match t.users with
+      | None -> 0
+      | Some u -> (
+          match Basic_auth.check u buf authorization with
+          | Basic_auth.Granted -> 0
+          | Missing | Refused -> -2)
+
+type verdict = Pass | Denied | Limited of int | Unauthenticated
+
+let decide t ~addr ~now_ns buf authorization =
+  match judge t addr now_ns buf authorization with
+  | 0 -> Pass
+  | -1 -> Denied
+  | -2 -> Unauthenticated
+  | n -> Limited n
+
+let refuse c status text =
+  Ctx.start c status;
+  Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
+  Ctx.header c Header_name.Cache_control "no-store";
+  Ctx.body_string c text
+
+(* At debug level only (a flood of refused requests must not flood the
+   log, nor allocate): who was refused what. *)
+let log_refusal c code =
+  if Log.enabled Log.Debug then begin
+    let host, _ = Ctx.client c in
+    Log.debug "guard: %d for %s (%s)" code host
+      (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)))
+  end
+
+let admit t c =
+  let req = Ctx.request c and buf = Ctx.buffer c in
+  let authorization =
+    match t.users with
+    | None -> Span.empty
+    | Some _ ->
+        let i = Request.find req Header_name.Authorization in
+        if i >= 0 then Request.header_value req i else Span.empty
+  in
+  let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
+  match judge t (Ctx.peer_ip c) now_ns buf authorization with
+  | 0 -> true
+  | -1 ->
+      log_refusal c 403;
+      refuse c Status.Forbidden "403 Forbidden\n";
+      false
+  | -2 -> (
+      match t.users with
+      | Some u ->
+          log_refusal c 401;
+          Ctx.start c Status.Unauthorized;
+          Ctx.header c Header_name.Www_authenticate (Basic_auth.challenge u);
+          Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
+          Ctx.header c Header_name.Cache_control "no-store";
+          Ctx.body_string c "401 Unauthorized\n";
+          false
+      | None -> true)
+  | wait ->
+      log_refusal c 429;
+      Ctx.start c Status.Too_many_requests;
+      Ctx.header_int c Header_name.Retry_after wait;
+      Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
+      Ctx.header c Header_name.Cache_control "no-store";
+      Ctx.body_string c "429 Too Many Requests\n";
+      false
+
+let handler t ~app c = if admit t c then app c
+
+(* {1 Under a prefix} *)
+
+(* [prefix] without its trailing slashes ([""] for "/"): a path is under
+   it when it equals it or continues with ['/']. *)
+let under ~prefix t ~app =
+  let p =
+    let n = ref (String.length prefix) in
+    while !n > 0 && prefix.[!n - 1] = '/' do decr n done;
+    String.sub prefix 0 !n
+  in
+  let plen = String.length p in
+  let split = Target.create () and path = Bigstring.create 4096 in
+  let guarded = handler t ~app in
+  fun c ->
+    let buf = Ctx.buffer c in
+    let inside =
+      plen = 0
+      ||
+      match Target.split split buf (Request.target (Ctx.request c)) with
+      | Target.Origin | Target.Absolute ->
+          let n = Target.decode_path buf (Target.path split) ~dst:path in
+          n < 0
+          || n >= plen
+             && Bigstring.equal_string path ~off:0 ~len:plen p
+             && (n = plen || Bigstring.unsafe_get path plen = '/')
+      | Target.Asterisk -> false
+      | Target.Error -> true
+    in
+    if inside then guarded c else app c

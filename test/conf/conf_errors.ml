@@ -1,0 +1,113 @@
+(* Every malformed configuration gets its own error, at its line and
+   column: [cases] is (name, file text, "LINE:COL", a part of the
+   message). The roots named exist ([/tmp]), so each case fails for the
+   one reason it shows. *)
+
+let cases =
+  [ (* lexical *)
+    ("unterminated string", "root \"abc;\n", "1:6", "unterminated string");
+    ("unknown escape", "root \"a\\qb\";\n", "1:8", "unknown escape \\q");
+    ("quote inside a word", "root a\"b\";\n", "1:7", "a quote inside a word");
+    ("control byte", "root a\001;\n", "1:7", "control character 0x01");
+    ("bare carriage return", "root /tmp;\rworkers 2;\n", "1:11", "carriage return not followed by a line feed");
+    (* syntax *)
+    ("lone semicolon", "root /tmp;\n;\n", "2:1", "unexpected ';'");
+    ("stray closing brace", "root /tmp;\n}\n", "2:1", "unexpected '}': no block is open");
+    ("brace without a name", "{ root /tmp; }\n", "1:1", "unexpected '{'");
+    ("quoted directive name", "\"root\" /tmp;\n", "1:1", "must be a bare word");
+    ("missing final semicolon", "root /tmp", "1:10", "'root' (line 1) is missing its ';'");
+    ("unclosed block", "site a {\n  root /tmp;\n", "3:1", "the block of 'site' opened at line 1 is not closed");
+    ("semicolon missing before brace", "site a { root /tmp }\n", "1:20", "missing ';' before '}'");
+    ("semicolon missing before a block", "listen 80\nsite a {\n root /tmp;\n}\n", "1:1", "'listen' takes no block");
+    (* names and scopes *)
+    ("typo with a hint", "roott /tmp;\n", "1:1", "unknown directive 'roott'; did you mean 'root'?");
+    ("transposed letters", "root /tmp;\nwokrers 2;\n", "2:1", "did you mean 'workers'?");
+    ("unknown, no hint", "root /tmp;\nfrobnicate 1;\n", "2:1", "unknown directive 'frobnicate'");
+    ("site directive in a location", "root /tmp;\nlocation /a/ { root /x; }\n", "2:16", "'root' is not allowed in a location block");
+    ("server directive in a site", "site a { root /tmp; listen 80; }\n", "1:21", "'listen' is not allowed in a site block");
+    ("location directive at the top", "root /tmp;\ntry_files $uri /index.html;\n", "2:1", "only in location blocks");
+    (* arguments *)
+    ("missing argument", "root;\n", "1:1", "'root' takes 1 argument, 0 given");
+    ("extra argument", "root /a /b;\n", "1:9", "unexpected \"/b\"");
+    ("not a number", "root /tmp;\nworkers many;\n", "2:9", "\"many\" is not a whole number");
+    ("below the least value", "root /tmp;\nworkers 0;\n", "2:9", "below the least value, 1");
+    ("above the greatest value", "root /tmp;\ncompress_level 10;\n", "2:16", "above the greatest value, 9");
+    ("unknown unit", "root /tmp;\nidle_timeout 5x;\n", "2:14", "unknown unit \"x\"");
+    ("not a duration", "root /tmp;\ngrace soon;\n", "2:7", "is not a duration");
+    ("not a size", "root /tmp;\nmax_body 1.5;\n", "2:10", "not a whole number of bytes");
+    ("not a flag", "root /tmp;\nlisting maybe;\n", "2:9", "give on or off");
+    ("given twice", "root /a;\nroot /tmp;\n", "2:1", "'root' is already given at line 1");
+    ("header the server writes", "root /tmp;\nheader Content-Length 5;\n", "2:8", "written by the server itself");
+    ("header name not a token", "root /tmp;\nheader \"a b\" c;\n", "2:8", "is not a token");
+    ("header value with a line feed", "root /tmp;\nheader X-A \"a\\nb\";\n", "2:12", "must not hold CR, LF or NUL");
+    ("not a media type", "root /tmp;\ndefault_type text;\n", "2:14", "not a media type");
+    ("error page without a page", "root /tmp;\nerror_page 418 /x.html;\n", "2:12", "418 has no error page");
+    ("io", "root /tmp;\nio kqueue;\n", "2:4", "give uring or epoll");
+    ("log format", "root /tmp;\nlog_format xml;\n", "2:12", "give common, combined, vhost_combined or json");
+    ("access log format", "root /tmp;\naccess_log a.log xml;\n", "2:18", "\"xml\": give common");
+    ("access log off with a format", "root /tmp;\naccess_log off json;\n", "2:16", "'access_log off' takes no format");
+    ("no such user", "root /tmp;\nuser no-such-user-httpz;\n", "2:6", "no such user");
+    ("unknown_host value", "root /tmp;\nunknown_host 500;\n", "2:14", "give default");
+    (* listening and TLS *)
+    ("port out of range", "root /tmp;\nlisten 99999;\n", "2:8", "out of range");
+    ("listen role", "root /tmp;\nlisten 80 quic;\n", "2:11", "followed by tls, plain or redirect");
+    ("tls without a certificate", "root /tmp;\nlisten 8443 tls;\n", "2:1", "needs tls_certificate");
+    ("redirect without tls", "root /tmp;\nlisten 80 redirect;\n", "2:1", "it needs a 'listen … tls'");
+    ("certificate without its key", "site a { root /tmp; tls_certificate a.crt; }\n", "1:21", "needs tls_certificate_key");
+    ("same address twice", "root /tmp;\nlisten 8080;\nlisten 8080;\n", "3:1", "lists http://0.0.0.0:8080 twice");
+    ("a bound the server checks", "root /tmp;\nidle_timeout 0;\n", "2:1", "idle_timeout");
+    (* sites *)
+    ("site without names", "site { root /tmp; }\n", "1:1", "'site' takes the host names");
+    ("not a host name", "site \"exa mple\" { root /tmp; }\n", "1:6", "is not a host name");
+    ("a name in two sites", "site a.test { root /tmp; }\nsite b.test A.test { root /tmp; }\n", "2:13", "a.test is already a name of the site at line 1");
+    ("two default sites", "site a default { root /tmp; }\nsite b default { root /tmp; }\n", "2:8", "a second default site");
+    ("site without root", "site a.test { listing on; }\n", "1:1", "the site a.test has no root");
+    ("nothing to serve", "workers 2;\n", "1:1", "no directory to serve");
+    ("location at the top beside sites", "location /a/ { internal; }\nsite a { root /tmp; }\n", "1:1", "move it into a site");
+    (* locations *)
+    ("location path", "root /tmp;\nlocation foo { internal; }\n", "2:10", "must start with '/'");
+    ("location without a block", "root /tmp;\nlocation /a/;\n", "2:1", "needs a block");
+    ("location given twice", "root /tmp;\nlocation /a/ { }\nlocation /a/ { }\n", "3:1", "location /a/ is already given at line 2");
+    ("dot segments", "root /tmp;\nlocation /a/ { rewrite /b/../c/; }\n", "2:24", "must not hold '.' or '..' segments");
+    ("status code", "root /tmp;\nlocation /a/ { return 999; }\n", "2:23", "\"999\" is not a status code");
+    ("redirect without URL", "root /tmp;\nlocation /a/ { return 301; }\n", "2:16", "'return 301' needs the URL");
+    ("two answers", "root /tmp;\nlocation /a/ { internal; return 404; }\n", "2:26", "conflicts with the answer given at line 2");
+    ("try_files arguments", "root /tmp;\nlocation /a/ { try_files $foo /i; }\n", "2:26", "try_files tries $uri and $uri/");
+    (* access control and logs *)
+    ("not an address", "root /tmp;\nallow 10.0.0.0/33;\n", "2:7", "\"10.0.0.0/33\" is not an address");
+    ("deny without an address", "root /tmp;\ndeny;\n", "2:1", "'deny' takes 1 argument");
+    ("not a rate", "root /tmp;\nlimit_req fast;\n", "2:11", "\"fast\" is not a rate");
+    ("a rate of nothing", "root /tmp;\nlimit_req 0r/s;\n", "2:11", "\"0r/s\" is not a rate");
+    ("burst below one", "root /tmp;\nlimit_req 10r/s 0;\n", "2:17", "below the least value, 1");
+    ("limit_req twice", "root /tmp;\nlocation /a/ { limit_req 1; limit_req 2; }\n", "2:29", "'limit_req' is already given");
+    ("realm with a quote", "root /tmp;\nauth_basic 'a\"b';\n", "2:12", "the realm must not be empty");
+    ("limit_conn in a site", "site a { root /tmp; limit_conn 5; }\n", "1:21", "'limit_conn' is not allowed in a site block");
+    ("limit_conn of zero", "root /tmp;\nlimit_conn 0;\n", "2:12", "below the least value, 1");
+    ("log level", "root /tmp;\nlog_level verbose;\n", "2:11", "give error, warn, info or debug");
+    ("stats listener", "root /tmp;\nstats_listen 127.0.0.1:99999;\n", "2:14", "out of range");
+    ("stats listener on a served address", "root /tmp;\nlisten 127.0.0.1:8080;\nstats_listen 127.0.0.1:8080;\n", "3:1", "is in both listen and stats_listen");
+    ("try_files beside return", "root /tmp;\nlocation /a/ { try_files $uri /i; return 404; }\n", "2:35", "try_files does nothing beside return");
+  ]
+
+let check_case (name, text, at, part) =
+  match Httpz_conf.Conf_file.read_string ~file:"t.conf" text with
+  | Ok _ -> Alcotest.failf "%s: accepted" name
+  | Error e ->
+      let prefix = "t.conf:" ^ at ^ ": " in
+      if not (String.length e >= String.length prefix && String.sub e 0 (String.length prefix) = prefix) then
+        Alcotest.failf "%s: %S does not start with %S" name e prefix;
+      if Httpz_test_support.find_sub e part < 0 then Alcotest.failf "%s: %S does not say %S" name e part;
+      if String.contains e '\n' then Alcotest.failf "%s: more than one line: %S" name e
+
+let tests = List.map (fun ((name, _, _, _) as c) -> Alcotest.test_case name `Quick (fun () -> check_case c)) cases
+
+(* Every case's message is its own: no two malformed files are told the
+   same thing. *)
+let distinct () =
+  let messages =
+    List.map
+      (fun (_, text, _, _) ->
+        match Httpz_conf.Conf_file.read_string ~file:"t.conf" text with Ok _ -> "" | Error e -> e)
+      cases
+  in
+  Alcotest.(check int) "distinct messages" (List.length messages) (List.length (List.sort_uniq compare messages))

@@ -1,0 +1,267 @@
+(* The handler of a configuration, through the real server: sites by
+   Host, locations, and 0 words per request on each path (measured by the
+   server's own counters); and the CLI: `httpz check` on the example, and
+   `serve --config` refusing other options. *)
+
+open Httpz_server
+open Httpz_conf
+open Httpz_live
+
+let write = Httpz_test_support.write_file
+let base = Httpz_test_support.temp_dir "httpz_conf"
+
+let () =
+  let p = Filename.concat base in
+  List.iter (fun d -> Unix.mkdir (p d) 0o755) [ "a"; "a/assets"; "a/errors"; "a/admin"; "a/private"; "a/slow"; "b" ];
+  write (p "a/admin/index.html") "admin\n";
+  write (p "a/private/index.html") "private\n";
+  write (p "a/slow/index.html") "slow\n";
+  (* openssl passwd -5 -salt abcdefgh secret *)
+  write (p "users") "alice:$5$abcdefgh$gruCpC7VkOTspMQTTSAR8mtlO9Upms.fwqE5y16JVM.\n";
+  write (p "a/index.html") "site a\n";
+  write (p "a/assets/app.css") "body{}\n";
+  write (p "a/errors/404.html") "custom 404\n";
+  write (p "b/index.html") "site b\n"
+
+let conf_text =
+  Printf.sprintf
+    {|site a.test *.a.test {
+  root %s/a;
+  error_page 404 /errors/404.html;
+  location /assets/ { header Cache-Control "public, max-age=31536000, immutable"; }
+  location = /index.html { header Cache-Control no-cache; header X-Page index; }
+  location /app/ { try_files $uri /index.html; }
+  location /old/ { return 301 https://a.test/new/; }
+  location /errors/ { internal; }
+  allow 127.0.0.0/8;
+  allow ::1;
+  deny all;
+  auth_basic_user_file users;
+  location /admin/ { auth_basic Admin; limit_req 100000r/s 100000; }
+  location /private/ { deny all; }
+  location /slow/ { limit_req 1r/m 2; }
+}
+site b.test default { root %s/b; }
+site c.test {
+  root %s/b;
+  auth_basic "Site C";
+  auth_basic_user_file users;
+  location /free/ { auth_basic off; }
+}
+|}
+    base base base
+
+let stats_token = "conf-stats"
+
+let server =
+  lazy
+    (spawn (fun ~on_listen ->
+         match Result.bind (Conf_file.read_string ~file:(Filename.concat base "t.conf") conf_text) Sites.create with
+         | Error e -> prerr_endline e; 3
+         | Ok sites ->
+             Server.run
+               { Server.default_config with port = 0; workers = 1; stats = Some stats_token; on_listen }
+               (Sites.handler sites)))
+
+let () = at_exit (fun () -> if Lazy.is_val server then kill (Lazy.force server))
+
+let request host path = Printf.sprintf "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" path host
+
+(* alice:secret *)
+let alice = "Basic YWxpY2U6c2VjcmV0"
+
+let request_as auth host path =
+  Printf.sprintf "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\n\r\n" path host auth
+
+let ask_raw raw =
+  let s = Lazy.force server in
+  with_client s.port (fun c ->
+      send c raw;
+      read_response c)
+
+let ask host path = ask_raw (request host path)
+
+let test_answers () =
+  let check name host path status body =
+    let r = ask host path in
+    Alcotest.(check int) (name ^ ": status") status r.status;
+    if body <> "" then Alcotest.(check string) (name ^ ": body") body r.body;
+    r
+  in
+  ignore (check "exact host" "a.test" "/" 200 "site a\n");
+  ignore (check "wildcard host with port" "WWW.A.test:8080" "/" 200 "site a\n");
+  ignore (check "other site" "b.test" "/" 200 "site b\n");
+  ignore (check "unknown host: default site" "nobody.test" "/" 200 "site b\n");
+  let r = check "prefix rule" "a.test" "/assets/app.css" 200 "body{}\n" in
+  Alcotest.(check (option string)) "immutable" (Some "public, max-age=31536000, immutable") (header r "cache-control");
+  let r = check "exact rule" "a.test" "/index.html" 200 "site a\n" in
+  Alcotest.(check (option string)) "no-cache" (Some "no-cache") (header r "cache-control");
+  Alcotest.(check (option string)) "its header" (Some "index") (header r "x-page");
+  let r = check "no rule" "a.test" "/" 200 "" in
+  Alcotest.(check (option string)) "no rule: no Cache-Control" None (header r "cache-control");
+  ignore (check "try_files" "a.test" "/app/settings/profile" 200 "site a\n");
+  let r = check "redirect" "a.test" "/old/page" 301 "" in
+  Alcotest.(check (option string)) "location" (Some "https://a.test/new/") (header r "location");
+  ignore (check "internal" "a.test" "/errors/404.html" 404 "custom 404\n");
+  ignore (check "not found: the custom page" "a.test" "/missing" 404 "custom 404\n");
+  ignore (check "the other site has no such rule" "b.test" "/assets/app.css" 404 "")
+
+(* Access control from the file: the site's rules, a location's own (kind
+   by kind, the site's for the kinds it does not give). *)
+let test_access () =
+  let st name want raw =
+    let r = ask_raw raw in
+    Alcotest.(check int) name want r.status;
+    r
+  in
+  ignore (st "site rules allow the loopback" 200 (request "a.test" "/"));
+  ignore (st "deny all in a location" 403 (request "a.test" "/private/"));
+  let r = st "a password in a location, none given" 401 (request "a.test" "/admin/") in
+  Alcotest.(check (option string)) "challenge" (Some "Basic realm=\"Admin\", charset=\"UTF-8\"") (header r "www-authenticate");
+  ignore (st "wrong password" 401 (request_as "Basic YWxpY2U6d3Jvbmc=" "a.test" "/admin/"));
+  let r = st "the site's user file, the location's realm" 200 (request_as alice "a.test" "/admin/") in
+  Alcotest.(check string) "the file" "admin\n" r.body;
+  ignore (st "burst of 2: first" 200 (request "a.test" "/slow/"));
+  ignore (st "burst of 2: second" 200 (request "a.test" "/slow/"));
+  let r = st "over the rate" 429 (request "a.test" "/slow/") in
+  Alcotest.(check (option string)) "Retry-After" (Some "60") (header r "retry-after");
+  ignore (st "site password" 401 (request "c.test" "/"));
+  ignore (st "site password, given" 200 (request_as alice "c.test" "/"));
+  ignore (st "auth_basic off in a location: no password asked" 404 (request "c.test" "/free/x"));
+  ignore (st "another site: none of a.test's rules" 200 (request "b.test" "/"))
+
+let sites_error text =
+  match Conf_file.read_string ~file:(Filename.concat base "e.conf") text with
+  | Error e -> Alcotest.failf "read refused it: %s" e
+  | Ok conf -> (
+      match Sites.create conf with
+      | Ok _ -> Alcotest.fail "Sites.create accepted it"
+      | Error e -> e)
+
+let test_access_errors () =
+  let expect name text at part =
+    let e = sites_error text in
+    let prefix = Filename.concat base "e.conf" ^ ":" ^ at ^ ": " in
+    Alcotest.(check bool) (name ^ ": " ^ e) true
+      (Httpz_test_support.find_sub e prefix = 0 && Httpz_test_support.find_sub e part > 0)
+  in
+  expect "a user file that does not exist" "root /tmp;\nauth_basic A;\nauth_basic_user_file nope.users;\n" "3:1" "nope.users";
+  write (Filename.concat base "weak.users") "bob:$apr1$abc$0123456789abcdefghijkl\n";
+  expect "a weak hash" "root /tmp;\nlocation /a/ {\n  auth_basic A;\n  auth_basic_user_file weak.users;\n}\n" "4:3" "not supported";
+  expect "auth_basic without a user file" "root /tmp;\nlocation /a/ { auth_basic A; }\n" "2:16" "needs auth_basic_user_file";
+  expect "a user file no auth_basic uses" "root /tmp;\nauth_basic_user_file users;\nlocation /a/ { }\n" "2:1" "used by no auth_basic"
+
+let words_per_request c raw status n =
+  let stats () =
+    send c (stats_request ~token:stats_token);
+    let r = read_response c in
+    (float_of_int (stats_field r.body "requests"), float_of_int (stats_field r.body "minor_words"))
+  in
+  let r0, w0 = stats () in
+  for _ = 1 to n do
+    send c raw;
+    let r = read_response c in
+    if r.status <> status then Alcotest.failf "status %d, want %d" r.status status
+  done;
+  let r1, w1 = stats () in
+  (w1 -. w0) /. (r1 -. r0)
+
+let test_zero_alloc () =
+  let s = Lazy.force server in
+  let cases =
+    [ ("site by exact Host, no rule", request "a.test" "/", 200);
+      ("site by wildcard Host, prefix rule with a header", request "x.a.test:8443" "/assets/app.css", 200);
+      ("exact rule with two headers", request "a.test" "/index.html", 200);
+      ("try_files fallback", request "a.test" "/app/deep/route", 200);
+      ("unknown Host, default site", request "elsewhere.test" "/", 200);
+      ("return 301", request "a.test" "/old/x", 301);
+      ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200) ]
+  in
+  with_client s.port (fun c ->
+      (* Past the server's 1000-request warm-up, through every path. *)
+      List.iter (fun (_, raw, st) -> ignore (words_per_request c raw st 200)) cases;
+      List.iter
+        (fun (name, raw, st) ->
+          Alcotest.(check (float 0.)) (name ^ ": minor words per request") 0. (words_per_request c raw st 200))
+        cases)
+
+(* {1 The CLI} *)
+
+let exe = Filename.concat (Filename.dirname Sys.executable_name) "../../bin/main.exe"
+
+let run args =
+  let err = Filename.temp_file "httpz_conf" ".err" and out = Filename.temp_file "httpz_conf" ".out" in
+  let code = Sys.command (Printf.sprintf "%s %s >%s 2>%s </dev/null" (Filename.quote exe) args (Filename.quote out) (Filename.quote err)) in
+  let o = Httpz_test_support.read_file out and e = Httpz_test_support.read_file err in
+  Sys.remove out;
+  Sys.remove err;
+  (code, o, e)
+
+(* examples/httpz.conf, with throwaway certificates where it names them
+   (a copy of examples/ in a temporary directory). *)
+let test_example () =
+  let here = Filename.dirname Sys.executable_name in
+  let examples =
+    match
+      List.find_opt
+        (fun d -> Sys.file_exists (Filename.concat d "httpz.conf"))
+        [ Filename.concat here "../../examples"; Filename.concat here "../../../../examples"; "examples" ]
+    with
+    | Some d -> d
+    | None -> Alcotest.fail "examples/httpz.conf not found"
+  in
+  let copy = Filename.concat base "examples" in
+  if Sys.command (Printf.sprintf "rm -rf %s/certs && cp -r %s %s && sh %s/make-example-certs.sh >/dev/null" (Filename.quote copy) (Filename.quote examples) (Filename.quote copy) (Filename.quote copy)) <> 0
+  then Alcotest.fail "could not copy the examples and make certificates";
+  let code, out, err = run ("check --config " ^ Filename.quote (Filename.concat copy "httpz.conf")) in
+  Alcotest.(check int) ("exit 0: " ^ err) 0 code;
+  Alcotest.(check bool) "one summary line" true (Httpz_test_support.find_sub out ": ok: 2 sites" >= 0);
+  Alcotest.(check int) "one line" 1 (List.length (String.split_on_char '\n' (String.trim out)))
+
+let test_check_errors () =
+  let file = Filename.concat base "bad.conf" in
+  write file "root /tmp;\nlisten 8080\n";
+  let code, out, err = run ("check --config " ^ Filename.quote file) in
+  Alcotest.(check int) "exit 2" 2 code;
+  Alcotest.(check string) "nothing on stdout" "" out;
+  Alcotest.(check string) "one precise line" (file ^ ":3:1: unexpected end of file: the directive 'listen' (line 2) is missing its ';'\n") err;
+  let code, _, err = run ("check --config " ^ Filename.quote (Filename.concat base "missing.conf")) in
+  Alcotest.(check int) "missing file: exit 2" 2 code;
+  Alcotest.(check bool) "names it" true (Httpz_test_support.find_sub err "missing.conf" >= 0);
+  write file "root /no/such/dir/httpz;\n";
+  let code, _, err = run ("check --config " ^ Filename.quote file) in
+  Alcotest.(check int) "missing root: exit 2" 2 code;
+  Alcotest.(check bool) "at the root directive" true (Httpz_test_support.find_sub err "bad.conf:1:6:" >= 0);
+  write file (Printf.sprintf "root %s/a;\nerror_page 404 /errors/404.html;\nerror_page 403 /nope.html;\n" base);
+  let code, _, err = run ("check --config " ^ Filename.quote file) in
+  Alcotest.(check int) "missing error page: exit 2" 2 code;
+  Alcotest.(check bool) ("at its error_page directive: " ^ err) true
+    (Httpz_test_support.find_sub err "bad.conf:3:1: error page for 403: /nope.html" >= 0)
+
+let test_serve_refuses_flags () =
+  let file = Filename.concat base "ok.conf" in
+  write file "root /tmp;\n";
+  let code, _, err = run ("serve --config " ^ Filename.quote file ^ " --port 9") in
+  Alcotest.(check int) "exit 2" 2 code;
+  Alcotest.(check bool) "says why" true (Httpz_test_support.find_sub err "--port cannot be combined with --config" >= 0)
+
+let test_check_access () =
+  let file = Filename.concat base "auth.conf" in
+  write file "root /tmp;\nlocation /admin/ {\n  auth_basic Admin;\n  auth_basic_user_file missing.users;\n}\n";
+  let code, _, err = run ("check --config " ^ Filename.quote file) in
+  Alcotest.(check int) "an unreadable user file: exit 2" 2 code;
+  Alcotest.(check bool) ("at the directive: " ^ err) true (Httpz_test_support.find_sub err (file ^ ":4:3: ") = 0);
+  write file "root /tmp;\nlocation /admin/ {\n  auth_basic Admin;\n  auth_basic_user_file users;\n  allow 10.0.0.0/8;\n  deny all;\n}\n";
+  let code, out, err = run ("check --config " ^ Filename.quote file) in
+  Alcotest.(check int) ("valid: exit 0: " ^ err) 0 code;
+  Alcotest.(check bool) ("counted: " ^ out) true (Httpz_test_support.find_sub out "4 access-control directives" > 0)
+
+let tests =
+  [ Alcotest.test_case "sites and rules answer" `Quick test_answers;
+    Alcotest.test_case "0 words per request" `Quick test_zero_alloc;
+    Alcotest.test_case "check: the example" `Quick test_example;
+    Alcotest.test_case "check: errors exit 2" `Quick test_check_errors;
+    Alcotest.test_case "serve --config refuses other options" `Quick test_serve_refuses_flags;
+    Alcotest.test_case "access control from the file" `Quick test_access;
+    Alcotest.test_case "access control errors at their directive" `Quick test_access_errors;
+    Alcotest.test_case "check: user files" `Quick test_check_access ]

@@ -1,0 +1,181 @@
+(* The configuration file (httpz.conf): malformed files (Conf_errors),
+   what a valid one reads into, host and location matching with their
+   allocation, and the handler through a live server (Conf_live). *)
+
+open Httpz_conf
+module B = Httpz.Bigstring
+
+let read text =
+  match Conf_file.read_string ~file:"/etc/httpz/t.conf" text with
+  | Ok t -> t
+  | Error e -> Alcotest.failf "refused: %s" e
+
+let full =
+  {|# two sites
+listen 127.0.0.1:8443 tls;
+listen 127.0.0.1:8080 plain;
+listen 127.0.0.1:8081 redirect;
+workers 3;
+idle_timeout 2m;
+max_body 64k;
+header X-Frame-Options DENY;
+max_age 60;
+limit_conn 10;
+error_log logs/error.log;
+log_level warn;
+stats_listen 9100;
+stats_listen [::1]:9101;
+deny 192.0.2.0/24;
+limit_req 5r/s;
+tls_certificate certs/main.crt;
+tls_certificate_key /k/main.key;
+site Example.COM *.example.com {
+  root www;
+  auth_basic "Admin area";
+  auth_basic_user_file users;
+  location /assets/ { header Cache-Control "public, max-age=31536000, immutable"; compress on; }
+  location = /index.html { header Cache-Control no-cache; }
+  location /admin/ { allow 10.0.0.0/8; deny all; limit_req 30r/m 3; }
+  location /app/ { try_files $uri $uri/ /index.html; }
+  location /old/ { return 301 'https://example.com/new/'; }
+  location /errors/ { internal; }
+  location /legacy/ { rewrite /assets/; }
+}
+site app.test default {
+  root /srv/app;
+  listing on;
+  tls_certificate /c/app.crt;
+  tls_certificate_key /c/app.key;
+}
+|}
+
+let test_full () =
+  let t = read full in
+  let s = t.server in
+  Alcotest.(check int) "workers" 3 s.workers;
+  Alcotest.(check (float 0.)) "idle timeout" 120. s.idle_timeout;
+  Alcotest.(check int) "max body" 65536 s.max_body;
+  Alcotest.(check (list (pair string int))) "https addresses" [ ("127.0.0.1", 8443) ] s.listen;
+  Alcotest.(check bool) "global header kept with the default" true
+    (List.mem ("X-Frame-Options", "DENY") s.headers && List.mem_assoc "X-Content-Type-Options" s.headers);
+  (match s.tls with
+   | None -> Alcotest.fail "no tls"
+   | Some tl ->
+       Alcotest.(check string) "certificate beside the file" "/etc/httpz/certs/main.crt" tl.cert_file;
+       Alcotest.(check string) "absolute key" "/k/main.key" tl.key_file;
+       Alcotest.(check (list (pair string int))) "plain" [ ("127.0.0.1", 8080) ] tl.listen_plain;
+       Alcotest.(check (list (pair string int))) "redirect" [ ("127.0.0.1", 8081) ] tl.redirect_http;
+       Alcotest.(check int) "one SNI certificate" 1 (List.length tl.sni);
+       let names, c, _ = List.hd tl.sni in
+       Alcotest.(check (list string)) "SNI names" [ "app.test" ] names;
+       Alcotest.(check string) "SNI cert" "/c/app.crt" c);
+  Alcotest.(check int) "two sites" 2 (List.length t.sites);
+  Alcotest.(check int) "default site" 1 t.default_site;
+  let ex = List.hd t.sites in
+  Alcotest.(check (list string)) "names lower case" [ "example.com"; "*.example.com" ] ex.names;
+  Alcotest.(check string) "root beside the file" "/etc/httpz/www" ex.static.root;
+  Alcotest.(check int) "max_age inherited" 60 ex.static.max_age;
+  Alcotest.(check int) "seven locations" 7 (List.length ex.locations);
+  Alcotest.(check int) "limit_conn" 10 s.conn_limit;
+  Alcotest.(check (option string)) "error log beside the file" (Some "/etc/httpz/logs/error.log") s.error_log;
+  Alcotest.(check bool) "log level" true (s.log_level = Httpz_server.Log.Warn);
+  Alcotest.(check (list (pair string int))) "stats listeners (a bare port on the loopback)"
+    [ ("127.0.0.1", 9100); ("::1", 9101) ] s.stats_listen;
+  let show l = List.map (fun (a : Conf_file.access) -> String.concat " " (a.directive :: a.args)) l in
+  Alcotest.(check (list string)) "site access: the top level's kept, kind by kind"
+    [ "deny 192.0.2.0/24"; "limit_req 5r/s 5"; "auth_basic Admin area"; "auth_basic_user_file /etc/httpz/users" ]
+    (show ex.access);
+  let loc p = List.find (fun (l : Conf_file.location) -> l.path = p) ex.locations in
+  Alcotest.(check (list string)) "location access, in order" [ "allow 10.0.0.0/8"; "deny all"; "limit_req 30r/m 3" ]
+    (show (loc "/admin/").access);
+  Alcotest.(check int) "access position" 25 (List.hd (loc "/admin/").access).at.line;
+  (match Conf_access.config (Conf_access.within ~outer:ex.access ~inner:(loc "/admin/").access) with
+   | Error (_, m) -> Alcotest.fail m
+   | Ok g ->
+       Alcotest.(check int) "the location's address rules only" 2 (List.length g.access);
+       Alcotest.(check bool) "its own rate" true (g.rate = Some { Httpz_server.Guard.per_second = 0.5; burst = 3 });
+       Alcotest.(check bool) "the site's password" true
+         (g.auth = Some { Httpz_server.Guard.realm = "Admin area"; user_file = "/etc/httpz/users" }));
+  (match Conf_access.config (Conf_access.within ~outer:ex.access ~inner:[]) with
+   | Error (_, m) -> Alcotest.fail m
+   | Ok g -> Alcotest.(check int) "a location without directives: the site's" 1 (List.length g.access));
+  Alcotest.(check bool) "exact" true (loc "/index.html").exact;
+  Alcotest.(check string) "try_files" "/index.html" (loc "/app/").try_files;
+  Alcotest.(check (option bool)) "compress" (Some true) (loc "/assets/").compress;
+  Alcotest.(check bool) "return" true ((loc "/old/").action = Return (301, "https://example.com/new/"));
+  Alcotest.(check bool) "internal" true ((loc "/errors/").action = Internal);
+  Alcotest.(check bool) "rewrite" true ((loc "/legacy/").action = Rewrite "/assets/");
+  let app = List.nth t.sites 1 in
+  Alcotest.(check bool) "site listing" true app.static.list_directories
+
+let test_implicit_site () =
+  let t = read "root /srv;\nlocation = /x { internal; }\n" in
+  Alcotest.(check int) "one site" 1 (List.length t.sites);
+  Alcotest.(check (list string)) "for every host" [] (List.hd t.sites).names;
+  Alcotest.(check (list (pair string int))) "default address" [ ("127.0.0.1", 8080) ] t.server.listen;
+  Alcotest.(check int) "its location" 1 (List.length (List.hd t.sites).locations)
+
+let test_comments_and_quotes () =
+  let t = read "# top\nroot '/srv/a b'; # trailing\nheader X-Note \"say \\\"hi\\\" # not a comment\";\n" in
+  Alcotest.(check string) "single quotes" "/srv/a b" (List.hd t.sites).static.root;
+  Alcotest.(check bool) "escapes and # inside quotes" true
+    (List.mem ("X-Note", "say \"hi\" # not a comment") t.server.headers)
+
+let test_suggest () =
+  Alcotest.(check (option string)) "near" (Some "listen") (Conf_args.suggest "lisen" [ "root"; "listen" ]);
+  Alcotest.(check (option string)) "far" None (Conf_args.suggest "zzzzzz" [ "root"; "listen" ])
+
+(* {1 Hosts} *)
+
+let hosts =
+  Host_match.create
+    ~names:[| [ "example.com"; "*.example.com" ]; [ "*.a.example.com" ]; [ "other.test" ]; [ "[::1]" ] |]
+    ~default:2
+
+let test_hosts () =
+  List.iter
+    (fun (host, want) -> Alcotest.(check int) host want (Host_match.find_string hosts host))
+    [ ("example.com", 0); ("EXAMPLE.com", 0); ("example.com:8443", 0); ("example.com.", 0);
+      ("www.example.com", 0); ("x.a.example.com", 1); ("y.x.a.example.com", 1); ("a.example.com", 0);
+      ("other.test", 2); ("unknown.test", 2); ("xexample.com", 2); ("[::1]:8080", 3); ("", 2) ];
+  let strict = Host_match.create ~names:[| [ "a.test" ] |] ~default:(-1) in
+  Alcotest.(check int) "no default" (-1) (Host_match.find_string strict "b.test")
+
+let host_buf = B.of_string "GET / HTTP/1.1\r\nHost: www.a.example.com:8443\r\n"
+let host_span = Httpz.Span.make ~off:22 ~len:22
+
+let alloc_hosts =
+  Httpz_test_support.zero_alloc "Host_match.find (wildcard, port)" (fun () ->
+      if Host_match.find hosts host_buf host_span <> 1 then failwith "wrong site")
+
+(* {1 Locations} *)
+
+let rules = Rules.create [ (false, "/"); (false, "/assets/"); (true, "/assets/x"); (false, "/assets/img/"); (true, "/index.html") ]
+
+let find_rule p = Rules.find rules (B.of_string p) (String.length p)
+
+let test_rules () =
+  List.iter
+    (fun (p, want) -> Alcotest.(check int) p want (find_rule p))
+    [ ("/assets/a.css", 1); ("/assets/x", 2); ("/assets/x/y", 1); ("/assets/img/a.png", 3);
+      ("/index.html", 4); ("/index.htm", 0); ("/", 0); ("/assets", 0) ];
+  let none = Rules.create [ (false, "/a/") ] in
+  Alcotest.(check int) "no match" (-1) (Rules.find none (B.of_string "/b") 2)
+
+let rule_path = B.of_string "/assets/img/logo.png"
+
+let alloc_rules =
+  Httpz_test_support.zero_alloc "Rules.find (longest prefix)" (fun () ->
+      if Rules.find rules rule_path 20 <> 3 then failwith "wrong rule")
+
+let () =
+  Alcotest.run "conf"
+    [ ("malformed", Conf_errors.tests @ [ Alcotest.test_case "each its own message" `Quick Conf_errors.distinct ]);
+      ( "reading",
+        [ Alcotest.test_case "a full file" `Quick test_full;
+          Alcotest.test_case "no site block" `Quick test_implicit_site;
+          Alcotest.test_case "comments and quotes" `Quick test_comments_and_quotes;
+          Alcotest.test_case "did you mean" `Quick test_suggest ] );
+      ("hosts", [ Alcotest.test_case "exact, wildcard, default" `Quick test_hosts; alloc_hosts ]);
+      ("rules", [ Alcotest.test_case "exact, longest prefix" `Quick test_rules; alloc_rules ]);
+      ("live", Conf_live.tests) ]

@@ -1,0 +1,462 @@
+(* Access control: the libcrypt stub against known hashes, address rules,
+   the rate limiter on a fake clock, per-client connection counts, Basic
+   authentication and the guard that composes them; the path of a
+   request that passes allocates nothing. *)
+
+open Httpz
+open Httpz_server
+open Httpz_sys
+module T = Httpz_test_support
+
+(* Known hashes of "secret": `openssl passwd -6 -salt abcdefgh secret`,
+   `openssl passwd -5 -salt abcdefgh secret`; the bcrypt one is Openwall's
+   crypt_blowfish test vector for "U*U". *)
+let sha512 = "$6$abcdefgh$ltjgWl6579NluT/Vi1nwEvcil.G5Nbc4NiXZaNGStk8PSwGfQv72N2CKPPrVACtLtip/cZ/1GM/O6IND4WQhG."
+let sha256 = "$5$abcdefgh$gruCpC7VkOTspMQTTSAR8mtlO9Upms.fwqE5y16JVM."
+let bcrypt_uu = "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"
+
+let ok_bool = Alcotest.(result bool string)
+
+let crypt_tests =
+  [
+    Alcotest.test_case "SHA-512 crypt of openssl passwd -6" `Quick (fun () ->
+        Alcotest.check ok_bool "right" (Ok true) (Crypt.verify ~hash:sha512 "secret");
+        Alcotest.check ok_bool "wrong" (Ok false) (Crypt.verify ~hash:sha512 "Secret"));
+    Alcotest.test_case "SHA-256 crypt of openssl passwd -5" `Quick (fun () ->
+        Alcotest.check ok_bool "right" (Ok true) (Crypt.verify ~hash:sha256 "secret");
+        Alcotest.check ok_bool "wrong" (Ok false) (Crypt.verify ~hash:sha256 "secret "));
+    Alcotest.test_case "bcrypt test vector, and $2b$ of a fresh salt" `Quick (fun () ->
+        Alcotest.check ok_bool "U*U" (Ok true) (Crypt.verify ~hash:bcrypt_uu "U*U");
+        Alcotest.check ok_bool "U*V" (Ok false) (Crypt.verify ~hash:bcrypt_uu "U*V");
+        match Crypt.hash ~key:"pw" ~setting:"$2b$04$abcdefghijklmnopqrstuu" with
+        | Error e -> Alcotest.fail e
+        | Ok h ->
+            Alcotest.(check string) "method kept" "$2b$04$" (String.sub h 0 7);
+            Alcotest.check ok_bool "verifies" (Ok true) (Crypt.verify ~hash:h "pw"));
+    Alcotest.test_case "malformed setting and NUL: EINVAL" `Quick (fun () ->
+        (match Crypt.hash ~key:"x" ~setting:"$9$nonsense" with
+         | Ok h -> Alcotest.failf "hashed: %s" h
+         | Error e -> Alcotest.(check bool) ("EINVAL: " ^ e) true (T.find_sub e "EINVAL" >= 0));
+        match Crypt.hash ~key:"a\000b" ~setting:sha512 with
+        | Ok _ -> Alcotest.fail "a NUL in the key was hashed"
+        | Error e -> Alcotest.(check bool) e true (T.find_sub e "EINVAL" >= 0));
+  ]
+
+(* {1 Addresses} *)
+
+let ip s =
+  let b = Bytes.make 16 '\000' in
+  (match Ipaddr.of_string_exn s with
+   | Ipaddr.V4 a ->
+       Bytes.set b 10 '\255';
+       Bytes.set b 11 '\255';
+       Bytes.blit_string (Ipaddr.V4.to_octets a) 0 b 12 4
+   | Ipaddr.V6 a -> Bytes.blit_string (Ipaddr.V6.to_octets a) 0 b 0 16);
+  b
+
+let rules l =
+  match Address_rules.compile l with Ok t -> t | Error e -> Alcotest.fail e
+
+let rules_tests =
+  let open Address_rules in
+  [
+    Alcotest.test_case "first match wins, as nginx" `Quick (fun () ->
+        let t = rules [ (Deny, "192.168.1.1"); (Allow, "192.168.1.0/24"); (Allow, "10.1.1.0/16");
+                        (Allow, "2001:db8::/32"); (Deny, "all") ] in
+        List.iter
+          (fun (a, want) -> Alcotest.(check bool) a want (allowed t (ip a)))
+          [ ("192.168.1.1", false); ("192.168.1.2", true); ("192.168.2.1", false);
+            ("10.1.200.7", true); ("10.2.0.1", false); ("2001:db8:1::5", true);
+            ("2001:db9::1", false); ("::1", false); ("::ffff:192.168.1.9", true) ]);
+    Alcotest.test_case "no rule matches: allowed; empty: everyone" `Quick (fun () ->
+        let t = rules [ (Deny, "10.0.0.0/8") ] in
+        Alcotest.(check bool) "other" true (allowed t (ip "11.0.0.1"));
+        Alcotest.(check bool) "denied" false (allowed t (ip "10.9.9.9"));
+        Alcotest.(check bool) "empty" true (allowed Address_rules.empty (ip "10.9.9.9")));
+    Alcotest.test_case "prefix lengths at every bit" `Quick (fun () ->
+        for bits = 0 to 32 do
+          let t = rules [ (Allow, Printf.sprintf "128.0.0.0/%d" bits); (Deny, "all") ] in
+          (* The last bit of the prefix set: outside; the first bit after
+             it set: inside. *)
+          let addr bit = Ipaddr.V4.(to_string (of_int32 Int32.(logor 0x80000000l (shift_left 1l bit)))) in
+          if bits >= 2 then
+            Alcotest.(check bool) (Printf.sprintf "/%d %s" bits (addr (32 - bits))) false (allowed t (ip (addr (32 - bits))));
+          if bits >= 1 && bits < 31 then
+            Alcotest.(check bool) (Printf.sprintf "/%d %s" bits (addr (31 - bits))) true (allowed t (ip (addr (31 - bits))));
+          Alcotest.(check bool) "other half" (bits = 0) (allowed t (ip "1.2.3.4"))
+        done;
+        let t = rules [ (Allow, "fe80::/10"); (Deny, "all") ] in
+        Alcotest.(check bool) "fe80::1" true (allowed t (ip "fe80::1"));
+        Alcotest.(check bool) "febf::1" true (allowed t (ip "febf::1"));
+        Alcotest.(check bool) "fec0::1" false (allowed t (ip "fec0::1")));
+    Alcotest.test_case "errors name the rule" `Quick (fun () ->
+        (match compile [ (Allow, "10.0.0.0/8"); (Deny, "10.0.0.0/33") ] with
+         | Ok _ -> Alcotest.fail "accepted /33"
+         | Error e -> Alcotest.(check bool) e true (T.find_sub e "deny 10.0.0.0/33" = 0));
+        (match parse_rule "permit:1.2.3.4" with
+         | Ok _ -> Alcotest.fail "permit accepted"
+         | Error _ -> ());
+        Alcotest.(check bool) "ipv6 rule" true (parse_rule "deny:::1/128" = Ok (Deny, "::1/128")));
+    T.zero_alloc "allowed: 0 words" (let t = rules [ (Deny, "10.0.0.0/8"); (Allow, "::/0") ] and a = ip "192.0.2.1" in
+                                     fun () -> ignore (Sys.opaque_identity (allowed t a)));
+  ]
+
+(* {1 Rate} *)
+
+let s = 1_000_000_000
+let t0 = 1_000 * s
+
+let rate_tests =
+  [
+    Alcotest.test_case "burst, then the rate; Retry-After counts up" `Quick (fun () ->
+        let r = Rate_limit.create ~rate:2. ~burst:3 ~entries:64 in
+        let a = ip "198.51.100.7" in
+        for i = 1 to 3 do Alcotest.(check int) (Printf.sprintf "burst %d" i) 0 (Rate_limit.admit r a ~now_ns:t0) done;
+        Alcotest.(check int) "4th at once: wait" 1 (Rate_limit.admit r a ~now_ns:t0);
+        Alcotest.(check int) "refusal not counted" 1 (Rate_limit.admit r a ~now_ns:t0);
+        Alcotest.(check int) "half a second later: one more" 0 (Rate_limit.admit r a ~now_ns:(t0 + (s / 2)));
+        Alcotest.(check int) "and no more" 1 (Rate_limit.admit r a ~now_ns:(t0 + (s / 2)));
+        Alcotest.(check int) "another client is not affected" 0
+          (Rate_limit.admit r (ip "198.51.100.8") ~now_ns:t0));
+    Alcotest.test_case "a client over the rate gets it, one under gets everything" `Quick (fun () ->
+        (* 10 per second, burst 5; over 10 s one client sends 100/s, the
+           other 5/s. *)
+        let r = Rate_limit.create ~rate:10. ~burst:5 ~entries:64 in
+        let fast = ip "2001:db8::1" and slow = ip "203.0.113.5" in
+        let fast_ok = ref 0 and slow_refused = ref 0 in
+        for ms = 0 to 9_999 do
+          let now_ns = t0 + (ms * 1_000_000) in
+          if ms mod 10 = 0 && Rate_limit.admit r fast ~now_ns = 0 then incr fast_ok;
+          if ms mod 200 = 0 && Rate_limit.admit r slow ~now_ns <> 0 then incr slow_refused
+        done;
+        Alcotest.(check bool) (Printf.sprintf "fast got %d (10 s at 10/s + burst)" !fast_ok) true
+          (!fast_ok >= 100 && !fast_ok <= 106);
+        Alcotest.(check int) "slow refused" 0 !slow_refused);
+    Alcotest.test_case "an IPv6 client is its /64" `Quick (fun () ->
+        let r = Rate_limit.create ~rate:1. ~burst:1 ~entries:64 in
+        Alcotest.(check int) "first" 0 (Rate_limit.admit r (ip "2001:db8:0:1::1") ~now_ns:t0);
+        Alcotest.(check bool) "same /64" true (Rate_limit.admit r (ip "2001:db8:0:1::ffff") ~now_ns:t0 > 0);
+        Alcotest.(check int) "other /64" 0 (Rate_limit.admit r (ip "2001:db8:0:2::1") ~now_ns:t0));
+    Alcotest.test_case "ten thousand addresses: a fixed table, the limit still holds" `Quick (fun () ->
+        let r = Rate_limit.create ~rate:1. ~burst:2 ~entries:1024 in
+        let victim = ip "192.0.2.1" in
+        ignore (Rate_limit.admit r victim ~now_ns:t0);
+        ignore (Rate_limit.admit r victim ~now_ns:t0);
+        for i = 0 to 9_999 do
+          let a = ip (Printf.sprintf "10.%d.%d.1" (i / 256) (i mod 256)) in
+          ignore (Rate_limit.admit r a ~now_ns:t0)
+        done;
+        Alcotest.(check int) "entries" 1024 (Rate_limit.entries r);
+        Alcotest.(check bool) "tracked within the table" true (Rate_limit.tracked r ~now_ns:t0 <= 1024);
+        (* Forgetting a client may only let it in: never refuse one that
+           is within its rate. *)
+        Alcotest.(check int) "a new client is let in" 0 (Rate_limit.admit r (ip "192.0.2.99") ~now_ns:t0));
+    T.zero_alloc "admit: 0 words"
+      (let r = Rate_limit.create ~rate:1e9 ~burst:1000 ~entries:64 and a = ip "192.0.2.1" and now = ref t0 in
+       fun () ->
+         now := !now + 10;
+         ignore (Sys.opaque_identity (Rate_limit.admit r a ~now_ns:!now)));
+  ]
+
+(* {1 Connections} *)
+
+let conn_tests =
+  [
+    Alcotest.test_case "per client, released by slot" `Quick (fun () ->
+        let t = Conn_limit.create ~per_client:2 ~slots:8 in
+        let a = ip "192.0.2.1" and b = ip "192.0.2.2" in
+        Alcotest.(check bool) "a 1" true (Conn_limit.acquire t ~slot:0 a);
+        Alcotest.(check bool) "a 2" true (Conn_limit.acquire t ~slot:1 a);
+        Alcotest.(check bool) "a 3 refused" false (Conn_limit.acquire t ~slot:2 a);
+        Alcotest.(check bool) "b 1" true (Conn_limit.acquire t ~slot:2 b);
+        Alcotest.(check int) "a counted" 2 (Conn_limit.count t a);
+        Conn_limit.release t ~slot:0;
+        Conn_limit.release t ~slot:0;
+        Alcotest.(check int) "released once" 1 (Conn_limit.count t a);
+        Alcotest.(check bool) "a again" true (Conn_limit.acquire t ~slot:0 a);
+        Conn_limit.release t ~slot:5;
+        Alcotest.(check int) "an uncounted slot releases nothing" 2 (Conn_limit.count t a));
+    Alcotest.test_case "many clients over few slots stay bounded" `Quick (fun () ->
+        let slots = 64 in
+        let t = Conn_limit.create ~per_client:1 ~slots in
+        for i = 0 to 99_999 do
+          let slot = i mod slots in
+          Conn_limit.release t ~slot;
+          ignore (Conn_limit.acquire t ~slot (ip (Printf.sprintf "10.%d.%d.%d" (i lsr 16) ((i lsr 8) land 255) (i land 255))))
+        done;
+        for slot = 0 to slots - 1 do Conn_limit.release t ~slot done;
+        Alcotest.(check int) "all released" 0 (Conn_limit.count t (ip "10.1.134.159")));
+    T.zero_alloc "acquire and release: 0 words"
+      (let t = Conn_limit.create ~per_client:4 ~slots:8 and a = ip "2001:db8::1" in
+       fun () ->
+         ignore (Sys.opaque_identity (Conn_limit.acquire t ~slot:3 a));
+         Conn_limit.release t ~slot:3);
+  ]
+
+(* {1 Basic authentication} *)
+
+let b64 s =
+  let tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" in
+  let b = Buffer.create 64 in
+  let n = String.length s in
+  let i = ref 0 in
+  while !i < n do
+    let c k = if !i + k < n then Char.code s.[!i + k] else 0 in
+    let v = (c 0 lsl 16) lor (c 1 lsl 8) lor c 2 in
+    Buffer.add_char b tbl.[v lsr 18];
+    Buffer.add_char b tbl.[(v lsr 12) land 63];
+    Buffer.add_char b (if !i + 1 < n then tbl.[(v lsr 6) land 63] else '=');
+    Buffer.add_char b (if !i + 2 < n then tbl.[v land 63] else '=');
+    i := !i + 3
+  done;
+  Buffer.contents b
+
+let field s = (Bigstring.of_string s, Span.make ~off:0 ~len:(String.length s))
+
+let auth () =
+  match Basic_auth.of_users ~realm:"admin area" [ ("alice", sha512); ("bob", sha256); ("carol", bcrypt_uu) ] with
+  | Ok t -> t
+  | Error e -> Alcotest.fail e
+
+let verdict =
+  Alcotest.testable
+    (fun f v -> Format.pp_print_string f (match v with Basic_auth.Granted -> "Granted" | Missing -> "Missing" | Refused -> "Refused"))
+    ( = )
+
+let check_auth t s = let b, sp = field s in Basic_auth.check t b sp
+
+let auth_tests =
+  [
+    Alcotest.test_case "right, wrong, missing, malformed" `Quick (fun () ->
+        let t = auth () in
+        Alcotest.check verdict "alice" Basic_auth.Granted (check_auth t ("Basic " ^ b64 "alice:secret"));
+        Alcotest.check verdict "bob, scheme case" Basic_auth.Granted (check_auth t ("basic  " ^ b64 "bob:secret"));
+        Alcotest.check verdict "carol bcrypt" Basic_auth.Granted (check_auth t ("Basic " ^ b64 "carol:U*U"));
+        Alcotest.check verdict "wrong password" Basic_auth.Refused (check_auth t ("Basic " ^ b64 "alice:Secret"));
+        Alcotest.check verdict "unknown user" Basic_auth.Refused (check_auth t ("Basic " ^ b64 "mallory:secret"));
+        Alcotest.check verdict "no colon" Basic_auth.Refused (check_auth t ("Basic " ^ b64 "alicesecret"));
+        Alcotest.check verdict "not base64" Basic_auth.Refused (check_auth t "Basic a*b=");
+        Alcotest.check verdict "bearer" Basic_auth.Missing (check_auth t "Bearer abc");
+        Alcotest.check verdict "absent" Basic_auth.Missing (Basic_auth.check t (Bigstring.create 0) Span.empty);
+        Alcotest.check verdict "too long" Basic_auth.Refused
+          (check_auth t ("Basic " ^ b64 ("alice:" ^ String.make 300 'x')));
+        Alcotest.(check string) "challenge" "Basic realm=\"admin area\", charset=\"UTF-8\"" (Basic_auth.challenge t));
+    Alcotest.test_case "a wrong password after a right one is still wrong" `Quick (fun () ->
+        let t = auth () in
+        Alcotest.check verdict "right" Basic_auth.Granted (check_auth t ("Basic " ^ b64 "alice:secret"));
+        Alcotest.check verdict "wrong" Basic_auth.Refused (check_auth t ("Basic " ^ b64 "alice:secreT"));
+        Alcotest.check verdict "right again" Basic_auth.Granted (check_auth t ("Basic " ^ b64 "alice:secret")));
+    Alcotest.test_case "user files: errors name the line" `Quick (fun () ->
+        let file text =
+          let p = Filename.temp_file "users" ".txt" in
+          let oc = open_out p in
+          output_string oc text;
+          close_out oc;
+          p
+        in
+        let err text =
+          let p = file text in
+          match Basic_auth.load ~realm:"r" p with Ok _ -> Alcotest.failf "accepted %S" text | Error e -> Sys.remove p; (p, e)
+        in
+        let p, e = err "# users\nalice:$apr1$xyz$abc\n" in
+        Alcotest.(check string) "md5" (p ^ ":2: user alice: $apr1$ hashes are not supported (use bcrypt, htpasswd -B, or SHA-crypt, openssl passwd -6)") e;
+        let p, e = err "alice:plain\n" in
+        Alcotest.(check bool) e true (T.find_sub e (p ^ ":1: user alice: plain text") = 0);
+        let p, e = err "\nbob\n" in
+        Alcotest.(check string) "no colon" (p ^ ":2: give user:hash") e;
+        let p, e = err ("a:" ^ sha256 ^ "\na:" ^ sha512 ^ "\n") in
+        Alcotest.(check string) "twice" (p ^ ":2: user a is listed twice") e;
+        (match Basic_auth.load ~realm:"r" "/nonexistent/users" with
+         | Ok _ -> Alcotest.fail "missing file"
+         | Error e -> Alcotest.(check bool) e true (T.find_sub e "No such file" >= 0));
+        let p = file ("# c\n\nalice:" ^ sha512 ^ "\n") in
+        (match Basic_auth.load ~realm:"r" p with
+         | Ok t -> Alcotest.(check int) "users" 1 (Basic_auth.user_count t)
+         | Error e -> Alcotest.fail e);
+        match Basic_auth.load ~realm:"a\"b" p with
+        | Ok _ -> Alcotest.fail "quote in realm"
+        | Error _ -> Sys.remove p);
+    T.zero_alloc "a remembered pair: 0 words"
+      (let t = auth () in
+       let b, sp = field ("Basic " ^ b64 "alice:secret") in
+       ignore (Basic_auth.check t b sp);
+       fun () -> ignore (Sys.opaque_identity (Basic_auth.check t b sp)));
+  ]
+
+(* {1 The guard} *)
+
+let guard_tests =
+  let make () =
+    match
+      Guard.create ~rate_entries:64
+        { Guard.access = [ (Address_rules.Deny, "192.0.2.66"); (Allow, "all") ];
+          rate = Some { Guard.per_second = 1.; burst = 2 };
+          auth = None }
+    with
+    | Ok g -> g
+    | Error e -> Alcotest.fail e
+  in
+  let pp f v =
+    Format.pp_print_string f
+      (match v with Guard.Pass -> "Pass" | Denied -> "Denied" | Unauthenticated -> "Unauthenticated" | Limited n -> Printf.sprintf "Limited %d" n)
+  in
+  let v = Alcotest.testable pp ( = ) in
+  let empty = Bigstring.create 0 in
+  [
+    Alcotest.test_case "deny before the rate, the rate counts passes only" `Quick (fun () ->
+        let g = make () in
+        let bad = ip "192.0.2.66" and good = ip "192.0.2.67" in
+        for _ = 1 to 5 do Alcotest.check v "denied" Guard.Denied (Guard.decide g ~addr:bad ~now_ns:t0 empty Span.empty) done;
+        Alcotest.check v "1" Guard.Pass (Guard.decide g ~addr:good ~now_ns:t0 empty Span.empty);
+        Alcotest.check v "2" Guard.Pass (Guard.decide g ~addr:good ~now_ns:t0 empty Span.empty);
+        Alcotest.check v "3" (Guard.Limited 1) (Guard.decide g ~addr:good ~now_ns:t0 empty Span.empty));
+    Alcotest.test_case "configuration errors" `Quick (fun () ->
+        let bad c = match Guard.create c with Ok _ -> Alcotest.fail "accepted" | Error e -> e in
+        Alcotest.(check string) "rate" "rate 0: must be a positive number of requests per second"
+          (bad { Guard.none with rate = Some { Guard.per_second = 0.; burst = 1 } });
+        Alcotest.(check string) "burst" "burst 0: must be at least 1"
+          (bad { Guard.none with rate = Some { Guard.per_second = 1.; burst = 0 } });
+        Alcotest.(check bool) "none" true (Guard.is_none Guard.none));
+    T.zero_alloc "a request that passes every check: 0 words"
+      (let users = Filename.temp_file "users" ".txt" in
+       let oc = open_out users in
+       output_string oc ("alice:" ^ sha256 ^ "\n");
+       close_out oc;
+       let g =
+         match
+           Guard.create ~rate_entries:64
+             { Guard.access = [ (Address_rules.Deny, "10.0.0.0/8"); (Allow, "all") ];
+               rate = Some { Guard.per_second = 1e9; burst = 1000 };
+               auth = Some { Guard.realm = "r"; user_file = users } }
+         with
+         | Ok g -> Sys.remove users; g
+         | Error e -> Alcotest.fail e
+       in
+       let b, sp = field ("Basic " ^ b64 "alice:secret") and a = ip "192.0.2.1" and now = ref t0 in
+       if Guard.decide g ~addr:a ~now_ns:!now b sp <> Guard.Pass then Alcotest.fail "not passed";
+       fun () ->
+         now := !now + 10;
+         match Guard.decide g ~addr:a ~now_ns:!now b sp with Guard.Pass -> () | _ -> failwith "refused");
+  ]
+
+(* {1 The guard in front of a handler, through the HTTP/1.1 machine} *)
+
+(* The whole exchange with every check on (address rules, a rate, a
+   remembered password), as test/h1's cycle: no word allocated. *)
+let guarded_cycle () =
+  let users = Filename.temp_file "users" ".txt" in
+  let oc = open_out users in
+  output_string oc ("alice:" ^ sha256 ^ "\n");
+  close_out oc;
+  let g =
+    match
+      Guard.create ~rate_entries:64
+        { Guard.access = [ (Address_rules.Deny, "10.0.0.0/8"); (Allow, "all") ];
+          rate = Some { Guard.per_second = 1e9; burst = 1_000_000 };
+          auth = Some { Guard.realm = "r"; user_file = users } }
+    with
+    | Ok g -> Sys.remove users; g
+    | Error e -> Alcotest.fail e
+  in
+  let sh =
+    Slot.create_shared ~server_name:"t" ~read_buffer:4096 ~write_buffer:1024 ~max_body:4096
+      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000 ~headers:""
+      ~listener_headers:[| "" |] ~keep:4
+  in
+  let passed = ref 0 in
+  let app c = incr passed; Ctx.start c Status.Ok; Ctx.body_string c "ok" in
+  let front = Guard.under ~prefix:"/admin" g ~app in
+  sh.hooks.handler <- (fun c -> front (Ctx.of_conn c));
+  sh.hooks.app <- (fun c -> app (Ctx.of_conn c));
+  let c = Slot.create sh ~slot:0 ~peer:false in
+  let req =
+    Bigstring.of_string
+      ("GET /admin/x HTTP/1.1\r\nHost: t\r\nAuthorization: Basic " ^ b64 "alice:secret" ^ "\r\n\r\n")
+  in
+  let n = Bigstring.length req in
+  let rec go (a : H1.action) =
+    match a with
+    | Write ->
+        Output.advance c (Output.pending c);
+        go (H1.written c)
+    | Read | Close | Linger | Wait | Detach | Nothing -> a
+  in
+  ignore (H1.opened c ~fd:(-1) ~listener:0 ~peer_len:0 : H1.action);
+  let cycle () =
+    let before = !passed in
+    (match H1.prepare_read c with
+     | Read ->
+         Bigstring.blit ~src:req ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:n;
+         ignore (go (H1.received c n) : H1.action)
+     | _ -> Alcotest.fail "not reading");
+    if !passed <> before + 1 then Alcotest.fail "the guard refused the request"
+  in
+  cycle ();
+  Alcotest.(check int) "passed to the application" 1 !passed;
+  T.zero_alloc "a guarded request that passes, through H1: 0 words" cycle
+
+(* {1 Totals across processes} *)
+
+let totals_tests =
+  [
+    Alcotest.test_case "rows per process, summed; a forked worker counts in its own" `Quick (fun () ->
+        let t = Totals.create ~rows:4 in
+        let row = Totals.claim t in
+        Alcotest.(check int) "first row" 0 row;
+        Alcotest.(check int) "claimed again: the same" 0 (Totals.claim t);
+        Totals.response t row ~status:200 ~bytes:100;
+        Totals.response t row ~status:404 ~bytes:50;
+        Totals.response t row ~status:99 ~bytes:1;
+        Totals.accepted t row;
+        Totals.connections t row ~reading:1 ~writing:2 ~idle:3 ~handling:4;
+        (match Unix.fork () with
+         | 0 ->
+             let r = Totals.claim t in
+             Totals.response t r ~status:503 ~bytes:7;
+             Totals.connections t r ~reading:10 ~writing:0 ~idle:0 ~handling:0;
+             Unix._exit (if r = 1 then 0 else 3)
+         | pid -> (
+             match Unix.waitpid [] pid with
+             | _, Unix.WEXITED 0 -> ()
+             | _ -> Alcotest.fail "the child did not get row 1"));
+        let s = Totals.summary t in
+        Alcotest.(check (array int)) "by class" [| 0; 0; 1; 0; 1; 1 |] s.Totals.by_class;
+        Alcotest.(check int) "bytes" 158 s.bytes_sent;
+        Alcotest.(check int) "workers running (the child is gone)" 1 s.workers;
+        Alcotest.(check int) "gauges of the running only" 1 s.reading;
+        Alcotest.(check int) "handling" 4 s.handling;
+        Alcotest.(check int) "accepted" 1 s.accepted_connections;
+        (* A row whose process is gone is taken over, counters kept. *)
+        (match Unix.fork () with
+         | 0 -> Unix._exit (if Totals.claim t = 1 then 0 else 3)
+         | pid -> (
+             match Unix.waitpid [] pid with
+             | _, Unix.WEXITED 0 -> ()
+             | _ -> Alcotest.fail "the dead row was not taken over"));
+        Alcotest.(check int) "still counted" 1 (Totals.summary t).by_class.(5);
+        let text = Totals.text s and json = Totals.json s in
+        Alcotest.(check bool) text true (T.find_sub text "responses_5xx 1\nresponses_total 3\n" >= 0);
+        Alcotest.(check bool) json true (T.find_sub json "\"2xx\": 1, \"3xx\": 0, \"4xx\": 1, \"5xx\": 1}" >= 0));
+    Alcotest.test_case "no row left: not counted" `Quick (fun () ->
+        let t = Totals.create ~rows:1 in
+        ignore (Totals.claim t);
+        match Unix.fork () with
+        | 0 -> Unix._exit (if Totals.claim t = -1 then 0 else 3)
+        | pid -> (
+            match Unix.waitpid [] pid with
+            | _, Unix.WEXITED 0 -> Totals.response t (-1) ~status:200 ~bytes:1
+            | _ -> Alcotest.fail "a second process shared the row"));
+    T.zero_alloc "response and gauges: 0 words"
+      (let t = Totals.create ~rows:2 in
+       let row = Totals.claim t in
+       fun () ->
+         Totals.response t row ~status:200 ~bytes:612;
+         Totals.accepted t row;
+         Totals.connections t row ~reading:1 ~writing:2 ~idle:3 ~handling:4);
+  ]
+
+let () =
+  Alcotest.run "guard"
+    [ ("crypt", crypt_tests); ("address rules", rules_tests); ("rate", rate_tests);
+      ("connections", conn_tests); ("basic auth", auth_tests); ("guard", guard_tests);
+      ("totals", totals_tests); ("through H1", [ guarded_cycle () ]) ]
