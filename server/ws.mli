@@ -57,10 +57,12 @@
     streams (created on first use).
 
     {2 Allocation}
-    Receiving an uncompressed message that arrived whole allocates
-    nothing (test/ws). Sending a message allocates nothing unless a
-    buffer grows; {!flush} allocates its list cell; {!accept} allocates
-    the session. *)
+    Receiving a message allocates nothing, whether it arrived whole, in
+    fragments or compressed, and neither does sending one (test/ws: 0
+    words per message), unless a pool has no spare buffer or a zlib
+    stream is created (the first compressed message; each one when the
+    client keeps no context). {!flush} allocates its list cell, a
+    callback that raises its log line; {!accept} allocates the session. *)
 
 type t
 (** A WebSocket connection (the slot, while in WebSocket mode). *)

@@ -435,6 +435,23 @@ let echo_no_alloc () =
   echo_only := false;
   Alcotest.(check (float 0.0)) "words per echo" 0.0 words
 
+(* A compressed message (inflated into a pool buffer): 0 words. *)
+let deflated_no_alloc () =
+  let c = opened ~extra:deflate_ext () in
+  echo := false;
+  let f = client_frame ~rsv:4 text (deflate_raw (String.concat "," (List.init 100 string_of_int))) in
+  let frame = Bigstring.of_string f in
+  let n = String.length f in
+  let once () =
+    (match H1.prepare_read c with Read -> () | _ -> assert false);
+    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
+    match H1.received c n with Read -> () | _ -> assert false
+  in
+  count := 0;
+  once ();
+  Alcotest.(check int) "one message" 1 !count;
+  Alcotest.(check (float 0.0)) "words per message" 0.0 (S.minor_words_per_op ~iters:10_000 once)
+
 let () =
   Alcotest.run "ws"
     [ ( "session",
@@ -452,4 +469,5 @@ let () =
       ( "zero_alloc",
         [ Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc;
           Alcotest.test_case "receive a fragmented message: 0 words" `Quick fragmented_no_alloc;
-          Alcotest.test_case "echo a message: 0 words" `Quick echo_no_alloc ] ) ]
+          Alcotest.test_case "echo a message: 0 words" `Quick echo_no_alloc;
+          Alcotest.test_case "receive a compressed message: 0 words" `Quick deflated_no_alloc ] ) ]
