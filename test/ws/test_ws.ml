@@ -380,17 +380,22 @@ let deflated () =
 
 (* {1 Allocation} *)
 
+(* [delivery c f ()] puts the bytes of [f] where the connection reads, as a
+   backend does, and is what [H1.received] answers. *)
+let delivery c f =
+  let frame = Bigstring.of_string f in
+  let n = String.length f in
+  fun () ->
+    (match H1.prepare_read c with Read -> () | _ -> assert false);
+    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
+    H1.received c n
+
 let recv_no_alloc () =
   let c = opened () in
   echo := false;
   let f = client_frame text "a message of a few words" ^ client_frame binary (String.make 300 'b') in
-  let frame = Bigstring.of_string f in
-  let n = String.length f in
-  let once () =
-    (match H1.prepare_read c with Read -> () | _ -> assert false);
-    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
-    match H1.received c n with Read -> () | _ -> assert false
-  in
+  let deliver = delivery c f in
+  let once () = match deliver () with Read -> () | _ -> assert false in
   count := 0;
   once ();
   Alcotest.(check int) "two messages" 2 !count;
@@ -401,13 +406,8 @@ let fragmented_no_alloc () =
   let c = opened () in
   echo := false;
   let f = client_frame ~fin:false text "part one, " ^ client_frame ~fin:false 0 "part two, " ^ client_frame 0 "end" in
-  let frame = Bigstring.of_string f in
-  let n = String.length f in
-  let once () =
-    (match H1.prepare_read c with Read -> () | _ -> assert false);
-    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
-    match H1.received c n with Read -> () | _ -> assert false
-  in
+  let deliver = delivery c f in
+  let once () = match deliver () with Read -> () | _ -> assert false in
   count := 0;
   once ();
   Alcotest.(check int) "one message" 1 !count;
@@ -419,12 +419,9 @@ let echo_no_alloc () =
   let c = opened () in
   echo_only := true;
   let f = client_frame binary (String.make 200 'e') in
-  let frame = Bigstring.of_string f in
-  let n = String.length f in
+  let deliver = delivery c f in
   let once () =
-    (match H1.prepare_read c with Read -> () | _ -> assert false);
-    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
-    match H1.received c n with
+    match deliver () with
     | Write -> (
         Output.advance c (Output.pending c);
         match H1.written c with Read -> () | _ -> assert false)
@@ -440,13 +437,8 @@ let deflated_no_alloc () =
   let c = opened ~extra:deflate_ext () in
   echo := false;
   let f = client_frame ~rsv:4 text (deflate_raw (String.concat "," (List.init 100 string_of_int))) in
-  let frame = Bigstring.of_string f in
-  let n = String.length f in
-  let once () =
-    (match H1.prepare_read c with Read -> () | _ -> assert false);
-    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
-    match H1.received c n with Read -> () | _ -> assert false
-  in
+  let deliver = delivery c f in
+  let once () = match deliver () with Read -> () | _ -> assert false in
   count := 0;
   once ();
   Alcotest.(check int) "one message" 1 !count;
