@@ -4,7 +4,7 @@ PORT ?= 8080
 DIR ?= examples/site
 DUNE ?= dune
 
-.PHONY: all deps deps-build deps-bench build test bench bench-quick serve fuzz soak clean
+.PHONY: all deps deps-build deps-bench build test bench bench-quick serve fuzz soak autobahn clean
 
 all: build
 
@@ -55,6 +55,12 @@ soak: deps-bench
 	$(DUNE) build @install @default
 	bench/soak/soak.py --seconds $(SOAK_SECONDS) --io uring
 	bench/soak/soak.py --seconds $(SOAK_SECONDS) --io epoll
+
+# WebSocket conformance: Autobahn|Testsuite sections 1-13 in full against
+# examples/ws_echo.exe, over ws:// and wss:// on io_uring and epoll
+# (scripts/autobahn.sh); `make test` runs a fixed subset of it.
+autobahn: deps
+	scripts/autobahn.sh
 
 serve: build
 	./_build/install/default/bin/httpz serve -d $(DIR) -p $(PORT)

@@ -22,6 +22,7 @@ let create () =
 let accepted t = t.accepted
 let server_no_context_takeover t = t.snct
 let client_no_context_takeover t = t.cnct
+let forgo_server_context t = if t.accepted then t.snct <- true
 let server_max_window_bits t = if t.smwb > 0 then t.smwb else 15
 let client_max_window_bits t = if t.cmwb > 0 then t.cmwb else 15
 

@@ -49,6 +49,14 @@ val accepted : t -> bool
 val server_no_context_takeover : t -> bool
 (** The server must reset its compression context after each message. *)
 
+val forgo_server_context : t -> unit
+(** [forgo_server_context t], after [Accepted]: the server will reset its
+    compression context after every message whether or not the client
+    asked; {!server_no_context_takeover} becomes [true] and
+    {!write_response_field} says so (RFC 7692 §7.1.1.1 lets a server add
+    the parameter to its answer). A server that does so keeps no
+    compressor per connection. No-op when nothing was accepted. *)
+
 val client_no_context_takeover : t -> bool
 (** The client will reset its context: the server may reset its
     decompression context after each message. *)

@@ -7,7 +7,7 @@ set -euo pipefail
 build_pkgs=(
   ocaml-nox ocaml-dune ocaml-findlib gcc make
   libcmdliner-ocaml-dev libmagic-mime-ocaml-dev liblwt-ocaml-dev
-  libssl-dev liburing-dev libzip-ocaml-dev libcrypt-dev libipaddr-ocaml-dev
+  libssl-dev liburing-dev libzip-ocaml-dev zlib1g-dev libcrypt-dev libipaddr-ocaml-dev
 )
 # `dune build` compiles the benchmarks too (so CI keeps them building), hence
 # cohttp and http_parser are test dependencies, not only bench ones.
@@ -64,8 +64,25 @@ for p in "${want[@]}"; do
     missing+=("$p")
   fi
 done
+# Autobahn|Testsuite (WebSocket conformance, test/e2e/test_websocket.py and
+# `make autobahn`): PyPI's autobahntestsuite runs on Python 2.7 only, which
+# the machine image has under pyenv; installed once into AUTOBAHN_DIR.
+autobahn() {
+  local dir="${AUTOBAHN_DIR:-$HOME/.cache/httpz/autobahn}"
+  [ -x "$dir/bin/wstest" ] && return 0
+  echo "deps.sh: installing autobahntestsuite into $dir" >&2
+  mkdir -p "$dir"
+  PYENV_VERSION=2.7.18 PYTHONUSERBASE="$dir" python -m pip install -q --user --no-warn-script-location 'setuptools<45'
+  PYENV_VERSION=2.7.18 PYTHONUSERBASE="$dir" python -m pip install -q --user --no-warn-script-location autobahntestsuite
+}
+
+# The conformance tools that are no Debian package, for `make test`.
+conformance_tools() {
+  case "${1:-test}" in build) ;; *) install_h2spec; autobahn ;; esac
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
-  case "${1:-test}" in build) ;; *) install_h2spec ;; esac
+  conformance_tools "${1:-test}"
   exit 0
 fi
 
@@ -86,4 +103,4 @@ trap '[ -n "$added_policy" ] && $sudo rm -f "$policy"' EXIT
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-case "${1:-test}" in build) ;; *) install_h2spec ;; esac
+conformance_tools "${1:-test}"

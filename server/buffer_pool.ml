@@ -59,3 +59,12 @@ let trim t =
     ignore (unmap t.spares.(t.depth) : int);
     t.spares.(t.depth) <- t.empty
   done
+
+let grow t b ~keep n =
+  let cap = Httpz.Bigstring.length b in
+  let size = ref (if cap < t.size then t.size else 2 * cap) in
+  while !size < n do size := 2 * !size done;
+  let nb = take_at_least t !size in
+  if keep > 0 then Httpz.Bigstring.blit ~src:b ~src_off:0 ~dst:nb ~dst_off:0 ~len:keep;
+  give t b;
+  nb

@@ -41,6 +41,12 @@ val take_at_least : t -> int -> Httpz.Bigstring.t
 (** [take_at_least t n] is [take t] when [n <= size t], else a new mapping
     of [n] bytes rounded up to the page size. *)
 
+val grow : t -> Httpz.Bigstring.t -> keep:int -> int -> Httpz.Bigstring.t
+(** [grow t b ~keep n] is a buffer of at least [n] bytes (the class size
+    or twice [b]'s length, doubled until it fits) holding the first [keep]
+    bytes of [b], which goes back to [t] ({!give}). For a buffer that
+    outgrows itself (a queue, a message being reassembled). *)
+
 val give : t -> Httpz.Bigstring.t -> unit
 (** [give t b] returns a buffer obtained from this pool: kept as a spare
     when it is of the class size and the stack has room, unmapped

@@ -71,7 +71,8 @@ type tls = {
     handshake state. Files are sent with [sendfile] by the kernel where it
     offers kernel TLS (checked at start and logged), else read and
     encrypted in user space. {!Ctx.upgrade} is refused on TLS
-    connections. *)
+    connections; WebSocket ({!Ws.accept}) works on them, the connection
+    staying with its transport. *)
 
 val tls : cert_file:string -> key_file:string -> tls
 (** [tls ~cert_file ~key_file] has the defaults documented on each

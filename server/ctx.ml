@@ -359,3 +359,4 @@ let upgrade c k =
   c.upgrade <- k
 
 external of_conn : Slot.t -> t = "%identity"
+external to_conn : t -> Slot.t = "%identity"

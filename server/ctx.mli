@@ -273,7 +273,8 @@ val upgrade : t -> (Unix.file_descr -> string -> unit) -> unit
     the bytes the client sent after its request head.
     @raise Invalid_argument unless a 101 head is open, or on a TLS
     connection ({!secure}): its socket carries TLS records that only the
-    server can read, so it cannot be handed over. *)
+    server can read, so it cannot be handed over. For WebSocket, use
+    {!Ws.accept}: the connection stays on the loop, over TLS too. *)
 
 val secure : t -> bool
 (** The connection speaks TLS (the request came over https). *)
@@ -282,3 +283,6 @@ val secure : t -> bool
 
 external of_conn : Slot.t -> t = "%identity"
 (* For the event loop: a connection slot is the handler's context. *)
+
+external to_conn : t -> Slot.t = "%identity"
+(* For the protocols that take a connection over from its handler ({!Ws}). *)

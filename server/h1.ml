@@ -56,6 +56,7 @@ let on_wire c = c.resp <> Idle && (c.sent > 0 || c.flushed || c.broken)
 
 let closed c =
   H2_session.closed c; (* HTTP/2 *)
+  if c.mode = Websocket then Ws.closed c (* WebSocket *);
   log_response c false;
   c.fd <- -1;
   next_gen c;
@@ -178,11 +179,14 @@ let detach_bigstring c =
   end
 
 let blocked c =
-  if c.mode <> H1_mode then H2_session.blocked c else (* HTTP/2 *)
-  let () = detach_bigstring c in
+  if c.mode = Websocket then Ws.blocked c (* WebSocket *)
+  else if c.mode <> H1_mode then H2_session.blocked c (* HTTP/2 *)
+  else begin
+  detach_bigstring c;
   (* What the response sends from the body was copied just now. *)
   if c.after = Then_next then release_body c;
   set_timer c Write_timer c.sh.write_ticks
+  end
 
 (* {1 Reading} *)
 
@@ -549,6 +553,7 @@ let process c =
 (* {1 Events} *)
 
 let written c =
+  if c.mode = Websocket then Ws.written c else (* WebSocket *)
   if c.mode <> H1_mode then H2_session.written c else (* HTTP/2 *)
   match c.after with
   | Then_body ->
@@ -604,6 +609,7 @@ let written c =
       end
 
 let prepare_read c =
+  if c.mode = Websocket then Ws.prepare_read c else (* WebSocket *)
   if c.mode <> H1_mode || H2_session.takes_over c then H2_session.prepare_read c else (* HTTP/2 *)
   match c.state with
   | Reading_head ->
@@ -653,6 +659,7 @@ let body_arrived c =
   run c.sh.hooks.app c
 
 let received c n =
+  if c.mode = Websocket then Ws.received c n else (* WebSocket *)
   if c.mode <> H1_mode then H2_session.received c n else (* HTTP/2 *)
   if n <= 0 then Close (* EOF: in a head, a body, or while draining *)
   else
@@ -695,8 +702,10 @@ let received c n =
     | Free -> Close
 
 let timeout c =
-  if c.mode <> H1_mode then H2_session.timeout c else (* HTTP/2 *)
-  let () = clear_timer c in
+  if c.mode = Websocket then Ws.timeout c (* WebSocket *)
+  else if c.mode <> H1_mode then H2_session.timeout c (* HTTP/2 *)
+  else begin
+  clear_timer c;
   match c.state with
   | Reading_head ->
       if c.rlen > c.rpos then
@@ -716,8 +725,10 @@ let timeout c =
           ~parsed:true
       else Close
   | Writing | Lingering | Free -> Close
+  end
 
 let resume c ~gen k =
+  if c.mode = Websocket then Ws.resume c else (* WebSocket *)
   if c.mode = H2_stream then H2_session.resume c ~gen k else (* HTTP/2 *)
   if c.gen <> gen then Nothing (* the request it belonged to has ended *)
   else
@@ -744,4 +755,8 @@ let detach c =
   release_body c;
   rest
 
-let idle c = if c.mode <> H1_mode then H2_session.idle c else c.state = Reading_head && c.rpos >= c.rlen
+let idle c =
+  match c.mode with
+  | H1_mode -> c.state = Reading_head && c.rpos >= c.rlen
+  | H2_conn | H2_stream -> H2_session.idle c
+  | Websocket -> false

@@ -54,6 +54,12 @@
     what the client got: the status sent, the body bytes that left, the
     time to that moment.
 
+    {2 Other protocols on the connection}
+    After a WebSocket upgrade ({!Ws.accept}) the slot's [mode] is
+    [Websocket]: {!prepare_read}, {!received}, {!written}, {!blocked},
+    {!timeout}, {!resume} and {!closed} delegate to {!Ws} (one marked line
+    each), which answers the same actions.
+
     {2 Allocation}
     None on the steady-state path: parse, handler, response, next request
     (tested). Allocation happens when a pool has no spare buffer, when a

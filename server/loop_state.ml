@@ -405,7 +405,8 @@ let start_drain w =
     true
   end
 
-(* Idle keep-alive connections close at once. A connection that has not
+(* Idle keep-alive connections close at once, WebSockets start their close
+   handshake (1001 going away). A connection that has not
    brought its first request yet (a TLS handshake in progress, or a request
    on its way) is a client in flight: it keeps its header timeout and gets
    its answer with [Connection: close]. Closing it would lose a request at
@@ -415,6 +416,7 @@ let close_idle w =
   for i = 0 to Array.length w.conns - 1 do
     let c = w.conns.(i) in
     if c.fd >= 0 && c.served > 0 && H1.idle c then w.close c
+    else if c.fd >= 0 && Ws.is_websocket c then Ws.going_away c (* WebSocket: Close 1001 *)
   done
 
 (* {1 What both backends do} *)

@@ -2,6 +2,10 @@ open Httpz
 
 exception Answered_twice
 
+(* WebSocket (Ws) and other protocols add their per-connection state. *)
+type session = ..
+type session += No_session
+
 type hooks = {
   mutable handler : t -> unit;
   mutable app : t -> unit;
@@ -62,7 +66,7 @@ and protocol = {
     the protocol carrying the exchange. {!Ctx} calls these and knows no
     protocol; HTTP/1.1's are {!H1_response.protocol}. *)
 
-and mode = H1_mode | H2_conn | H2_stream
+and mode = H1_mode | H2_conn | H2_stream | Websocket
 
 and h2 = {
   h2c : Httpz.H2_connection.t;
@@ -77,6 +81,7 @@ and response = Idle | Head | Chunked_body | Done
 
 and unlogged = Logged | Unlogged_request | Unlogged_unparsed
 and ext = No_ext | Ext_string | Ext_bigstring | Ext_file
+
 and after = Then_next | Then_body | Then_close | Then_resume | Then_detach
 and body = No_body | Body_ready | Body_unread | Body_wanted | Body_streaming | Body_streamed
 and wait =
@@ -163,6 +168,7 @@ and t = {
   mutable cont : t -> unit;
   mutable cancels : (unit -> unit) list;
   mutable upgrade : Unix.file_descr -> string -> unit;
+  mutable session : session;
   peer : Bigstring.t;
   mutable peer_len : int;
   peer_ip : Bytes.t;
@@ -303,6 +309,7 @@ let create sh ~slot ~peer =
     cont = ignore;
     cancels = [];
     upgrade = (fun _ _ -> ());
+    session = No_session;
     peer = (if peer then Bigstring.create 64 else sh.empty);
     peer_len = 0;
     peer_ip = Bytes.make 16 '\000';
@@ -506,3 +513,4 @@ let set_timer c kind n = set_deadline c kind (c.sh.tick + n + 1)
 let clear_timer c =
   c.timer <- No_timer;
   c.deadline <- -1
+

@@ -9,7 +9,8 @@
     descriptor and mirrors its timer. The fields are exposed so that
     everyone can read them without accessor calls; only this module,
     {!H1}, {!H1_response}, {!Output}, {!Ctx} and, for HTTP/2 connections
-    and their exchanges, {!H2_session} and {!H2_exchange} write them
+    and their exchanges, {!H2_session} and {!H2_exchange}, and in mode
+    [Websocket] {!Ws} and {!Ws_session}, write them
     ([scripts/slot_writers.sh] checks it), backends and transports through
     their functions.
 
@@ -32,6 +33,12 @@
     - [body_store] holds a body that does not fit in [rbuf] behind its head
       (and every chunked body) once the handler asked for it, and is given
       back when the request ends. *)
+
+type session = ..
+(** A protocol's own per-connection state, kept in [session] while the
+    connection is in its [mode] (WebSocket: {!Ws}). *)
+
+type session += No_session
 
 exception Answered_twice
 (** Raised by a {!Ctx} answer call when the response is complete already
@@ -132,6 +139,10 @@ and mode =
   | H2_stream
       (** not a connection: the exchange of one HTTP/2 stream, whose
           connection is [h2]'s [conn] *)
+  | Websocket
+      (** after an accepted upgrade: {!H1}'s entry points delegate to
+          {!Ws}, whose state is [session] *)
+(** Which protocol's state machine drives the slot. *)
 
 and h2 = {
   h2c : Httpz.H2_connection.t;
@@ -300,6 +311,7 @@ and t = {
           [Ctx.on_cancel] hooks *)
   mutable upgrade : Unix.file_descr -> string -> unit;
       (** who takes the socket after a 101 ([Then_detach]) *)
+  mutable session : session;  (** [Websocket]: its state; [No_session] otherwise *)
   peer : Httpz.Bigstring.t;
   mutable peer_len : int;
   peer_ip : Bytes.t;
@@ -368,9 +380,6 @@ val ticks : int -> int
 
 val tick_ms : int
 
-val next_gen : t -> unit
-(** [next_gen c]: the request in progress ended (answered, cut, cancelled):
-    its continuations are dropped ([gen] changes) and its [cancels] run. *)
 
 val log_response : t -> bool -> unit
 (** [log_response c complete]: the response is over; its access-log line
@@ -451,3 +460,9 @@ val set_deadline : t -> timer -> int -> unit
 (** [set_deadline c kind tick] arms [kind] to fire at [tick]. *)
 
 val clear_timer : t -> unit
+
+val next_gen : t -> unit
+(** [next_gen c]: the request in progress ended (answered, upgraded, or
+    the connection closed): [gen] changes, so its continuations are
+    dropped, and its [cancels] run (and are emptied); one that raises is
+    logged. Allocates only when there are cancels. *)

@@ -1,0 +1,465 @@
+(* The WebSocket session (Ws) driven from memory through H1's entry points,
+   as the backends drive it: handshake, echo, fragments, control frames,
+   close codes for bad input, permessage-deflate (with a deflate bomb),
+   buffers held while idle, and 0 words per message received. *)
+
+open Httpz
+open Httpz_server
+module S = Httpz_test_support
+
+(* {1 The application} *)
+
+let received = ref []  (* (kind, payload), newest first *)
+let closes = ref []
+let echo = ref true
+let raise_on = ref ""
+let count = ref 0
+
+let conn = ref None
+
+let echo_only = ref false
+let twice = ref false
+
+let on_message c kind buf ~off ~len =
+  if !echo_only then Ws.send c kind buf ~off ~len
+  else if !echo then begin
+    conn := Some c;
+    let s = Bigstring.sub_string buf ~off ~len in
+    received := (kind, s) :: !received;
+    if s = !raise_on then failwith "app";
+    Ws.send c kind buf ~off ~len;
+    (* The span stays valid for the whole callback, across sends. *)
+    if !twice then Ws.send c kind buf ~off ~len
+  end
+  else incr count
+
+let on_close _ code = closes := code :: !closes
+let handlers = { Ws.on_message; on_close }
+let config = ref { Ws.default_config with max_message = 100_000; ping_interval_ms = 0 }
+let protocols = [ "chat.v2"; "chat" ]
+let handler c = ignore (Ws.accept ~config:!config ~protocols c handlers : bool)
+
+let shared () =
+  let sh =
+    Slot.create_shared ~server_name:"t" ~read_buffer:4096 ~write_buffer:1024 ~max_body:(1 lsl 20)
+      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000 ~headers:""
+      ~listener_headers:[| "" |] ~keep:4
+  in
+  let app c = handler (Ctx.of_conn c) in
+  sh.hooks.handler <- app;
+  sh.hooks.app <- app;
+  sh
+
+(* {1 The in-memory peer} Output's walk over a buffer that takes every byte. *)
+
+let output = Buffer.create 4096
+let input = ref ""
+let rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
+
+let take s =
+  Buffer.add_string output s;
+  String.length s
+
+module Memory = Output.Walk (struct
+  let budget = max_int
+  let holds_last = false
+  let head c ~more:_ = take (rest c)
+  let head_string (c : Slot.t) ~len ~more:_ = if c.out_len > c.out_sent then take (rest c) else take (String.sub c.ext_str c.ext_off len)
+
+  let head_bigstring (c : Slot.t) ~len ~more:_ =
+    if c.out_len > c.out_sent then take (rest c) else take (Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
+
+  let file _ ~len:_ = Alcotest.fail "file"
+end)
+
+type outcome = Waiting | Closed | Lingering | Other
+
+let rec drive c (a : Conn_action.t) =
+  match a with
+  | Write -> (
+      match Memory.write c with
+      | Output.Flushed -> drive c (H1.written c)
+      | _ -> Alcotest.fail "blocked")
+  | Close ->
+      H1.closed c;
+      Closed
+  | Linger -> Lingering
+  | Read ->
+      if !input = "" then Waiting
+      else begin
+        match H1.prepare_read c with
+        | Read ->
+            let n = min c.in_len (String.length !input) in
+            Bigstring.blit_from_string !input ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
+            input := String.sub !input n (String.length !input - n);
+            drive c (H1.received c n)
+        | a -> drive c a
+      end
+  | Wait | Detach | Nothing -> Other
+
+let outcome =
+  Alcotest.testable
+    (fun f o ->
+      Format.pp_print_string f
+        (match o with Waiting -> "waiting" | Closed -> "closed" | Lingering -> "lingering" | Other -> "other"))
+    ( = )
+
+let contents () =
+  let s = Buffer.contents output in
+  Buffer.clear output;
+  s
+
+let upgrade_request ?(extra = "") () =
+  "GET /chat HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+   Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" ^ extra ^ "\r\n"
+
+let last_head = ref ""
+
+(* A connection upgraded, its 101 taken. *)
+let opened ?extra () =
+  received := [];
+  closes := [];
+  echo := true;
+  raise_on := "";
+  let c = Slot.create (shared ()) ~slot:0 ~peer:false in
+  input := upgrade_request ?extra ();
+  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  Alcotest.check outcome "waits for frames" Waiting (drive c Read);
+  let head = contents () in
+  last_head := head;
+  Alcotest.(check bool) "101" true (S.find_sub head "101 Switching Protocols" = 0 || S.find_sub head "HTTP/1.1 101" = 0);
+  Alcotest.(check bool) "accept" true (S.find_sub head "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" > 0);
+  c
+
+(* {1 Frames} *)
+
+let key = 0x37fa213d
+
+let client_frame ?(fin = true) ?(rsv = 0) ?(masked = true) op payload =
+  let n = String.length payload in
+  let b = Bigstring.create (n + 14) in
+  let pos =
+    if masked then begin
+      let pos = Ws_frame.write_masked_header b ~off:0 ~fin ~rsv1:false Ws_frame.Continuation ~len:n ~key in
+      Bigstring.blit_from_string payload ~src_off:0 b ~dst_off:pos ~len:n;
+      Ws_frame.unmask b ~off:pos ~len:n ~key ~phase:0;
+      pos + n
+    end
+    else begin
+      let pos = Ws_frame.write_header b ~off:0 ~fin ~rsv1:false Ws_frame.Continuation ~len:n in
+      Bigstring.blit_from_string payload ~src_off:0 b ~dst_off:pos ~len:n;
+      pos + n
+    end
+  in
+  let s = Bytes.of_string (Bigstring.sub_string b ~off:0 ~len:pos) in
+  (* The opcode and RSV bits are set here: the writers refuse what tests need. *)
+  Bytes.set s 0 (Char.chr ((if fin then 0x80 else 0) lor (rsv lsl 4) lor op));
+  Bytes.to_string s
+
+let text = 1
+let binary = 2
+
+(* Server frames in [s]: (opcode, payload) list. *)
+let frames s =
+  let rec go i acc =
+    if i >= String.length s then List.rev acc
+    else begin
+      let op = Char.code s.[i] land 0x0f in
+      let l = Char.code s.[i + 1] land 0x7f in
+      let hl, len =
+        if l = 126 then (4, (Char.code s.[i + 2] lsl 8) lor Char.code s.[i + 3])
+        else if l = 127 then (10, int_of_string ("0x" ^ String.concat "" (List.init 8 (fun k -> Printf.sprintf "%02x" (Char.code s.[i + 2 + k])))))
+        else (2, l)
+      in
+      go (i + hl + len) ((op, String.sub s (i + hl) len) :: acc)
+    end
+  in
+  go 0 []
+
+let close_code payload = (Char.code payload.[0] lsl 8) lor Char.code payload.[1]
+
+let exchange c s =
+  input := !input ^ s;
+  drive c Read
+
+(* {1 Cases} *)
+
+let echo_text () =
+  let c = opened () in
+  Alcotest.check outcome "waits" Waiting (exchange c (client_frame text "héllo"));
+  Alcotest.(check (list (pair int string))) "echo" [ (1, "héllo") ] (frames (contents ()));
+  Alcotest.check outcome "waits" Waiting (exchange c (client_frame binary "\x00\xff\x01"));
+  Alcotest.(check (list (pair int string))) "binary echo" [ (2, "\x00\xff\x01") ] (frames (contents ()))
+
+let fragmented () =
+  let c = opened () in
+  let big = String.init 10_000 (fun i -> Char.chr (97 + (i mod 26))) in
+  let msg =
+    client_frame ~fin:false text "ab" ^ client_frame 9 "p" ^ client_frame ~fin:false 0 "cd"
+    ^ client_frame 0 big
+  in
+  ignore (exchange c msg : outcome);
+  Alcotest.(check (list (pair int string))) "pong, then the whole message" [ (10, "p"); (1, "abcd" ^ big) ]
+    (frames (contents ()))
+
+let byte_at_a_time () =
+  let c = opened () in
+  let f = client_frame text "split at every byte" ^ client_frame 9 "x" in
+  String.iter (fun ch -> ignore (exchange c (String.make 1 ch) : outcome)) f;
+  Alcotest.(check (list (pair int string))) "echo and pong" [ (1, "split at every byte"); (10, "x") ]
+    (frames (contents ()))
+
+let closes_with name frame code =
+  let c = opened () in
+  Alcotest.check outcome name Lingering (exchange c frame);
+  match frames (contents ()) with
+  | [ (8, p) ] ->
+      Alcotest.(check int) (name ^ ": close code") code (close_code p);
+      Alcotest.(check (list int)) (name ^ ": on_close") [ code ] !closes;
+      Alcotest.(check bool) (name ^ ": back to HTTP/1.1 lingering") false (Ws.is_websocket c)
+  | _ -> Alcotest.fail (name ^ ": expected one Close frame")
+
+let bad_input () =
+  closes_with "unmasked" (client_frame ~masked:false text "x") 1002;
+  closes_with "reserved bits" (client_frame ~rsv:2 text "x") 1002;
+  closes_with "control over 125" (client_frame 9 (String.make 126 'x')) 1002;
+  closes_with "invalid UTF-8" (client_frame text "\xc3\x28") 1007;
+  closes_with "over the limit" (client_frame binary (String.make 100_001 'x')) 1009;
+  closes_with "reserved opcode" (client_frame 3 "") 1002;
+  raise_on := "";
+  let c = opened () in
+  raise_on := "boom";
+  Alcotest.check outcome "a callback raising" Lingering (exchange c (client_frame text "boom"));
+  Alcotest.(check (list (pair int string))) "1011" [ (8, "\x03\xf3") ] (frames (contents ()))
+
+let close_handshake () =
+  let c = opened () in
+  Alcotest.check outcome "answered, then lingering" Lingering (exchange c (client_frame 8 "\x03\xe8bye"));
+  Alcotest.(check (list (pair int string))) "close echoed" [ (8, "\x03\xe8") ] (frames (contents ()));
+  Alcotest.(check (list int)) "on_close" [ 1000 ] !closes;
+  (* Server-initiated: the peer's Close is awaited, then lingering. *)
+  let c = opened () in
+  ignore (exchange c (client_frame text "x") : outcome);
+  ignore (contents ());
+  (match !conn with Some w -> Ws.close w ~code:4000 ~reason:"done" | None -> Alcotest.fail "no message");
+  Alcotest.check outcome "sent" Waiting (drive c (H1.resume c ~gen:c.Slot.gen ignore));
+  Alcotest.(check (list (pair int string))) "our close" [ (8, "\x0f\xa0done") ] (frames (contents ()));
+  Alcotest.check outcome "data after our Close is dropped" Waiting (exchange c (client_frame text "late"));
+  Alcotest.(check string) "nothing sent" "" (contents ());
+  Alcotest.check outcome "peer's Close ends it" Lingering (exchange c (client_frame 8 "\x0f\xa0"));
+  Alcotest.(check string) "no second Close" "" (contents ())
+
+let refused () =
+  let c = Slot.create (shared ()) ~slot:0 ~peer:false in
+  input := "GET / HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n";
+  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  ignore (drive c Read : outcome);
+  let out = contents () in
+  Alcotest.(check bool) "426" true (S.find_sub out "HTTP/1.1 426" = 0);
+  Alcotest.(check bool) "version 13" true (S.find_sub out "Sec-WebSocket-Version: 13" > 0);
+  Alcotest.(check bool) "still HTTP/1.1" false (Ws.is_websocket c)
+
+let idle_holds_no_buffer () =
+  let c = opened () in
+  ignore (exchange c (client_frame text (String.make 3000 'a')) : outcome);
+  ignore (contents ());
+  Alcotest.(check int) "no read buffer" 0 (Bigstring.length c.Slot.rbuf);
+  Alcotest.(check int) "no write buffer" 0 (Bigstring.length c.Slot.out);
+  (* Half a frame: the reader keeps the header, the buffer goes back. *)
+  let f = client_frame text "hello there" in
+  ignore (exchange c (String.sub f 0 4) : outcome);
+  Alcotest.(check int) "partial header: no read buffer" 0 (Bigstring.length c.Slot.rbuf);
+  ignore (exchange c (String.sub f 4 (String.length f - 4)) : outcome);
+  Alcotest.(check (list (pair int string))) "completed" [ (1, "hello there") ] (frames (contents ()))
+
+(* Pings every second; a peer silent for 3 s is closed (1001). *)
+let pings_and_idle () =
+  let saved = !config in
+  config := { !config with ping_interval_ms = 1000; idle_timeout_ms = 3000 };
+  let c = opened () in
+  config := saved;
+  Alcotest.(check bool) "idle timer armed" true (c.Slot.timer = Slot.Idle_timer);
+  let fire () =
+    c.Slot.sh.tick <- c.Slot.deadline;
+    drive c (H1.timeout c)
+  in
+  Alcotest.check outcome "ping sent" Waiting (fire ());
+  Alcotest.(check (list (pair int string))) "a ping" [ (9, "") ] (frames (contents ()));
+  (* The pong (any bytes) keeps it alive. *)
+  ignore (exchange c (client_frame 10 "") : outcome);
+  Alcotest.check outcome "second ping" Waiting (fire ());
+  Alcotest.(check (list (pair int string))) "another ping" [ (9, "") ] (frames (contents ()));
+  let rec until_closed n =
+    if n = 0 then Alcotest.fail "never closed"
+    else match fire () with Lingering -> () | _ -> ignore (contents ()); until_closed (n - 1)
+  in
+  until_closed 5;
+  Alcotest.(check (list (pair int string))) "going away" [ (8, "\x03\xe9idle") ] (frames (contents ()));
+  Alcotest.(check (list int)) "on_close" [ 1001 ] !closes
+
+(* A broadcast from outside the connection: the loop is asked to write
+   (hooks.resume), and the payload goes out from the caller's buffer. *)
+let shared_payload () =
+  let c = opened () in
+  ignore (exchange c (client_frame text "hi") : outcome);
+  ignore (contents ());
+  let w = match !conn with Some w -> w | None -> Alcotest.fail "no connection" in
+  let woken = ref 0 in
+  c.Slot.sh.hooks.resume <- (fun _ _ _ -> incr woken);
+  let payload = Bigstring.of_string "to everyone" in
+  Ws.send_shared w Ws.Text payload ~off:0 ~len:11;
+  Alcotest.(check int) "the loop is asked to write" 1 !woken;
+  (match H1.resume c ~gen:c.Slot.gen ignore with
+   | Write -> ()
+   | _ -> Alcotest.fail "expected Write");
+  Alcotest.(check bool) "payload sent from the caller's buffer" true (c.Slot.ext_bs == payload);
+  Alcotest.(check int) "only the frame header in out" 2 (c.Slot.out_len - c.Slot.out_sent);
+  Ws.send_string w Ws.Text "queued behind";
+  Alcotest.(check int) "no second wake-up while writing" 1 !woken;
+  Alcotest.check outcome "written" Waiting (drive c Write);
+  Alcotest.(check (list (pair int string))) "both, in order" [ (1, "to everyone"); (1, "queued behind") ]
+    (frames (contents ()))
+
+let subprotocol () =
+  let _ = opened ~extra:"Sec-WebSocket-Protocol: superchat, chat\r\nSec-WebSocket-Protocol: x\r\n" () in
+  Alcotest.(check bool) "ours that the client offers" true
+    (S.find_sub !last_head "\r\nSec-WebSocket-Protocol: chat\r\n" > 0);
+  let _ = opened ~extra:"Sec-WebSocket-Protocol: other\r\n" () in
+  Alcotest.(check bool) "none in common: none answered" true (S.find_sub !last_head "Sec-WebSocket-Protocol" < 0)
+
+(* {1 permessage-deflate} *)
+
+let deflate_raw s =
+  let z = Httpz_sys.Zstream.deflater ~wbits:15 ~level:6 in
+  let src = Bigstring.of_string s in
+  let dst = Bigstring.create (String.length s + 1024) in
+  let r = Httpz_sys.Zstream.step z src ~off:0 ~len:(String.length s) dst ~dst_off:0 ~dst_len:(Bigstring.length dst) ~flush:Httpz_sys.Zstream.sync_flush in
+  Httpz_sys.Zstream.free z;
+  let n = Httpz_sys.Zstream.written r in
+  Bigstring.sub_string dst ~off:0 ~len:(n - 4)
+
+let inflate_raw s =
+  let z = Httpz_sys.Zstream.inflater ~wbits:15 in
+  let s = s ^ "\x00\x00\xff\xff" in
+  let src = Bigstring.of_string s in
+  let dst = Bigstring.create 1_000_000 in
+  let r = Httpz_sys.Zstream.step z src ~off:0 ~len:(String.length s) dst ~dst_off:0 ~dst_len:1_000_000 ~flush:Httpz_sys.Zstream.sync_flush in
+  Httpz_sys.Zstream.free z;
+  Bigstring.sub_string dst ~off:0 ~len:(Httpz_sys.Zstream.written r)
+
+let deflate_ext = "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
+
+let deflated () =
+  let c = opened ~extra:deflate_ext () in
+  Alcotest.(check bool) "answer: permessage-deflate, server context not kept" true
+    (S.find_sub !last_head "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover\r\n" > 0);
+  let msg = String.concat " " (List.init 200 (fun i -> "word" ^ string_of_int (i mod 7))) in
+  ignore (exchange c (client_frame ~rsv:4 text (deflate_raw msg)) : outcome);
+  Alcotest.(check (list (pair int string))) "inflated" [ (1, msg) ]
+    (List.rev_map (fun (k, m) -> ((if k = Ws.Text then 1 else 2), m)) !received);
+  let out = contents () in
+  Alcotest.(check bool) "answer compressed (RSV1)" true (Char.code out.[0] land 0x40 <> 0);
+  (match frames out with
+   | [ (1, p) ] -> Alcotest.(check string) "inflates back" msg (inflate_raw p)
+   | _ -> Alcotest.fail "one frame");
+  Alcotest.(check int) "idle: no read buffer" 0 (Bigstring.length c.Slot.rbuf);
+  Alcotest.(check int) "idle: no write buffer" 0 (Bigstring.length c.Slot.out);
+  (* Every message is compressed alone: the same message twice gives the
+     same bytes (with context takeover the second would be shorter). *)
+  ignore (exchange c (client_frame ~rsv:4 text (deflate_raw msg)) : outcome);
+  Alcotest.(check string) "no server context" out (contents ());
+  twice := true;
+  ignore (exchange c (client_frame ~rsv:4 text (deflate_raw msg)) : outcome);
+  twice := false;
+  Alcotest.(check string) "sent twice from one callback" (out ^ out) (contents ());
+  (* A bomb: 10 MB of zeros in a few KB, against a 100 kB limit. *)
+  let bomb = deflate_raw (String.make 10_000_000 '\000') in
+  Alcotest.(check bool) "small" true (String.length bomb < 20_000);
+  Alcotest.check outcome "closed" Lingering (exchange c (client_frame ~rsv:4 binary bomb));
+  Alcotest.(check (list (pair int string))) "1009" [ (8, "\x03\xf1") ] (frames (contents ()))
+
+(* {1 Allocation} *)
+
+(* [delivery c f ()] puts the bytes of [f] where the connection reads, as a
+   backend does, and is what [H1.received] answers. *)
+let delivery c f =
+  let frame = Bigstring.of_string f in
+  let n = String.length f in
+  fun () ->
+    (match H1.prepare_read c with Read -> () | _ -> assert false);
+    Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
+    H1.received c n
+
+let recv_no_alloc () =
+  let c = opened () in
+  echo := false;
+  let f = client_frame text "a message of a few words" ^ client_frame binary (String.make 300 'b') in
+  let deliver = delivery c f in
+  let once () = match deliver () with Read -> () | _ -> assert false in
+  count := 0;
+  once ();
+  Alcotest.(check int) "two messages" 2 !count;
+  Alcotest.(check (float 0.0)) "words per receive" 0.0 (S.minor_words_per_op ~iters:10_000 once)
+
+(* A message in three frames: reassembled in a pool buffer, still 0 words. *)
+let fragmented_no_alloc () =
+  let c = opened () in
+  echo := false;
+  let f = client_frame ~fin:false text "part one, " ^ client_frame ~fin:false 0 "part two, " ^ client_frame 0 "end" in
+  let deliver = delivery c f in
+  let once () = match deliver () with Read -> () | _ -> assert false in
+  count := 0;
+  once ();
+  Alcotest.(check int) "one message" 1 !count;
+  Alcotest.(check (float 0.0)) "words per message" 0.0 (S.minor_words_per_op ~iters:10_000 once)
+
+(* Echo: receive, queue the answer, write it (as a transport would:
+   Output.advance), back to reading. *)
+let echo_no_alloc () =
+  let c = opened () in
+  echo_only := true;
+  let f = client_frame binary (String.make 200 'e') in
+  let deliver = delivery c f in
+  let once () =
+    match deliver () with
+    | Write -> (
+        Output.advance c (Output.pending c);
+        match H1.written c with Read -> () | _ -> assert false)
+    | _ -> assert false
+  in
+  once ();
+  let words = S.minor_words_per_op ~iters:10_000 once in
+  echo_only := false;
+  Alcotest.(check (float 0.0)) "words per echo" 0.0 words
+
+(* A compressed message (inflated into a pool buffer): 0 words. *)
+let deflated_no_alloc () =
+  let c = opened ~extra:deflate_ext () in
+  echo := false;
+  let f = client_frame ~rsv:4 text (deflate_raw (String.concat "," (List.init 100 string_of_int))) in
+  let deliver = delivery c f in
+  let once () = match deliver () with Read -> () | _ -> assert false in
+  count := 0;
+  once ();
+  Alcotest.(check int) "one message" 1 !count;
+  Alcotest.(check (float 0.0)) "words per message" 0.0 (S.minor_words_per_op ~iters:10_000 once)
+
+let () =
+  Alcotest.run "ws"
+    [ ( "session",
+        [ Alcotest.test_case "echo" `Quick echo_text;
+          Alcotest.test_case "fragmented, with a ping inside" `Quick fragmented;
+          Alcotest.test_case "a byte at a time" `Quick byte_at_a_time;
+          Alcotest.test_case "bad input closes with its code" `Quick bad_input;
+          Alcotest.test_case "close handshake both ways" `Quick close_handshake;
+          Alcotest.test_case "refused upgrade" `Quick refused;
+          Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
+          Alcotest.test_case "pings, then the idle timeout" `Quick pings_and_idle;
+          Alcotest.test_case "a shared payload is not copied" `Quick shared_payload;
+          Alcotest.test_case "subprotocol" `Quick subprotocol;
+          Alcotest.test_case "permessage-deflate and a bomb" `Quick deflated ] );
+      ( "zero_alloc",
+        [ Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc;
+          Alcotest.test_case "receive a fragmented message: 0 words" `Quick fragmented_no_alloc;
+          Alcotest.test_case "echo a message: 0 words" `Quick echo_no_alloc;
+          Alcotest.test_case "receive a compressed message: 0 words" `Quick deflated_no_alloc ] ) ]
