@@ -50,7 +50,7 @@ install_h2spec() {
   [ -z "$go" ] && [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go
   [ -z "$go" ] && [ -x /usr/lib/go/bin/go ] && go=/usr/lib/go/bin/go
   if [ -z "$go" ]; then
-    echo "deps.sh: no Go toolchain for h2spec (install golang-go); test_h2.py will skip h2spec" >&2
+    echo "deps.sh: no Go toolchain for h2spec (install golang-go); test_h2.py fails its h2spec checks" >&2
     return 0
   fi
   mkdir -p "$bin"
