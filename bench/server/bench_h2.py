@@ -29,7 +29,6 @@ import os
 import re
 import socket
 import ssl
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -120,46 +119,13 @@ def start(procs, server, docroot, tls, expect_path, expect_body):
 def h2load(procs, run, path, streams, duration, warmup):
     argv = ["h2load", "-t1", "-c64", "-m%d" % streams, "-D", B.ms(duration),
             "--warm-up-time", B.ms(warmup), B.url(run.port, path, bool(run.tls))]
-    # The server's CPU over the timed part only: sampled when the warm-up
-    # ends (h2load announces nothing, so the sample is taken at its expected
-    # end; the error is a few ms of warm-up traffic either way).
-    import threading
-    marks = {}
-
-    def mark():
-        marks["cpu0"] = B.tree_cpu_seconds(run.proc.pid)
-        marks["t0"] = time.monotonic()
-    timer = threading.Timer(warmup, mark)
-    t_start = time.monotonic()
-    timer.start()
-    out, rc, _, _ = B.run_loadgen(procs, argv, duration + warmup + 15)
-    timer.cancel()
-    cpu1 = B.tree_cpu_seconds(run.proc.pid)
-    t1 = time.monotonic()
+    out, rc, cpu = B.loadgen_server_cpu(procs, argv, run.proc.pid, warmup, duration)
     res = B.parse_h2load(out, duration)
-    if res is None or "cpu0" not in marks:
+    if res is None or cpu is None:
         return {"error": "h2load failed (exit %d): %s" % (rc, out.strip().splitlines()[-3:])}
-    # Scale the CPU to the measured interval (the sampled span is a little
-    # longer than h2load's own, by process start-up and exit).
-    span = t1 - marks["t0"]
-    cpu = (cpu1 - marks["cpu0"]) * min(1.0, duration / span) if span > 0 else None
     res["server_cpu_s"] = cpu
     res["cpu_us_per_request"] = (cpu * 1e6 / res["requests"]) if cpu and res["requests"] else None
-    res["wall_s"] = t1 - t_start
     return res
-
-
-def rss_kib(pid):
-    total = 0
-    for p in [pid] + B.tree_pids(pid):
-        try:
-            with open("/proc/%d/status" % p) as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
 
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -212,10 +178,10 @@ def idle_memory(procs, server, docroot, tls, n, expect_path, expect_body):
     try:
         held = [idle_connection(run.port, tls, ctx) for _ in range(20)]
         time.sleep(0.3)
-        before = rss_kib(run.proc.pid)
+        before = B.tree_rss_kib(run.proc.pid)
         held += [idle_connection(run.port, tls, ctx) for _ in range(n)]
         time.sleep(0.5)
-        after = rss_kib(run.proc.pid)
+        after = B.tree_rss_kib(run.proc.pid)
         return {"connections": n, "rss_before_kib": before, "rss_after_kib": after,
                 "kib_per_connection": (after - before) / n}
     except OSError as e:

@@ -664,6 +664,42 @@ def tree_cpu_split(pid):
     return user, system
 
 
+def tree_rss_kib(pid):
+    """VmRSS of pid and all its descendants, in KiB."""
+    total = 0
+    for p in [pid] + tree_pids(pid):
+        try:
+            with open("/proc/%d/status" % p) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def loadgen_server_cpu(procs, argv, server_pid, warmup, duration, slack=15):
+    """Runs a load generator with a warm-up of its own (run_loadgen) and
+    measures the server tree's CPU over the timed part only: sampled when
+    the warm-up ends (the generator announces nothing, so at its expected
+    end; a few ms of warm-up traffic either way), scaled to `duration`
+    (the sampled span is a little longer, by the generator's exit).
+    Returns (output, exit status, server CPU seconds or None)."""
+    marks = {}
+
+    def mark():
+        marks["cpu0"] = tree_cpu_seconds(server_pid)
+        marks["t0"] = time.monotonic()
+    timer = threading.Timer(warmup, mark)
+    timer.start()
+    out, rc, _, _ = run_loadgen(procs, argv, duration + warmup + slack)
+    timer.cancel()
+    cpu1 = tree_cpu_seconds(server_pid)
+    span = time.monotonic() - marks["t0"] if "t0" in marks else 0
+    cpu = (cpu1 - marks["cpu0"]) * min(1.0, duration / span) if span > 0 else None
+    return out, rc, cpu
+
+
 def tree_pids(pid):
     """pid's descendants."""
     parent = {}

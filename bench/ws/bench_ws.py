@@ -101,43 +101,18 @@ def echo_run(procs, run, size, duration, warmup):
     proc, port = run
     argv = [LOAD, "-url", "ws://127.0.0.1:%d/" % port, "-c", "64", "-size", str(size),
             "-d", B.ms(duration), "-warmup", B.ms(warmup)]
-    marks = {}
-
-    def mark():
-        marks["cpu0"] = B.tree_cpu_seconds(proc.pid)
-        marks["t0"] = time.monotonic()
-    timer = threading.Timer(warmup, mark)
-    timer.start()
-    out, rc, _, _ = B.run_loadgen(procs, argv, duration + warmup + 20)
-    timer.cancel()
-    cpu1 = B.tree_cpu_seconds(proc.pid)
-    t1 = time.monotonic()
+    out, rc, cpu = B.loadgen_server_cpu(procs, argv, proc.pid, warmup, duration, slack=20)
     try:
         res = json.loads(out.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return {"error": "load generator failed (exit %d): %s" % (rc, out.strip()[-300:])}
-    if "cpu0" not in marks or res["round_trips"] <= 0:
+    if cpu is None or res["round_trips"] <= 0:
         return {"error": "no round trips: %s" % out.strip()[-300:]}
-    span = t1 - marks["t0"]
-    cpu = (cpu1 - marks["cpu0"]) * min(1.0, duration / span) if span > 0 else 0.0
     res["rps"] = res["round_trips"] / res["seconds"]
     res["server_cpu_s"] = cpu
     # One round trip is one message received and one sent by the server.
     res["cpu_us_per_message"] = cpu * 1e6 / res["round_trips"]
     return res
-
-
-def rss_kib(pid):
-    total = 0
-    for p in [pid] + B.tree_pids(pid):
-        try:
-            with open("/proc/%d/status" % p) as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
 
 
 def idle_memory(procs, name, n):
@@ -154,7 +129,7 @@ def idle_memory(procs, name, n):
         if not warm.stdout.readline().startswith("ready"):
             return {"error": "warm-up connections failed"}
         time.sleep(0.3)
-        before = rss_kib(proc.pid)
+        before = B.tree_rss_kib(proc.pid)
         load = procs.spawn(B.pinned(B.CLIENT_CPU, [LOAD, "-url", "ws://127.0.0.1:%d/" % port,
                                                    "-idle", str(n)]),
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -165,7 +140,7 @@ def idle_memory(procs, name, n):
         if not got or not got[0].startswith("ready"):
             return {"error": "the %d idle connections did not open within 60 s" % n}
         time.sleep(0.5)
-        after = rss_kib(proc.pid)
+        after = B.tree_rss_kib(proc.pid)
         for p in (load, warm):
             p.stdin.close()
             procs.stop(p, grace=5.0)

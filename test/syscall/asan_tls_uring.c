@@ -131,20 +131,33 @@ static void test_tls(const char *certfile, const char *keyfile) {
   close_pair(&p);
   SSL_SESSION_free(sess);
 
-  /* ALPN: h2 alone is refused; h2 and http/1.1 gives http/1.1. */
+  /* ALPN: h2 is preferred, then http/1.1; with HTTP/2 off (--no-http2)
+     h2 alone is refused and h2, http/1.1 gives http/1.1. */
   static const unsigned char h2[] = "\x02h2";
   static const unsigned char both[] = "\x02h2\x08http/1.1";
+  const unsigned char *sel;
+  unsigned int sel_len;
   SSL_CTX_set_alpn_protos(cctx, h2, sizeof h2 - 1);
-  check(!open_pair(&p, ctx, cctx, NULL), "ALPN h2 alone: handshake refused");
-  ERR_clear_error();
+  check(open_pair(&p, ctx, cctx, NULL), "ALPN h2 alone: handshake");
+  SSL_get0_alpn_selected(p.server, &sel, &sel_len);
+  check(sel_len == 2 && memcmp(sel, "h2", 2) == 0, "h2 selected");
   close_pair(&p);
   SSL_CTX_set_alpn_protos(cctx, both, sizeof both - 1);
   check(open_pair(&p, ctx, cctx, NULL), "ALPN h2, http/1.1: handshake");
-  const unsigned char *sel;
-  unsigned int sel_len;
   SSL_get0_alpn_selected(p.server, &sel, &sel_len);
-  check(sel_len == 8 && memcmp(sel, "http/1.1", 8) == 0, "http/1.1 selected");
+  check(sel_len == 2 && memcmp(sel, "h2", 2) == 0, "h2 preferred to http/1.1");
   close_pair(&p);
+  hz_alpn_h2 = 0;
+  SSL_CTX_set_alpn_protos(cctx, h2, sizeof h2 - 1);
+  check(!open_pair(&p, ctx, cctx, NULL), "HTTP/2 off, ALPN h2 alone: handshake refused");
+  ERR_clear_error();
+  close_pair(&p);
+  SSL_CTX_set_alpn_protos(cctx, both, sizeof both - 1);
+  check(open_pair(&p, ctx, cctx, NULL), "HTTP/2 off, ALPN h2, http/1.1: handshake");
+  SSL_get0_alpn_selected(p.server, &sel, &sel_len);
+  check(sel_len == 8 && memcmp(sel, "http/1.1", 8) == 0, "HTTP/2 off: http/1.1 selected");
+  close_pair(&p);
+  hz_alpn_h2 = 1;
 
   /* A peer that closes without close_notify: end of stream, not an error. */
   SSL_CTX_set_alpn_protos(cctx, NULL, 0);
