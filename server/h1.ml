@@ -190,11 +190,7 @@ let blocked c =
 
 (* {1 Reading} *)
 
-let compact c =
-  if c.rpos > 0 then begin
-    c.rlen <- shift_to_front c.rbuf ~from:c.rpos ~until:c.rlen;
-    c.rpos <- 0
-  end
+let compact = compact_rbuf
 
 (* Moves a parsed head to offset 0 to make room for its body. The parse
    state's spans are absolute offsets, so the head is parsed again there. *)

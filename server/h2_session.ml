@@ -255,14 +255,7 @@ let prepare_read c =
       Read
   | Free -> Close
   | Reading_head | Reading_body | Handling ->
-      take_rbuf c;
-      if c.rpos > 0 then begin
-        c.rlen <- shift_to_front c.rbuf ~from:c.rpos ~until:c.rlen;
-        c.rpos <- 0
-      end;
-      c.in_buf <- c.rbuf;
-      c.in_off <- c.rlen;
-      c.in_len <- Bigstring.length c.rbuf - c.rlen;
+      read_to_rbuf c;
       Read
 
 let received c n =

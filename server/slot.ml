@@ -514,3 +514,16 @@ let clear_timer c =
   c.timer <- No_timer;
   c.deadline <- -1
 
+
+let compact_rbuf c =
+  if c.rpos > 0 then begin
+    c.rlen <- shift_to_front c.rbuf ~from:c.rpos ~until:c.rlen;
+    c.rpos <- 0
+  end
+
+let read_to_rbuf c =
+  take_rbuf c;
+  compact_rbuf c;
+  c.in_buf <- c.rbuf;
+  c.in_off <- c.rlen;
+  c.in_len <- Bigstring.length c.rbuf - c.rlen

@@ -466,3 +466,12 @@ val next_gen : t -> unit
     the connection closed): [gen] changes, so its continuations are
     dropped, and its [cancels] run (and are emptied); one that raises is
     logged. Allocates only when there are cancels. *)
+
+val compact_rbuf : t -> unit
+(** [compact_rbuf c] moves the unconsumed bytes [\[rpos, rlen)] of [rbuf] to
+    offset 0 (no span into [rbuf] may be live). *)
+
+val read_to_rbuf : t -> unit
+(** [read_to_rbuf c]: the next bytes go at the end of [rbuf] (taken if
+    absent, compacted first): sets [in_buf], [in_off], [in_len]. How a
+    protocol that reads a byte stream (HTTP/2, WebSocket) asks for more. *)

@@ -233,14 +233,7 @@ let prepare_read c =
   if c.state = Writing then Conn_action.Write
   else if s.phase = Dead then Conn_action.Close
   else begin
-    take_rbuf c;
-    if c.rpos > 0 then begin
-      c.rlen <- shift_to_front c.rbuf ~from:c.rpos ~until:c.rlen;
-      c.rpos <- 0
-    end;
-    c.in_buf <- c.rbuf;
-    c.in_off <- c.rlen;
-    c.in_len <- Bigstring.length c.rbuf - c.rlen;
+    read_to_rbuf c;
     Conn_action.Read
   end
 
