@@ -40,6 +40,8 @@ let header_int t name n = O.header_int t.out name n
 let header_s t name value = O.header_s t.out name value
 let header_span t name src s = O.header_span t.out name src s
 let header_s_span t name src s = O.header_s_span t.out name src s
+let header_checked t name src ~off ~len = O.header_checked t.out name src ~off ~len
+let header_encoded t src ~off ~len = O.header_encoded t.out src ~off ~len
 
 let send_headers t ~end_stream =
   let slot = S.find t.streams t.response_stream in

@@ -160,6 +160,16 @@ val header_s_span : t -> string -> Bigstring.t -> Span.t -> unit
     value span [s] of [src]: what a server converting its own head lines
     needs for names {!Header_name} does not know. Does not allocate. *)
 
+val header_checked : t -> Header_name.t -> Bigstring.t -> off:int -> len:int -> unit
+(** [header_checked t name src ~off ~len]: a field whose value the caller
+    has already checked as a field-value ({!Response}'s writers do): no
+    second look at its bytes. *)
+
+val header_encoded : t -> Bigstring.t -> off:int -> len:int -> unit
+(** [header_encoded t src ~off ~len] appends fields already encoded as
+    HPACK literals without indexing (which need no encoder state), such as
+    a server's fixed fields encoded once. *)
+
 val send_headers : t -> end_stream:bool -> submit
 
 val send_data : t -> stream:int -> Bigstring.t -> off:int -> len:int -> end_stream:bool -> submit

@@ -161,6 +161,14 @@ let header_s_span t name src s = t.block_len <- E.field_s_span t.encoder t.block
 let header_span t name src s =
   t.block_len <- E.field_span t.encoder t.block ~off:t.block_len name src s
 
+let header_checked t name src ~off ~len =
+  t.block_len <- E.field_checked t.encoder t.block ~off:t.block_len name src ~voff:off ~vlen:len
+
+let header_encoded t src ~off ~len =
+  if len > B.length t.block - t.block_len then raise_notrace E.No_space;
+  B.blit ~src ~src_off:off ~dst:t.block ~dst_off:t.block_len ~len;
+  t.block_len <- t.block_len + len
+
 (* HEADERS then CONTINUATIONs, each at most the peer's SETTINGS_MAX_FRAME_SIZE. *)
 let frame_headers t ~stream_id ~end_stream =
   let len = t.block_len and max = t.peer_max_frame in
@@ -189,33 +197,41 @@ let ready t slot =
 
 (* RFC 9218 §4: the most urgent level first; within a level, non-incremental
    responses one at a time in stream-id order, then incremental ones in
-   turn, one frame each, from after the last one served. *)
+   turn, one frame each, from after the last one served. One pass finds
+   the level and its first non-incremental stream; a second, only when
+   the level has incremental streams alone, takes the next of them. *)
 let pick t =
   let s = t.streams in
   let cap = s.capacity in
-  let found = ref (-1) and u = ref 0 in
-  while !found < 0 && !u < 8 do
-    let best = ref (-1) in
-    for slot = 0 to cap - 1 do
-      let p = s.priority.(slot) in
-      if p land 7 = !u && p land 8 = 0 && ready t slot && (!best < 0 || s.id.(slot) < s.id.(!best)) then
-        best := slot
-    done;
-    if !best < 0 then begin
-      let start = t.cursor.(!u) + 1 in
-      let k = ref 0 in
-      while !best < 0 && !k < cap do
-        let slot = (start + !k) mod cap in
-        let p = s.priority.(slot) in
-        if p land 7 = !u && p land 8 <> 0 && ready t slot then best := slot;
-        incr k
-      done;
-      if !best >= 0 then t.cursor.(!u) <- !best
-    end;
-    found := !best;
-    incr u
+  let level = ref 8 and best = ref (-1) and incremental = ref false in
+  for slot = 0 to cap - 1 do
+    if ready t slot then begin
+      let p = Array.unsafe_get s.priority slot in
+      let u = p land 7 in
+      if u < !level then begin
+        level := u;
+        best := -1;
+        incremental := false
+      end;
+      if u = !level then
+        if p land 8 <> 0 then incremental := true
+        else if !best < 0 || Array.unsafe_get s.id slot < Array.unsafe_get s.id !best then best := slot
+    end
   done;
-  !found
+  if !best >= 0 || not !incremental then !best
+  else begin
+    let u = !level in
+    let start = t.cursor.(u) + 1 in
+    let k = ref 0 in
+    while !best < 0 && !k < cap do
+      let slot = (start + !k) mod cap in
+      let p = s.priority.(slot) in
+      if p land 7 = u && p land 8 <> 0 && ready t slot then best := slot;
+      incr k
+    done;
+    t.cursor.(u) <- !best;
+    !best
+  end
 
 let end_stream_sent t slot =
   let s = t.streams in

@@ -98,6 +98,12 @@ val header_int : t -> Header_name.t -> int -> unit
 val header_s : t -> string -> string -> unit
 val header_span : t -> Header_name.t -> Bigstring.t -> Span.t -> unit
 val header_s_span : t -> string -> Bigstring.t -> Span.t -> unit
+val header_checked : t -> Header_name.t -> Bigstring.t -> off:int -> len:int -> unit
+(** A field whose value is already checked ({!Hpack_encoder.field_checked}). *)
+
+val header_encoded : t -> Bigstring.t -> off:int -> len:int -> unit
+(** Bytes already HPACK-encoded (by an encoder in the same state: literals
+    without indexing are), appended to the block as they are. *)
 
 val frame_headers : t -> stream_id:int -> end_stream:bool -> bool
 (** Queues the built head as HEADERS + CONTINUATIONs of at most the peer's

@@ -231,6 +231,43 @@ let field_span t buf ~off n src span =
   emit t buf off ~lookup:true ~rep:Without_indexing ~sidx ~name:(name_of n) ~s:""
     ~b:src ~big:true ~voff ~vlen
 
+(* {1 Checked values} A caller that has already checked a value as a
+   field-value (Response's writers do, more strictly than RFC 9113
+   §8.2.1) and uses no dynamic table nor Huffman gets its fields as
+   literals without indexing, written straight out: no lookup, no second
+   scan of the value. *)
+
+let[@inline] plain t = (not t.huffman) && Hpack_table.max_size t.table = 0
+
+(* A name whose static entries carry values ([:status], accept-encoding)
+   may match one exactly: those take the general path. *)
+let[@inline] named_only sidx = sidx = 0 || String.length (Hpack_static.value sidx) = 0
+
+let write_literal buf off ~sidx ~name src ~voff ~vlen =
+  let nlen = if sidx > 0 then 0 else String.length name in
+  check_space buf off
+    (integer_length sidx ~prefix:4
+     + (if sidx > 0 then 0 else integer_length nlen ~prefix:7 + nlen)
+     + integer_length vlen ~prefix:7 + vlen);
+  let o = write_integer buf off ~first:0 ~prefix:4 sidx in
+  let o =
+    if sidx > 0 then o
+    else begin
+      let o = write_integer buf o ~first:0 ~prefix:7 nlen in
+      Bigstring.unsafe_blit_from_string name ~src_off:0 buf ~dst_off:o ~len:nlen;
+      o + nlen
+    end
+  in
+  let o = write_integer buf o ~first:0 ~prefix:7 vlen in
+  Bigstring.blit ~src ~src_off:voff ~dst:buf ~dst_off:o ~len:vlen;
+  o + vlen
+
+let field_checked t buf ~off n src ~voff ~vlen =
+  Bigstring.check_range "Httpz.Hpack.Encoder.field_checked" src ~off:voff ~len:vlen;
+  let sidx = Hpack_static.index_of_name n in
+  if plain t && named_only sidx then write_literal buf off ~sidx ~name:(name_of n) src ~voff ~vlen
+  else field_span t buf ~off n src (Span.make ~off:voff ~len:vlen)
+
 let write_digits t n =
   let d = t.digits in
   let len = ref 1 and x = ref (n / 10) in
@@ -247,13 +284,27 @@ let field_int t buf ~off n v =
   let sidx = Hpack_static.index_of_name n in
   let name = name_of n in
   let vlen = write_digits t v in
-  emit t buf off ~lookup:true ~rep:Without_indexing ~sidx ~name ~s:"" ~b:t.digits
+  if plain t && named_only sidx then write_literal buf off ~sidx ~name t.digits ~voff:0 ~vlen
+  else emit t buf off ~lookup:true ~rep:Without_indexing ~sidx ~name ~s:"" ~b:t.digits
     ~big:true ~voff:0 ~vlen
 
 let status_index = 8
 
+(* The static table's :status entries (RFC 7541 Appendix A), or 0. *)
+let static_status = function
+  | 200 -> 8 | 204 -> 9 | 206 -> 10 | 304 -> 11 | 400 -> 12 | 404 -> 13 | 500 -> 14 | _ -> 0
+
 let status t buf ~off code =
   if code < 100 || code > 999 then raise_notrace Invalid_field;
+  let exact = static_status code in
+  if plain t then
+    if exact > 0 then begin
+      check_space buf off 1;
+      Bigstring.unsafe_set buf off (Char.unsafe_chr (0x80 lor exact));
+      off + 1
+    end
+    else write_literal buf off ~sidx:status_index ~name:"" t.digits ~voff:0 ~vlen:(write_digits t code)
+  else
   let vlen = write_digits t code in
   emit t buf off ~lookup:true ~rep:Without_indexing ~sidx:status_index
     ~name:(Hpack_static.name status_index) ~s:"" ~b:t.digits ~big:true ~voff:0 ~vlen

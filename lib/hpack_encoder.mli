@@ -78,6 +78,16 @@ val field : t -> Bigstring.t -> off:int -> Header_name.t -> string -> int
 val field_int : t -> Bigstring.t -> off:int -> Header_name.t -> int -> int
 (** [field_int t buf ~off name n] writes [n] in decimal. *)
 
+val field_checked :
+  t -> Bigstring.t -> off:int -> Header_name.t -> Bigstring.t -> voff:int -> vlen:int -> int
+(** [field_checked t buf ~off name src ~voff ~vlen]: as {!field_span} for
+    a value the caller has already checked to be a field-value (as
+    {!Response}'s writers do). Without Huffman and dynamic table, and for
+    a [name] whose static entries carry no value, it is a literal without
+    indexing written straight out: one copy, no lookup, no second look at
+    the bytes. Otherwise it is {!field_span}.
+    @raise Invalid_argument when the range is outside [src]. *)
+
 val field_span : t -> Bigstring.t -> off:int -> Header_name.t -> Bigstring.t -> Span.t -> int
 (** [field_span t buf ~off name src s] takes the value from span [s] of
     [src] (which must not overlap the bytes written).

@@ -86,9 +86,15 @@ let commit c pos =
   if pos > c.out_limit then raise_notrace Response.No_space;
   c.out_len <- pos
 
+(* Over HTTP/2 the head is encoded from the lines of [out]; noting where
+   each field Ctx wrote lies spares reading them back as text. *)
+let[@inline] noted c name start = if c.mode = H2_stream then Slot.note_field c name start
+
 let header c name v =
   if c.resp <> Head then not_in_head c;
-  commit c (Response.header c.out ~off:c.out_len name v)
+  let start = c.out_len in
+  commit c (Response.header c.out ~off:start name v);
+  noted c name start
 
 let header_s c name v =
   if c.resp <> Head then not_in_head c;
@@ -96,21 +102,29 @@ let header_s c name v =
 
 let header_int c name v =
   if c.resp <> Head then not_in_head c;
-  commit c (Response.header_int c.out ~off:c.out_len name v)
+  let start = c.out_len in
+  commit c (Response.header_int c.out ~off:start name v);
+  noted c name start
 
 let header_date c name v =
   if c.resp <> Head then not_in_head c;
-  commit c (Response.header_date c.out ~off:c.out_len name v)
+  let start = c.out_len in
+  commit c (Response.header_date c.out ~off:start name v);
+  noted c name start
 
 let header_span c name src s =
   if c.resp <> Head then not_in_head c;
-  commit c (Response.header_span c.out ~off:c.out_len name src s)
+  let start = c.out_len in
+  commit c (Response.header_span c.out ~off:start name src s);
+  noted c name start
 
 let header_bytes c name src ~off ~len =
   if c.resp <> Head then not_in_head c;
   if off < 0 || len < 0 || off > Bigstring.length src - len then
     invalid_arg "Ctx.header_bytes: range outside the buffer";
-  commit c (Response.header_span c.out ~off:c.out_len name src (Span.make ~off ~len))
+  let start = c.out_len in
+  commit c (Response.header_span c.out ~off:start name src (Span.make ~off ~len));
+  noted c name start
 
 let head_buffer c = c.out
 let head_pos c = c.out_len
@@ -118,6 +132,9 @@ let head_pos c = c.out_len
 let set_head_pos c pos =
   if c.resp <> Head then not_in_head c;
   if pos < 0 || pos > c.out_limit then invalid_arg "Ctx.set_head_pos: outside the head space";
+  while c.nfields > 0 && c.field_lines.((2 * c.nfields) - 1) > pos do
+    c.nfields <- c.nfields - 1
+  done;
   c.out_len <- pos
 
 (* {1 Framing} The protocol's ([c.proto]): HTTP/1.1's is H1_response. *)

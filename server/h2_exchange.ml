@@ -300,6 +300,11 @@ let opened s c ~stream ~fin =
   let h2c = s.h2c in
   let x = take_exchange c in
   x.mode <- H2_stream;
+  if Array.length x.field_names = 0 then begin
+    (* Room to note the fields of a head (Ctx): more are read back as text. *)
+    x.field_names <- Array.make 32 Header_name.Other;
+    x.field_lines <- Array.make 64 0
+  end;
   x.h2 <- c.h2;
   x.stream <- stream;
   x.fd <- c.fd;

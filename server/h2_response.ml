@@ -7,11 +7,14 @@ module C = H2_connection
 
 let session x = match x.h2 with Some s -> s | None -> invalid_arg "H2_exchange: not an HTTP/2 exchange"
 
-(* {1 The response head} *)
+(* {1 The response head} Date and the server's own fields are not
+   written as text: [end_head] adds them already encoded. [out] holds
+   only the handler's fields, most of them noted by Ctx as it wrote them
+   ([field_names]); the lines between are read back as text. *)
 
 let begin_head x _status =
-  let pos = Response.date x.out ~off:0 x.sh.date ~now:x.sh.now in
-  x.out_len <- Response.write_string x.out ~off:pos x.sh.server_lines.(x.listener)
+  x.out_len <- 0;
+  x.nfields <- 0
 
 let[@inline] is_space ch = ch = ' ' || ch = '\t'
 
@@ -45,40 +48,109 @@ let lower_name out ~off ~len =
     n
   end
 
-(* The lines [out\[0, out_len)] ("Name: value\r\n", written by Ctx and
-   begin_head) as HPACK fields of the head being built. *)
-let encode_fields x h2c =
-  let out = x.out and stop = x.out_len in
-  let pos = ref 0 in
+(* The lines [src\[pos, stop)] ("Name: value\r\n") as fields, but for
+   the connection-specific ones. *)
+let text_fields ~known ~other target src ~pos ~stop =
+  let pos = ref pos in
   while !pos < stop do
     let line = !pos in
     let eol = ref line in
-    while !eol < stop - 1 && not (Bigstring.unsafe_get out !eol = '\r' && Bigstring.unsafe_get out (!eol + 1) = '\n') do
+    while !eol < stop - 1 && not (Bigstring.unsafe_get src !eol = '\r' && Bigstring.unsafe_get src (!eol + 1) = '\n') do
       incr eol
     done;
     if !eol >= stop - 1 then eol := stop;
     let colon = ref line in
-    while !colon < !eol && Bigstring.unsafe_get out !colon <> ':' do
+    while !colon < !eol && Bigstring.unsafe_get src !colon <> ':' do
       incr colon
     done;
     if !colon < !eol && !colon > line then begin
       let v = ref (!colon + 1) and e = ref !eol in
-      while !v < !e && is_space (Bigstring.unsafe_get out !v) do incr v done;
-      while !e > !v && is_space (Bigstring.unsafe_get out (!e - 1)) do decr e done;
+      while !v < !e && is_space (Bigstring.unsafe_get src !v) do incr v done;
+      while !e > !v && is_space (Bigstring.unsafe_get src (!e - 1)) do decr e done;
       let nlen = !colon - line in
-      let name = Header_name.of_buffer out ~off:line ~len:nlen in
-      if not (connection_specific out ~off:line ~len:nlen name) then
+      let name = Header_name.of_buffer src ~off:line ~len:nlen in
+      if not (connection_specific src ~off:line ~len:nlen name) then
         match name with
-        | Header_name.Other ->
-            C.header_s_span h2c (lower_name out ~off:line ~len:nlen) out (Span.make ~off:!v ~len:(!e - !v))
-        | n -> C.header_span h2c n out (Span.make ~off:!v ~len:(!e - !v))
+        | Header_name.Other -> other target (lower_name src ~off:line ~len:nlen) src (Span.make ~off:!v ~len:(!e - !v))
+        | n -> known target n src (Span.make ~off:!v ~len:(!e - !v))
     end;
     pos := !eol + 2
   done
 
+(* The server's own fields of a listener (Server and the configured
+   ones: [server_lines]), encoded once as literals without indexing, which
+   any connection's encoder would write alike. *)
+let encoded_lines = ref [||]
+let encoded_for = ref [||]
+
+type block = { enc : Hpack_encoder.t; buf : Bigstring.t; mutable len : int }
+
+let encode_once lines =
+  let src = Bigstring.of_string lines in
+  let b =
+    { enc = Hpack_encoder.create ~huffman:false (); buf = Bigstring.create ((2 * String.length lines) + 16); len = 0 }
+  in
+  text_fields b src ~pos:0 ~stop:(String.length lines)
+    ~known:(fun b n src s -> b.len <- Hpack_encoder.field_span b.enc b.buf ~off:b.len n src s)
+    ~other:(fun b n src s -> b.len <- Hpack_encoder.field_s_span b.enc b.buf ~off:b.len n src s);
+  Bigstring.of_string (Bigstring.sub_string b.buf ~off:0 ~len:b.len)
+
+let server_fields x =
+  let lines = x.sh.server_lines.(x.listener) and l = x.listener in
+  if l >= Array.length !encoded_for then begin
+    let n = max (l + 1) (Array.length x.sh.server_lines) in
+    let f = Array.make n "" and e = Array.make n (Bigstring.create 0) in
+    Array.blit !encoded_for 0 f 0 (Array.length !encoded_for);
+    Array.blit !encoded_lines 0 e 0 (Array.length !encoded_lines);
+    encoded_for := f;
+    encoded_lines := e
+  end;
+  if !encoded_for.(l) != lines then begin
+    !encoded_lines.(l) <- encode_once lines;
+    !encoded_for.(l) <- lines
+  end;
+  !encoded_lines.(l)
+
+(* Date, encoded (a literal with the static name): remade once a second. *)
+let date_field = Bigstring.create 32
+let date_second = ref (-1)
+
+let date x =
+  if !date_second <> x.sh.now then begin
+    Bigstring.unsafe_set date_field 0 '\x0f';
+    Bigstring.unsafe_set date_field 1 (Char.unsafe_chr (Hpack_static.index_of_name Header_name.Date - 15));
+    Bigstring.unsafe_set date_field 2 (Char.unsafe_chr 29);
+    ignore (Date.Cache.write x.sh.date date_field ~off:3 ~now:x.sh.now);
+    date_second := x.sh.now
+  end;
+  date_field
+
+let text_fields_h2 h2c src ~pos ~stop =
+  text_fields ~known:C.header_span ~other:C.header_s_span h2c src ~pos ~stop
+
+(* The head's fields in [out]: the lines Ctx noted, encoded from where
+   they are; what lies between them as text. *)
+let encode_fields x h2c =
+  let out = x.out and pos = ref 0 in
+  for i = 0 to x.nfields - 1 do
+    let start = Array.unsafe_get x.field_lines (2 * i) and stop = Array.unsafe_get x.field_lines ((2 * i) + 1) in
+    if start > !pos then text_fields_h2 h2c out ~pos:!pos ~stop:start;
+    let name = Array.unsafe_get x.field_names i in
+    (match name with
+     | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade -> ()
+     | _ ->
+         let voff = start + String.length (Header_name.to_string name) + 2 in
+         C.header_checked h2c name out ~off:voff ~len:(stop - 2 - voff));
+    pos := stop
+  done;
+  if x.out_len > !pos then text_fields_h2 h2c out ~pos:!pos ~stop:x.out_len
+
 let end_head x ~content_length ~chunked =
   let h2c = (session x).h2c in
   C.start_response h2c ~stream:x.stream ~status:(Status.code x.status);
+  C.header_encoded h2c (date x) ~off:0 ~len:32;
+  let server = server_fields x in
+  C.header_encoded h2c server ~off:0 ~len:(Bigstring.length server);
   encode_fields x h2c;
   if (not x.no_content) && (not chunked) && content_length >= 0 then
     C.header_int h2c Header_name.Content_length content_length;

@@ -180,6 +180,13 @@ and t = {
   mutable stream : int;  (** [H2_stream]: the stream id *)
   mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
   mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
+  mutable field_names : Header_name.t array;
+      (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
+          order: their names, and their lines' [\[start, stop)] at
+          [2i], [2i+1] of [field_lines]; the head's other lines (a
+          handler's own writes) are read back as text ([] for H1) *)
+  mutable field_lines : int array;
+  mutable nfields : int;
 }
 
 let no_string = ""
@@ -321,10 +328,24 @@ let create sh ~slot ~peer =
     stream = 0;
     peer_done = false;
     fin_queued = false;
+    field_names = [||];
+    field_lines = [||];
+    nfields = 0;
   }
 
 (* The peer buffer exists only for the access log, the one reader of
    [started_ns]: without it, no clock is read per request. *)
+(* Ctx wrote the line [\[start, out_len)] of [out]: field [name]. Beyond
+   the arrays' room the line is left to be read back as text. *)
+let note_field c name start =
+  let i = c.nfields in
+  if i < Array.length c.field_names then begin
+    Array.unsafe_set c.field_names i name;
+    Array.unsafe_set c.field_lines (2 * i) start;
+    Array.unsafe_set c.field_lines ((2 * i) + 1) c.out_len;
+    c.nfields <- i + 1
+  end
+
 let[@inline] timed c = Bigstring.length c.peer > 0
 let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_ns ()
 

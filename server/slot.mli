@@ -337,6 +337,13 @@ and t = {
   mutable stream : int;  (** [H2_stream]: the stream id *)
   mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
   mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
+  mutable field_names : Httpz.Header_name.t array;
+      (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
+          order: their names, and their lines' [\[start, stop)] at
+          [2i], [2i+1] of [field_lines]; the head's other lines (a
+          handler's own writes) are read back as text ([\[||\]] for H1) *)
+  mutable field_lines : int array;
+  mutable nfields : int;
 }
 
 val reserve : int
@@ -362,6 +369,10 @@ val create_shared :
   shared
 (** Allocates. [keep]: spare buffers each pool keeps.
     @raise Invalid_argument if [server_name] is not a valid field value. *)
+
+val note_field : t -> Httpz.Header_name.t -> int -> unit
+(** [note_field c name start]: Ctx wrote field [name] as the line
+    [\[start, out_len)] of [out] (kept while [field_names] has room). *)
 
 val timed : t -> bool
 (** [timed c]: the slot was created for an access log ([~peer:true]), so

@@ -287,6 +287,30 @@ let robust_errors () =
 
 (* ---------- encoder ---------- *)
 
+(* field_checked and the plain (no table, no Huffman) fast paths write the
+   bytes the general path writes. *)
+let checked_cases () =
+  let plain = E.create ~huffman:false () in
+  let general f = encode_with f in
+  let src = S.bigstring_at ~off:5 "text/html; charset=utf-8" in
+  List.iter
+    (fun name ->
+      let expected = general (fun b -> E.field_span plain b ~off:0 name src (Span.make ~off:5 ~len:24)) in
+      Alcotest.(check string) (Header_name.to_string name) (to_hex expected)
+        (to_hex (general (fun b -> E.field_checked plain b ~off:0 name src ~voff:5 ~vlen:24))))
+    [ Content_type; Etag; X_request_id; Date; Server; Accept_encoding; Link ];
+  let gz = Bigstring.of_string "gzip, deflate" in
+  Alcotest.(check string) "an exact static match stays indexed" "90"
+    (to_hex (general (fun b -> E.field_checked plain b ~off:0 Accept_encoding gz ~voff:0 ~vlen:13)));
+  List.iter
+    (fun code ->
+      let block = general (fun b -> E.status plain b ~off:0 code) in
+      Alcotest.check outcome (Printf.sprintf "plain status %d" code) (Fields [ (":status", string_of_int code) ])
+        (decode (D.create ()) block))
+    [ 100; 200; 204; 302; 404; 503; 999 ];
+  Alcotest.check_raises "outside the source" (Invalid_argument "Httpz.Hpack.Encoder.field_checked") (fun () ->
+      ignore (general (fun b -> E.field_checked plain b ~off:0 Etag src ~voff:20 ~vlen:(Bigstring.length src))))
+
 let encoder_cases () =
   let e = E.create () in
   let enc f = to_hex (encode_with f) in
@@ -421,6 +445,16 @@ let zero_alloc =
         while D.next_field d src ~out = D.Field do ignore (D.header_name d : Header_name.t) done);
     S.zero_alloc "encode a response head, dynamic table" (fun () -> head e);
     S.zero_alloc "encode a response head, no table" (fun () -> head plain);
+    (let raw = E.create ~huffman:false () in
+     let ctype = Bigstring.of_string "text/html; charset=utf-8" in
+     S.zero_alloc "encode a checked response head, no table, no Huffman" (fun () ->
+         let o = E.start_block raw buf ~off:0 in
+         let o = E.status raw buf ~off:o 200 in
+         let o = E.field_checked raw buf ~off:o Content_type ctype ~voff:0 ~vlen:24 in
+         let o = E.field_checked raw buf ~off:o Date date ~voff:0 ~vlen:(Bigstring.length date) in
+         let o = E.field_checked raw buf ~off:o X_request_id nosniff ~voff:0 ~vlen:7 in
+         let o = E.status raw buf ~off:o 302 in
+         ignore (E.field_int raw buf ~off:o Content_length 48213 : int)));
     S.zero_alloc "Huffman encode" (fun () ->
         ignore (Huffman.encoded_length text ~off:0 ~len:(Bigstring.length text) : int);
         ignore (Huffman.encode text ~off:0 ~len:(Bigstring.length text) buf ~dst_off:0 : int));
@@ -445,7 +479,8 @@ let () =
                    Alcotest.test_case "size update evicts" `Quick size_update_evicts;
                    Alcotest.test_case "evicted name reused" `Quick evicted_name;
                    Alcotest.test_case "slot arrays grow" `Quick table_grows ]);
-      ("encoder", [ Alcotest.test_case "choices and refusals" `Quick encoder_cases ]);
+      ("encoder", [ Alcotest.test_case "choices and refusals" `Quick encoder_cases;
+                    Alcotest.test_case "checked values, plain encoder" `Quick checked_cases ]);
       ("differential", Hpack_differential.tests);
       ("table sync", Hpack_table_sync.tests);
       ("robustness", [ S.qcheck robustness; Alcotest.test_case "prefixes" `Quick robust_errors ]);
