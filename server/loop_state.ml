@@ -87,6 +87,7 @@ type t = {
   totals : Totals.t;  (** [p.totals], or a table of one row of our own *)
   mutable row : int;  (** this worker's row of [totals] *)
   mutable gauges_s : int;  (** when the connection gauges were last written *)
+  gc : Gc_settle.t;  (** ticked once a second *)
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;
@@ -531,7 +532,8 @@ let end_of_turn w ~on_timeout =
   end;
   if w.sh.now <> w.gauges_s then begin
     w.gauges_s <- w.sh.now;
-    write_gauges w
+    write_gauges w;
+    Gc_settle.tick w.gc
   end;
   if Access_log.pending w.log && w.sh.now <> w.log_flushed_s then begin
     Access_log.flush w.log;
@@ -586,6 +588,7 @@ let create p ~listeners ~signal_fd ~reactor =
       totals = (match p.totals with Some t -> t | None -> Totals.create ~rows:1);
       row = -1;
       gauges_s = 0;
+      gc = Gc_settle.create ();
       idle_prev = Array.make n (-2);
       idle_next = Array.make n (-2);
       idle_since = Array.make n 0;

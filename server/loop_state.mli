@@ -105,6 +105,7 @@ type t = {
   totals : Totals.t;  (** [p.totals], or a table of one row of our own *)
   mutable row : int;  (** this worker's row of [totals], [-1]: none *)
   mutable gauges_s : int;  (** when the connection gauges were last written *)
+  gc : Gc_settle.t;  (** ticked once a second *)
   (* Idle connections, oldest first: a doubly linked list over slots. *)
   idle_prev : int array;
   idle_next : int array;

@@ -27,3 +27,5 @@ external fd_path :
   (int[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_extra_fd_path_byte" "httpz_extra_fd_path"
   [@@noalloc]
+
+external gc_marking : unit -> bool = "httpz_extra_gc_marking" [@@noalloc]

@@ -54,3 +54,9 @@ external peer_ip : (int[@untagged]) -> Bytes.t -> (int[@untagged])
 val peer_address_max : int
 (** [46]: INET6_ADDRSTRLEN. *)
 
+
+external gc_marking : unit -> bool = "httpz_extra_gc_marking" [@@noalloc]
+(** [gc_marking ()]: the major GC is in its marking phase (not a syscall:
+    it reads the runtime's phase). A program that stopped allocating stays
+    in the phase it was in; in this one each [caml_modify] also darkens
+    the value it overwrites. *)

@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #define CAML_NAME_SPACE
+#define CAML_INTERNALS /* caml_gc_phase */
 #include <caml/bigarray.h>
+#include <caml/major_gc.h>
 #include <caml/memory.h>
 #include <caml/mlvalues.h>
 #include <caml/signals.h>
@@ -141,4 +143,12 @@ CAMLprim intnat httpz_extra_peer_ip(intnat fd, value buf) {
 }
 CAMLprim value httpz_extra_peer_ip_byte(value fd, value buf) {
   return Val_long(httpz_extra_peer_ip(Long_val(fd), buf));
+}
+
+/* Not a syscall: whether the major GC is marking. A cycle advances only
+   as the program allocates, so one that stops allocating can stay in the
+   marking phase, where every caml_modify darkens the value it overwrites. */
+CAMLprim value httpz_extra_gc_marking(value unit) {
+  (void)unit;
+  return Val_bool(caml_gc_phase == Phase_mark);
 }

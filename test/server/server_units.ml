@@ -200,3 +200,24 @@ let log_formats () =
       in
       check_str "iso time" want (String.sub l 0 (String.length want)))
     instants lines
+
+(* A marking phase left by allocation that stopped is ended by the second
+   tick without allocation in between, and not by a tick after allocation. *)
+let gc_settle () =
+  let t = Gc_settle.create () in
+  let keep = ref [] in
+  let n = ref 0 in
+  while (not (Extra.gc_marking ())) && !n < 10_000_000 do
+    keep := Array.make 8 !n :: (if !n land 1023 = 0 then [] else !keep);
+    incr n
+  done;
+  let started = Extra.gc_marking () in
+  (* No allocation between the ticks: the checks come after. *)
+  Gc_settle.tick t;
+  let after_first = Extra.gc_marking () in
+  Gc_settle.tick t;
+  let after_second = Extra.gc_marking () in
+  Alcotest.(check bool) "allocation started a marking phase" true started;
+  Alcotest.(check bool) "first tick: words moved, the GC is left alone" true after_first;
+  Alcotest.(check bool) "second tick, nothing allocated: marking ended" false after_second;
+  ignore (Sys.opaque_identity !keep)

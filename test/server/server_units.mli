@@ -7,3 +7,4 @@ val parse_listen : unit -> unit
 val log_formats : unit -> unit
 val wheel_model : QCheck2.Test.t
 val wheel_zero_alloc : unit Alcotest.test_case
+val gc_settle : unit -> unit

@@ -71,6 +71,7 @@ let () =
           Httpz_test_support.qcheck wheel_model;
           wheel_zero_alloc;
     Alcotest.test_case "access log time" `Quick log_time;
+    Alcotest.test_case "GC marking phase settled" `Quick gc_settle;
     Alcotest.test_case "access log formats" `Quick log_formats;
     Alcotest.test_case "listen addresses" `Quick parse_listen;
     Alcotest.test_case "listeners: ambiguous roles refused" `Quick Server_listeners.refused;
