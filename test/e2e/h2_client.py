@@ -144,6 +144,70 @@ def reset_one(port, tls):
             "after": c.bodies[after].decode("latin-1"), "goaway": c.goaway}
 
 
+def stats(port, tls, token):
+    """The server's /__httpz/stats over HTTP/1.1 on a connection of its own
+    (not counted as a request, its allocation counted apart)."""
+    import http.client
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        h = http.client.HTTPSConnection(HOST, port, timeout=5, context=ctx)
+    else:
+        h = http.client.HTTPConnection(HOST, port, timeout=5)
+    h.request("GET", "/__httpz/stats", headers={"Authorization": "Bearer " + token})
+    r = h.getresponse()
+    body = r.read()
+    h.close()
+    if r.status != 200:
+        raise RuntimeError("stats answered %d: %r" % (r.status, body[:200]))
+    return json.loads(body.decode())
+
+
+def steady_state(port, tls, n, token, batch=10, warmup=1500):
+    """One connection, GETs of /a.txt in batches of [batch] concurrent
+    streams, every response read whole: [warmup] 200s and [warmup] 304s
+    (If-None-Match), then the server's stats, [n] 200s, stats, [n] 304s,
+    stats. A response other than the first 200's status and body (or a
+    304 without body) is reported in "bad" (the first few)."""
+    c = Client(port, tls)
+    first = c.get("/a.txt")
+    c.pump(lambda: first in c.ended)
+    etag = c.heads.get(first, {}).get("etag")
+    want_body = c.bodies[first]
+    if c.heads.get(first, {}).get(":status") != "200" or etag is None:
+        return {"error": "first GET: %r %r" % (c.heads.get(first), want_body[:100])}
+    cond = [("if-none-match", etag)]
+
+    def run(count, headers, want_status, body):
+        bad = []
+        done = 0
+        while done < count and len(bad) <= 5:
+            k = min(batch, count - done)
+            sids = [c.get("/a.txt", headers=headers) for _ in range(k)]
+            if not c.pump(lambda: all(s in c.ended or s in c.reset for s in sids), timeout=5):
+                bad.append({"timeout": [s for s in sids if s not in c.ended]})
+                break
+            for s in sids:
+                st, b = c.heads.pop(s, {}).get(":status"), c.bodies.pop(s, b"")
+                if st != want_status or b != body or s in c.reset:
+                    bad.append({"stream": s, "status": st, "body": b[:100].decode("latin-1"),
+                                "reset": c.reset.get(s)})
+            c.ended.difference_update(sids)
+            done += k
+        return bad
+
+    t0 = time.monotonic()
+    bad = run(warmup, (), "200", want_body) + run(warmup, cond, "304", b"")
+    s0 = stats(port, tls, token)
+    bad += run(n, (), "200", want_body)
+    s1 = stats(port, tls, token)
+    bad += run(n, cond, "304", b"")
+    s2 = stats(port, tls, token)
+    return {"body": want_body.decode("latin-1"), "etag": etag, "bad": bad[:6], "stats": [s0, s1, s2],
+            "goaway": c.goaway, "seconds": round(time.monotonic() - t0, 2)}
+
+
 # {1 Raw frames}
 
 def raw_connect(port, tls, settings=True):
@@ -297,12 +361,14 @@ def first_not_settings(port, tls):
 def main():
     scenario, port, tls = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
     arg = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    more = sys.argv[5:]
     fns = {"concurrent": lambda: concurrent(port, tls, arg), "post": lambda: post(port, tls, arg),
            "reset_one": lambda: reset_one(port, tls), "rapid_reset": lambda: rapid_reset(port, tls),
            "continuation_flood": lambda: continuation_flood(port, tls),
            "hpack_bomb": lambda: hpack_bomb(port, tls),
            "first_not_settings": lambda: first_not_settings(port, tls),
-           "zero_window": lambda: zero_window(port, tls)}
+           "zero_window": lambda: zero_window(port, tls),
+           "steady_state": lambda: steady_state(port, tls, arg, *more)}
     try:
         print(json.dumps(fns[scenario]()))
     except Exception as e:  # reported, checked as a failure by test_h2.py
