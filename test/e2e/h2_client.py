@@ -2,7 +2,8 @@
 python3-h2, python3-hyperframe and python3-hpack live there, not in the
 pyenv python that runs the suites).
 
-Usage: h2_client.py SCENARIO PORT TLS(0|1) [ARG]
+Usage: h2_client.py SCENARIO PORT TLS(0|1) [ARG [MORE...]]
+(steady_state: ARG the number of requests per run, MORE the stats token).
 Prints one JSON object: what the scenario observed (test_h2.py checks it).
 Raw scenarios build frames with hyperframe and hpack by hand, so that a
 client may break the rules the h2 library would refuse to break.

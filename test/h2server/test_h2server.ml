@@ -384,18 +384,18 @@ let not_http () =
 (* {1 Allocation} A request stream in, its response out, the exchange back
    in the pool: nothing allocated once the pools hold what one stream
    needs. *)
-let zero_alloc_stream () =
-  let sh = shared () in
-  (* The access log's own cost is not the stream's. *)
-  sh.hooks.log <- (fun _ _ _ -> ());
-  let p = connect sh in
+
+(* One request a run on [p]'s connection, [fields] on a new stream each
+   time from stream [first] on; the response is taken as sent and
+   dropped. *)
+let stream_each_run p ~first fields =
   (* Room on the connection for every response of the measurement. *)
   ignore (send p (K.window_update 0 (0x7fffffff - 65535)));
-  let block = Bigstring.of_string (K.block (K.get ~path:"/a" ())) in
+  let block = Bigstring.of_string (K.block fields) in
   let blen = Bigstring.length block in
   let frame = Bigstring.create (blen + 9) in
   let c = p.c in
-  let sid = ref 1 in
+  let sid = ref first in
   let rec go (a : H1.action) =
     match a with
     | Write ->
@@ -403,15 +403,92 @@ let zero_alloc_stream () =
         go (H1.written c)
     | Read | Close | Linger | Wait | Detach | Nothing -> a
   in
-  S.zero_alloc "HTTP/2 stream: head in, small response out" (fun () ->
-      let o = H2_write.headers_header frame ~off:0 ~stream_id:!sid ~length:blen ~end_stream:true ~end_headers:true in
-      Bigstring.blit ~src:block ~src_off:0 ~dst:frame ~dst_off:o ~len:blen;
-      sid := !sid + 2;
-      match H1.prepare_read c with
-      | Read ->
-          Bigstring.blit ~src:frame ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:(blen + 9);
-          ignore (go (H1.received c (blen + 9)) : H1.action)
-      | _ -> Alcotest.fail "not reading")
+  fun () ->
+    let o = H2_write.headers_header frame ~off:0 ~stream_id:!sid ~length:blen ~end_stream:true ~end_headers:true in
+    Bigstring.blit ~src:block ~src_off:0 ~dst:frame ~dst_off:o ~len:blen;
+    sid := !sid + 2;
+    match H1.prepare_read c with
+    | Read ->
+        Bigstring.blit ~src:frame ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:(blen + 9);
+        ignore (go (H1.received c (blen + 9)) : H1.action)
+    | _ -> Alcotest.fail "not reading"
+
+let quiet sh =
+  (* The access log's own cost is not the stream's. *)
+  sh.Slot.hooks.log <- (fun _ _ _ -> ())
+
+let zero_alloc_stream () =
+  let sh = shared () in
+  quiet sh;
+  let p = connect sh in
+  S.zero_alloc "HTTP/2 stream: head in, small response out" (stream_each_run p ~first:1 (K.get ~path:"/a" ()))
+
+(* Issue 22's static path over h2, in process: the static handler's 200
+   and 304 for a small file (held by its file cache), one stream each. *)
+let small_file = "hello over h2\n"
+
+(* Responses logged, by status code (counted without allocating). *)
+type static_peer = { sp : peer; answered : int array }
+
+let static_peer () =
+  let root = S.temp_dir "h2static" in
+  S.write_file (Filename.concat root "a.txt") small_file;
+  let st =
+    match Httpz_static.Static.create { Httpz_static.Static.default_config with root } with
+    | Ok st -> st
+    | Error e -> failwith e
+  in
+  let sh = shared () in
+  let app c = Httpz_static.Static.handler st (Ctx.of_conn c) in
+  sh.hooks.handler <- app;
+  sh.hooks.app <- app;
+  let answered = Array.make 600 0 in
+  sh.hooks.log <-
+    (fun c _ complete ->
+      if complete then
+        let code = Status.code c.Slot.status in
+        answered.(code) <- answered.(code) + 1);
+  { sp = connect sh; answered }
+
+(* The first answer, checked and read for its ETag. *)
+let static_etag p =
+  ignore (send p (get 1 "/a.txt"));
+  match frames p with
+  | [ head; data ] when has [ head ] "HEADERS 1 200" && data = Printf.sprintf "DATA 1 %d ES" (String.length small_file) ->
+      let i = S.find_sub head "etag=" + 5 in
+      if i < 5 then Alcotest.fail ("no ETag: " ^ head);
+      let j = try String.index_from head i ' ' with Not_found -> String.length head in
+      String.sub head i (j - i)
+  | fs -> Alcotest.fail ("static GET over h2: " ^ String.concat " | " fs)
+
+(* [iters] streams of [fields] allocate nothing, and each is answered
+   [status] (the loop drops the frames; the log hook counts). *)
+let static_runs name sp ~first ~status fields =
+  Alcotest.test_case name `Quick (fun () ->
+      let iters = 100_000 in
+      let before = sp.answered.(status) in
+      let w = S.minor_words_per_op ~iters (stream_each_run sp.sp ~first fields) in
+      Alcotest.(check int) (name ^ ": every stream answered " ^ string_of_int status)
+        (iters + 1) (sp.answered.(status) - before);
+      Alcotest.(check (float 0.0)) (name ^ ": minor words per stream") 0.0 w)
+
+let zero_alloc_static () =
+  let sp = static_peer () in
+  let etag = static_etag sp.sp in
+  let conditional = K.get ~path:"/a.txt" ~extra:[ ("if-none-match", etag) ] () in
+  ignore (send sp.sp (get 3 "/a.txt" ~extra:[ ("if-none-match", etag) ]));
+  let fs = frames sp.sp in
+  let sp304 = static_peer () in
+  ignore (static_etag sp304.sp);
+  [
+    Alcotest.test_case "static If-None-Match over h2: 304, no body" `Quick (fun () ->
+        Alcotest.(check bool) ("304 HEADERS ES: " ^ String.concat " | " fs) true
+          (match fs with [ f ] -> has [ f ] "HEADERS 3 ES 304" | _ -> false));
+    static_runs "static handler over HTTP/2: 200s for a small file, 0 words" sp ~first:5 ~status:200
+      (K.get ~path:"/a.txt" ());
+    static_runs "static handler over HTTP/2: 304s for If-None-Match, 0 words" sp304 ~first:3 ~status:304
+      conditional;
+  ]
 
 let () =
   Alcotest.run "h2server"
@@ -437,5 +514,5 @@ let () =
           Alcotest.test_case "drain: GOAWAY, streams finish" `Quick drain;
           Alcotest.test_case "not HTTP; HTTP/2 off" `Quick not_http;
         ] );
-      ("allocation", [ zero_alloc_stream () ]);
+      ("allocation", zero_alloc_stream () :: zero_alloc_static ());
     ]
