@@ -2,7 +2,8 @@
 python3-h2, python3-hyperframe and python3-hpack live there, not in the
 pyenv python that runs the suites).
 
-Usage: h2_client.py SCENARIO PORT TLS(0|1) [ARG]
+Usage: h2_client.py SCENARIO PORT TLS(0|1) [ARG [MORE...]]
+(steady_state: ARG the number of requests per run, MORE the stats token).
 Prints one JSON object: what the scenario observed (test_h2.py checks it).
 Raw scenarios build frames with hyperframe and hpack by hand, so that a
 client may break the rules the h2 library would refuse to break.
@@ -57,7 +58,9 @@ class Client:
         if data:
             self.sock.sendall(data)
 
-    def get(self, path, method="GET", body=None, headers=()):
+    def get(self, path, method="GET", body=None, headers=(), flush=True):
+        """Opens a stream; with [flush] false its HEADERS wait for the
+        next flush (several requests in one write)."""
         sid = self.conn.get_next_available_stream_id()
         h = [(":method", method), (":scheme", "https"), (":authority", "localhost"), (":path", path)]
         h += list(headers)
@@ -65,7 +68,8 @@ class Client:
             h.append(("content-length", str(len(body))))
         self.conn.send_headers(sid, h, end_stream=body is None)
         self.bodies[sid] = b""
-        self.flush()
+        if flush or body is not None:
+            self.flush()
         if body is not None:
             self.send_body(sid, body)
         return sid
@@ -142,6 +146,75 @@ def reset_one(port, tls):
     c.pump(lambda: after in c.ended)
     return {"big_ended": big in c.ended, "small": c.bodies[small].decode("latin-1"),
             "after": c.bodies[after].decode("latin-1"), "goaway": c.goaway}
+
+
+def stats(port, tls, token):
+    """The server's /__httpz/stats over HTTP/1.1 on a connection of its own
+    (not counted as a request, its allocation counted apart)."""
+    import http.client
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        h = http.client.HTTPSConnection(HOST, port, timeout=5, context=ctx)
+    else:
+        h = http.client.HTTPConnection(HOST, port, timeout=5)
+    h.request("GET", "/__httpz/stats", headers={"Authorization": "Bearer " + token})
+    r = h.getresponse()
+    body = r.read()
+    h.close()
+    if r.status != 200:
+        raise RuntimeError("stats answered %d: %r" % (r.status, body[:200]))
+    return json.loads(body.decode())
+
+
+def steady_state(port, tls, n, token, batch=10, warmup=1500):
+    """One connection, GETs of /a.txt in batches of [batch] concurrent
+    streams sent in one write, every response read whole: [warmup] 200s and [warmup] 304s
+    (If-None-Match), then the server's stats, [n] 200s, stats, [n] 304s,
+    stats. A response other than the first 200's status and body (or a
+    304 without body) is reported in "bad" (the first few)."""
+    c = Client(port, tls)
+    first = c.get("/a.txt")
+    c.pump(lambda: first in c.ended)
+    etag = c.heads.get(first, {}).get("etag")
+    want_body = c.bodies[first]
+    if c.heads.get(first, {}).get(":status") != "200" or etag is None:
+        return {"error": "first GET: %r %r" % (c.heads.get(first), want_body[:100])}
+    cond = [("if-none-match", etag)]
+
+    def run(count, headers, want_status, body):
+        bad = []
+        done = 0
+        while done < count and len(bad) <= 5:
+            k = min(batch, count - done)
+            # One write for the batch: the server reads its streams
+            # together, so each batch holds [batch] exchanges at once and
+            # the warm-up reaches the peak the measured runs reach (a new
+            # peak takes pooled state once: about 560 words per exchange).
+            sids = [c.get("/a.txt", headers=headers, flush=False) for _ in range(k)]
+            c.flush()
+            if not c.pump(lambda: all(s in c.ended or s in c.reset for s in sids), timeout=5):
+                bad.append({"timeout": [s for s in sids if s not in c.ended]})
+                break
+            for s in sids:
+                st, b = c.heads.pop(s, {}).get(":status"), c.bodies.pop(s, b"")
+                if st != want_status or b != body or s in c.reset:
+                    bad.append({"stream": s, "status": st, "body": b[:100].decode("latin-1"),
+                                "reset": c.reset.get(s)})
+            c.ended.difference_update(sids)
+            done += k
+        return bad
+
+    t0 = time.monotonic()
+    bad = run(warmup, (), "200", want_body) + run(warmup, cond, "304", b"")
+    s0 = stats(port, tls, token)
+    bad += run(n, (), "200", want_body)
+    s1 = stats(port, tls, token)
+    bad += run(n, cond, "304", b"")
+    s2 = stats(port, tls, token)
+    return {"body": want_body.decode("latin-1"), "etag": etag, "bad": bad[:6], "stats": [s0, s1, s2],
+            "goaway": c.goaway, "seconds": round(time.monotonic() - t0, 2)}
 
 
 # {1 Raw frames}
@@ -297,12 +370,14 @@ def first_not_settings(port, tls):
 def main():
     scenario, port, tls = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
     arg = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    more = sys.argv[5:]
     fns = {"concurrent": lambda: concurrent(port, tls, arg), "post": lambda: post(port, tls, arg),
            "reset_one": lambda: reset_one(port, tls), "rapid_reset": lambda: rapid_reset(port, tls),
            "continuation_flood": lambda: continuation_flood(port, tls),
            "hpack_bomb": lambda: hpack_bomb(port, tls),
            "first_not_settings": lambda: first_not_settings(port, tls),
-           "zero_window": lambda: zero_window(port, tls)}
+           "zero_window": lambda: zero_window(port, tls),
+           "steady_state": lambda: steady_state(port, tls, arg, *more)}
     try:
         print(json.dumps(fns[scenario]()))
     except Exception as e:  # reported, checked as a failure by test_h2.py

@@ -12,6 +12,8 @@ with real clients. This module gives them:
   grace period (it is killed on timeout).
 - `Reader` / `request`: a minimal HTTP/1.1 response reader over a raw socket,
   enough for pipelining, error responses and keep-alive loops.
+- `check_no_words` / `check_shutdown_words`: the steady-state GC checks
+  (0 minor words per request) on stats and on the shutdown log line.
 - `suite_deadline`: a wall-clock bound for the whole suite; on expiry the
   suite records a failure, kills its servers and still prints its summary.
 - Backends: HTTPZ_IO=epoll|uring passes `--io` to every server.
@@ -28,6 +30,7 @@ binary is a failure, never a skip.
 import atexit
 import json
 import os
+import re
 import signal
 import socket
 import ssl
@@ -383,6 +386,37 @@ class Server:
         if status != 200:
             raise ServerError("stats answered %s: %r" % (status, body[:200]))
         return json.loads(body.decode("utf-8"))
+
+
+def check_no_words(results, label, before, after, n, what="", seconds=None):
+    """Two stats of one worker around [n] requests ([label] names them):
+    the requests delta is [n], the minor-words delta 0."""
+    dreq = after["requests"] - before["requests"]
+    dw = after["minor_words"] - before["minor_words"]
+    wpr = dw / dreq if dreq else float("nan")
+    log("# %s: %d requests%s, minor words delta %r -> %r words/request"
+        % (label, dreq, "" if seconds is None else " in %.2f s" % seconds, dw, wpr))
+    results.check("stats: requests delta for the %s run is %d%s" % (label, n, what), dreq == n,
+                  "delta %d (%r -> %r)" % (dreq, before, after))
+    results.check("steady state: minor words per %s request == 0%s (observed %r = %r words / %d requests)"
+                  % (label, what, wpr, dw, dreq), dw == 0, "stats before %r after %r" % (before, after))
+
+
+def check_shutdown_words(results, srv, served):
+    """The stopped one-worker [srv]'s last log line: at least [served]
+    requests, 0 minor words per request past its steady-state mark."""
+    err = srv.stderr_text()
+    m = re.findall(r"httpz\[\d+\]: worker (\d+) served (\d+) requests, minor words/request (\S+)", err)
+    log("# shutdown log: %r" % (m,))
+    results.check("shutdown log: one 'worker PID served N requests, minor words/request X' line", len(m) == 1,
+                  err[-800:])
+    if m:
+        results.check("shutdown log: served >= %d requests" % served, int(m[0][1]) >= served, m[0])
+        try:
+            x = float(m[0][2])
+        except ValueError:
+            x = None
+        results.check("shutdown log: minor words/request == 0 (observed %s)" % m[0][2], x == 0.0, m[0])
 
 
 def proc_state(pid):

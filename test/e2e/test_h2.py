@@ -20,6 +20,10 @@ TLS h2 chosen by ALPN.
    has its stream reset at the write timeout.
 6. The async demo's sleep, stream and offload routes, a graceful stop
    (SIGTERM) while a stream waits, and the Lwt demo, over HTTP/2.
+7. Steady-state GC: on one connection, 10 concurrent streams at a time,
+   5000 200s and 5000 304s of a small file past the warm-up; the stats'
+   minor_words delta of each run is 0, the shutdown log says 0 words per
+   request.
 
 Run: python3 test/e2e/test_h2.py   (after dune build @install)
 The last line is `N passed, N failed`.
@@ -69,10 +73,11 @@ def curl_h2(args):
     return H.curl(mode + args)
 
 
-def h2client(scenario, port, arg=None):
+def h2client(scenario, port, arg=None, *more):
     argv = [SYS_PY, os.path.join(HERE, "h2_client.py"), scenario, str(port), "1" if H.TLS else "0"]
     if arg is not None:
         argv.append(str(arg))
+    argv += [str(m) for m in more]
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
     try:
         return json.loads(p.stdout.decode().strip().splitlines()[-1])
@@ -279,6 +284,30 @@ def slow_reader():
     srv.stop()
 
 
+# {1 Steady state}
+
+GC_N = 5000
+
+
+def gc_steady_state():
+    """Issue 22's 0 words per request on the static path over h2: one
+    connection, batches of 10 concurrent streams, 1500 200s and 1500 304s
+    to pass the server's steady-state mark (1000 requests,
+    Loop_state.warmup), then GC_N of each between stats."""
+    srv = H.Server(DOC, args=H.STATS_ARGS, ready_path="/a.txt").start()
+    r = h2client("steady_state", srv.port, GC_N, H.STATS_TOKEN)
+    H.log("# h2 steady state: %r" % ({k: v for k, v in r.items() if k != "stats"},))
+    R.check("h2 steady state: ran (one connection, no GOAWAY)", "stats" in r and r.get("goaway") is None, r)
+    R.check("h2 steady state: every 200 has the file's bytes, every 304 none",
+            r.get("body") == SMALL.decode() and r.get("bad") == [], r.get("bad"))
+    if "stats" in r:
+        s0, s1, s2 = r["stats"]
+        H.check_no_words(R, "h2 200", s0, s1, GC_N)
+        H.check_no_words(R, "h2 304", s1, s2, GC_N)
+    srv.stop_and_check(R, "h2 steady state: server exits 0 on SIGTERM")
+    H.check_shutdown_words(R, srv, 1 + 3000 + 2 * GC_N)
+
+
 def no_http2():
     srv = H.Server(DOC, args=["--no-http2"]).start()
     r = curl_h2(["-o", "-", "-w", " %{http_version}", H.url(srv.port, "/a.txt")])
@@ -339,6 +368,7 @@ def main():
     H.part(R, "json log", json_log, stop_servers=True)
     H.part(R, "slow reader", slow_reader, stop_servers=True)
     H.part(R, "--no-http2", no_http2, stop_servers=True)
+    H.part(R, "steady-state GC over HTTP/2", gc_steady_state, stop_servers=True)
     R.finish()
 
 

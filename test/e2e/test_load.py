@@ -532,28 +532,9 @@ def gc_steady_state(args=(), what="", n=10_000, extra=b"", path="/small.txt", bo
     R.check("%d keep-alive 200s all correct%s" % (n, what), not bad200, bad200[:3])
     R.check("%d keep-alive 304s all correct%s" % (n, what), not bad304, bad304[:3])
     for label, a, b, el in (("200", s0, s1, t200), ("304", s1, s2, t304)):
-        dreq = b["requests"] - a["requests"]
-        dw = b["minor_words"] - a["minor_words"]
-        wpr = dw / dreq if dreq else float("nan")
-        H.log("# %s: %d requests in %.2f s, minor words delta %r -> %r words/request"
-              % (label, dreq, el, dw, wpr))
-        R.check("stats: requests delta for the %s run is %d%s" % (label, n, what), dreq == n,
-                "delta %d (%r -> %r)" % (dreq, a, b))
-        R.check("steady state: minor words per %s request == 0%s (observed %r = %r words / %d requests)"
-                % (label, what, wpr, dw, dreq), dw == 0, "stats before %r after %r" % (a, b))
+        H.check_no_words(R, label, a, b, n, what, seconds=el)
     srv.stop_and_check(R, "server (stats) exits 0 on SIGTERM")
-    err = srv.stderr_text()
-    m = re.findall(r"httpz\[\d+\]: worker (\d+) served (\d+) requests, minor words/request (\S+)", err)
-    H.log("# shutdown log: %r" % (m,))
-    R.check("shutdown log: one 'worker PID served N requests, minor words/request X' line", len(m) == 1, err[-800:])
-    if m:
-        want = 3000 + 2 * n
-        R.check("shutdown log: served >= %d requests (warm-up + 2 x %d)" % (want, n), int(m[0][1]) >= want, m[0])
-        try:
-            x = float(m[0][2])
-        except ValueError:
-            x = None
-        R.check("shutdown log: minor words/request == 0 (observed %s)" % m[0][2], x == 0.0, m[0])
+    H.check_shutdown_words(R, srv, 3000 + 2 * n)
 
 
 # Options that add work per request must keep it allocation-free: the
