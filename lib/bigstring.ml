@@ -25,15 +25,19 @@ let length (b : t) = Bigarray.Array1.dim b
 let unsafe_blit_from_string s ~src_off (b : t) ~dst_off ~len =
   if len >= c_copy_min then c_copy_from_string s src_off b dst_off len
   else
-  let i = ref 0 in
-  while !i + 8 <= len do
-    unsafe_set64 b (dst_off + !i) (string_get64 s (src_off + !i));
-    i := !i + 8
-  done;
-  while !i < len do
-    unsafe_set b (dst_off + !i) (String.unsafe_get s (src_off + !i));
-    incr i
-  done
+  if len >= 8 then begin
+    (* Whole words, the last one overlapping those before: no byte tail. *)
+    let i = ref 0 in
+    while !i + 8 < len do
+      unsafe_set64 b (dst_off + !i) (string_get64 s (src_off + !i));
+      i := !i + 8
+    done;
+    unsafe_set64 b (dst_off + len - 8) (string_get64 s (src_off + len - 8))
+  end
+  else
+    for i = 0 to len - 1 do
+      unsafe_set b (dst_off + i) (String.unsafe_get s (src_off + i))
+    done
 
 let blit_from_string s ~src_off b ~dst_off ~len =
   if len < 0 || src_off < 0 || src_off > String.length s - len
@@ -68,6 +72,17 @@ let blit ~(src : t) ~src_off ~(dst : t) ~dst_off ~len =
     for i = len - 1 downto 0 do
       unsafe_set dst (dst_off + i) (unsafe_get src (src_off + i))
     done
+  else if len >= 8 && src != dst then begin
+    (* Whole words, the last one overlapping those before: no byte tail
+       (distinct buffers only: within one, it could read bytes just
+       written). *)
+    let i = ref 0 in
+    while !i + 8 < len do
+      unsafe_set64 dst (dst_off + !i) (unsafe_get64 src (src_off + !i));
+      i := !i + 8
+    done;
+    unsafe_set64 dst (dst_off + len - 8) (unsafe_get64 src (src_off + len - 8))
+  end
   else begin
     let i = ref 0 in
     while !i + 8 <= len do

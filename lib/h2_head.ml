@@ -49,13 +49,17 @@ let name_ok buf s ~pseudo =
 (* §8.2.1: no NUL, CR or LF, and no whitespace at either end. *)
 let value_ok buf s =
   let off = Span.off s and len = Span.len s in
+  let ws c = c = ' ' || c = '\t' in
+  (* Most values hold no control byte at all: eight bytes at a time. *)
+  if Swar.skip_field_value buf off (off + len) = off + len then
+    len = 0 || ((not (ws (B.unsafe_get buf off))) && not (ws (B.unsafe_get buf (off + len - 1))))
+  else
   let ok = ref true and i = ref 0 in
   while !ok && !i < len do
     let c = B.unsafe_get buf (off + !i) in
     if c = '\000' || c = '\r' || c = '\n' then ok := false;
     incr i
   done;
-  let ws c = c = ' ' || c = '\t' in
   !ok && (len = 0 || ((not (ws (B.unsafe_get buf off))) && not (ws (B.unsafe_get buf (off + len - 1)))))
 
 let reset t =
@@ -83,8 +87,8 @@ let fail t why = if t.reason = "" then t.reason <- why
 let regular t d out ~trailers =
   let name = D.name d and value = D.value d in
   let hn = D.header_name d in
-  if not (name_ok out name ~pseudo:false) then fail t "field name not lower-case token"
-  else if not (value_ok out value) then fail t "field value with CR, LF, NUL or edge whitespace"
+  if not (D.static_name d || name_ok out name ~pseudo:false) then fail t "field name not lower-case token"
+  else if not (D.static_value d || value_ok out value) then fail t "field value with CR, LF, NUL or edge whitespace"
   else begin
     (match hn with
     | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade ->
@@ -115,8 +119,8 @@ let pseudo_field t d out (p : Hpack_static.pseudo) ~trailers =
   let name = D.name d and value = D.value d in
   if trailers then fail t "pseudo-header in trailers"
   else if t.count > 0 then fail t "pseudo-header after a regular field"
-  else if not (name_ok out name ~pseudo:true) then fail t "pseudo-header name not lower case"
-  else if not (value_ok out value) then fail t "field value with CR, LF, NUL or edge whitespace"
+  else if not (D.static_name d || name_ok out name ~pseudo:true) then fail t "pseudo-header name not lower case"
+  else if not (D.static_value d || value_ok out value) then fail t "field value with CR, LF, NUL or edge whitespace"
   else
     match p with
     | Method | Scheme | Path | Authority ->

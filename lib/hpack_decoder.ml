@@ -84,6 +84,7 @@ type t = {
   mutable header_name : Header_name.t;
   mutable pseudo : Hpack_static.pseudo;
   mutable never_indexed : bool;
+  mutable static_parts : int;  (* 0, 1 (name) or 2 (name and value) from the static table *)
   mutable field_start : int;
   mutable err : error;
   mutable failed : bool;
@@ -103,7 +104,7 @@ let create ?(max_table_size = default_max_table_size)
     max_list = max_header_list_size; max_string = max_string_length; pos = 0; stop = 0;
     out_pos = 0; list_size = 0; fields = 0; name_off = 0; name_len = 0; value_off = 0;
     value_len = 0; header_name = Header_name.Other; pseudo = Hpack_static.Regular;
-    never_indexed = false; field_start = 0; err = Truncated; failed = false }
+    never_indexed = false; static_parts = 0; field_start = 0; err = Truncated; failed = false }
 
 let start_block t ~off ~len =
   t.pos <- off; t.stop <- off + len; t.out_pos <- 0; t.list_size <- 0; t.fields <- 0;
@@ -190,6 +191,7 @@ let index_name t out idx ~with_value =
       t.name_len <- nlen;
       t.value_off <- o + nlen;
       t.value_len <- vlen;
+      t.static_parts <- (if dynamic > 0 then 0 else if with_value then 2 else 1);
       if dynamic <= 0 then begin
         Bigstring.unsafe_blit_from_string (Hpack_static.name idx) ~src_off:0 out ~dst_off:o ~len:nlen;
         if with_value then
@@ -219,6 +221,7 @@ let literal t src out ~prefix ~indexing =
       else begin
         let o = t.out_pos in
         let n = read_string t src out ~used:0 in
+        t.static_parts <- 0;
         if n < 0 then -1
         else begin
           t.name_off <- o;
@@ -292,6 +295,8 @@ let value t = Span.make ~off:t.value_off ~len:t.value_len
 let header_name t = t.header_name
 let pseudo t = t.pseudo
 let never_indexed t = t.never_indexed
+let static_name t = t.static_parts >= 1
+let static_value t = t.static_parts = 2
 let error t = t.err
 let failed t = t.failed
 let error_offset t = t.field_start

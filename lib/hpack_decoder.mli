@@ -131,6 +131,15 @@ val header_name : t -> Header_name.t
 val pseudo : t -> Hpack_static.pseudo
 (** Which pseudo-header the name is, or [Regular]. *)
 
+val static_name : t -> bool
+(** The name is a static table entry's (indexed, or the name of a literal
+    field): a lower-case token, or a pseudo-header's, that a caller need
+    not check again. *)
+
+val static_value : t -> bool
+(** The whole field is a static table entry (§6.1): its value too is one
+    of RFC 7541 Appendix A's. *)
+
 val never_indexed : t -> bool
 (** The field came as "never indexed" (§6.2.3): an intermediary must
     forward it so. *)

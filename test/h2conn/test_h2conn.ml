@@ -168,6 +168,10 @@ let malformed =
     ("content-length values differ", get ~extra:[ ("content-length", "1"); ("content-length", "2") ] ());
     ("value with leading space", get ~extra:[ ("x", " y") ] ());
     ("value with LF", get ~extra:[ ("x", "a\nb") ] ());
+    ("value with CR", get ~extra:[ ("x", "abcdefghij\rk") ] ());
+    ("value with NUL", get ~extra:[ ("x", "a\000b") ] ());
+    ("value with trailing tab", get ~extra:[ ("x", "y\t") ] ());
+    ("value with an inner tab, then LF", get ~extra:[ ("x", "a\tbcdefghijkl\n") ] ());
     ("name with space", get ~extra:[ ("x y", "z") ] ());
     ("CONNECT without :authority", [ (":method", "CONNECT") ]);
     ("CONNECT with :path", [ (":method", "CONNECT"); (":authority", "a:1"); (":path", "/") ]);
@@ -183,6 +187,13 @@ let test_malformed (name, fields) =
       (* the HPACK context is still in step: the next request is fine *)
       feed s (request 3 (get ()));
       check_events s [ "headers 3 end" ])
+
+(* Inner controls other than NUL, CR and LF pass here (RFC 9113 §8.2.1);
+   the server's HTTP/1.1 re-parse is what refuses them. *)
+let test_inner_tab_ok () =
+  let s = start () in
+  feed s (request 1 (get ~extra:[ ("x", "a\tb c\x01d") ] ()));
+  check_events s [ "headers 1 end" ]
 
 let test_connect_ok () =
   let s = start () in
@@ -463,7 +474,7 @@ let () =
           q "GET, head table, response" test_get; q "empty response" test_empty_response;
           q "HEADERS + CONTINUATION" test_continuation; q "large response head split" test_large_response_head;
           q "POST body" test_post_body; q "trailers" test_trailers; q "priority header and frames" test_priority_header;
-          q "CONNECT" test_connect_ok; q "bad trailers" test_bad_trailers;
+          q "CONNECT" test_connect_ok; q "inner tab and control kept" test_inner_tab_ok; q "bad trailers" test_bad_trailers;
           q "content-length vs DATA" test_content_length_mismatch; q "HPACK bomb" test_hpack_bomb;
         ] );
       ("malformed", List.map test_malformed malformed);
