@@ -5,6 +5,8 @@ external unsafe_set : t -> int -> char -> unit = "%caml_ba_unsafe_set_1"
 external unsafe_get64 : t -> int -> int64 = "%caml_bigstring_get64u"
 external unsafe_set64 : t -> int -> int64 -> unit = "%caml_bigstring_set64u"
 external string_get64 : string -> int -> int64 = "%caml_string_get64u"
+external unsafe_set32 : t -> int -> int32 -> unit = "%caml_bigstring_set32u"
+external string_get32 : string -> int -> int32 = "%caml_string_get32u"
 
 (* memmove/memcpy in C (lib/simd_stubs.c): a call costs a few dozen
    instructions, so copies of at least [c_copy_min] bytes go there and
@@ -33,6 +35,10 @@ let unsafe_blit_from_string s ~src_off (b : t) ~dst_off ~len =
       i := !i + 8
     done;
     unsafe_set64 b (dst_off + len - 8) (string_get64 s (src_off + len - 8))
+  end
+  else if len >= 4 then begin
+    unsafe_set32 b dst_off (string_get32 s src_off);
+    unsafe_set32 b (dst_off + len - 4) (string_get32 s (src_off + len - 4))
   end
   else
     for i = 0 to len - 1 do

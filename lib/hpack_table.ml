@@ -1,3 +1,7 @@
+(* Stdlib's min and max compare polymorphically (a C call) unless inlined. *)
+let[@inline] min (a : int) b = if a < b then a else b
+let[@inline] max (a : int) b = if a > b then a else b
+
 type t = {
   ring : Bigstring.t;
   capacity : int;

@@ -68,5 +68,10 @@ let () =
           S.zero_alloc "blit 40 bytes" (fun () -> Bigstring.blit ~src ~src_off:0 ~dst ~dst_off:100 ~len:40);
           S.zero_alloc "blit_from_string 612 bytes" (fun () ->
               Bigstring.blit_from_string body ~src_off:0 dst ~dst_off:7 ~len:612);
+          S.zero_alloc "blit_from_string 13 bytes" (fun () ->
+              Bigstring.blit_from_string body ~src_off:3 dst ~dst_off:7 ~len:13);
+          S.zero_alloc "blit_from_string 6 bytes" (fun () ->
+              Bigstring.blit_from_string body ~src_off:1 dst ~dst_off:7 ~len:6);
+          S.zero_alloc "blit 13 bytes" (fun () -> Bigstring.blit ~src ~src_off:3 ~dst ~dst_off:100 ~len:13);
         ] );
     ]
