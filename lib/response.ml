@@ -179,6 +179,15 @@ let header_date buf ~off name t =
   crlf buf o;
   o + 2
 
+let header_date_cached buf ~off name cache t =
+  let name = known_name name in
+  if t < Date.min_time || t > Date.max_time then raise_notrace Invalid_field;
+  space buf off (String.length name + 29 + 4);
+  let o = put_name buf off name in
+  let o = Date.Cache.write cache buf ~off:o ~now:t in
+  crlf buf o;
+  o + 2
+
 let date buf ~off cache ~now =
   if now < Date.min_time || now > Date.max_time then raise_notrace Invalid_field;
   space buf off 37;

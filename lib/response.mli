@@ -89,6 +89,13 @@ val header_date : Bigstring.t -> off:int -> Header_name.t -> int -> int
     @raise Invalid_field when [name] is [Other] or [t] is outside
     [\[Date.min_time, Date.max_time\]]. *)
 
+val header_date_cached : Bigstring.t -> off:int -> Header_name.t -> Date.Cache.t -> int -> int
+(** [header_date_cached buf ~off name cache t]: as {!header_date}, the date
+    formatted through [cache], which keeps the last time it formatted: for
+    a value that repeats, such as the Last-Modified of a file served again
+    and again, it is a copy.
+    @raise Invalid_field as {!header_date}. *)
+
 val date : Bigstring.t -> off:int -> Date.Cache.t -> now:int -> int
 (** [date buf ~off cache ~now] writes ["Date: <IMF-fixdate of now>\r\n"]
     (37 bytes) through the per-second {!Date.Cache}.

@@ -112,6 +112,12 @@ let header_date c name v =
   commit c (Response.header_date c.out ~off:start name v);
   noted c name start
 
+let header_date_cached c name cache v =
+  if c.resp <> Head then not_in_head c;
+  let start = c.out_len in
+  commit c (Response.header_date_cached c.out ~off:start name cache v);
+  noted c name start
+
 let header_span c name src s =
   if c.resp <> Head then not_in_head c;
   let start = c.out_len in

@@ -107,9 +107,11 @@ val header : t -> Httpz.Header_name.t -> string -> unit
 val header_s : t -> string -> string -> unit
 val header_int : t -> Httpz.Header_name.t -> int -> unit
 val header_date : t -> Httpz.Header_name.t -> int -> unit
+val header_date_cached : t -> Httpz.Header_name.t -> Httpz.Date.Cache.t -> int -> unit
 val header_span : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> Httpz.Span.t -> unit
 val header_bytes : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
-(** Header writers, as in {!Httpz.Response}.
+(** Header writers, as in {!Httpz.Response} ([header_date_cached]: a date
+    that repeats, formatted once through a {!Httpz.Date.Cache}).
     @raise Httpz.Response.Invalid_field for a name or value that would
     split the response; the server then answers 500 instead. *)
 

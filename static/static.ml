@@ -76,6 +76,7 @@ type t = {
   range : Range.t;
   mime : Mime_cache.t;
   etag_buf : B.t;
+  last_modified : Date.Cache.t;  (** the last Last-Modified formatted *)
   etag_pool : Bytes.t array;  (** [etag_pool.(n)] has length [n] *)
   scratch : B.t;  (** Location, Content-Range *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
@@ -165,6 +166,7 @@ let create cfg =
           range = Range.create ();
           mime = Mime_cache.create ~default:cfg.default_type ();
           etag_buf = B.create 64;
+          last_modified = Date.Cache.create ();
           etag_pool = Array.init 64 Bytes.create;
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
           multipart = B.create 0;
@@ -270,13 +272,14 @@ let release fd = if fd >= 0 then ignore (Syscall.close fd)
 
 (* A file dated beyond year 9999 (or before year 0) has no IMF-fixdate:
    leave the field out rather than fail the answer. *)
-let last_modified c mtime =
-  if mtime >= Date.min_time && mtime <= Date.max_time then Ctx.header_date c Last_modified mtime
+let last_modified t c mtime =
+  if mtime >= Date.min_time && mtime <= Date.max_time then
+    Ctx.header_date_cached c Last_modified t.last_modified mtime
 
 let common_headers t c ~ctype ~etag ~mtime ~vary ~gz =
   Ctx.header c Content_type ctype;
   Ctx.header c Etag etag;
-  last_modified c mtime;
+  last_modified t c mtime;
   cache_headers t c;
   if vary then Ctx.header c Vary "Accept-Encoding";
   if gz then Ctx.header c Content_encoding "gzip"
@@ -330,7 +333,7 @@ let multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     Ctx.start c Partial_content;
     Ctx.header c Content_type t.multipart_type;
     Ctx.header c Etag etag;
-    last_modified c mtime;
+    last_modified t c mtime;
     cache_headers t c;
     if vary then Ctx.header c Vary "Accept-Encoding";
     if gz then Ctx.header c Content_encoding "gzip";
@@ -496,7 +499,7 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
       release fd;
       Ctx.start c Not_modified;
       Ctx.header c Etag etag;
-      last_modified c mtime;
+      last_modified t c mtime;
       cache_headers t c;
       if vary then Ctx.header c Vary "Accept-Encoding";
       Ctx.no_body c ~content_length:(-1)

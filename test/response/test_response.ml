@@ -337,7 +337,17 @@ let test_dates () =
   writes "date" "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n" (fun b off ->
       Response.date b ~off c ~now:784111777);
   writes "date next second" "Date: Sun, 06 Nov 1994 08:49:38 GMT\r\n" (fun b off ->
-      Response.date b ~off c ~now:784111778)
+      Response.date b ~off c ~now:784111778);
+  let lm = Date.Cache.create () in
+  List.iter
+    (fun t ->
+      let b = Bigstring.create 64 in
+      let want = Bigstring.sub_string b ~off:0 ~len:(Response.header_date b ~off:0 Last_modified t) in
+      writes (Printf.sprintf "header_date_cached %d = header_date" t) want
+        (fun b off -> Response.header_date_cached b ~off Last_modified lm t))
+    [ 784111777; 784111777; 0; 784111777; Date.max_time; 1700000000 ];
+  refuses "cached date too late" (fun b off ->
+      Response.header_date_cached b ~off Expires lm (Date.max_time + 1))
 
 let test_chunks () =
   writes "chunk_header 1" "1\r\n" (fun b off -> Response.chunk_header b ~off 1);
