@@ -78,6 +78,11 @@ type t = {
   etag_buf : B.t;
   last_modified : Date.Cache.t;  (** the last Last-Modified formatted *)
   etag_pool : Bytes.t array;  (** [etag_pool.(n)] has length [n] *)
+  mutable etag_mtime_s : int;  (** the last tag made ([etag_last]) was for these *)
+  mutable etag_mtime_ns : int;
+  mutable etag_size : int;
+  mutable etag_suffix : string;
+  mutable etag_last : string;
   scratch : B.t;  (** Location, Content-Range *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
   cache : File_cache.t;
@@ -168,6 +173,11 @@ let create cfg =
           etag_buf = B.create 64;
           last_modified = Date.Cache.create ();
           etag_pool = Array.init 64 Bytes.create;
+          etag_mtime_s = -1;
+          etag_mtime_ns = -1;
+          etag_size = -1;
+          etag_suffix = "";
+          etag_last = "";
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
           multipart = B.create 0;
           cache;
@@ -240,7 +250,8 @@ type sidecar = No_sidecar | Sidecar_fd of int | Sidecar_mem | Zipped
    allocating. A sidecar's tag has "-gz" inside the quotes; the compressed
    form's is the file's (of [file_size] bytes) with [zip_suffix]: its
    bytes follow from the file's and the level. The string is valid until
-   the next request. *)
+   the next request. The same tag as the last one (a file answered again)
+   is that string again: the pooled bytes still hold it. *)
 let make_etag t side ~mtime_s ~mtime_ns ~size ~file_size =
   let size, suffix =
     match side with
@@ -248,6 +259,9 @@ let make_etag t side ~mtime_s ~mtime_ns ~size ~file_size =
     | Zipped -> file_size, t.zip_suffix
     | Sidecar_fd _ | Sidecar_mem -> size, "-gz"
   in
+  if mtime_s = t.etag_mtime_s && mtime_ns = t.etag_mtime_ns && size = t.etag_size && suffix == t.etag_suffix
+  then t.etag_last
+  else
   let n = Etag.write t.etag_buf ~off:0 ~mtime:mtime_s ~nsec:mtime_ns ~size in
   let k = String.length suffix in
   let n =
@@ -262,7 +276,12 @@ let make_etag t side ~mtime_s ~mtime_ns ~size ~file_size =
   in
   let b = Array.unsafe_get t.etag_pool n in
   for i = 0 to n - 1 do Bytes.unsafe_set b i (B.unsafe_get t.etag_buf i) done;
-  Bytes.unsafe_to_string b
+  t.etag_mtime_s <- mtime_s;
+  t.etag_mtime_ns <- mtime_ns;
+  t.etag_size <- size;
+  t.etag_suffix <- suffix;
+  t.etag_last <- Bytes.unsafe_to_string b;
+  t.etag_last
 
 (* The answer functions below take [fd]: an open file to send with
    sendfile, or [-1] when the bytes are [t.mem] (from the file cache). *)
