@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per request of `httpz serve` builds, under callgrind.
 
-    bench/server/instructions.py [--file BYTES] LABEL=EXE[:ARG,ARG...] [...]
+    bench/server/instructions.py [--file BYTES] [--h2c] LABEL=EXE[:ARG,ARG...] [...]
     bench/server/instructions.py --program PATH LABEL=EXE[:ARG,ARG...] [...]
 
 For each build, two runs of one worker under `valgrind --tool=callgrind`,
@@ -15,6 +15,10 @@ the hot path": compare the build before and after, options on and off.
 
     bench/server/instructions.py base=/tmp/httpz-base new=_build/install/default/bin/httpz \\
         'log=_build/install/default/bin/httpz:--access-log,/dev/null'
+
+With --h2c, the requests are HTTP/2 streams by prior knowledge: `h2load -c 4
+-m 10 -n N` (4 connections, 10 streams in flight on each), so the count is
+the server's cost per stream as the HTTP/2 benchmark loads it.
 
 With --program PATH, each EXE is a program of its own that takes `-p PORT`
 (an example or a bench server) and the requests are GETs of PATH: the
@@ -38,7 +42,54 @@ import time
 N1, N2 = 2000, 22000
 
 
-def run(exe, extra, docroot, path, n):
+def get_h1(port, exe, path, n):
+    """[n] keep-alive GETs of [path] on one HTTP/1.1 connection."""
+    c = None
+    for _ in range(600):
+        try:
+            c = socket.create_connection(("127.0.0.1", port))
+            break
+        except OSError:
+            time.sleep(0.1)
+    if c is None:
+        sys.exit("%s did not start" % exe)
+    req = b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode()
+    buf = b""
+    for _ in range(n):
+        c.sendall(req)
+        while True:
+            i = buf.find(b"\r\n\r\n")
+            m = re.search(rb"(?i)\r\ncontent-length: *(\d+)", buf[:i]) if i >= 0 else None
+            size = int(m.group(1)) if m else 0
+            if i >= 0 and len(buf) >= i + 4 + size:
+                buf = buf[i + 4 + size:]
+                break
+            more = c.recv(65536)
+            if not more:
+                sys.exit("%s closed the connection" % exe)
+            buf += more
+    c.close()
+
+
+def get_h2c(port, exe, path, n):
+    """[n] GETs of [path] as HTTP/2 streams (h2c), by h2load."""
+    for _ in range(600):
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        sys.exit("%s did not start" % exe)
+    r = subprocess.run(["h2load", "-c", "4", "-m", "10", "-n", str(n),
+                        "http://127.0.0.1:%d%s" % (port, path)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    out = r.stdout.decode("utf-8", "replace")
+    if "%d succeeded" % n not in out:
+        sys.exit("h2load against %s: not every stream succeeded:\n%s" % (exe, out[-800:]))
+
+
+def run(exe, extra, docroot, path, n, h2c=False):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
@@ -49,31 +100,7 @@ def run(exe, extra, docroot, path, n):
     p = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv + extra,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        c = None
-        for _ in range(600):
-            try:
-                c = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                time.sleep(0.1)
-        if c is None:
-            sys.exit("%s did not start" % exe)
-        req = b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode()
-        buf = b""
-        for _ in range(n):
-            c.sendall(req)
-            while True:
-                i = buf.find(b"\r\n\r\n")
-                m = re.search(rb"(?i)\r\ncontent-length: *(\d+)", buf[:i]) if i >= 0 else None
-                size = int(m.group(1)) if m else 0
-                if i >= 0 and len(buf) >= i + 4 + size:
-                    buf = buf[i + 4 + size:]
-                    break
-                more = c.recv(65536)
-                if not more:
-                    sys.exit("%s closed the connection" % exe)
-                buf += more
-        c.close()
+        (get_h2c if h2c else get_h1)(port, exe, path, n)
     finally:
         p.send_signal(signal.SIGTERM)
         err = p.communicate(timeout=300)[1].decode("utf-8", "replace")
@@ -87,10 +114,15 @@ def run(exe, extra, docroot, path, n):
 
 def main():
     args = sys.argv[1:]
+    if not shutil.which("h2load") and "--h2c" in args:
+        sys.exit("h2load is not installed (scripts/deps.sh bench)")
     size = 612
     program = None
+    h2c = False
     if args[:1] == ["--file"]:
         size, args = int(args[1]), args[2:]
+    if args[:1] == ["--h2c"]:
+        h2c, args = True, args[1:]
     if args[:1] == ["--program"]:
         program, args = args[1], args[2:]
     if not args or not shutil.which("valgrind"):
@@ -106,8 +138,8 @@ def main():
             exe, _, extra = rest.partition(":")
             extra = [a for a in extra.split(",") if a]
             where = (None, program) if program else (docroot, "/f.html")
-            a = run(exe, extra, where[0], where[1], N1)
-            b = run(exe, extra, where[0], where[1], N2)
+            a = run(exe, extra, where[0], where[1], N1, h2c)
+            b = run(exe, extra, where[0], where[1], N2, h2c)
             per = (b - a) / (N2 - N1)
             first = first or per
             print("%-10s %8.0f instructions/request  (%+.2f%% against %s)" % (
