@@ -18,6 +18,7 @@ let goaway_last_stream t = t.ev_last_stream
 let reason t = t.reason
 let head t = t.ws.head
 let head_buffer t = t.ws.decoded
+let head_length t = Hpack_decoder.output_length t.decoder
 
 (* {1 The application's side} *)
 

@@ -134,6 +134,11 @@ val reason : t -> string
 val head : t -> H2_head.t
 val head_buffer : t -> Bigstring.t
 
+val head_length : t -> int
+(** The bytes of [head_buffer], from 0, that the last head's names and
+    values occupy: copied elsewhere with the same offsets, they keep
+    {!head}'s spans valid there. *)
+
 val consumed : t -> stream:int -> int -> unit
 (** [consumed t ~stream n]: the application is done with [n] bytes of the
     stream's DATA; the receive windows are credited, and WINDOW_UPDATEs

@@ -218,6 +218,31 @@ let get_sp = 0x20544547 (* "GET " *)
 let post_sp = 0x2054534f50 (* "POST " *)
 let http_1_1 = 0x312e312f50545448L (* "HTTP/1.1" *)
 
+(* The request-target [b\[t_start, t_stop)] (no SP, CTL, DEL or '#' in
+   it) has a form the method allows. *)
+let[@inline] target_form t b t_start t_stop =
+  let tlen = t_stop - t_start in
+  let first = get b t_start in
+  match t.meth with
+  | Meth.Connect ->
+    (* authority-form only (RFC 9112 §3.2.3). *)
+    if not (Authority.valid_connect_target b ~off:t_start ~len:tlen) then
+      fail t Parse_error.Bad_target
+  | Meth.Options when first = '*' ->
+    if tlen <> 1 then fail t Parse_error.Bad_target
+  | _ ->
+    if first <> '/' then begin
+      (* absolute-form: scheme ":" ... (RFC 3986 §3.1) *)
+      let i = ref t_start in
+      while !i < t_stop
+            && (match get b !i with
+                | 'a' .. 'z' | 'A' .. 'Z' -> true
+                | '0' .. '9' | '+' | '-' | '.' -> !i > t_start
+                | _ -> false)
+      do incr i done;
+      if !i = t_start || !i >= t_stop || get b !i <> ':' then fail t Parse_error.Bad_target
+    end
+
 let request_line t b off stop =
   let lim = t.limits in
   let pos = ref off in
@@ -263,26 +288,7 @@ let request_line t b off stop =
    | _ -> fail t Parse_error.Bad_target);
   if tlen = 0 then fail t Parse_error.Bad_request_line;
   t.target <- Span.make ~off:t_start ~len:tlen;
-  let first = get b t_start in
-  (match t.meth with
-   | Meth.Connect ->
-     (* authority-form only (RFC 9112 §3.2.3). *)
-     if not (Authority.valid_connect_target b ~off:t_start ~len:tlen) then
-       fail t Parse_error.Bad_target
-   | Meth.Options when first = '*' ->
-     if tlen <> 1 then fail t Parse_error.Bad_target
-   | _ ->
-     if first <> '/' then begin
-       (* absolute-form: scheme ":" ... (RFC 3986 §3.1) *)
-       let i = ref t_start in
-       while !i < t_stop
-             && (match get b !i with
-                 | 'a' .. 'z' | 'A' .. 'Z' -> true
-                 | '0' .. '9' | '+' | '-' | '.' -> !i > t_start
-                 | _ -> false)
-       do incr i done;
-       if !i = t_start || !i >= t_stop || get b !i <> ':' then fail t Parse_error.Bad_target
-     end);
+  target_form t b t_start t_stop;
   pos := t_stop + 1;
   (* HTTP-version = "HTTP/" DIGIT "." DIGIT; "HTTP/1.1" is one word. *)
   let v = !pos in
@@ -482,6 +488,71 @@ let parse t b ~off ~len =
       end
     | exception Fail -> t.last <- Error; Error
   end
+
+(* --- A head given as fields (HTTP/2) ------------------------------------ *)
+
+(* Each step answers false once the head is refused ([error] says why);
+   the checks are the parser's, so a head is refused alike whichever way
+   it came. *)
+let refused t = t.last <- Error; false
+
+let build_start t b ~meth ~target =
+  clear t;
+  t.last <- Partial;
+  let m_off = Span.off meth and m_len = Span.len meth in
+  let t_off = Span.off target and t_len = Span.len target in
+  if m_len = 0 || Swar.skip_tchars b m_off (m_off + m_len) <> m_off + m_len then begin
+    t.error <- Parse_error.Bad_method; refused t
+  end
+  else if t_len = 0 then begin
+    t.error <- Parse_error.Bad_request_line; refused t
+  end
+  else if t_len > t.limits.max_target then begin
+    t.error <- Parse_error.Target_too_long; refused t
+  end
+  else begin
+    t.meth_span <- meth;
+    t.meth <- Meth.of_buffer b ~off:m_off ~len:m_len;
+    t.target <- target;
+    let t_stop = t_off + t_len in
+    let stop = if t.simd then Simd.target_end b t_off t_stop else Swar.skip_target b t_off t_stop in
+    if stop <> t_stop then begin
+      t.error <- Parse_error.Bad_target; refused t
+    end
+    else match target_form t b t_off t_stop with () -> true | exception Fail -> refused t
+  end
+
+let build_field t b id ~name ~value =
+  let n_off = Span.off name and n_len = Span.len name in
+  let v_off = Span.off value and v_len = Span.len value in
+  let v_stop = v_off + v_len in
+  let p = ref (Swar.skip_field_value b v_off v_stop) in
+  while !p < v_stop && get b !p = '\t' do p := Swar.skip_field_value b (!p + 1) v_stop done;
+  if n_len = 0 || Swar.skip_tchars b n_off (n_off + n_len) <> n_off + n_len then begin
+    t.error <- Parse_error.Bad_header_name; refused t
+  end
+  else if !p <> v_stop then begin
+    t.error <- Parse_error.Bad_header_value; refused t
+  end
+  else if t.count >= t.limits.max_headers then begin
+    t.error <- Parse_error.Too_many_headers; refused t
+  end
+  else begin
+    let i = t.count in
+    Array.unsafe_set t.names i id;
+    Array.unsafe_set t.name_spans i (name :> int);
+    Array.unsafe_set t.value_spans i (value :> int);
+    t.count <- i + 1;
+    match id with
+    | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
+      (match field_semantics t b id v_off v_len with () -> true | exception Fail -> refused t)
+    | _ -> true
+  end
+
+let build_end t ~head_length =
+  match finish t with
+  | () -> t.head_length <- head_length; t.last <- Complete; Complete
+  | exception Fail -> t.last <- Error; Error
 
 let meth t = t.meth
 let meth_span t = t.meth_span

@@ -89,6 +89,24 @@ val reset : t -> unit
 
 (** {1 The parsed head} Meaningful after [Complete]. *)
 
+(** {1 A head given as fields}
+
+    For a head that arrived otherwise (HTTP/2's HPACK): its method, target
+    and fields, already in a buffer [b], are checked as {!parse} checks
+    them (method a token, the target's bytes and form, names tokens,
+    values without control bytes but HTAB, the field semantics and the
+    limits), and the accessors below then answer as after a parse, with
+    version HTTP/1.1. Call {!build_start}, {!build_field} for each field in
+    order (an authority standing in for a missing Host is a Host field),
+    then {!build_end}; a [false] means refused, with {!error} saying why,
+    and the rest is not called. The spans must stay valid as long as the
+    request is used. No step allocates. *)
+
+val build_start : t -> Bigstring.t -> meth:Span.t -> target:Span.t -> bool
+val build_field : t -> Bigstring.t -> Header_name.t -> name:Span.t -> value:Span.t -> bool
+val build_end : t -> head_length:int -> status
+(** [Complete] ({!head_length} is [head_length]) or [Error]. *)
+
 val meth : t -> Meth.t
 val meth_span : t -> Span.t
 (** The method token as sent (for {!Meth.Other} methods). *)

@@ -226,29 +226,49 @@ let put b pos s =
   Bigstring.unsafe_blit_from_string s ~src_off:0 b ~dst_off:pos ~len;
   pos + len
 
-(* The decoded head as an HTTP/1.1 head at the start of [rbuf]; its
-   length. :authority becomes Host (RFC 9113 §8.3.1). *)
-let write_head x h2c =
+let[@inline] shifted by s = Span.make ~off:(Span.off s + by) ~len:(Span.len s)
+
+(* The head presented to Ctx.request, in [rbuf]: a request line for the
+   access log ("GET /a HTTP/2.0"), then the decoded names and values as
+   they lie in the worker's workspace (their spans shifted by the line's
+   length), and "host" when :authority stands in for a missing Host
+   (RFC 9113 §8.3.1). Request checks them as its parser would; no
+   HTTP/1.1 text is written and parsed again. *)
+let present x h2c =
   let h = C.head h2c and src = C.head_buffer h2c and b = x.rbuf in
-  let pos = put_span b 0 src (H2_head.method_span h) in
-  let pos = put b pos " " in
-  let pos =
-    if (match H2_head.meth h with Meth.Connect -> true | _ -> false) then put_span b pos src (H2_head.authority h)
-    else put_span b pos src (H2_head.path h)
+  let target =
+    match H2_head.meth h with Meth.Connect -> H2_head.authority h | _ -> H2_head.path h
   in
-  let pos = ref (put b pos " HTTP/1.1\r\n") in
-  if H2_head.has_authority h && H2_head.find h Header_name.Host < 0 then begin
-    pos := put b !pos "Host: ";
-    pos := put_span b !pos src (H2_head.authority h);
-    pos := put b !pos "\r\n"
-  end;
-  for i = 0 to H2_head.field_count h - 1 do
-    pos := put_span b !pos src (H2_head.field_name_span h i);
-    pos := put b !pos ": ";
-    pos := put_span b !pos src (H2_head.field_value h i);
-    pos := put b !pos "\r\n"
+  let m = H2_head.method_span h in
+  let t_off = Span.len m + 1 in
+  let pos = put_span b 0 src m in
+  let pos = put b pos " " in
+  let pos = put_span b pos src target in
+  let line = put b pos " HTTP/2.0\r\n" in
+  let used = C.head_length h2c in
+  if line + used + 4 > Bigstring.length b then raise_notrace Too_large;
+  Bigstring.blit ~src ~src_off:0 ~dst:b ~dst_off:line ~len:used;
+  let req = Slot.req x in
+  let ok =
+    ref
+      (Request.build_start req b ~meth:(Span.make ~off:0 ~len:(Span.len m))
+         ~target:(Span.make ~off:t_off ~len:(Span.len target)))
+  in
+  let n = H2_head.field_count h and i = ref 0 in
+  while !ok && !i < n do
+    ok :=
+      Request.build_field req b (H2_head.field_name h !i) ~name:(shifted line (H2_head.field_name_span h !i))
+        ~value:(shifted line (H2_head.field_value h !i));
+    incr i
   done;
-  put b !pos "\r\n"
+  let stop = line + used in
+  if !ok && H2_head.has_authority h && not (Request.has_host req) then begin
+    Bigstring.blit_from_string "host" ~src_off:0 b ~dst_off:stop ~len:4;
+    ok :=
+      Request.build_field req b Header_name.Host ~name:(Span.make ~off:stop ~len:4)
+        ~value:(shifted line (H2_head.authority h))
+  end;
+  if !ok then Request.build_end req ~head_length:(stop + 4) else Request.Error
 
 let take_exchange c =
   let sh = c.sh in
@@ -328,16 +348,13 @@ let opened s c ~stream ~fin =
   stamp x;
   add s x;
   take_rbuf x;
-  match write_head x h2c with
+  match present x h2c with
   | exception Too_large -> refuse x Status.Request_header_fields_too_large
-  | len -> (
-      match Request.parse (Slot.req x) x.rbuf ~off:0 ~len with
+  | status -> (
+      match status with
       | Request.Complete ->
           let req = Slot.req x in
-          (* The access log copies the request line: it shows the protocol
-             spoken. The parse is over; no span covers the version. *)
-          let eol = Bigstring.index_from x.rbuf ~off:0 ~stop:len '\r' in
-          if eol >= 8 then Bigstring.blit_from_string "HTTP/2.0" ~src_off:0 x.rbuf ~dst_off:(eol - 8) ~len:8;
+          let len = Request.head_length req in
           x.rpos <- 0;
           x.rlen <- len;
           x.body_start <- Request.head_length req;

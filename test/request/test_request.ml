@@ -939,6 +939,166 @@ let summary t buf ~off st =
     done;
     Buffer.contents b
 
+(* ---------- A head given as fields (the Request.build functions) ---------- *)
+
+(* Everything a result says, spans as text: the parser's and the
+   builder's results compare whatever offsets they use. *)
+let meaning t buf st =
+  match st with
+  | R.Partial -> "Partial"
+  | Error -> "Error " ^ string_of_int (Parse_error.status (R.error t))
+  | Complete ->
+    let sp s = Span.to_string buf s in
+    let b = Buffer.create 256 in
+    Buffer.add_string b
+      (sprintf "Complete %s %S %S %s cl=%d ch=%b ka=%b ex=%b up=%b host=%b:%S\n"
+         (Meth.to_string (R.meth t)) (sp (R.meth_span t)) (sp (R.target t))
+         (Version.to_string (R.version t)) (R.content_length t) (R.is_chunked t) (R.keep_alive t)
+         (R.expect_continue t) (R.has_upgrade t) (R.has_host t)
+         (if R.has_host t then sp (R.host t) else "-"));
+    for i = 0 to R.header_count t - 1 do
+      Buffer.add_string b
+        (sprintf "%s %S %S\n" (Header_name.to_string (R.header_name t i))
+           (sp (R.header_name_span t i)) (sp (R.header_value t i)))
+    done;
+    Buffer.contents b
+
+(* The fields laid out in a buffer (each piece after a garbage byte), then
+   built: the result and the buffer. *)
+let build_fields t ~meth ~target fields =
+  let pieces = meth :: target :: List.concat_map (fun (n, v) -> [ n; v ]) fields in
+  let text = String.concat "\x00" pieces in
+  let buf = S.bigstring_at ~garbage:'\r' ~off:3 text in
+  let pos = ref 3 in
+  let next s = let sp = Span.make ~off:!pos ~len:(String.length s) in pos := !pos + String.length s + 1; sp in
+  let m = next meth in
+  let tg = next target in
+  let st =
+    if not (R.build_start t buf ~meth:m ~target:tg) then R.Error
+    else begin
+      let ok = ref true in
+      List.iter
+        (fun (n, v) ->
+          let ns = next n in
+          let vs = next v in
+          if !ok then
+            ok := R.build_field t buf (Header_name.of_string n) ~name:ns ~value:vs)
+        fields;
+      if !ok then R.build_end t ~head_length:!pos else R.Error
+    end
+  in
+  (st, buf)
+
+(* Bytes an HTTP/1.1 line can hold, some of them refused: no CR or LF,
+   which would be framing there. *)
+let gen_inner_byte =
+  G.oneofl [ '\x00'; '\x01'; '\t'; ' '; ':'; '\x7f'; '\x80'; '\xff'; '#'; ','; '('; '@'; 'A'; 'z'; '9' ]
+
+let gen_field_head =
+  let open G in
+  let mutate s =
+    oneof
+      [ pure s;
+        map2
+          (fun i c -> if s = "" then String.make 1 c else String.mapi (fun j x -> if j = i mod String.length s then c else x) s)
+          nat gen_inner_byte ]
+  in
+  let field =
+    frequency
+      [ (6, map2 (fun n v -> (n, v)) gen_name gen_value_core);
+        (1, map (fun h -> ("Host", h)) gen_host);
+        (1, map (fun n -> ("Content-Length", string_of_int n)) (int_bound 100000));
+        (1, oneofl [ ("Expect", "100-continue"); ("Transfer-Encoding", "chunked"); ("Connection", "close");
+                     ("Upgrade", "websocket"); ("Content-Length", "x1"); ("Host", "a b") ]) ]
+  in
+  let* m = frequency [ (8, gen_method); (1, pure "CONNECT"); (1, pure "OPTIONS") ] in
+  let* target = frequency [ (8, gen_target); (1, pure "*"); (1, pure "example.com:443"); (1, pure "http://a/b") ] in
+  let* fields = list_size (int_range 0 12) field in
+  (* Most heads name a host, or they are all refused for the lack of one. *)
+  let* host = option ~ratio:0.75 gen_host in
+  let fields = match host with Some h when h <> "" -> fields @ [ ("Host", h) ] | _ -> fields in
+  let* which = int_bound 3 in
+  let* m = if which = 0 then mutate m else pure m in
+  let* target = if which = 1 then mutate target else pure target in
+  let* fields =
+    if which = 2 && fields <> [] then
+      let* k = int_bound (List.length fields - 1) in
+      let* value = bool in
+      let (n, v) = List.nth fields k in
+      (* A colon in a name, or whitespace at a value's edge, has no
+         HTTP/1.1 spelling (HTTP/2's head check refuses both first). *)
+      let* n' = if value then pure n else map (String.map (fun c -> if c = ':' then '(' else c)) (mutate n) in
+      let* v' =
+        if value then
+          map
+            (fun v ->
+              let edge c = c = ' ' || c = '\t' in
+              if v <> "" && (edge v.[0] || edge v.[String.length v - 1]) then "x" ^ v ^ "x" else v)
+            (mutate v)
+        else pure v
+      in
+      pure (List.mapi (fun j f -> if j = k then (n', v') else f) fields)
+    else pure fields
+  in
+  pure (m, target, fields)
+
+let built_complete = ref 0
+
+let prop_build_matches_parse =
+  QCheck2.Test.make ~name:"a head built from fields means what its HTTP/1.1 text parses to" ~count:3000
+    ~print:(fun (m, t, fs) -> sprintf "%S %S [%s]" m t (String.concat "; " (List.map (fun (n, v) -> sprintf "%S: %S" n v) fs)))
+    gen_field_head
+    (fun (meth, target, fields) ->
+      let text =
+        meth ^ " " ^ target ^ " HTTP/1.1\r\n"
+        ^ String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") fields) ^ "\r\n"
+      in
+      let p = R.create () in
+      let pbuf = Bigstring.of_string text in
+      let want = meaning p pbuf (R.parse p pbuf ~off:0 ~len:(String.length text)) in
+      let b = R.create () in
+      let st, bbuf = build_fields b ~meth ~target fields in
+      let got = meaning b bbuf st in
+      if st = R.Complete then incr built_complete;
+      if want <> got then QCheck2.Test.fail_reportf "parsed: %s\nbuilt:  %s" want got;
+      true)
+
+let build_cases () =
+  (* The property above compared accepted heads, not only refusals. *)
+  if !built_complete > 0 then Alcotest.(check bool) "some generated heads were accepted" true (!built_complete > 300);
+  let t = R.create () in
+  let st, _ = build_fields t ~meth:"GET" ~target:"/a" [ ("x", "a\tb"); ("host", "h") ] in
+  Alcotest.(check bool) "an inner HTAB is kept" true (st = R.Complete);
+  let st, _ = build_fields t ~meth:"GET" ~target:"/a" [ ("x", "a\x01b"); ("host", "h") ] in
+  Alcotest.(check bool) "another control byte is refused" true (st = R.Error && R.error t = Parse_error.Bad_header_value);
+  let st, _ = build_fields t ~meth:"GET" ~target:"/a b" [ ("host", "h") ] in
+  Alcotest.(check bool) "a space in the target" true (st = R.Error && R.error t = Parse_error.Bad_target);
+  let st, _ = build_fields t ~meth:"GET" ~target:"/a" [] in
+  Alcotest.(check bool) "no host" true (st = R.Error && R.error t = Parse_error.Missing_host);
+  let long = "/" ^ String.make dl.max_target 'a' in
+  let st, _ = build_fields t ~meth:"GET" ~target:long [ ("host", "h") ] in
+  Alcotest.(check bool) "target too long" true (st = R.Error && R.error t = Parse_error.Target_too_long)
+
+let build_zero_alloc () =
+  let t = R.create () in
+  let fields = [ ("host", "example.com"); ("user-agent", "h2load"); ("accept", "*/*"); ("content-length", "0") ] in
+  let _, buf = build_fields t ~meth:"GET" ~target:"/index.html" fields in
+  let ids = Array.of_list (List.map (fun (n, _) -> Header_name.of_string n) fields) in
+  let spans = Array.make (2 * List.length fields) Span.empty in
+  let pos = ref (3 + 4 + 12) in
+  List.iteri (fun i (n, v) ->
+      spans.(2 * i) <- Span.make ~off:!pos ~len:(String.length n); pos := !pos + String.length n + 1;
+      spans.(2 * i + 1) <- Span.make ~off:!pos ~len:(String.length v); pos := !pos + String.length v + 1)
+    fields;
+  let stop = !pos in
+  S.zero_alloc "build a head from fields" (fun () ->
+      if R.build_start t buf ~meth:(Span.make ~off:3 ~len:3) ~target:(Span.make ~off:7 ~len:11) then begin
+        for i = 0 to Array.length ids - 1 do
+          ignore (R.build_field t buf ids.(i) ~name:spans.(2 * i) ~value:spans.(2 * i + 1) : bool)
+        done;
+        ignore (R.build_end t ~head_length:stop : R.status)
+      end)
+
 let gen_byte =
   G.frequency
     [ (6, G.oneofl [ '\r'; '\n'; ' '; ':'; '\t'; '\x00'; '\x7f'; '\x80'; '\xff'; '#'; '/'; ','; ';'; '0'; '9'; 'a' ]);
@@ -1593,6 +1753,8 @@ let () =
          Alcotest.test_case "32 KiB-1 head, one long line, byte by byte" `Quick
            (bytewise_big "32k one line" ~size:32767 ~many_lines:false) ]);
       ("corpus", [ Alcotest.test_case "corpus files parse" `Quick test_corpus ]);
+      ("built from fields",
+       [ S.qcheck prop_build_matches_parse; Alcotest.test_case "cases" `Quick build_cases ]);
       ("zero allocation",
-       alloc_corpus () @ alloc_cases ()
+       alloc_corpus () @ alloc_cases () @ [ build_zero_alloc () ]
        @ [ Alcotest.test_case "every vector" `Quick test_vectors_alloc ]) ]
