@@ -235,17 +235,19 @@ let[@inline] shifted by s = Span.make ~off:(Span.off s + by) ~len:(Span.len s)
    (RFC 9113 §8.3.1). Request checks them as its parser would; no
    HTTP/1.1 text is written and parsed again. *)
 let present x h2c =
-  let h = C.head h2c and src = C.head_buffer h2c and b = x.rbuf in
+  let h = C.head h2c and src = C.head_buffer h2c in
   let target =
     match H2_head.meth h with Meth.Connect -> H2_head.authority h | _ -> H2_head.path h
   in
   let m = H2_head.method_span h in
+  let used = C.head_length h2c in
+  take_head_rbuf x (Span.len m + Span.len target + 13 + used + 4);
+  let b = x.rbuf in
   let t_off = Span.len m + 1 in
   let pos = put_span b 0 src m in
   let pos = put b pos " " in
   let pos = put_span b pos src target in
   let line = put b pos " HTTP/2.0\r\n" in
-  let used = C.head_length h2c in
   if line + used + 4 > Bigstring.length b then raise_notrace Too_large;
   Bigstring.blit ~src ~src_off:0 ~dst:b ~dst_off:line ~len:used;
   let req = Slot.req x in
@@ -278,10 +280,10 @@ let take_exchange c =
     sh.exchanges_free.(sh.nexchanges_free)
   end
 
-(* Exchanges kept for reuse, per worker (each a slot record, about 1 KiB,
+(* Exchanges kept for reuse, per worker (each a slot record, about 2 KiB,
    holding no buffer); beyond, after a burst of streams, the GC takes
    them. *)
-let spare_exchanges = 1024
+let spare_exchanges = Slot.stream_keep
 
 let give_exchange x =
   let sh = x.sh in
@@ -347,7 +349,6 @@ let opened s c ~stream ~fin =
   end;
   stamp x;
   add s x;
-  take_rbuf x;
   match present x h2c with
   | exception Too_large -> refuse x Status.Request_header_fields_too_large
   | status -> (
@@ -428,6 +429,23 @@ let cancel s stream =
 let cancel_all s =
   for i = s.nstreams - 1 downto 0 do
     finish s i ~complete:false
+  done
+
+(* Runs once the connection's output buffer is filled: an exchange whose
+   frames are all in it (its END_STREAM too) ends now, not when the write
+   completes, so with thousands of streams in flight each connection's
+   exchanges go back to the pool before the next connection's are taken
+   (the same few, warm in the cache). One whose file bytes are still to
+   be sent from its descriptor ([ext_fd], sendfile) waits for {!settle}. *)
+let emitted s ~ext_fd =
+  let h2c = s.h2c in
+  for i = s.nstreams - 1 downto 0 do
+    if i < s.nstreams then begin
+      let x = s.streams.(i) in
+      if x.resp = Done && x.fin_queued && (x.file_fd < 0 || x.file_fd <> ext_fd)
+         && C.body_pending h2c ~stream:x.stream = 0
+      then finish s i ~complete:(not x.broken)
+    end
   done
 
 (* Runs when the connection's output has all left: exchanges whose

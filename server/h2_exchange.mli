@@ -21,10 +21,13 @@
     [body_store]). DATA is credited to the client's windows as the handler
     takes it, so a body nobody reads stops at the stream window.
 
-    {b The response} goes through {!H2_response}. The exchange ends once
-    its END_STREAM (or RST_STREAM) is queued and its last DATA left the
-    connection's buffer ({!settle}); a stream the client then still sends
-    DATA on is reset with NO_ERROR (RFC 9113 §8.1) by {!H2_session}.
+    {b The response} goes through {!H2_response}. The exchange ends (is
+    logged, and gives its slot and buffers back) once its END_STREAM (or
+    RST_STREAM) is queued and its frames are all in the connection's
+    output buffer ({!emitted}), or, for file bytes sent from its
+    descriptor, once they left ({!settle}); a stream the client then
+    still sends DATA on is reset with NO_ERROR (RFC 9113 §8.1) by
+    {!H2_session}.
 
     {b Ending early.} RST_STREAM from the client, a connection that closes
     ({!cancel}, {!cancel_all}): the request's [cancels] run and its
@@ -52,6 +55,11 @@ val cancel : Slot.h2 -> int -> unit
 
 val cancel_all : Slot.h2 -> unit
 (** The connection closed: every exchange ends. *)
+
+val emitted : Slot.h2 -> ext_fd:int -> unit
+(** Called once the connection's output buffer was filled: exchanges whose
+    response is all in it end (but the one whose file descriptor [ext_fd]
+    the buffer's send still reads from). *)
 
 val settle : Slot.h2 -> unit
 (** Called when the connection's output has all left: exchanges whose

@@ -205,15 +205,24 @@ let submitted x (r : C.submit) =
 let queue_rest x =
   if not x.fin_queued then begin
     let h2c = (session x).h2c and stream = x.stream in
+    (* Once nothing queued refers to [out] (the head was copied into the
+       connection's queue; the body is elsewhere), it goes back to the
+       pool at once rather than when the stream ends: thousands of
+       streams in flight need not hold one each. *)
     if C.body_pending h2c ~stream = 0 then
-      if x.suppress || x.broken then submitted x (C.send_data h2c ~stream x.sh.empty ~off:0 ~len:0 ~end_stream:true)
+      if x.suppress || x.broken then begin
+        submitted x (C.send_data h2c ~stream x.sh.empty ~off:0 ~len:0 ~end_stream:true);
+        give_out x
+      end
       else begin
         keep_body x;
         match x.ext with
         | Ext_file when x.ext_len > 0 ->
-            submitted x (C.send_data_external h2c ~stream ~offset:x.ext_off ~len:x.ext_len ~end_stream:true)
+            submitted x (C.send_data_external h2c ~stream ~offset:x.ext_off ~len:x.ext_len ~end_stream:true);
+            give_out x
         | Ext_bigstring when x.ext_len > 0 ->
-            submitted x (C.send_data h2c ~stream x.ext_bs ~off:x.ext_off ~len:x.ext_len ~end_stream:true)
+            submitted x (C.send_data h2c ~stream x.ext_bs ~off:x.ext_off ~len:x.ext_len ~end_stream:true);
+            give_out x
         | Ext_bigstring | Ext_file | Ext_string | No_ext ->
             submitted x
               (C.send_data h2c ~stream x.out ~off:x.out_sent ~len:(x.out_len - x.out_sent) ~end_stream:true)

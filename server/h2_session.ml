@@ -188,7 +188,8 @@ let fill c s =
   if c.sh.draining then C.shutdown s.h2c;
   if C.wants_output s.h2c then begin
     take_out c;
-    if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then fill_inline c s else fill_external c s
+    if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then fill_inline c s else fill_external c s;
+    X.emitted s ~ext_fd:(if c.ext = Ext_file then c.file_fd else -1)
   end
 
 (* What the connection needs now. *)

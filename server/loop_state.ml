@@ -234,8 +234,10 @@ let report w ~text =
       (before - w.excluded_words - w.start_words)
       g.Gc.minor_collections g.Gc.major_collections g.Gc.heap_words w.active
       w.slots_created w.setup_words
-      (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies)
-      (Buffer_pool.kept sh.reads + Buffer_pool.kept sh.writes + Buffer_pool.kept sh.bodies)
+      (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.heads + Buffer_pool.in_use sh.writes
+       + Buffer_pool.in_use sh.bodies)
+      (Buffer_pool.kept sh.reads + Buffer_pool.kept sh.heads + Buffer_pool.kept sh.writes
+       + Buffer_pool.kept sh.bodies)
       w.evicted w.refused w.limited
       (match w.backend with Epoll -> "epoll" | Uring -> "uring")
       (Syscall.getpid ())
@@ -653,6 +655,7 @@ let words_per_request w =
 let finish w =
   Totals.release w.totals w.row;
   Buffer_pool.trim w.sh.reads;
+  Buffer_pool.trim w.sh.heads;
   Buffer_pool.trim w.sh.writes;
   Buffer_pool.trim w.sh.bodies;
   Access_log.flush w.log;

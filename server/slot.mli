@@ -91,6 +91,7 @@ and shared = {
   write_ticks : int;
   handler_ticks : int;
   reads : Buffer_pool.t;  (** [read_buffer] bytes *)
+  heads : Buffer_pool.t;  (** {!head_buffer} bytes: HTTP/2 exchanges' request heads *)
   writes : Buffer_pool.t;  (** [write_buffer + reserve] bytes *)
   bodies : Buffer_pool.t;  (** request bodies; 64 KiB class *)
   scratch : Httpz.Bigstring.t;  (** where a lingering close drains input *)
@@ -416,6 +417,22 @@ val chunked : t -> Httpz.Chunked.t
 
 val take_rbuf : t -> unit
 (** [take_rbuf c] gives [c] a read buffer if it has none. *)
+
+val head_buffer : int
+(** [4096]: the size of the buffers an HTTP/2 exchange's request head takes
+    when it fits (the [heads] pool), rather than a read buffer. *)
+
+val stream_keep : int
+(** [4096]: HTTP/2 exchanges (slots, head buffers, parse states) a worker
+    keeps for reuse beyond its connections'. *)
+
+val take_head_rbuf : t -> int -> unit
+(** [take_head_rbuf c need]: as {!take_rbuf}, from the [heads] pool when
+    [need] bytes fit there; each buffer goes back to its own pool. *)
+
+val give_out : t -> unit
+(** [give_out c] gives [out] back to its pool, empty: for a caller that
+    knows no queued output refers to it any more. *)
 
 val take_out : t -> unit
 (** [take_out c] gives [c] a write buffer if it has none. *)

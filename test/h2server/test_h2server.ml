@@ -101,7 +101,9 @@ let shared ?(keep = 4) () =
   (* What Loop.resume_conn does: the connection carries out the answer. *)
   sh.hooks.resume <-
     (fun c gen k ->
-      match H1.resume c ~gen k with H1.Nothing -> () | a -> !drives (Slot.carrier c) a);
+      (* The carrier first: the exchange may end within the resumption. *)
+      let conn = Slot.carrier c in
+      match H1.resume c ~gen k with H1.Nothing -> () | a -> !drives conn a);
   sh
 
 let current = ref (Buffer.create 1)
