@@ -19,6 +19,11 @@ type t = {
   conn_window_target : int;
   stream_window : int;
   cursor : int array;
+  mutable order : int array;
+      (** the ready non-incremental streams of the most urgent level, by
+          stream id, found by one scan and served in turn within one {!next} *)
+  mutable order_len : int;
+  mutable order_pos : int;
   mutable ext_stream : int;
   mutable ext_len : int;
   mutable ext_off : int;
@@ -48,6 +53,9 @@ let create ~streams ~ws ~conn_window ~stream_window =
     conn_window_target = conn_window;
     stream_window;
     cursor = Array.make 8 (-1);
+    order = [||];
+    order_len = 0;
+    order_pos = 0;
     ext_stream = 0;
     ext_len = 0;
     ext_off = 0;
@@ -197,32 +205,51 @@ let ready t slot =
 
 (* RFC 9218 §4: the most urgent level first; within a level, non-incremental
    responses one at a time in stream-id order, then incremental ones in
-   turn, one frame each, from after the last one served. One pass finds
-   the level and its first non-incremental stream; a second, only when
-   the level has incremental streams alone, takes the next of them. *)
-let pick t =
+   turn, one frame each, from after the last one served. One scan finds the
+   level and its non-incremental streams, kept in id order ([order]) and
+   served one after the other until none is ready ([scan]: their count);
+   a level of incremental streams alone gives one of them, [-2 - slot],
+   and is scanned again for the next frame. Within one
+   {!next} no stream becomes ready that was not (no input is read), so the
+   order stays right until it is used up. *)
+let scan t =
   let s = t.streams in
   let cap = s.capacity in
-  let level = ref 8 and best = ref (-1) and incremental = ref false in
+  if Array.length t.order < cap then t.order <- Array.make cap 0;
+  let order = t.order in
+  let level = ref 8 and n = ref 0 and incremental = ref false in
   for slot = 0 to cap - 1 do
     if ready t slot then begin
       let p = Array.unsafe_get s.priority slot in
       let u = p land 7 in
       if u < !level then begin
         level := u;
-        best := -1;
+        n := 0;
         incremental := false
       end;
       if u = !level then
         if p land 8 <> 0 then incremental := true
-        else if !best < 0 || Array.unsafe_get s.id slot < Array.unsafe_get s.id !best then best := slot
+        else begin
+          (* Insertion by stream id: slots mostly come in id order. *)
+          let id = Array.unsafe_get s.id slot in
+          let j = ref !n in
+          while !j > 0 && Array.unsafe_get s.id (Array.unsafe_get order (!j - 1)) > id do
+            Array.unsafe_set order !j (Array.unsafe_get order (!j - 1));
+            decr j
+          done;
+          Array.unsafe_set order !j slot;
+          incr n
+        end
     end
   done;
-  if !best >= 0 || not !incremental then !best
+  t.order_len <- !n;
+  t.order_pos <- 0;
+  if !n > 0 then !n
+  else if not !incremental then -1
   else begin
     let u = !level in
     let start = t.cursor.(u) + 1 in
-    let k = ref 0 in
+    let best = ref (-1) and k = ref 0 in
     while !best < 0 && !k < cap do
       let slot = (start + !k) mod cap in
       let p = s.priority.(slot) in
@@ -230,8 +257,22 @@ let pick t =
       incr k
     done;
     t.cursor.(u) <- !best;
-    !best
+    (* One frame of it, then a scan again. *)
+    if !best >= 0 then -2 - !best else -1
   end
+
+let rec pick t =
+  if t.order_pos < t.order_len then begin
+    let slot = Array.unsafe_get t.order t.order_pos in
+    if ready t slot then slot
+    else begin
+      t.order_pos <- t.order_pos + 1;
+      pick t
+    end
+  end
+  else
+    let r = scan t in
+    if r > 0 then pick t else if r = -1 then -1 else -2 - r
 
 let end_stream_sent t slot =
   let s = t.streams in
@@ -244,6 +285,8 @@ let[@inline] min (a : int) (b : int) = if a < b then a else b
 let next t out ~off ~len ~inline =
   t.ext_len <- 0;
   t.ext_stream <- 0;
+  t.order_len <- 0;
+  t.order_pos <- 0;
   let pos = ref off and stop = off + len in
   let p = min (t.p_end - t.p_start) len in
   if p > 0 then begin

@@ -47,6 +47,9 @@ type t = {
   conn_window_target : int;
   stream_window : int;
   cursor : int array;  (** per urgency: the incremental slot served last *)
+  mutable order : int array;  (** the next streams to serve, within one [next]: see the .ml *)
+  mutable order_len : int;
+  mutable order_pos : int;
   mutable ext_stream : int;
   mutable ext_len : int;
   mutable ext_off : int;

@@ -32,6 +32,10 @@ type t = {
   mutable out_end : bool array;
   mutable active : int;
   mutable last_found : int;
+  mutable free_hint : int;  (** a slot freed last, likely still free *)
+  mutable hint : int array;
+      (** by stream id ([id lsr 1], masked to its power-of-two length): the
+          slot that stream was opened in, or a stale guess *)
 }
 
 let no_buffer = Bigstring.create 0
@@ -59,6 +63,16 @@ let arrays t capacity =
   t.out_off <- grow t.out_off 0;
   t.out_len <- grow t.out_len 0;
   t.out_end <- grow t.out_end false;
+  (* Room for twice the slots, so that open stream ids (odd, rising)
+     seldom share an entry. *)
+  let n = ref 8 in
+  while !n < 2 * capacity do n := 2 * !n done;
+  let hint = Array.make !n (-1) in
+  for slot = 0 to t.capacity - 1 do
+    let id = Array.unsafe_get t.id slot in
+    if id > 0 then hint.((id lsr 1) land (!n - 1)) <- slot
+  done;
+  t.hint <- hint;
   t.capacity <- capacity
 
 let create max_capacity =
@@ -84,6 +98,8 @@ let create max_capacity =
       out_end = [||];
       active = 0;
       last_found = 0;
+      free_hint = 0;
+      hint = [||];
     }
   in
   arrays t (if max_capacity < initial_capacity then max_capacity else initial_capacity);
@@ -97,6 +113,7 @@ let grow t =
 
 let free t slot =
   if t.id.(slot) <> 0 then begin
+    t.free_hint <- slot;
     t.id.(slot) <- 0;
     t.state.(slot) <- 0;
     t.out_kind.(slot) <- out_none;
@@ -112,9 +129,14 @@ let clear t =
   done;
   t.active <- 0
 
+let[@inline] hint_index t id = (id lsr 1) land (Array.length t.hint - 1)
+
+(* A stream's slot: its hint, the last one found, or a scan. *)
 let search t id =
   let last = t.last_found in
-  if Array.unsafe_get t.id last = id then last
+  let h = if id > 0 then Array.unsafe_get t.hint (hint_index t id) else t.free_hint in
+  if h >= 0 && h < t.capacity && Array.unsafe_get t.id h = id then h
+  else if Array.unsafe_get t.id last = id then last
   else begin
     let r = ref (-1) and i = ref 0 in
     while !r < 0 && !i < t.capacity do
@@ -153,7 +175,8 @@ let open_slot t ~id ~recv_window ~send_window =
     t.out_len.(slot) <- 0;
     t.out_end.(slot) <- false;
     t.active <- t.active + 1;
-    t.last_found <- slot
+    t.last_found <- slot;
+    Array.unsafe_set t.hint (hint_index t id) slot
   end;
   slot
 

@@ -62,6 +62,10 @@ type t = {
   mutable out_end : bool array;  (** END_STREAM goes with the last byte of the piece *)
   mutable active : int;  (** slots in use *)
   mutable last_found : int;
+  mutable free_hint : int;  (** a slot freed last, likely still free *)
+  mutable hint : int array;
+      (** by stream id ([id lsr 1], masked to its power-of-two length): the
+          slot that stream was opened in, or a stale guess *)
 }
 
 val initial_capacity : int

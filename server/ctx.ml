@@ -86,40 +86,52 @@ let commit c pos =
   if pos > c.out_limit then raise_notrace Response.No_space;
   c.out_len <- pos
 
+(* An HTTP/2 exchange's head starts in a small buffer: a field that may
+   not fit ([need] bytes at most) moves it to a full one first. *)
+let[@inline] room c need = if c.out_len + need > c.out_limit && small_out c then grow_out c (c.out_len + need)
+
+let[@inline] name_room name = String.length (Header_name.to_string name) + 4
+
 (* Over HTTP/2 the head is encoded from the lines of [out]; noting where
    each field Ctx wrote lies spares reading them back as text. *)
 let[@inline] noted c name start = if c.mode = H2_stream then Slot.note_field c name start
 
 let header c name v =
   if c.resp <> Head then not_in_head c;
+  room c (name_room name + String.length v);
   let start = c.out_len in
   commit c (Response.header c.out ~off:start name v);
   noted c name start
 
 let header_s c name v =
   if c.resp <> Head then not_in_head c;
+  room c (String.length name + String.length v + 4);
   commit c (Response.header_s c.out ~off:c.out_len name v)
 
 let header_int c name v =
   if c.resp <> Head then not_in_head c;
+  room c (name_room name + 20);
   let start = c.out_len in
   commit c (Response.header_int c.out ~off:start name v);
   noted c name start
 
 let header_date c name v =
   if c.resp <> Head then not_in_head c;
+  room c (name_room name + 29);
   let start = c.out_len in
   commit c (Response.header_date c.out ~off:start name v);
   noted c name start
 
 let header_date_cached c name cache v =
   if c.resp <> Head then not_in_head c;
+  room c (name_room name + 29);
   let start = c.out_len in
   commit c (Response.header_date_cached c.out ~off:start name cache v);
   noted c name start
 
 let header_span c name src s =
   if c.resp <> Head then not_in_head c;
+  room c (name_room name + Span.len s);
   let start = c.out_len in
   commit c (Response.header_span c.out ~off:start name src s);
   noted c name start
@@ -128,6 +140,7 @@ let header_bytes c name src ~off ~len =
   if c.resp <> Head then not_in_head c;
   if off < 0 || len < 0 || off > Bigstring.length src - len then
     invalid_arg "Ctx.header_bytes: range outside the buffer";
+  room c (name_room name + len);
   let start = c.out_len in
   commit c (Response.header_span c.out ~off:start name src (Span.make ~off ~len));
   noted c name start

@@ -122,7 +122,9 @@ val set_head_pos : t -> int -> unit
     {!Httpz.Range.write_content_range}): write at [head_pos] into
     [head_buffer], then [set_head_pos]. The space left is
     [Bigstring.length head_buffer - head_pos - 256] (256 bytes are kept for
-    the server's own headers). *)
+    the server's own headers). Over HTTP/2 the head starts in a 4 KiB
+    buffer that the header writers above enlarge as they need: a large
+    field of one's own is best written through them. *)
 
 (** {1 The body} Each ends the head. *)
 

@@ -417,14 +417,22 @@ let take_head_rbuf c need =
     c.pidx <- Parse_states.take c.sh.parse
   end
 
+(* An HTTP/2 exchange's [out] holds its response head (and small bodies):
+   it starts as a small buffer too, which Ctx enlarges when a field needs
+   more room. *)
+let small_writes sh = Buffer_pool.size sh.writes > head_buffer
+let small_out c = Bigstring.length c.out = head_buffer && small_writes c.sh
+
 let take_out c =
   if Bigstring.length c.out = 0 then begin
-    c.out <- Buffer_pool.take c.sh.writes;
+    c.out <-
+      (if c.mode = H2_stream && small_writes c.sh then Buffer_pool.take c.sh.heads
+       else Buffer_pool.take c.sh.writes);
     c.out_limit <- Bigstring.length c.out - reserve
   end
 
 let give_out c =
-  Buffer_pool.give c.sh.writes c.out;
+  Buffer_pool.give (if small_out c then c.sh.heads else c.sh.writes) c.out;
   c.out <- c.sh.empty;
   c.out_limit <- 0;
   c.out_len <- 0;

@@ -430,6 +430,10 @@ val take_head_rbuf : t -> int -> unit
 (** [take_head_rbuf c need]: as {!take_rbuf}, from the [heads] pool when
     [need] bytes fit there; each buffer goes back to its own pool. *)
 
+val small_out : t -> bool
+(** [out] is a {!head_buffer}-sized buffer (an HTTP/2 exchange's first);
+    {!grow_out} replaces it with a full one. *)
+
 val give_out : t -> unit
 (** [give_out c] gives [out] back to its pool, empty: for a caller that
     knows no queued output refers to it any more. *)

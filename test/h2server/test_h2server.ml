@@ -34,6 +34,16 @@ and handler_more c buf t =
       Ctx.body_bigstring c (Ctx.body_buffer c) ~off:(Span.off b) ~len:(Span.len b)
     end
   end
+  else if is "/bighead" then begin
+    (* More head than an exchange's first (4 KiB) buffer holds. *)
+    Ctx.start c Status.Ok;
+    Ctx.header c Header_name.Content_type "text/plain";
+    for i = 1 to 3 do
+      Ctx.header_s c (Printf.sprintf "X-Big-%d" i) (String.make 3000 (Char.chr (96 + i)))
+    done;
+    Ctx.header c Header_name.Etag "\"e\"";
+    Ctx.body_string c "big head"
+  end
   else if is "/count" then begin
     let total = ref 0 in
     let rec next c =
@@ -256,6 +266,19 @@ let streamed_body () =
   let fs = frames p in
   Alcotest.(check bool) "window credited as the handler reads" true (has fs "WINDOW_UPDATE");
   Alcotest.(check bool) "the count" true (List.exists (fun f -> f = "DATA 1 11 ES") fs)
+
+let big_head () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (get 1 "/bighead"));
+  let fs = frames p in
+  let head = match fs with h :: _ -> h | [] -> "" in
+  List.iter
+    (fun (what, want) -> Alcotest.(check bool) what true (S.find_sub head want >= 0))
+    [ ("the first big field", "x-big-1=" ^ String.make 3000 'a');
+      ("the third big field", "x-big-3=" ^ String.make 3000 'c');
+      ("the fields around them", "etag=\"e\""); ("content-type", "content-type=text/plain") ];
+  Alcotest.(check bool) "the body" true (List.mem "DATA 1 8 ES" fs)
 
 let flushed () =
   let sh = shared () in
@@ -515,6 +538,7 @@ let () =
           Alcotest.test_case "answered before the body: then RST NO_ERROR" `Quick answered_early;
           Alcotest.test_case "streamed request body" `Quick streamed_body;
           Alcotest.test_case "flushed response pieces" `Quick flushed;
+          Alcotest.test_case "a head larger than the first buffer" `Quick big_head;
           Alcotest.test_case "suspended handler" `Quick suspended;
           Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
           Alcotest.test_case "handler failures, upgrade refused" `Quick failures;
