@@ -12,6 +12,7 @@ type t = {
   mutable content_length : int;
   mutable priority : H2_priority.t;
   mutable reason : string;
+  mutable controls : int;  (** values holding a control byte (HTAB...) *)
 }
 
 let create ~max_fields =
@@ -27,12 +28,14 @@ let create ~max_fields =
     content_length = -1;
     priority = H2_priority.default;
     reason = "";
+    controls = 0;
   }
 
 type result = Valid | Malformed | Too_many_fields | Compression_error
 
 (* §8.2.1: a name holds no control, SP, upper case, DEL or non-ASCII byte,
-   and no ':' past the first byte. *)
+   and no ':' past the first byte; and it is a token (RFC 9110 §5.1), as
+   HTTP/1.1 asks, so the request built from it need not look again. *)
 let name_ok buf s ~pseudo =
   let off = Span.off s and len = Span.len s in
   if len = 0 then false
@@ -40,20 +43,23 @@ let name_ok buf s ~pseudo =
     let ok = ref true and i = ref (if pseudo then 1 else 0) in
     while !ok && !i < len do
       let c = B.unsafe_get buf (off + !i) in
-      if c <= ' ' || c >= '\x7f' || (c >= 'A' && c <= 'Z') || c = ':' then ok := false;
+      if (not (Charset.is_tchar c)) || (c >= 'A' && c <= 'Z') then ok := false;
       incr i
     done;
     !ok
   end
 
-(* §8.2.1: no NUL, CR or LF, and no whitespace at either end. *)
-let value_ok buf s =
+(* §8.2.1: no NUL, CR or LF, and no whitespace at either end. A value
+   with some other control byte (HTAB, say) passes, and is counted in
+   [t.controls]. *)
+let value_ok t buf s =
   let off = Span.off s and len = Span.len s in
   let ws c = c = ' ' || c = '\t' in
   (* Most values hold no control byte at all: eight bytes at a time. *)
   if Swar.skip_field_value buf off (off + len) = off + len then
     len = 0 || ((not (ws (B.unsafe_get buf off))) && not (ws (B.unsafe_get buf (off + len - 1))))
   else
+  let () = t.controls <- t.controls + 1 in
   let ok = ref true and i = ref 0 in
   while !ok && !i < len do
     let c = B.unsafe_get buf (off + !i) in
@@ -68,6 +74,7 @@ let reset t =
   Array.fill t.pseudo_spans 0 4 (-1);
   t.content_length <- -1;
   t.priority <- H2_priority.default;
+  t.controls <- 0;
   t.reason <- ""
 
 let slot : Hpack_static.pseudo -> int = function Method -> 0 | Scheme -> 1 | Path -> 2 | _ -> 3
@@ -88,7 +95,7 @@ let regular t d out ~trailers =
   let name = D.name d and value = D.value d in
   let hn = D.header_name d in
   if not (D.static_name d || name_ok out name ~pseudo:false) then fail t "field name not lower-case token"
-  else if not (D.static_value d || value_ok out value) then fail t "field value with CR, LF, NUL or edge whitespace"
+  else if not (D.static_value d || value_ok t out value) then fail t "field value with CR, LF, NUL or edge whitespace"
   else begin
     (match hn with
     | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade ->
@@ -120,7 +127,7 @@ let pseudo_field t d out (p : Hpack_static.pseudo) ~trailers =
   if trailers then fail t "pseudo-header in trailers"
   else if t.count > 0 then fail t "pseudo-header after a regular field"
   else if not (D.static_name d || name_ok out name ~pseudo:true) then fail t "pseudo-header name not lower case"
-  else if not (D.static_value d || value_ok out value) then fail t "field value with CR, LF, NUL or edge whitespace"
+  else if not (D.static_value d || value_ok t out value) then fail t "field value with CR, LF, NUL or edge whitespace"
   else
     match p with
     | Method | Scheme | Path | Authority ->
@@ -192,3 +199,4 @@ let authority t = pseudo_span t 3
 let has_authority t = has t 3
 let content_length t = t.content_length
 let priority t = t.priority
+let values_plain t = t.controls = 0

@@ -77,3 +77,8 @@ val content_length : t -> int
 
 val priority : t -> H2_priority.t
 (** The [priority] field's value ({!H2_priority.default} when absent). *)
+
+val values_plain : t -> bool
+(** No field value of the head holds a control byte (not even HTAB); field
+    names are always tokens. Such a head's fields can go to
+    {!Request.build_field_checked}. *)

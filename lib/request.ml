@@ -522,7 +522,7 @@ let build_start t b ~meth ~target =
     else match target_form t b t_off t_stop with () -> true | exception Fail -> refused t
   end
 
-let build_field t b id ~name ~value =
+let rec build_field t b id ~name ~value =
   let n_off = Span.off name and n_len = Span.len name in
   let v_off = Span.off value and v_len = Span.len value in
   let v_stop = v_off + v_len in
@@ -534,7 +534,10 @@ let build_field t b id ~name ~value =
   else if !p <> v_stop then begin
     t.error <- Parse_error.Bad_header_value; refused t
   end
-  else if t.count >= t.limits.max_headers then begin
+  else build_field_checked t b id ~name ~value
+
+and build_field_checked t b id ~name ~value =
+  if t.count >= t.limits.max_headers then begin
     t.error <- Parse_error.Too_many_headers; refused t
   end
   else begin
@@ -545,7 +548,7 @@ let build_field t b id ~name ~value =
     t.count <- i + 1;
     match id with
     | Content_length | Transfer_encoding | Connection | Host | Expect | Upgrade ->
-      (match field_semantics t b id v_off v_len with () -> true | exception Fail -> refused t)
+      (match field_semantics t b id (Span.off value) (Span.len value) with () -> true | exception Fail -> refused t)
     | _ -> true
   end
 

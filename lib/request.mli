@@ -104,6 +104,11 @@ val reset : t -> unit
 
 val build_start : t -> Bigstring.t -> meth:Span.t -> target:Span.t -> bool
 val build_field : t -> Bigstring.t -> Header_name.t -> name:Span.t -> value:Span.t -> bool
+val build_field_checked : t -> Bigstring.t -> Header_name.t -> name:Span.t -> value:Span.t -> bool
+(** As {!build_field} for a name the caller knows is a token and a value it
+    knows holds no control byte: the field's semantics and the count limit
+    are still checked. *)
+
 val build_end : t -> head_length:int -> status
 (** [Complete] ({!head_length} is [head_length]) or [Error]. *)
 

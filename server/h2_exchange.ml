@@ -256,11 +256,14 @@ let present x h2c =
       (Request.build_start req b ~meth:(Span.make ~off:0 ~len:(Span.len m))
          ~target:(Span.make ~off:t_off ~len:(Span.len target)))
   in
-  let n = H2_head.field_count h and i = ref 0 in
+  let n = H2_head.field_count h and i = ref 0 and plain = H2_head.values_plain h in
   while !ok && !i < n do
+    let id = H2_head.field_name h !i
+    and name = shifted line (H2_head.field_name_span h !i)
+    and value = shifted line (H2_head.field_value h !i) in
     ok :=
-      Request.build_field req b (H2_head.field_name h !i) ~name:(shifted line (H2_head.field_name_span h !i))
-        ~value:(shifted line (H2_head.field_value h !i));
+      if plain then Request.build_field_checked req b id ~name ~value
+      else Request.build_field req b id ~name ~value;
     incr i
   done;
   let stop = line + used in

@@ -173,6 +173,7 @@ let malformed =
     ("value with trailing tab", get ~extra:[ ("x", "y\t") ] ());
     ("value with an inner tab, then LF", get ~extra:[ ("x", "a\tbcdefghijkl\n") ] ());
     ("name with space", get ~extra:[ ("x y", "z") ] ());
+    ("name not a token", get ~extra:[ ("x(y)", "z") ] ());
     ("CONNECT without :authority", [ (":method", "CONNECT") ]);
     ("CONNECT with :path", [ (":method", "CONNECT"); (":authority", "a:1"); (":path", "/") ]);
     ("END_STREAM with content-length 3", get ~extra:[ ("content-length", "3") ] ());
