@@ -919,16 +919,15 @@ let prop_split =
 
 (* Everything a result says, with spans as text and offsets relative to the
    head's start: equal summaries mean equal results. *)
-let summary t buf ~off st =
+let describe ~sp ~error ~head t st =
   match st with
   | R.Partial -> "Partial"
-  | Error -> "Error " ^ Parse_error.to_string (R.error t)
+  | Error -> "Error " ^ error (R.error t)
   | Complete ->
-    let sp s = sprintf "%d+%S" (Span.off s - off) (Span.to_string buf s) in
     let b = Buffer.create 256 in
     Buffer.add_string b
-      (sprintf "Complete %d %s %s %s %s cl=%d ch=%b ka=%b ex=%b up=%b host=%b:%s\n"
-         (R.head_length t) (Meth.to_string (R.meth t)) (sp (R.meth_span t)) (sp (R.target t))
+      (sprintf "Complete %s%s %s %s %s cl=%d ch=%b ka=%b ex=%b up=%b host=%b:%s\n"
+         (head (R.head_length t)) (Meth.to_string (R.meth t)) (sp (R.meth_span t)) (sp (R.target t))
          (Version.to_string (R.version t)) (R.content_length t) (R.is_chunked t) (R.keep_alive t)
          (R.expect_continue t) (R.has_upgrade t) (R.has_host t)
          (if R.has_host t then sp (R.host t) else "-"));
@@ -939,29 +938,18 @@ let summary t buf ~off st =
     done;
     Buffer.contents b
 
+let summary t buf ~off st =
+  describe t st ~error:Parse_error.to_string ~head:(sprintf "%d ")
+    ~sp:(fun s -> sprintf "%d+%S" (Span.off s - off) (Span.to_string buf s))
+
 (* ---------- A head given as fields (the Request.build functions) ---------- *)
 
 (* Everything a result says, spans as text: the parser's and the
-   builder's results compare whatever offsets they use. *)
+   builder's results compare whatever offsets they use, and refusals by
+   their status (the two may name different reasons for one head). *)
 let meaning t buf st =
-  match st with
-  | R.Partial -> "Partial"
-  | Error -> "Error " ^ string_of_int (Parse_error.status (R.error t))
-  | Complete ->
-    let sp s = Span.to_string buf s in
-    let b = Buffer.create 256 in
-    Buffer.add_string b
-      (sprintf "Complete %s %S %S %s cl=%d ch=%b ka=%b ex=%b up=%b host=%b:%S\n"
-         (Meth.to_string (R.meth t)) (sp (R.meth_span t)) (sp (R.target t))
-         (Version.to_string (R.version t)) (R.content_length t) (R.is_chunked t) (R.keep_alive t)
-         (R.expect_continue t) (R.has_upgrade t) (R.has_host t)
-         (if R.has_host t then sp (R.host t) else "-"));
-    for i = 0 to R.header_count t - 1 do
-      Buffer.add_string b
-        (sprintf "%s %S %S\n" (Header_name.to_string (R.header_name t i))
-           (sp (R.header_name_span t i)) (sp (R.header_value t i)))
-    done;
-    Buffer.contents b
+  describe t st ~error:(fun e -> string_of_int (Parse_error.status e)) ~head:(fun _ -> "")
+    ~sp:(fun s -> sprintf "%S" (Span.to_string buf s))
 
 (* The fields laid out in a buffer (each piece after a garbage byte), then
    built: the result and the buffer. *)
