@@ -72,6 +72,10 @@ let send_data t ~stream buf ~off ~len ~end_stream =
   Bigstring.check_range "Httpz.H2_connection.send_data" buf ~off ~len;
   queue_body t ~stream S.out_buffer buf ~off ~len ~end_stream
 
+let send_data_stable t ~stream buf ~off ~len ~end_stream =
+  Bigstring.check_range "Httpz.H2_connection.send_data_stable" buf ~off ~len;
+  queue_body t ~stream S.out_stable buf ~off ~len ~end_stream
+
 let send_data_external t ~stream ~offset ~len ~end_stream =
   if len < 0 || offset < 0 then invalid_arg "Httpz.H2_connection.send_data_external";
   queue_body t ~stream S.out_external H2_workspace.none ~off:offset ~len ~end_stream
@@ -116,6 +120,7 @@ let next_output_inline t buf ~off ~len =
 let output_external_stream t = t.out.ext_stream
 let output_external_len t = t.out.ext_len
 let output_external_offset t = t.out.ext_off
+let output_external_buffer t = t.out.ext_buf
 let has_output t = O.pending_length t.out > 0
 
 let wants_output t =

@@ -181,6 +181,12 @@ val send_data : t -> stream:int -> Bigstring.t -> off:int -> len:int -> end_stre
 (** Queues one body piece (one per stream at a time: [No_space] until
     {!body_pending} is 0). *)
 
+val send_data_stable : t -> stream:int -> Bigstring.t -> off:int -> len:int -> end_stream:bool -> submit
+(** As {!send_data} for bytes that stay unchanged until they are sent,
+    even after the stream ends: {!next_output} hands a DATA frame of 8 KiB
+    or more of them to the caller ({!output_external_buffer}) rather than
+    copying it. *)
+
 val send_data_external : t -> stream:int -> offset:int -> len:int -> end_stream:bool -> submit
 (** A body piece of [len] bytes the caller writes itself after each DATA
     frame header {!next_output} emits for it (see the example above);
@@ -212,6 +218,11 @@ val next_output_inline : t -> Bigstring.t -> off:int -> len:int -> int
 val output_external_stream : t -> int
 val output_external_len : t -> int
 val output_external_offset : t -> int
+val output_external_buffer : t -> Bigstring.t
+(** The external payload's buffer when it comes from {!send_data_stable}
+    ([output_external_offset] is then its offset there), or an empty one
+    for {!send_data_external}'s. *)
+
 val has_output : t -> bool
 (** Frames are queued (DATA readiness aside). *)
 

@@ -27,6 +27,7 @@ type t = {
   mutable ext_stream : int;
   mutable ext_len : int;
   mutable ext_off : int;
+  mutable ext_buf : B.t;
 }
 
 let goaway_reserve = 256
@@ -59,6 +60,7 @@ let create ~streams ~ws ~conn_window ~stream_window =
     ext_stream = 0;
     ext_len = 0;
     ext_off = 0;
+    ext_buf = H2_workspace.none;
   }
 
 (* The queue's buffer goes back to the pool once it is empty. *)
@@ -282,9 +284,15 @@ let end_stream_sent t slot =
 
 let[@inline] min (a : int) (b : int) = if a < b then a else b
 
+(* Stable pieces from this size on leave from where they are (a second
+   iovec) rather than through a copy: a connection's buffer holds one such
+   frame at most anyway. *)
+let external_min = 8192
+
 let next t out ~off ~len ~inline =
   t.ext_len <- 0;
   t.ext_stream <- 0;
+  if t.ext_buf != H2_workspace.none then t.ext_buf <- H2_workspace.none;
   t.order_len <- 0;
   t.order_pos <- 0;
   let pos = ref off and stop = off + len in
@@ -302,13 +310,16 @@ let next t out ~off ~len ~inline =
     if slot < 0 then go := false
     else begin
       let kind = s.out_kind.(slot) and left = s.out_len.(slot) in
-      let space = if kind = S.out_external && not inline then max_int else stop - !pos - 9 in
+      (* Past the frame header: a file's bytes, and a large piece of
+         stable ones, the caller sends from where they are. *)
+      let by_caller = kind = S.out_external || (kind = S.out_stable && (not inline) && left >= external_min) in
+      let space = if by_caller && not inline then max_int else stop - !pos - 9 in
       let n = min (min left s.send_window.(slot)) (min t.conn_send_window (min t.peer_max_frame space)) in
       let n = if n < 0 then 0 else n in
       let last = n = left && s.out_end.(slot) in
       let stream_id = s.id.(slot) in
       pos := W.data_header out ~off:!pos ~stream_id ~length:n ~end_stream:last;
-      if kind = S.out_buffer then begin
+      if not by_caller then begin
         B.blit ~src:s.out_buf.(slot) ~src_off:s.out_off.(slot) ~dst:out ~dst_off:!pos ~len:n;
         pos := !pos + n
       end
@@ -316,6 +327,7 @@ let next t out ~off ~len ~inline =
         t.ext_stream <- stream_id;
         t.ext_len <- n;
         t.ext_off <- s.out_off.(slot);
+        if kind = S.out_stable then t.ext_buf <- s.out_buf.(slot);
         go := false
       end;
       s.out_off.(slot) <- s.out_off.(slot) + n;

@@ -53,6 +53,7 @@ type t = {
   mutable ext_stream : int;
   mutable ext_len : int;
   mutable ext_off : int;
+  mutable ext_buf : Bigstring.t;  (** the external payload's buffer, for a stable piece *)
 }
 
 val goaway_reserve : int

@@ -11,6 +11,7 @@ let state_name = function
 let out_none = 0
 let out_buffer = 1
 let out_external = 2
+let out_stable = 3
 
 type t = {
   mutable capacity : int;

@@ -42,6 +42,10 @@ val out_external : int
 (** [out_len] bytes the caller writes itself after each DATA frame header
     ({!H2_output.next}); [out_off] counts the bytes already framed. *)
 
+val out_stable : int
+(** As [out_buffer], bytes that stay put until sent (a file cache's): on a
+    plain connection a large piece of them can go out from where it is. *)
+
 type t = {
   mutable capacity : int;  (** slots now; grows as streams open *)
   max_capacity : int;  (** the most it grows to *)

@@ -221,7 +221,8 @@ let queue_rest x =
             submitted x (C.send_data_external h2c ~stream ~offset:x.ext_off ~len:x.ext_len ~end_stream:true);
             give_out x
         | Ext_bigstring when x.ext_len > 0 ->
-            submitted x (C.send_data h2c ~stream x.ext_bs ~off:x.ext_off ~len:x.ext_len ~end_stream:true);
+            (* Stable: [keep_body] copied any other. *)
+            submitted x (C.send_data_stable h2c ~stream x.ext_bs ~off:x.ext_off ~len:x.ext_len ~end_stream:true);
             give_out x
         | Ext_bigstring | Ext_file | Ext_string | No_ext ->
             submitted x

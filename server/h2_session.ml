@@ -153,12 +153,21 @@ let fill_inline c s =
     end
   done
 
-(* A plain connection (or kTLS): frames in [out], and the file bytes of one
-   DATA frame as [ext], sent with sendfile. *)
+(* A plain connection (or kTLS): frames in [out], and the payload of one
+   DATA frame as [ext]: file bytes sent with sendfile, or a large piece of
+   stable bytes (a cached file's) sent from where they are. *)
 let fill_external c s =
   c.out_len <- C.next_output s.h2c c.out ~off:0 ~len:(Bigstring.length c.out);
   let ext = C.output_external_len s.h2c in
-  if ext > 0 then begin
+  let stable = C.output_external_buffer s.h2c in
+  if ext > 0 && Bigstring.length stable > 0 then begin
+    c.ext <- Ext_bigstring;
+    c.ext_bs <- stable;
+    c.ext_stable <- true;
+    c.ext_off <- C.output_external_offset s.h2c;
+    c.ext_len <- ext
+  end
+  else if ext > 0 then begin
     let i = X.find s (C.output_external_stream s.h2c) in
     if i < 0 then begin
       (* Cannot happen (an exchange ends only once its file left); were
@@ -180,6 +189,7 @@ let fill_external c s =
 let fill c s =
   c.ext <- No_ext;
   c.ext_len <- 0;
+  if c.ext_bs != c.sh.empty then c.ext_bs <- c.sh.empty;
   c.file_fd <- -1;
   c.file_close <- false;
   c.out_len <- 0;

@@ -128,7 +128,8 @@ module Memory = Output.Walk (struct
   let rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
   let head c ~more:_ = take_bytes (rest c)
   let head_string (c : Slot.t) ~len:_ ~more:_ = take_bytes (rest c)
-  let head_bigstring (c : Slot.t) ~len:_ ~more:_ = take_bytes (rest c)
+  let head_bigstring (c : Slot.t) ~len ~more:_ =
+    take_bytes (rest c ^ Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
   let file _ ~len:_ = Alcotest.fail "no file bodies here"
 end)
 
