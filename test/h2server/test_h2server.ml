@@ -464,6 +464,7 @@ type static_peer = { sp : peer; answered : int array }
 let static_peer ?keep () =
   let root = S.temp_dir "h2static" in
   S.write_file (Filename.concat root "a.txt") small_file;
+  S.write_file (Filename.concat root "b.bin") (String.make 16384 'b');
   let st =
     match Httpz_static.Static.create { Httpz_static.Static.default_config with root } with
     | Ok st -> st
@@ -516,6 +517,10 @@ let zero_alloc_static () =
      third maps its buffers and parse state anew). *)
   let sp10 = static_peer ~keep:64 () in
   ignore (static_etag sp10.sp);
+  (* A 16 KiB cached file: its DATA frame leaves from the cache (the
+     write's second span), not through a copy. *)
+  let sp16 = static_peer () in
+  ignore (static_etag sp16.sp);
   [
     Alcotest.test_case "static If-None-Match over h2: 304, no body" `Quick (fun () ->
         Alcotest.(check bool) ("304 HEADERS ES: " ^ String.concat " | " fs) true
@@ -524,6 +529,8 @@ let zero_alloc_static () =
       (K.get ~path:"/a.txt" ());
     static_runs "static handler over HTTP/2: 304s for If-None-Match, 0 words" sp304 ~first:3 ~status:304
       conditional304;
+    static_runs "static handler over HTTP/2: a 16 KiB file from the cache, 0 words" sp16 ~iters:10_000 ~first:3
+      ~status:200 (K.get ~path:"/b.bin" ());
     static_runs "static handler over HTTP/2: 10 concurrent streams a read, 0 words" sp10 ~batch:10 ~iters:10_000
       ~first:3 ~status:200 (K.get ~path:"/a.txt" ());
   ]
