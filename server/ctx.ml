@@ -145,6 +145,28 @@ let header_bytes c name src ~off ~len =
   commit c (Response.header_span c.out ~off:start name src (Span.make ~off ~len));
   noted c name start
 
+(* Over HTTP/2 the set goes in already encoded, noted under the name
+   [Other] (which Ctx never notes otherwise) so that [end_head] copies it
+   as it is; as text when no note is left to mark it. *)
+let fields c p =
+  if c.resp <> Head then not_in_head c;
+  let start = c.out_len in
+  if c.mode = H2_stream && c.nfields < Array.length c.field_names then begin
+    let len = Prepared_fields.hpack_length p in
+    room c len;
+    if start + len > c.out_limit then raise_notrace Response.No_space;
+    Bigstring.blit ~src:(Prepared_fields.hpack p) ~src_off:0 ~dst:c.out ~dst_off:start ~len;
+    c.out_len <- start + len;
+    Slot.note_field c Header_name.Other start
+  end
+  else begin
+    let len = Prepared_fields.text_length p in
+    room c len;
+    if start + len > c.out_limit then raise_notrace Response.No_space;
+    Bigstring.blit ~src:(Prepared_fields.text p) ~src_off:0 ~dst:c.out ~dst_off:start ~len;
+    c.out_len <- start + len
+  end
+
 let head_buffer c = c.out
 let head_pos c = c.out_len
 

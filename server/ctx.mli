@@ -115,6 +115,13 @@ val header_bytes : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> off:int -> l
     @raise Httpz.Response.Invalid_field for a name or value that would
     split the response; the server then answers 500 instead. *)
 
+val fields : t -> Httpz.Prepared_fields.t -> unit
+(** [fields c p] adds the fields of [p] (checked and encoded when they
+    were added to [p]) to the head: one copy, of the text lines over
+    HTTP/1.1 and of the HPACK bytes over HTTP/2. [p] may change once this
+    returns.
+    @raise Httpz.Response.No_space when the head has no room left. *)
+
 val head_buffer : t -> Httpz.Bigstring.t
 val head_pos : t -> int
 val set_head_pos : t -> int -> unit

@@ -129,7 +129,8 @@ let text_fields_h2 h2c src ~pos ~stop =
   text_fields ~known:C.header_span ~other:C.header_s_span h2c src ~pos ~stop
 
 (* The head's fields in [out]: the lines Ctx noted, encoded from where
-   they are; what lies between them as text. *)
+   they are (those noted [Other] are a Prepared_fields set, encoded
+   already); what lies between them as text. *)
 let encode_fields x h2c =
   let out = x.out and pos = ref 0 in
   for i = 0 to x.nfields - 1 do
@@ -138,6 +139,7 @@ let encode_fields x h2c =
     let name = Array.unsafe_get x.field_names i in
     (match name with
      | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade -> ()
+     | Other -> C.header_encoded h2c out ~off:start ~len:(stop - start)
      | _ ->
          let voff = start + String.length (Header_name.to_string name) + 2 in
          C.header_checked h2c name out ~off:voff ~len:(stop - 2 - voff));

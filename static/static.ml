@@ -101,6 +101,7 @@ type t = {
   plain_rule : Answer_rule.t;  (** the configuration's, without a per-path rule *)
   mutable rule : Answer_rule.t;  (** the rule of the request being answered *)
   mutable fell_back : bool;  (** the rule's fallback is being answered *)
+  heads : Head_cache.t;  (** the fields of recent file answers *)
 }
 
 type rule = Answer_rule.t
@@ -195,6 +196,7 @@ let create cfg =
           plain_rule;
           rule = plain_rule;
           fell_back = false;
+          heads = Head_cache.create ~size:128 ~rule:plain_rule;
         }
 
 (* {1 Paths} *)
@@ -360,10 +362,64 @@ let multipart_answer t c fd ~ctype ~etag ~mtime ~vary ~gz ~size =
     Ctx.body_bigstring c b ~off:0 ~len:!o
   end
 
+(* {2 Prepared fields} A file answered again gets the fields it got
+   last time: they come from [t.heads], made once per file version and
+   rule ({!Head_cache}). The key's entity-tag inputs are those of the tag
+   [make_etag] made last, [etag]. *)
+
+let add_cache_fields t p =
+  let r = t.rule in
+  if t.cfg.max_age >= 0 && not r.Answer_rule.own_cache_control then
+    Prepared_fields.add p Cache_control t.cache_control;
+  for i = 0 to Array.length r.names - 1 do
+    Prepared_fields.add_s p (Array.unsafe_get r.names i) (Array.unsafe_get r.values i)
+  done
+
+(* The fields [send_full] (status 200) or the 304 answer write, in the
+   same order. *)
+let add_file_fields t p ~status ~ctype ~etag ~mtime ~vary ~gz =
+  if status = 200 then Prepared_fields.add p Content_type ctype;
+  Prepared_fields.add p Etag etag;
+  if mtime >= Date.min_time && mtime <= Date.max_time then Prepared_fields.add_date p Last_modified mtime;
+  add_cache_fields t p;
+  if vary then Prepared_fields.add p Vary "Accept-Encoding";
+  if status = 200 then begin
+    if gz then Prepared_fields.add p Content_encoding "gzip";
+    Prepared_fields.add p Accept_ranges "bytes"
+  end
+
+(* Writes the fields through the cache: false when they could not be
+   prepared (a rule's field the writers refuse, or too many bytes), for
+   the caller to write them one by one. *)
+let prepared_fields t c ~status ~ctype ~etag ~mtime ~vary ~gz =
+  let h = t.heads in
+  let i =
+    Head_cache.find h ~status ~mtime_s:t.etag_mtime_s ~mtime_ns:t.etag_mtime_ns ~size:t.etag_size
+      ~suffix:t.etag_suffix ~mtime ~ctype ~rule:t.rule ~vary ~gz
+  in
+  let i =
+    if i >= 0 then i
+    else begin
+      let i = -1 - i in
+      let p =
+        Head_cache.fill h i ~status ~mtime_s:t.etag_mtime_s ~mtime_ns:t.etag_mtime_ns ~size:t.etag_size
+          ~suffix:t.etag_suffix ~mtime ~ctype ~rule:t.rule ~vary ~gz
+      in
+      match add_file_fields t p ~status ~ctype ~etag ~mtime ~vary ~gz with
+      | () -> i
+      | exception (Response.Invalid_field | Response.No_space | Invalid_argument _) ->
+          Head_cache.forget h i;
+          -1
+    end
+  in
+  i >= 0 && (Ctx.fields c (Head_cache.fields h i); true)
+
 let send_full t c fd ~is_get ~ctype ~etag ~mtime ~vary ~gz ~size =
   Ctx.start c Ok;
-  common_headers t c ~ctype ~etag ~mtime ~vary ~gz;
-  Ctx.header c Accept_ranges "bytes";
+  if not (prepared_fields t c ~status:200 ~ctype ~etag ~mtime ~vary ~gz) then begin
+    common_headers t c ~ctype ~etag ~mtime ~vary ~gz;
+    Ctx.header c Accept_ranges "bytes"
+  end;
   if is_get && size > 0 then begin
     if fd >= 0 then Ctx.body_file c ~fd ~off:0 ~len:size ~close:true
     else Ctx.body_bigstring_stable c t.mem ~off:0 ~len:size
@@ -517,10 +573,12 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
     | Send_304 ->
       release fd;
       Ctx.start c Not_modified;
-      Ctx.header c Etag etag;
-      last_modified t c mtime;
-      cache_headers t c;
-      if vary then Ctx.header c Vary "Accept-Encoding";
+      if not (prepared_fields t c ~status:304 ~ctype ~etag ~mtime ~vary ~gz) then begin
+        Ctx.header c Etag etag;
+        last_modified t c mtime;
+        cache_headers t c;
+        if vary then Ctx.header c Vary "Accept-Encoding"
+      end;
       Ctx.no_body c ~content_length:(-1)
     | Proceed ->
       if is_get && Request.find req Range >= 0 && if_range_holds c req buf etag mtime then

@@ -13,6 +13,11 @@ let cancelled = ref 0
 let logged = ref []
 let big = Bigstring.of_string (String.init 100_000 (fun i -> Char.chr (97 + (i mod 26))))
 
+let prepared =
+  let p = Prepared_fields.of_list [ (Header_name.Content_type, "text/html"); (Header_name.Cache_control, "max-age=60") ] in
+  Prepared_fields.add_s p "X-Prepared" "yes";
+  p
+
 let rec handler c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let t = Request.target req in
@@ -77,6 +82,15 @@ and handler_more c buf t =
   else if is "/big" then begin
     Ctx.start c Status.Ok;
     Ctx.body_bigstring_stable c big ~off:0 ~len:(Bigstring.length big)
+  end
+  else if is "/prepared" then begin
+    (* A prepared set between fields written one by one. *)
+    Ctx.start c Status.Ok;
+    Ctx.header c Header_name.Etag "\"p\"";
+    Ctx.fields c prepared;
+    Ctx.header_s c "X-After" "1";
+    Ctx.header c Header_name.Vary "Accept";
+    Ctx.body_string c "prepared"
   end
   else if is "/raise" then failwith "boom"
   else if is "/upgrade" then begin
@@ -279,6 +293,18 @@ let big_head () =
     [ ("the first big field", "x-big-1=" ^ String.make 3000 'a');
       ("the third big field", "x-big-3=" ^ String.make 3000 'c');
       ("the fields around them", "etag=\"e\""); ("content-type", "content-type=text/plain") ];
+  Alcotest.(check bool) "the body" true (List.mem "DATA 1 8 ES" fs)
+
+let prepared_fields () =
+  let sh = shared () in
+  let p = connect sh in
+  ignore (send p (get 1 "/prepared"));
+  let fs = frames p in
+  let head = match fs with h :: _ -> h | [] -> "" in
+  List.iter
+    (fun want -> Alcotest.(check bool) ("head has " ^ want) true (S.find_sub head want >= 0))
+    [ "etag=\"p\""; "content-type=text/html"; "cache-control=max-age=60"; "x-prepared=yes"; "x-after=1";
+      "vary=Accept"; "content-length=8"; "server=t" ];
   Alcotest.(check bool) "the body" true (List.mem "DATA 1 8 ES" fs)
 
 let flushed () =
@@ -547,6 +573,7 @@ let () =
           Alcotest.test_case "streamed request body" `Quick streamed_body;
           Alcotest.test_case "flushed response pieces" `Quick flushed;
           Alcotest.test_case "a head larger than the first buffer" `Quick big_head;
+          Alcotest.test_case "prepared fields among others" `Quick prepared_fields;
           Alcotest.test_case "suspended handler" `Quick suspended;
           Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
           Alcotest.test_case "handler failures, upgrade refused" `Quick failures;

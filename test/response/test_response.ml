@@ -505,6 +505,111 @@ let alloc_tests =
         | exception Response.No_space -> incr sink);
   ]
 
+
+(* {1 Prepared fields} *)
+
+module P = Prepared_fields
+
+(* The fields an HPACK block decodes to, as "name=value". *)
+let hpack_fields p =
+  let d = Hpack.Decoder.create () and out = Bigstring.create 4096 in
+  Hpack.Decoder.start_block d ~off:0 ~len:(P.hpack_length p);
+  let r = ref [] in
+  while Hpack.Decoder.next_field d (P.hpack p) ~out = Hpack.Decoder.Field do
+    r := (Span.to_string out (Hpack.Decoder.name d) ^ "=" ^ Span.to_string out (Hpack.Decoder.value d)) :: !r
+  done;
+  Alcotest.(check bool) "the block decodes whole" false (Hpack.Decoder.failed d);
+  List.rev !r
+
+let text p = Bigstring.sub_string (P.text p) ~off:0 ~len:(P.text_length p)
+
+let test_prepared_forms () =
+  let p = P.of_list [ (Content_type, "text/html; charset=utf-8"); (Cache_control, "max-age=60") ] in
+  P.add_s p "X-Frame-Options" "DENY";
+  P.add_int p Age 42;
+  P.add_date p Last_modified 784111777;
+  let src = Bigstring.of_string "xx\"abc\"yy" in
+  P.add_bytes p Etag src ~off:2 ~len:5;
+  P.add p Accept_ranges "bytes";
+  let b = Bigstring.create 512 in
+  let o = Response.header b ~off:0 Content_type "text/html; charset=utf-8" in
+  let o = Response.header b ~off:o Cache_control "max-age=60" in
+  let o = Response.header_s b ~off:o "X-Frame-Options" "DENY" in
+  let o = Response.header_int b ~off:o Age 42 in
+  let o = Response.header_date b ~off:o Last_modified 784111777 in
+  let o = Response.header b ~off:o Etag "\"abc\"" in
+  let o = Response.header b ~off:o Accept_ranges "bytes" in
+  Alcotest.(check string) "text: what Response's writers write" (Bigstring.sub_string b ~off:0 ~len:o) (text p);
+  Alcotest.(check int) "count" 7 (P.count p);
+  Alcotest.(check (list string)) "HPACK: the same fields, lower-case names"
+    [ "content-type=text/html; charset=utf-8"; "cache-control=max-age=60"; "x-frame-options=DENY"; "age=42";
+      "last-modified=Sun, 06 Nov 1994 08:49:37 GMT"; "etag=\"abc\""; "accept-ranges=bytes" ]
+    (hpack_fields p);
+  P.clear p;
+  Alcotest.(check int) "cleared: no text" 0 (P.text_length p);
+  Alcotest.(check int) "cleared: no HPACK" 0 (P.hpack_length p);
+  P.add p Vary "Accept-Encoding";
+  Alcotest.(check (list string)) "refilled" [ "vary=Accept-Encoding" ] (hpack_fields p)
+
+let test_prepared_refusals () =
+  let p = P.of_list [ (Content_type, "text/plain") ] in
+  let before = text p and hbefore = P.hpack_length p in
+  let unchanged what =
+    Alcotest.(check string) (what ^ ": text unchanged") before (text p);
+    Alcotest.(check int) (what ^ ": HPACK unchanged") hbefore (P.hpack_length p)
+  in
+  List.iter
+    (fun n ->
+      (match P.add p n "1" with
+       | () -> Alcotest.fail ("accepted " ^ Header_name.to_string n)
+       | exception Invalid_argument _ -> ());
+      unchanged (Header_name.to_string n))
+    [ Content_length; Transfer_encoding; Connection; Keep_alive; Upgrade; Date ];
+  List.iter
+    (fun n ->
+      (match P.add_s p n "1" with
+       | () -> Alcotest.fail ("accepted " ^ n)
+       | exception Invalid_argument _ -> ());
+      unchanged n)
+    [ "Content-Length"; "proxy-connection"; "TRANSFER-ENCODING" ];
+  Alcotest.check_raises "CR LF in a value" Response.Invalid_field (fun () -> P.add p Etag "a\r\nb: c");
+  unchanged "CR LF";
+  Alcotest.check_raises "name not a token" Response.Invalid_field (fun () -> P.add_s p "a b" "c");
+  unchanged "bad name";
+  let small = P.create ~capacity:40 () in
+  P.add small Content_type "text/plain";
+  let t0 = text small in
+  Alcotest.check_raises "past the capacity" Response.No_space (fun () -> P.add small Etag (String.make 30 'e'));
+  Alcotest.(check string) "past the capacity: unchanged" t0 (text small);
+  Alcotest.(check (list string)) "past the capacity: HPACK unchanged" [ "content-type=text/plain" ] (hpack_fields small)
+
+(* Long values and many short fields: the HPACK buffer never runs out
+   before the text does. *)
+let prop_prepared_room =
+  QCheck.Test.make ~count:300 ~name:"prepared fields: HPACK bytes always fit"
+    QCheck.(list_of_size Gen.(1 -- 40) (string_gen_of_size Gen.(0 -- 300) (Gen.char_range 'a' 'z')))
+    (fun values ->
+      let p = P.create ~capacity:600 () in
+      let n = ref 0 in
+      (try
+         List.iter (fun v -> P.add_s p "x" v; incr n) values
+       with Response.No_space -> ());
+      List.length (hpack_fields p) = !n && P.count p = !n)
+
+let prepared_alloc_tests =
+  let p = P.create () in
+  P.add_s p "X-Upper" "warm";
+  let src = Bigstring.of_string "\"0123-abcd\"" in
+  [ S.zero_alloc "prepared fields: clear and refill a file's fields" (fun () ->
+        P.clear p;
+        P.add p Content_type "text/html";
+        P.add_bytes p Etag src ~off:0 ~len:(Bigstring.length src);
+        P.add_date p Last_modified 784111777;
+        P.add p Cache_control "max-age=60";
+        P.add_s p "X-Upper" "yes";
+        P.add_int p Age 7;
+        P.add p Accept_ranges "bytes") ]
+
 let () =
   Alcotest.run "response"
     [ ( "status",
@@ -529,5 +634,9 @@ let () =
         ] );
       "chunked", [ Alcotest.test_case "chunk framing" `Quick test_chunks ];
       "properties", List.map S.qcheck [ prop_value; prop_int; prop_hex ];
-      "allocation", alloc_tests;
+      ( "prepared fields",
+        [ Alcotest.test_case "text and HPACK forms" `Quick test_prepared_forms;
+          Alcotest.test_case "refusals leave the set unchanged" `Quick test_prepared_refusals;
+          S.qcheck prop_prepared_room ] );
+      "allocation", alloc_tests @ prepared_alloc_tests;
     ]
