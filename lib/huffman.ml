@@ -76,89 +76,150 @@ let error_eos = -1
 let error_padding = -2
 let error_no_space = -3
 
-(* The code tree: internal nodes numbered from 0 (the root); a child is a
-   node number, or [-1 - sym] for a leaf. 257 leaves make 256 internal
-   nodes, so a node number fits in 8 bits. *)
+(* The code tree: internal nodes numbered from 0 (the root);
+   [children.(2 * node + bit)] is a node number, or [-1 - sym] for a leaf.
+   257 leaves make 256 internal nodes, so a node number fits in 8 bits. *)
 let nodes = 256
 
-let tree_left = Array.make nodes 0
-let tree_right = Array.make nodes 0
-
-let () =
+let children =
+  let t = Array.make (2 * nodes) max_int in
   let next = ref 1 in
-  let unset = max_int in
-  Array.fill tree_left 0 nodes unset;
-  Array.fill tree_right 0 nodes unset;
   for sym = 0 to eos do
     let c = code sym and l = length sym in
     let node = ref 0 in
     for b = l - 1 downto 0 do
-      let side = if (c lsr b) land 1 = 1 then tree_right else tree_left in
-      if b = 0 then side.(!node) <- -1 - sym
+      let slot = (2 * !node) + ((c lsr b) land 1) in
+      if b = 0 then t.(slot) <- -1 - sym
       else begin
-        if side.(!node) = unset then begin side.(!node) <- !next; incr next end;
-        node := side.(!node)
+        if t.(slot) = max_int then begin t.(slot) <- !next; incr next end;
+        node := t.(slot)
       end
     done
   done;
-  assert (!next = nodes);
-  assert (Array.for_all (fun x -> x <> unset) tree_left && Array.for_all (fun x -> x <> unset) tree_right)
-
-(* A node may end a string when the bits since the last symbol are all
-   ones and fewer than eight: the only padding §5.2 allows. *)
-let accepting =
-  let a = Bytes.make nodes '\000' in
-  let node = ref 0 and depth = ref 0 in
-  while !depth <= 7 do
-    Bytes.set a !node '\001';
-    node := tree_right.(!node);
-    incr depth
-  done;
-  Bytes.unsafe_to_string a
-
-(* [transitions.(node * 16 + nibble)]: [-1] when the four bits complete EOS;
-   otherwise the next node, in bits 0-7; bit 8 when that node is accepting;
-   bits 9 and up: [1 + sym] when the bits complete a symbol, else 0. Every
-   code is at least 5 bits long, so four bits complete at most one. *)
-let transitions =
-  let t = Array.make (nodes * 16) 0 in
-  for node = 0 to nodes - 1 do
-    for nibble = 0 to 15 do
-      let n = ref node and emitted = ref 0 and failed = ref false in
-      for b = 3 downto 0 do
-        let child = if (nibble lsr b) land 1 = 1 then tree_right.(!n) else tree_left.(!n) in
-        if child >= 0 then n := child
-        else begin
-          let sym = -1 - child in
-          if sym = eos then failed := true else begin emitted := 1 + sym; n := 0 end
-        end
-      done;
-      t.((node * 16) + nibble) <-
-        (if !failed then -1
-         else !n lor (Char.code accepting.[!n] lsl 8) lor (!emitted lsl 9))
-    done
-  done;
+  assert (!next = nodes && Array.for_all (fun x -> x <> max_int) t);
   t
 
+(* The decoder looks the next [window_bits] bits up in [window]: every
+   code of at most that many bits (all printable ASCII but 17 symbols) is
+   decoded in one step; a longer code's first [window_bits] bits lead to an
+   internal node, from which the tree is walked one bit at a time. Entries
+   are 16 bits: [length lsl 8 lor sym] for a code of [length] bits, or the
+   node number (length 0) for a longer one. 2 KiB, so it stays in L1. *)
+let window_bits = 10
+let window_mask = (1 lsl window_bits) - 1
+
+external string_get16 : string -> int -> int = "%caml_string_get16u"
+external bytes_set16 : Bytes.t -> int -> int -> unit = "%caml_bytes_set16u"
+external bswap64 : int64 -> int64 = "%bswap_int64"
+
+let window =
+  let t = Bytes.create (2 * (window_mask + 1)) in
+  for w = 0 to window_mask do
+    let node = ref 0 and entry = ref (-1) and b = ref (window_bits - 1) in
+    while !entry < 0 do
+      let child = children.((2 * !node) + ((w lsr !b) land 1)) in
+      if child < 0 then entry := ((window_bits - !b) lsl 8) lor (-1 - child)
+      else if !b = 0 then entry := child
+      else begin node := child; decr b end
+    done;
+    bytes_set16 t (2 * w) !entry
+  done;
+  Bytes.unsafe_to_string t
+
+(* [word_be src i] is the 8 bytes at [i], first byte most significant. *)
+let[@inline] word_be (src : Bigstring.t) i =
+  let w = Bigstring.unsafe_get64 src i in
+  if Sys.big_endian then w else bswap64 w
+
+(* The bits not yet decoded sit in the low [nbits] bits of [acc] (bits above
+   them are stale); a refill happens only below [window_bits], appending
+   whole bytes while [nbits] stays under 63. [status] is [0] while decoding,
+   [1] once done, or the error. *)
 let decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop =
-  let o = ref dst_off and state = ref 0x100 (* root, accepting *) and j = ref 0 in
-  let nibbles = 2 * len in
-  while !j < nibbles do
-    let byte = Char.code (Bigstring.unsafe_get src (off + (!j lsr 1))) in
-    let nibble = if !j land 1 = 0 then byte lsr 4 else byte land 15 in
-    let e = Array.unsafe_get transitions (((!state land 0xff) lsl 4) lor nibble) in
-    let sym = e lsr 9 in
-    if e < 0 then begin state := error_eos; j := max_int end
-    else if sym > 0 && !o >= dst_stop then begin state := error_no_space; j := max_int end
-    else begin
-      if sym > 0 then begin Bigstring.unsafe_set dst !o (Char.unsafe_chr (sym - 1)); incr o end;
-      state := e;
-      incr j
+  let stop = off + len in
+  let i = ref off and acc = ref 0 and nbits = ref 0 and o = ref dst_off and status = ref 0 in
+  while !status = 0 do
+    if !nbits < window_bits && !i < stop then begin
+      let bytes = (62 - !nbits) lsr 3 (* 6 or 7 *) and left = stop - !i in
+      if left >= 8 then begin
+        let w = Int64.to_int (Int64.shift_right_logical (word_be src !i) (64 - (8 * bytes))) in
+        acc := (!acc lsl (8 * bytes)) lor w;
+        nbits := !nbits + (8 * bytes);
+        i := !i + bytes
+      end else begin
+        let bytes = if left < bytes then left else bytes in
+        if len >= 8 then begin
+          (* the last 8 bytes of the string hold the [left] still unread *)
+          let w = Int64.to_int (Int64.shift_right_logical (word_be src (stop - 8)) (8 * (left - bytes))) in
+          acc := (!acc lsl (8 * bytes)) lor (w land ((1 lsl (8 * bytes)) - 1))
+        end else
+          for k = !i to !i + bytes - 1 do
+            acc := (!acc lsl 8) lor Char.code (Bigstring.unsafe_get src k)
+          done;
+        nbits := !nbits + (8 * bytes);
+        i := !i + bytes
+      end
+    end;
+    if !nbits >= window_bits then begin
+      let e = string_get16 window (2 * ((!acc lsr (!nbits - window_bits)) land window_mask)) in
+      if e > 0xff then begin
+        if !o >= dst_stop then status := error_no_space
+        else begin
+          Bigstring.unsafe_set dst !o (Char.unsafe_chr (e land 0xff));
+          incr o;
+          nbits := !nbits - (e lsr 8)
+        end
+      end else begin
+        (* a code longer than the window: walk on from node [e] *)
+        nbits := !nbits - window_bits;
+        let node = ref e in
+        while !node >= 0 do
+          if !nbits = 0 && !i < stop then begin
+            acc := (!acc lsl 8) lor Char.code (Bigstring.unsafe_get src !i);
+            incr i;
+            nbits := 8
+          end;
+          if !nbits = 0 then begin
+            (* the string ends inside a code of more than 7 bits *)
+            status := error_padding;
+            node := -1
+          end else begin
+            decr nbits;
+            let child = Array.unsafe_get children ((2 * !node) lor ((!acc lsr !nbits) land 1)) in
+            if child >= 0 then node := child
+            else begin
+              node := -1;
+              let sym = -1 - child in
+              if sym = eos then status := error_eos
+              else if !o >= dst_stop then status := error_no_space
+              else begin
+                Bigstring.unsafe_set dst !o (Char.unsafe_chr sym);
+                incr o
+              end
+            end
+          end
+        done
+      end
+    end else begin
+      (* Fewer than [window_bits] bits left, all read: look them up padded
+         with ones; a code no longer than them is a symbol, otherwise they
+         are the padding, which must be at most 7 ones. *)
+      let pad = window_bits - !nbits in
+      let e = string_get16 window (2 * (((!acc lsl pad) lor ((1 lsl pad) - 1)) land window_mask)) in
+      if e > 0xff && e lsr 8 <= !nbits then begin
+        if !o >= dst_stop then status := error_no_space
+        else begin
+          Bigstring.unsafe_set dst !o (Char.unsafe_chr (e land 0xff));
+          incr o;
+          nbits := !nbits - (e lsr 8)
+        end
+      end else begin
+        let ones = (1 lsl !nbits) - 1 in
+        status := if !nbits <= 7 && !acc land ones = ones then 1 else error_padding
+      end
     end
   done;
-  if !state < 0 then !state
-  else if !state land 0x100 = 0 then error_padding
-  else !o - dst_off
+  if !status < 0 then !status else !o - dst_off
 
 let bits_to_bytes bits = (bits + 7) lsr 3
 
