@@ -99,30 +99,51 @@ let children =
   assert (!next = nodes && Array.for_all (fun x -> x <> max_int) t);
   t
 
-(* The decoder looks the next [window_bits] bits up in [window]: every
-   code of at most that many bits (all printable ASCII but 17 symbols) is
-   decoded in one step; a longer code's first [window_bits] bits lead to an
-   internal node, from which the tree is walked one bit at a time. Entries
-   are 16 bits: [length lsl 8 lor sym] for a code of [length] bits, or the
-   node number (length 0) for a longer one. 2 KiB, so it stays in L1. *)
-let window_bits = 10
+(* The decoder looks the next [window_bits] bits up in [window]. Every code
+   of at most that many bits (printable ASCII but for 12 symbols) is decoded
+   in one step, and two at once when both fit: the usual 5- to 6-bit
+   letters, digits and [/.-] do. A longer code's first [window_bits] bits
+   lead to an internal node, from which the tree is walked a bit at a time.
+   An entry is 32 bits:
+   - bits 0-15: the first symbol, then the second, as [set16] stores them;
+   - 16-19: the first code's length; 20-23: both codes' length;
+   - 24-25: how many symbols (2 or 1); 0 for a longer code, whose node
+     is then in bits 0-7 (and the rest is 0).
+   16 KiB: it stays in L1 or L2. *)
+let window_bits = 12
 let window_mask = (1 lsl window_bits) - 1
 
-external string_get16 : string -> int -> int = "%caml_string_get16u"
-external bytes_set16 : Bytes.t -> int -> int -> unit = "%caml_bytes_set16u"
+external string_get32 : string -> int -> int32 = "%caml_string_get32u"
+external bytes_set32 : Bytes.t -> int -> int32 -> unit = "%caml_bytes_set32u"
+external bigstring_set16 : Bigstring.t -> int -> int -> unit = "%caml_bigstring_set16u"
 external bswap64 : int64 -> int64 = "%bswap_int64"
 
+(* The code at the top of the [bits]-bit [w]: [(sym, length)] when it has
+   at most [bits] bits, else [(node, 0)], the node its bits lead to. *)
+let first_code w ~bits =
+  let rec go node b =
+    let child = children.((2 * node) + ((w lsr b) land 1)) in
+    if child < 0 then (-1 - child, bits - b)
+    else if b = 0 then (child, 0)
+    else go child (b - 1)
+  in
+  if bits = 0 then (0, 0) else go 0 (bits - 1)
+
 let window =
-  let t = Bytes.create (2 * (window_mask + 1)) in
+  let t = Bytes.create (4 * (window_mask + 1)) in
   for w = 0 to window_mask do
-    let node = ref 0 and entry = ref (-1) and b = ref (window_bits - 1) in
-    while !entry < 0 do
-      let child = children.((2 * !node) + ((w lsr !b) land 1)) in
-      if child < 0 then entry := ((window_bits - !b) lsl 8) lor (-1 - child)
-      else if !b = 0 then entry := child
-      else begin node := child; decr b end
-    done;
-    bytes_set16 t (2 * w) !entry
+    let sym1, l1 = first_code w ~bits:window_bits in
+    let rest = window_bits - l1 in
+    let sym2, l2 = first_code (w land ((1 lsl rest) - 1)) ~bits:rest in
+    let entry =
+      if l1 = 0 then sym1
+      else if l2 = 0 then (1 lsl 24) lor (l1 lsl 20) lor (l1 lsl 16) lor sym1
+      else begin
+        let pair = if Sys.big_endian then (sym1 lsl 8) lor sym2 else (sym2 lsl 8) lor sym1 in
+        (2 lsl 24) lor ((l1 + l2) lsl 20) lor (l1 lsl 16) lor pair
+      end
+    in
+    bytes_set32 t (4 * w) (Int32.of_int entry)
   done;
   Bytes.unsafe_to_string t
 
@@ -132,58 +153,75 @@ let[@inline] word_be (src : Bigstring.t) i =
   if Sys.big_endian then w else bswap64 w
 
 (* The bits not yet decoded sit in the low [nbits] bits of [acc] (bits above
-   them are stale); a refill happens only below [window_bits], appending
-   whole bytes while [nbits] stays under 63. [status] is [0] while decoding,
-   [1] once done, or the error. *)
+   them are stale). A refill happens below [window_bits] bits and appends as
+   many bytes as fit under 63 bits, read a word at a time from inside the
+   buffer. Once the string is all read, [window_bits] ones follow it in
+   [acc] ([tail]): the bits then always fill a window, and a code is real
+   when it ends before the tail. [status] is [0] while decoding, [1] once
+   done, or the error. *)
 let decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop =
   let stop = off + len in
-  let i = ref off and acc = ref 0 and nbits = ref 0 and o = ref dst_off and status = ref 0 in
+  let i = ref off and acc = ref 0 and nbits = ref 0 and tail = ref 0 in
+  let o = ref dst_off and status = ref 0 in
   while !status = 0 do
-    if !nbits < window_bits && !i < stop then begin
-      let bytes = (62 - !nbits) lsr 3 (* 6 or 7 *) and left = stop - !i in
-      if left >= 8 then begin
-        let w = Int64.to_int (Int64.shift_right_logical (word_be src !i) (64 - (8 * bytes))) in
-        acc := (!acc lsl (8 * bytes)) lor w;
-        nbits := !nbits + (8 * bytes);
-        i := !i + bytes
-      end else begin
-        let bytes = if left < bytes then left else bytes in
-        if len >= 8 then begin
-          (* the last 8 bytes of the string hold the [left] still unread *)
-          let w = Int64.to_int (Int64.shift_right_logical (word_be src (stop - 8)) (8 * (left - bytes))) in
-          acc := (!acc lsl (8 * bytes)) lor (w land ((1 lsl (8 * bytes)) - 1))
-        end else
+    if !nbits < window_bits then begin
+      let left = stop - !i in
+      if left > 0 then begin
+        let fit = (62 - !nbits) lsr 3 (* 6 or 7 *) in
+        let bytes = if left < fit then left else fit in
+        if !i + 8 <= Bigstring.length src then
+          acc := (!acc lsl (8 * bytes))
+                 lor Int64.to_int (Int64.shift_right_logical (word_be src !i) (64 - (8 * bytes)))
+        else if stop >= 8 then
+          (* the buffer's last 8 bytes, up to [stop], hold the [left] unread *)
+          acc := (!acc lsl (8 * bytes))
+                 lor (Int64.to_int (Int64.shift_right_logical (word_be src (stop - 8)) (8 * (left - bytes)))
+                      land ((1 lsl (8 * bytes)) - 1))
+        else
           for k = !i to !i + bytes - 1 do
             acc := (!acc lsl 8) lor Char.code (Bigstring.unsafe_get src k)
           done;
         nbits := !nbits + (8 * bytes);
         i := !i + bytes
+      end;
+      if !i = stop && !nbits <= 62 - window_bits then begin
+        acc := (!acc lsl window_bits) lor window_mask;
+        nbits := !nbits + window_bits;
+        tail := window_bits
       end
-    end;
-    if !nbits >= window_bits then begin
-      let e = string_get16 window (2 * ((!acc lsr (!nbits - window_bits)) land window_mask)) in
-      if e > 0xff then begin
+    end
+    else begin
+      let e = Int32.to_int (string_get32 window (4 * ((!acc lsr (!nbits - window_bits)) land window_mask))) in
+      let both = (e lsr 20) land 15 and first = (e lsr 16) land 15 in
+      if e lsr 24 = 2 && !nbits - both >= !tail && !o + 2 <= dst_stop then begin
+        bigstring_set16 dst !o (e land 0xffff);
+        o := !o + 2;
+        nbits := !nbits - both
+      end
+      else if first <> 0 && !nbits - first >= !tail then begin
         if !o >= dst_stop then status := error_no_space
         else begin
           Bigstring.unsafe_set dst !o (Char.unsafe_chr (e land 0xff));
           incr o;
-          nbits := !nbits - (e lsr 8)
+          nbits := !nbits - first
         end
-      end else begin
+      end
+      else if first = 0 && !nbits - window_bits >= !tail then begin
         (* a code longer than the window: walk on from node [e] *)
         nbits := !nbits - window_bits;
         let node = ref e in
         while !node >= 0 do
-          if !nbits = 0 && !i < stop then begin
+          if !nbits = !tail && !i < stop then begin
             acc := (!acc lsl 8) lor Char.code (Bigstring.unsafe_get src !i);
             incr i;
             nbits := 8
           end;
-          if !nbits = 0 then begin
+          if !nbits = !tail then begin
             (* the string ends inside a code of more than 7 bits *)
             status := error_padding;
             node := -1
-          end else begin
+          end
+          else begin
             decr nbits;
             let child = Array.unsafe_get children ((2 * !node) lor ((!acc lsr !nbits) land 1)) in
             if child >= 0 then node := child
@@ -200,22 +238,11 @@ let decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop 
           end
         done
       end
-    end else begin
-      (* Fewer than [window_bits] bits left, all read: look them up padded
-         with ones; a code no longer than them is a symbol, otherwise they
-         are the padding, which must be at most 7 ones. *)
-      let pad = window_bits - !nbits in
-      let e = string_get16 window (2 * (((!acc lsl pad) lor ((1 lsl pad) - 1)) land window_mask)) in
-      if e > 0xff && e lsr 8 <= !nbits then begin
-        if !o >= dst_stop then status := error_no_space
-        else begin
-          Bigstring.unsafe_set dst !o (Char.unsafe_chr (e land 0xff));
-          incr o;
-          nbits := !nbits - (e lsr 8)
-        end
-      end else begin
+      else begin
+        (* no code ends before the tail: what is left must be at most 7
+           ones (the tail is ones too) *)
         let ones = (1 lsl !nbits) - 1 in
-        status := if !nbits <= 7 && !acc land ones = ones then 1 else error_padding
+        status := if !nbits - !tail <= 7 && !acc land ones = ones then 1 else error_padding
       end
     end
   done;
