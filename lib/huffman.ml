@@ -106,12 +106,15 @@ let children =
    lead to an internal node, from which the tree is walked a bit at a time.
    An entry is 32 bits:
    - bits 0-15: the first symbol, then the second, as [set16] stores them;
-   - 16-19: the first code's length; 20-23: both codes' length;
-   - 24-25: how many symbols (2 or 1); 0 for a longer code, whose node
-     is then in bits 0-7 (and the rest is 0).
+   - 16-20: the first code's length, 0 for a code longer than the window,
+     whose node is then in bits 0-7;
+   - 21-26: both codes' length, or [no_pair] when the second code does
+     not fit: more bits than the decoder ever holds, so that one test
+     tells a pair that is there from one that is not.
    16 KiB: it stays in L1 or L2. *)
 let window_bits = 12
 let window_mask = (1 lsl window_bits) - 1
+let no_pair = 63
 
 external string_get32 : string -> int -> int32 = "%caml_string_get32u"
 external bytes_set32 : Bytes.t -> int -> int32 -> unit = "%caml_bytes_set32u"
@@ -136,11 +139,11 @@ let window =
     let rest = window_bits - l1 in
     let sym2, l2 = first_code (w land ((1 lsl rest) - 1)) ~bits:rest in
     let entry =
-      if l1 = 0 then sym1
-      else if l2 = 0 then (1 lsl 24) lor (l1 lsl 20) lor (l1 lsl 16) lor sym1
+      if l1 = 0 then (no_pair lsl 21) lor sym1
+      else if l2 = 0 then (no_pair lsl 21) lor (l1 lsl 16) lor sym1
       else begin
         let pair = if Sys.big_endian then (sym1 lsl 8) lor sym2 else (sym2 lsl 8) lor sym1 in
-        (2 lsl 24) lor ((l1 + l2) lsl 20) lor (l1 lsl 16) lor pair
+        ((l1 + l2) lsl 21) lor (l1 lsl 16) lor pair
       end
     in
     bytes_set32 t (4 * w) (Int32.of_int entry)
@@ -192,13 +195,15 @@ let decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop 
     end
     else begin
       let e = Int32.to_int (string_get32 window (4 * ((!acc lsr (!nbits - window_bits)) land window_mask))) in
-      let both = (e lsr 20) land 15 and first = (e lsr 16) land 15 in
-      if e lsr 24 = 2 && !nbits - both >= !tail && !o + 2 <= dst_stop then begin
+      let both = e lsr 21 in
+      if !nbits - both >= !tail && !o + 2 <= dst_stop then begin
         bigstring_set16 dst !o (e land 0xffff);
         o := !o + 2;
         nbits := !nbits - both
       end
-      else if first <> 0 && !nbits - first >= !tail then begin
+      else
+      let first = (e lsr 16) land 31 in
+      if first <> 0 && !nbits - first >= !tail then begin
         if !o >= dst_stop then status := error_no_space
         else begin
           Bigstring.unsafe_set dst !o (Char.unsafe_chr (e land 0xff));
@@ -209,7 +214,7 @@ let decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop 
       else if first = 0 && !nbits - window_bits >= !tail then begin
         (* a code longer than the window: walk on from node [e] *)
         nbits := !nbits - window_bits;
-        let node = ref e in
+        let node = ref (e land 0xff) in
         while !node >= 0 do
           if !nbits = !tail && !i < stop then begin
             acc := (!acc lsl 8) lor Char.code (Bigstring.unsafe_get src !i);
