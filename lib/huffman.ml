@@ -100,7 +100,7 @@ let children =
   t
 
 (* The decoder looks the next [window_bits] bits up in [window]. Every code
-   of at most that many bits (printable ASCII but for 12 symbols) is decoded
+   of at most that many bits (printable ASCII but for 11 symbols) is decoded
    in one step, and two at once when both fit: the usual 5- to 6-bit
    letters, digits and [/.-] do. A longer code's first [window_bits] bits
    lead to an internal node, from which the tree is walked a bit at a time.
@@ -161,8 +161,9 @@ let[@inline] word_be (src : Bigstring.t) i =
    buffer. Once the string is all read, [window_bits] ones follow it in
    [acc] ([tail]): the bits then always fill a window, and a code is real
    when it ends before the tail. [status] is [0] while decoding, [1] once
-   done, or the error. *)
-let decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop =
+   done, or the error. Not inlined: inlined twice into Hpack_decoder's
+   string reader, it cost more there in spilled registers than a call. *)
+let[@inline never] decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop =
   let stop = off + len in
   let i = ref off and acc = ref 0 and nbits = ref 0 and tail = ref 0 in
   let o = ref dst_off and status = ref 0 in
