@@ -76,89 +76,183 @@ let error_eos = -1
 let error_padding = -2
 let error_no_space = -3
 
-(* The code tree: internal nodes numbered from 0 (the root); a child is a
-   node number, or [-1 - sym] for a leaf. 257 leaves make 256 internal
-   nodes, so a node number fits in 8 bits. *)
+(* The code tree: internal nodes numbered from 0 (the root);
+   [children.(2 * node + bit)] is a node number, or [-1 - sym] for a leaf.
+   257 leaves make 256 internal nodes, so a node number fits in 8 bits. *)
 let nodes = 256
 
-let tree_left = Array.make nodes 0
-let tree_right = Array.make nodes 0
-
-let () =
+let children =
+  let t = Array.make (2 * nodes) max_int in
   let next = ref 1 in
-  let unset = max_int in
-  Array.fill tree_left 0 nodes unset;
-  Array.fill tree_right 0 nodes unset;
   for sym = 0 to eos do
     let c = code sym and l = length sym in
     let node = ref 0 in
     for b = l - 1 downto 0 do
-      let side = if (c lsr b) land 1 = 1 then tree_right else tree_left in
-      if b = 0 then side.(!node) <- -1 - sym
+      let slot = (2 * !node) + ((c lsr b) land 1) in
+      if b = 0 then t.(slot) <- -1 - sym
       else begin
-        if side.(!node) = unset then begin side.(!node) <- !next; incr next end;
-        node := side.(!node)
+        if t.(slot) = max_int then begin t.(slot) <- !next; incr next end;
+        node := t.(slot)
       end
     done
   done;
-  assert (!next = nodes);
-  assert (Array.for_all (fun x -> x <> unset) tree_left && Array.for_all (fun x -> x <> unset) tree_right)
-
-(* A node may end a string when the bits since the last symbol are all
-   ones and fewer than eight: the only padding §5.2 allows. *)
-let accepting =
-  let a = Bytes.make nodes '\000' in
-  let node = ref 0 and depth = ref 0 in
-  while !depth <= 7 do
-    Bytes.set a !node '\001';
-    node := tree_right.(!node);
-    incr depth
-  done;
-  Bytes.unsafe_to_string a
-
-(* [transitions.(node * 16 + nibble)]: [-1] when the four bits complete EOS;
-   otherwise the next node, in bits 0-7; bit 8 when that node is accepting;
-   bits 9 and up: [1 + sym] when the bits complete a symbol, else 0. Every
-   code is at least 5 bits long, so four bits complete at most one. *)
-let transitions =
-  let t = Array.make (nodes * 16) 0 in
-  for node = 0 to nodes - 1 do
-    for nibble = 0 to 15 do
-      let n = ref node and emitted = ref 0 and failed = ref false in
-      for b = 3 downto 0 do
-        let child = if (nibble lsr b) land 1 = 1 then tree_right.(!n) else tree_left.(!n) in
-        if child >= 0 then n := child
-        else begin
-          let sym = -1 - child in
-          if sym = eos then failed := true else begin emitted := 1 + sym; n := 0 end
-        end
-      done;
-      t.((node * 16) + nibble) <-
-        (if !failed then -1
-         else !n lor (Char.code accepting.[!n] lsl 8) lor (!emitted lsl 9))
-    done
-  done;
+  assert (!next = nodes && Array.for_all (fun x -> x <> max_int) t);
   t
 
-let decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop =
-  let o = ref dst_off and state = ref 0x100 (* root, accepting *) and j = ref 0 in
-  let nibbles = 2 * len in
-  while !j < nibbles do
-    let byte = Char.code (Bigstring.unsafe_get src (off + (!j lsr 1))) in
-    let nibble = if !j land 1 = 0 then byte lsr 4 else byte land 15 in
-    let e = Array.unsafe_get transitions (((!state land 0xff) lsl 4) lor nibble) in
-    let sym = e lsr 9 in
-    if e < 0 then begin state := error_eos; j := max_int end
-    else if sym > 0 && !o >= dst_stop then begin state := error_no_space; j := max_int end
+(* The decoder looks the next [window_bits] bits up in [window]. Every code
+   of at most that many bits (printable ASCII but for 11 symbols) is decoded
+   in one step, and two at once when both fit: the usual 5- to 6-bit
+   letters, digits and [/.-] do. A longer code's first [window_bits] bits
+   lead to an internal node, from which the tree is walked a bit at a time.
+   An entry is 32 bits:
+   - bits 0-15: the first symbol, then the second, as [set16] stores them;
+   - 16-20: the first code's length, 0 for a code longer than the window,
+     whose node is then in bits 0-7;
+   - 21-26: both codes' length, or [no_pair] when the second code does
+     not fit: more bits than the decoder ever holds, so that one test
+     tells a pair that is there from one that is not.
+   16 KiB: it stays in L1 or L2. *)
+let window_bits = 12
+let window_mask = (1 lsl window_bits) - 1
+let no_pair = 63
+
+external string_get32 : string -> int -> int32 = "%caml_string_get32u"
+external bytes_set32 : Bytes.t -> int -> int32 -> unit = "%caml_bytes_set32u"
+external bigstring_set16 : Bigstring.t -> int -> int -> unit = "%caml_bigstring_set16u"
+external bswap64 : int64 -> int64 = "%bswap_int64"
+
+(* The code at the top of the [bits]-bit [w]: [(sym, length)] when it has
+   at most [bits] bits, else [(node, 0)], the node its bits lead to. *)
+let first_code w ~bits =
+  let rec go node b =
+    let child = children.((2 * node) + ((w lsr b) land 1)) in
+    if child < 0 then (-1 - child, bits - b)
+    else if b = 0 then (child, 0)
+    else go child (b - 1)
+  in
+  if bits = 0 then (0, 0) else go 0 (bits - 1)
+
+let window =
+  let t = Bytes.create (4 * (window_mask + 1)) in
+  for w = 0 to window_mask do
+    let sym1, l1 = first_code w ~bits:window_bits in
+    let rest = window_bits - l1 in
+    let sym2, l2 = first_code (w land ((1 lsl rest) - 1)) ~bits:rest in
+    let entry =
+      if l1 = 0 then (no_pair lsl 21) lor sym1
+      else if l2 = 0 then (no_pair lsl 21) lor (l1 lsl 16) lor sym1
+      else begin
+        let pair = if Sys.big_endian then (sym1 lsl 8) lor sym2 else (sym2 lsl 8) lor sym1 in
+        ((l1 + l2) lsl 21) lor (l1 lsl 16) lor pair
+      end
+    in
+    bytes_set32 t (4 * w) (Int32.of_int entry)
+  done;
+  Bytes.unsafe_to_string t
+
+(* [word_be src i] is the 8 bytes at [i], first byte most significant. *)
+let[@inline] word_be (src : Bigstring.t) i =
+  let w = Bigstring.unsafe_get64 src i in
+  if Sys.big_endian then w else bswap64 w
+
+(* The bits not yet decoded sit in the low [nbits] bits of [acc] (bits above
+   them are stale). A refill happens below [window_bits] bits and appends as
+   many bytes as fit under 63 bits, read a word at a time from inside the
+   buffer. Once the string is all read, [window_bits] ones follow it in
+   [acc] ([tail]): the bits then always fill a window, and a code is real
+   when it ends before the tail. [status] is [0] while decoding, [1] once
+   done, or the error. Not inlined: inlined twice into Hpack_decoder's
+   string reader, it cost more there in spilled registers than a call. *)
+let[@inline never] decode (src : Bigstring.t) ~off ~len (dst : Bigstring.t) ~dst_off ~dst_stop =
+  let stop = off + len in
+  let i = ref off and acc = ref 0 and nbits = ref 0 and tail = ref 0 in
+  let o = ref dst_off and status = ref 0 in
+  while !status = 0 do
+    if !nbits < window_bits then begin
+      let left = stop - !i in
+      if left > 0 then begin
+        let fit = (62 - !nbits) lsr 3 (* 6 or 7 *) in
+        let bytes = if left < fit then left else fit in
+        if !i + 8 <= Bigstring.length src then
+          acc := (!acc lsl (8 * bytes))
+                 lor Int64.to_int (Int64.shift_right_logical (word_be src !i) (64 - (8 * bytes)))
+        else if stop >= 8 then
+          (* the buffer's last 8 bytes, up to [stop], hold the [left] unread *)
+          acc := (!acc lsl (8 * bytes))
+                 lor (Int64.to_int (Int64.shift_right_logical (word_be src (stop - 8)) (8 * (left - bytes)))
+                      land ((1 lsl (8 * bytes)) - 1))
+        else
+          for k = !i to !i + bytes - 1 do
+            acc := (!acc lsl 8) lor Char.code (Bigstring.unsafe_get src k)
+          done;
+        nbits := !nbits + (8 * bytes);
+        i := !i + bytes
+      end;
+      if !i = stop && !nbits <= 62 - window_bits then begin
+        acc := (!acc lsl window_bits) lor window_mask;
+        nbits := !nbits + window_bits;
+        tail := window_bits
+      end
+    end
     else begin
-      if sym > 0 then begin Bigstring.unsafe_set dst !o (Char.unsafe_chr (sym - 1)); incr o end;
-      state := e;
-      incr j
+      let e = Int32.to_int (string_get32 window (4 * ((!acc lsr (!nbits - window_bits)) land window_mask))) in
+      let both = e lsr 21 in
+      if !nbits - both >= !tail && !o + 2 <= dst_stop then begin
+        bigstring_set16 dst !o (e land 0xffff);
+        o := !o + 2;
+        nbits := !nbits - both
+      end
+      else
+      let first = (e lsr 16) land 31 in
+      if first <> 0 && !nbits - first >= !tail then begin
+        if !o >= dst_stop then status := error_no_space
+        else begin
+          Bigstring.unsafe_set dst !o (Char.unsafe_chr (e land 0xff));
+          incr o;
+          nbits := !nbits - first
+        end
+      end
+      else if first = 0 && !nbits - window_bits >= !tail then begin
+        (* a code longer than the window: walk on from node [e] *)
+        nbits := !nbits - window_bits;
+        let node = ref (e land 0xff) in
+        while !node >= 0 do
+          if !nbits = !tail && !i < stop then begin
+            acc := (!acc lsl 8) lor Char.code (Bigstring.unsafe_get src !i);
+            incr i;
+            nbits := 8
+          end;
+          if !nbits = !tail then begin
+            (* the string ends inside a code of more than 7 bits *)
+            status := error_padding;
+            node := -1
+          end
+          else begin
+            decr nbits;
+            let child = Array.unsafe_get children ((2 * !node) lor ((!acc lsr !nbits) land 1)) in
+            if child >= 0 then node := child
+            else begin
+              node := -1;
+              let sym = -1 - child in
+              if sym = eos then status := error_eos
+              else if !o >= dst_stop then status := error_no_space
+              else begin
+                Bigstring.unsafe_set dst !o (Char.unsafe_chr sym);
+                incr o
+              end
+            end
+          end
+        done
+      end
+      else begin
+        (* no code ends before the tail: what is left must be at most 7
+           ones (the tail is ones too) *)
+        let ones = (1 lsl !nbits) - 1 in
+        status := if !nbits - !tail <= 7 && !acc land ones = ones then 1 else error_padding
+      end
     end
   done;
-  if !state < 0 then !state
-  else if !state land 0x100 = 0 then error_padding
-  else !o - dst_off
+  if !status < 0 then !status else !o - dst_off
 
 let bits_to_bytes bits = (bits + 7) lsr 3
 

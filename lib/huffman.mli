@@ -2,14 +2,20 @@
 
     Only the 257 (code, length) pairs of Appendix B are written out; the
     decoder's tables are derived from them when the module is initialised:
-    the code tree's 256 internal nodes are the states of an automaton that
-    reads four bits at a time, each transition giving the next state, the
-    symbol it completed (at most one: every code is at least five bits
-    long) and whether the new state may end a string.
+    a 16 KiB table indexed by the next 12 bits of the string gives the one
+    or two codes that start them (two when both fit: the 5- and 6-bit codes
+    of lowercase letters, digits and [/.-] usually do), so a typical string
+    decodes two bytes per step; a code longer than 12 bits (11 rarer
+    printable characters such as [@] and [~], control and non-ASCII bytes)
+    continues through the code tree a bit at a time. The string is read a
+    word at a time, never outside its buffer: the 8 bytes loaded lie within
+    [Bigstring.length src] (they may extend past [off + len] or start
+    before [off], without changing the result).
 
     {b Strictness (§5.2).} {!decode} refuses a string holding EOS
     ({!error_eos}), and padding that is longer than seven bits or not all
-    ones ({!error_padding}): a string must end in an accepting state.
+    ones ({!error_padding}): after its last code a string may hold at most
+    seven bits, all ones.
 
     {b Ownership.} Every function reads its source and writes its
     destination as given and keeps no reference; ranges are {e not}

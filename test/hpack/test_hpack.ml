@@ -459,7 +459,16 @@ let zero_alloc =
         ignore (Huffman.encoded_length text ~off:0 ~len:(Bigstring.length text) : int);
         ignore (Huffman.encode text ~off:0 ~len:(Bigstring.length text) buf ~dst_off:0 : int));
     S.zero_alloc "Huffman decode" (fun () ->
-        ignore (Huffman.decode coded ~off:0 ~len:n buf ~dst_off:0 ~dst_stop:4096 : int)) ]
+        ignore (Huffman.decode coded ~off:0 ~len:n buf ~dst_off:0 ~dst_stop:4096 : int));
+    (let path = Bigstring.of_string (huff_encode "/index.html") in
+     S.zero_alloc "Huffman decode a typical :path" (fun () ->
+         ignore (Huffman.decode path ~off:0 ~len:(Bigstring.length path) buf ~dst_off:0 ~dst_stop:4096 : int)));
+    (* long codes (the tree walk), and an error *)
+    (let path = Bigstring.of_string (huff_encode "/a|b\\c?q={\xc3\xa9}") in
+     let eos = Bigstring.of_string "\x1f\xff\xff\xff\xff" in
+     S.zero_alloc "Huffman decode long codes, and EOS" (fun () ->
+         ignore (Huffman.decode path ~off:0 ~len:(Bigstring.length path) buf ~dst_off:0 ~dst_stop:4096 : int);
+         ignore (Huffman.decode eos ~off:0 ~len:5 buf ~dst_off:0 ~dst_stop:4096 : int))) ]
 
 let zero_alloc_errors =
   let bomb = Bigstring.of_string ("\x40\x01x\x7f\xa1\x1e" ^ String.make 4000 'v' ^ String.make 100 '\xbe') in
@@ -474,6 +483,7 @@ let () =
   Alcotest.run "hpack"
     [ ("appendix C", appendix_c);
       ("huffman", [ Alcotest.test_case "cases" `Quick huffman_cases; S.qcheck huffman_roundtrip ]);
+      ("huffman vs reference", Hpack_huffman_diff.tests);
       ("limits", [ Alcotest.test_case "limits and errors" `Quick limits;
                    Alcotest.test_case "output buffer" `Quick output_full;
                    Alcotest.test_case "size update evicts" `Quick size_update_evicts;
