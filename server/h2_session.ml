@@ -187,6 +187,7 @@ let fill_external c s =
 (* The connection's output has all left: frames for [out], and file bytes
    after them. *)
 let fill c s =
+  c.more_output <- false;
   c.ext <- No_ext;
   c.ext_len <- 0;
   if c.ext_bs != c.sh.empty then c.ext_bs <- c.sh.empty;
@@ -198,7 +199,13 @@ let fill c s =
   if c.sh.draining then C.shutdown s.h2c;
   if C.wants_output s.h2c then begin
     take_out c;
-    if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then fill_inline c s else fill_external c s;
+    if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then fill_inline c s
+    else begin
+      fill_external c s;
+      (* A DATA frame's payload rides along: when more frames are ready
+         behind it, the kernel may pack them into larger segments. *)
+      if c.ext_len > 0 && C.wants_output s.h2c then c.more_output <- true
+    end;
     X.emitted s ~ext_fd:(if c.ext = Ext_file then c.file_fd else -1)
   end
 
@@ -210,7 +217,13 @@ let next c =
   end
   else begin
     let s = session c in
+    let announced = c.more_output in
     fill c s;
+    (* The frames the last write announced did not come (a stream was
+       reset meanwhile): what the kernel holds must leave now. TCP_NODELAY
+       set again pushes it. *)
+    if announced && Output.pending c = 0 && not c.broken then
+      ignore (Syscall.setsockopt c.fd Syscall.Tcp_nodelay 1 : int);
     if Output.pending c > 0 then begin
       c.state <- Writing;
       Write

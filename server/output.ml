@@ -103,14 +103,14 @@ module Walk (T : TRANSPORT) = struct
               if c.ext_len > 0 then T.head c ~more:true
               else begin
                 if T.holds_last then c.held <- last;
-                T.head c ~more:last
+                T.head c ~more:(last || c.more_output)
               end
           | Head_string ->
               if T.holds_last then c.held <- last;
               T.head_string c ~len:clip ~more:last
           | Head_bigstring ->
               if T.holds_last then c.held <- last;
-              T.head_bigstring c ~len:clip ~more:last
+              T.head_bigstring c ~len:clip ~more:(last || c.more_output)
           | File -> T.file c ~len:clip
         in
         if n > 0 then begin

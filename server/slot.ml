@@ -162,6 +162,7 @@ and t = {
   mutable flushed : bool;
   mutable broken : bool;
   mutable held : bool;
+  mutable more_output : bool;
   mutable after : after;
   mutable gen : int;
   mutable wait : wait;
@@ -318,6 +319,7 @@ let create sh ~slot ~peer =
     flushed = false;
     broken = false;
     held = false;
+    more_output = false;
     after = Then_next;
     gen = 0;
     wait = Running;

@@ -296,6 +296,12 @@ and t = {
       (** transport: the last bytes went out with [MSG_MORE] and may wait
           in the kernel for the shutdown that must follow before the
           close *)
+  mutable more_output : bool;
+      (** HTTP/2: more frames are ready behind what this write holds: it
+          goes with [MSG_MORE], so that the kernel packs it with them
+          rather than pushing each DATA frame alone. The write that
+          follows clears it; when there turns out to be none, H2_session
+          pushes what the kernel holds. *)
   mutable after : after;
   mutable gen : int;
       (** changes whenever the request in progress ends (answered, or the

@@ -253,7 +253,7 @@ and send u c =
       let r =
         Uring.send2 s c.fd c.out c.out_sent (c.out_len - c.out_sent) c.ext_bs
           (if body then c.ext_off else 0) (if body then c.ext_len else 0)
-          (if last then 1 else 0) (ud k_send s)
+          (if last || c.more_output then 1 else 0) (ud k_send s)
       in
       if r = 0 then begin
         set u s sending;
