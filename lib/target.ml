@@ -50,19 +50,30 @@ let fail t e = t.error <- e; t.kind <- Error; Error
    left to the request parser) obs-text; never CTL, SP or DEL. *)
 let[@inline] is_ctl_or_space c = c <= ' ' || c = '\127'
 
+(* What [split] makes of a byte: '\000' nothing, '\001' CTL, SP or DEL,
+   '\002' '#', '\003' '?'. *)
+let split_class =
+  String.init 256 (fun i ->
+      let c = Char.chr i in
+      if is_ctl_or_space c then '\001' else if c = '#' then '\002' else if c = '?' then '\003' else '\000')
+
+let[@inline] split_class_of buf i = String.unsafe_get split_class (Char.code (Bigstring.unsafe_get buf i))
+
 let split t buf span =
   Bigstring.check_range "Httpz.Target.split" buf ~off:(Span.off span) ~len:(Span.len span);
   let off = Span.off span and len = Span.len span in
   let stop = off + len in
   t.path <- Span.empty; t.query <- Span.empty; t.has_query <- false;
   t.authority <- Span.empty;
-  (* One pass validates every byte and finds the first '?'. *)
+  (* One pass validates every byte and finds the first '?': most bytes
+     are none of those, one table load each. *)
   let i = ref off and q = ref (-1) and bad = ref 0 in
+  while !i < stop && split_class_of buf !i = '\000' do incr i done;
   while !bad = 0 && !i < stop do
-    let c = Bigstring.unsafe_get buf !i in
-    if is_ctl_or_space c then bad := 1
-    else if c = '#' then bad := 2
-    else if c = '?' && !q < 0 then q := !i;
+    let k = split_class_of buf !i in
+    if k = '\001' then bad := 1
+    else if k = '\002' then bad := 2
+    else if k = '\003' && !q < 0 then q := !i;
     incr i
   done;
   if !bad = 1 then fail t Bad_char
@@ -176,6 +187,14 @@ let run buf span dst pct =
     let w = ref 1 and seg = ref 1 and err = ref 0 in
     while !err = 0 && !i < stop do
       let c = Bigstring.unsafe_get buf !i in
+      (* Most bytes are copied as they are: neither '%', '/', NUL, CTL,
+         SP nor DEL, and room left. *)
+      if c > ' ' && c <> '%' && c <> '/' && c < '\127' && !w < cap then begin
+        Bigstring.unsafe_set dst !w c;
+        incr w;
+        incr i
+      end
+      else
       let b = ref (Char.code c) in
       if pct && c = '%' then begin
         let v = percent_byte buf !i stop in

@@ -28,6 +28,7 @@ type t = {
   devs : int array;
   checked : int array;  (** monotonic ms of the last check *)
   used : int array;  (** monotonic ms of the last hit, for eviction *)
+  notes : int array;  (** the caller's, per key; [-1] when the key is set *)
 }
 
 (* Linear probing is bounded: a lookup reads at most [window] slots, and an
@@ -47,7 +48,7 @@ let create ?(capacity = 4096) ~max_file ~max_bytes ~ttl_ms () =
     contents = Array.make n empty_buffer; zipped = Array.make n empty_buffer;
     zip_states = Array.make n zip_untried; sizes = Array.make n 0; mtimes = Array.make n 0;
     mtime_nss = Array.make n 0; inos = Array.make n 0; devs = Array.make n 0;
-    checked = Array.make n 0; used = Array.make n 0 }
+    checked = Array.make n 0; used = Array.make n 0; notes = Array.make n (-1) }
 
 let enabled t = t.max_file > 0
 let max_file t = t.max_file
@@ -138,7 +139,8 @@ let set_key t slot p len h =
   B.blit ~src:p ~src_off:0 ~dst:k ~dst_off:0 ~len;
   t.keys.(slot) <- k;
   t.key_lens.(slot) <- len;
-  t.hashes.(slot) <- h
+  t.hashes.(slot) <- h;
+  t.notes.(slot) <- -1
 
 (* Reads [size] bytes from [fd]'s current position into [dst]; [false] on
    a short read or an error (the file changed, or was truncated). *)
@@ -178,6 +180,9 @@ let insert t p ~len ~fd st ~now_ms =
       end
     end
   end
+
+let note t slot = Array.unsafe_get t.notes slot
+let set_note t slot v = t.notes.(slot) <- v
 
 let zipped t slot = Array.unsafe_get t.zipped slot
 let zip_state t slot = Array.unsafe_get t.zip_states slot

@@ -80,6 +80,13 @@ val zip_untried : int
 val zip_ready : int
 val zip_refused : int
 
+val note : t -> int -> int
+val set_note : t -> int -> int -> unit
+(** An integer the caller keeps with entry [slot]'s key (a fact derived
+    from the path alone, such as its content type's slot): [-1] until
+    set, and again whenever the slot is filled ({!insert},
+    {!insert_absent} with a new key). *)
+
 val zip_state : t -> int -> int
 (** [zip_state t slot]: {!zip_untried} (not made yet), {!zip_ready}
     ({!zipped} holds it) or {!zip_refused} (not smaller than the file, no

@@ -144,6 +144,8 @@ module Cache = struct
       if len = 0 || len > max_ext then -1 else lookup t buf (!dot + 1) len
     end
 
+  let stable_slot slot = slot <> cap
+
   let[@inline] type_of t slot = if slot < 0 then t.default else Array.unsafe_get t.types slot
   let[@inline] compressible t slot =
     if slot < 0 then t.default_comp else Array.unsafe_get t.comp slot

@@ -44,6 +44,10 @@ module Cache : sig
       [buf.{0 .. n-1}], or [-1] for the default type (no extension, a
       dotfile's leading dot, an extension over 16 bytes). *)
 
+  val stable_slot : int -> bool
+  (** Whether the slot names the same type for as long as [t] lives (all
+      but the overflow slot, which answers the latest uncached miss). *)
+
   val type_of : t -> int -> string
   val compressible : t -> int -> bool
 end

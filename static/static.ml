@@ -534,7 +534,17 @@ let zipped_form t =
    [fd] ([>= 0]) or in [t.mem] ([fd = -1]), with the given metadata. From
    here on [fd] is closed on every path. *)
 let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
-  let slot = Mime_cache.slot_of_path t.mime t.path n in
+  (* A cached file's path is its cache key: its type's slot is kept
+     there (as slot + 1: the default type's slot is -1). *)
+  let slot =
+    let known = if t.mem_slot >= 0 then File_cache.note t.mem_cache t.mem_slot else -1 in
+    if known >= 0 then known - 1
+    else begin
+      let slot = Mime_cache.slot_of_path t.mime t.path n in
+      if t.mem_slot >= 0 && Mime_cache.stable_slot slot then File_cache.set_note t.mem_cache t.mem_slot (slot + 1);
+      slot
+    end
+  in
   let ctype = Mime_cache.type_of t.mime slot in
   let vary = (t.cfg.gzip_static || t.rule.compress) && Mime_cache.compressible t.mime slot in
   let gzip_ok = vary && Accept_encoding.accepts_gzip buf req in

@@ -73,6 +73,27 @@ let test_eviction () =
   Alcotest.(check bool) "newest present" true (find t "e16" >= 0);
   Alcotest.(check int) "bytes track evictions" (16 * 3) (File_cache.bytes t)
 
+(* A note belongs to an entry: kept while it stays, gone when its slot is
+   filled again. *)
+let test_notes () =
+  let t = File_cache.create ~capacity:16 ~max_file:64 ~max_bytes:100_000 ~ttl_ms:1000 () in
+  ignore (file "n00" "n00");
+  let s = insert t "n00" ~now_ms:0 in
+  Alcotest.(check int) "unset on a new key" (-1) (File_cache.note t s);
+  File_cache.set_note t s 7;
+  Alcotest.(check int) "kept" 7 (File_cache.note t s);
+  Alcotest.(check int) "kept through hits" 7 (File_cache.note t (find t "n00"));
+  Alcotest.(check int) "unset again when the entry is filled again" (-1)
+    (File_cache.note t (insert t "n00" ~now_ms:1));
+  (* 16 newer files: n00's slot goes to one of them. *)
+  for i = 1 to 16 do
+    let n = Printf.sprintf "n%02d" i in
+    ignore (file n n);
+    let s' = insert t n ~now_ms:(i + 1) in
+    Alcotest.(check int) ("unset on " ^ n) (-1) (File_cache.note t s')
+  done;
+  Alcotest.(check int) "n00 evicted" (-1) (find t "n00")
+
 let test_revalidate () =
   let p = file "r.txt" "one" in
   let t = File_cache.create ~max_file:64 ~max_bytes:1000 ~ttl_ms:10 () in
@@ -177,6 +198,7 @@ let () =
       [ Alcotest.test_case "hit, ttl, limits" `Quick test_hit_and_limits;
         Alcotest.test_case "byte budget" `Quick test_budget;
         Alcotest.test_case "eviction" `Quick test_eviction;
+        Alcotest.test_case "notes follow the key" `Quick test_notes;
         Alcotest.test_case "revalidate and absent" `Quick test_revalidate;
         Alcotest.test_case "disabled" `Quick test_disabled;
         Alcotest.test_case "compressed form" `Quick test_zipped ];
