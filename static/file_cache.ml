@@ -56,9 +56,17 @@ let bytes t = t.bytes
 
 (* FNV-1a on OCaml's 63-bit ints (offset basis with its top bit dropped). *)
 let hash (p : B.t) len =
-  let h = ref 0x4bf29ce484222325 in
-  for i = 0 to len - 1 do
-    h := (!h lxor Char.code (B.unsafe_get p i)) * 0x100000001b3
+  let h = ref 0x4bf29ce484222325 and i = ref 0 in
+  (* Eight bytes a step, then the rest one by one (the key buffers hold
+     at least [len] bytes; no read goes past them). *)
+  while !i + 8 <= len do
+    h := (!h lxor Int64.to_int (B.unsafe_get64 p !i)) * 0x100000001b3;
+    h := !h lxor (!h lsr 29);
+    i := !i + 8
+  done;
+  while !i < len do
+    h := (!h lxor Char.code (B.unsafe_get p !i)) * 0x100000001b3;
+    incr i
   done;
   !h land max_int
 
@@ -67,6 +75,7 @@ let same_key t slot (p : B.t) len =
   && begin
     let k = Array.unsafe_get t.keys slot in
     let i = ref 0 in
+    while !i + 8 <= len && (B.unsafe_get64 k !i : int64) = B.unsafe_get64 p !i do i := !i + 8 done;
     while !i < len && B.unsafe_get k !i = B.unsafe_get p !i do incr i done;
     !i = len
   end

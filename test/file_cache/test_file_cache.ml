@@ -131,6 +131,13 @@ let alloc_tests =
         ignore (Sys.opaque_identity (File_cache.fresh t s ~now_ms:1));
         ignore (Sys.opaque_identity (File_cache.content t s));
         ignore (Sys.opaque_identity (File_cache.size t s + File_cache.mtime_s t s)));
+    (ignore (file "a-longer-name-for-words.txt" "w");
+     ignore (insert t "a-longer-name-for-words.txt" ~now_ms:0);
+     let long = key "/a-longer-name-for-words.txt" in
+     Httpz_test_support.zero_alloc "find (hit, a key of several words)" (fun () ->
+         let s = File_cache.find t long ~len:(B.length long) in
+         if s < 0 then failwith "the long key was not found";
+         ignore (Sys.opaque_identity s)));
     Httpz_test_support.zero_alloc "find (miss)" (fun () ->
         ignore (Sys.opaque_identity (File_cache.find t miss ~len:(B.length miss))));
     Httpz_test_support.zero_alloc "revalidate (unchanged)" (fun () ->
