@@ -199,7 +199,12 @@ let fill c s =
   if c.sh.draining then C.shutdown s.h2c;
   if C.wants_output s.h2c then begin
     take_out c;
-    if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then fill_inline c s
+    if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then begin
+      fill_inline c s;
+      (* A full record with more behind it: the next ones may share its
+         segments. *)
+      if c.out_len >= tls_record - min_inline && C.wants_output s.h2c then c.more_output <- true
+    end
     else begin
       fill_external c s;
       (* A DATA frame's payload rides along: when more frames are ready

@@ -176,17 +176,21 @@ include Output.Walk (struct
   let budget = 1 lsl 20
   let holds_last = false
 
+  (* HTTP/2 says when more records follow at once (Slot.more_output). *)
+  let[@inline] announce c = ignore (Openssl.set_more c.ssl (if c.more_output then 1 else 0) : int)
+
   let head c ~more:_ =
     Output.absorb_body c ~max:record;
+    announce c;
     result (Openssl.write c.ssl c.out c.out_sent (c.out_len - c.out_sent))
 
   let head_string c ~len ~more =
     if c.out_len > c.out_sent then head c ~more
-    else result (Openssl.write_string c.ssl c.ext_str c.ext_off len)
+    else (announce c; result (Openssl.write_string c.ssl c.ext_str c.ext_off len))
 
   let head_bigstring c ~len ~more =
     if c.out_len > c.out_sent then head c ~more
-    else result (Openssl.write c.ssl c.ext_bs c.ext_off len)
+    else (announce c; result (Openssl.write c.ssl c.ext_bs c.ext_off len))
 
   let file c ~len =
     if Openssl.ktls_send c.ssl <> 0 then result (Openssl.sendfile c.ssl c.file_fd c.ext_off len)

@@ -50,6 +50,10 @@ external close_notify : (ssl[@untagged]) -> (int[@untagged])
   = "httpz_tls_close_notify_byte" "httpz_tls_close_notify"
   [@@noalloc]
 
+external set_more : (ssl[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_tls_set_more_byte" "httpz_tls_set_more"
+  [@@noalloc]
+
 external ktls_send : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_ktls_send_byte" "httpz_tls_ktls_send"
   [@@noalloc]
 

@@ -133,6 +133,14 @@ external close_notify : (ssl[@untagged]) -> (int[@untagged])
 (** Sends the close_notify alert if the handshake is done and it was not
     sent yet; best effort, never blocks. *)
 
+external set_more : (ssl[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_tls_set_more_byte" "httpz_tls_set_more"
+  [@@noalloc]
+(** [set_more s 1]: the records {!write} sends go with [MSG_MORE] (more
+    follow at once: the kernel packs them into full segments) until
+    [set_more s 0]; the write after that pushes them all. Does nothing
+    on a kTLS connection. No system call. *)
+
 external ktls_send : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_ktls_send_byte" "httpz_tls_ktls_send"
   [@@noalloc]
 (** Non-zero when the kernel encrypts what this connection sends (kTLS):

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 #include <openssl/bio.h>
@@ -343,13 +344,104 @@ static SSL_CTX *hz_tls_ctx_create(const char *cert, size_t cert_len, const char 
 /* ------------------------------------------------------------------------ */
 /* Connections */
 
+/* The write side of a connection the kernel does not encrypt for: the
+   socket BIO's write, but with MSG_MORE while the server says more
+   records follow at once (hz_tls_set_more), so that the kernel packs
+   records into full segments instead of pushing each one. Its data is
+   (fd << 1) | more; it does not own the socket. */
+static BIO_METHOD *hz_more_method;
+static int hz_more_type;
+
+static int hz_more_write(BIO *b, const char *data, int len) {
+  intptr_t d = (intptr_t)BIO_get_data(b);
+  BIO_clear_retry_flags(b);
+  ssize_t n = send((int)(d >> 1), data, (size_t)len, MSG_NOSIGNAL | ((d & 1) ? MSG_MORE : 0));
+  if (n >= 0) return (int)n;
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_write(b);
+  return -1;
+}
+
+static int hz_more_read(BIO *b, char *data, int len) {
+  (void)b; (void)data; (void)len;
+  return -1; /* write side only */
+}
+
+static long hz_more_ctrl(BIO *b, int cmd, long num, void *ptr) {
+  (void)num;
+  switch (cmd) {
+    case BIO_CTRL_FLUSH:
+      return 1;
+    case BIO_C_GET_FD: {
+      int fd = (int)((intptr_t)BIO_get_data(b) >> 1);
+      if (ptr != NULL) *(int *)ptr = fd;
+      return fd;
+    }
+    default:
+      return 0;
+  }
+}
+
+static int hz_more_create(BIO *b) {
+  BIO_set_data(b, NULL);
+  BIO_set_init(b, 1);
+  return 1;
+}
+
+static int hz_more_destroy(BIO *b) { return b != NULL; }
+
+static BIO_METHOD *hz_more_bio_method(void) {
+  if (hz_more_method == NULL) {
+    int type = BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR;
+    BIO_METHOD *m = BIO_meth_new(type, "httpz socket write");
+    if (m == NULL || !BIO_meth_set_write(m, hz_more_write) || !BIO_meth_set_read(m, hz_more_read)
+        || !BIO_meth_set_ctrl(m, hz_more_ctrl) || !BIO_meth_set_create(m, hz_more_create)
+        || !BIO_meth_set_destroy(m, hz_more_destroy)) {
+      if (m != NULL) BIO_meth_free(m);
+      return NULL;
+    }
+    hz_more_method = m;
+    hz_more_type = type;
+  }
+  return hz_more_method;
+}
+
+/* Reads from the socket BIO; writes through the one above, unless the
+   context asks for kTLS (OpenSSL switches only a socket BIO to it). */
+static int hz_tls_set_bios(SSL_CTX *ctx, SSL *s, int fd) {
+#ifdef SSL_OP_ENABLE_KTLS
+  if (SSL_CTX_get_options(ctx) & SSL_OP_ENABLE_KTLS) return SSL_set_fd(s, fd);
+#else
+  (void)ctx;
+#endif
+  BIO_METHOD *m = hz_more_bio_method();
+  if (m == NULL) return SSL_set_fd(s, fd);
+  BIO *r = BIO_new_socket(fd, BIO_NOCLOSE);
+  BIO *w = BIO_new(m);
+  if (r == NULL || w == NULL) {
+    BIO_free(r);
+    BIO_free(w);
+    return 0;
+  }
+  BIO_set_data(w, (void *)((intptr_t)fd << 1));
+  SSL_set_bio(s, r, w);
+  return 1;
+}
+
+static inline void hz_tls_set_more(SSL *s, int more) {
+  BIO *w = SSL_get_wbio(s);
+  if (w != NULL && hz_more_method != NULL && BIO_method_type(w) == hz_more_type) {
+    intptr_t d = (intptr_t)BIO_get_data(w);
+    BIO_set_data(w, (void *)((d & ~(intptr_t)1) | (more ? 1 : 0)));
+  }
+}
+
 static SSL *hz_tls_new(SSL_CTX *ctx, int fd) {
   SSL *s = SSL_new(ctx);
   if (s == NULL) {
     hz_tls_note("SSL_new");
     return NULL;
   }
-  if (SSL_set_fd(s, fd) != 1) {
+  if (hz_tls_set_bios(ctx, s, fd) != 1) {
     hz_tls_note("SSL_set_fd");
     SSL_free(s);
     return NULL;
@@ -657,6 +749,14 @@ CAMLprim intnat httpz_tls_close_notify(intnat s) {
 }
 CAMLprim value httpz_tls_close_notify_byte(value s) {
   return Val_long(httpz_tls_close_notify(Long_val(s)));
+}
+
+CAMLprim intnat httpz_tls_set_more(intnat s, intnat more) {
+  hz_tls_set_more(TLS_SSL(s), more != 0);
+  return 0;
+}
+CAMLprim value httpz_tls_set_more_byte(value s, value more) {
+  return Val_long(httpz_tls_set_more(Long_val(s), Long_val(more)));
 }
 
 CAMLprim intnat httpz_tls_ktls_send(intnat s) { return hz_tls_ktls_send(TLS_SSL(s)); }
