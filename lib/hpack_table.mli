@@ -57,10 +57,42 @@ val value_len : t -> int -> int
 val header_name : t -> int -> Header_name.t
 val pseudo : t -> int -> Hpack_static.pseudo
 
+val marks : t -> int -> int
+(** [marks t i] is what the table's user recorded on entry [i] with
+    {!set_marks}: [0] for an entry no one marked. The table attaches no
+    meaning to it; the mark stays with its entry (an entry added in an
+    evicted entry's slot starts at [0]). {!Hpack_decoder} reports it, and
+    {!H2_head} records there that the entry's name or value passed its
+    checks. *)
+
+val set_marks : t -> int -> int -> unit
+(** [set_marks t i m] sets entry [i]'s marks to [m]. *)
+
 val copy_name : t -> int -> Bigstring.t -> dst_off:int -> unit
 (** [copy_name t i dst ~dst_off] copies entry [i]'s name to [dst]. *)
 
 val copy_value : t -> int -> Bigstring.t -> dst_off:int -> unit
+
+(** {1 By slot} For a caller that reads several facts of one entry (the
+    decoder, per field): [slot_of t i] locates entry [i] once. A slot is
+    valid until the next {!add}, {!set_max_size} or {!clear}. *)
+
+val slot_of : t -> int -> int
+val name_len_at : t -> int -> int
+val value_len_at : t -> int -> int
+val header_name_at : t -> int -> Header_name.t
+val pseudo_at : t -> int -> Hpack_static.pseudo
+val marks_at : t -> int -> int
+
+val copy_name_at : t -> int -> Bigstring.t -> dst_off:int -> unit
+(** [copy_name_at t s dst ~dst_off] copies the name of the entry in slot
+    [s] to [dst]. Unlike {!copy_name}, the range of [dst] is {e not}
+    checked: the caller has made sure the name fits. *)
+
+val copy_entry_at : t -> int -> Bigstring.t -> dst_off:int -> unit
+(** [copy_entry_at t s dst ~dst_off] copies the name of the entry in slot
+    [s] and its value right after it. [dst]'s range unchecked, as for
+    {!copy_name_at}. *)
 
 val find :
   t -> Bigstring.t -> name_off:int -> name_len:int -> value_off:int -> value_len:int -> int
