@@ -59,8 +59,21 @@ let value_check buf s =
   let off = Span.off s and len = Span.len s in
   let ws c = c = ' ' || c = '\t' in
   let edges_ok = len = 0 || ((not (ws (B.unsafe_get buf off))) && not (ws (B.unsafe_get buf (off + len - 1)))) in
-  (* Most values hold no control byte at all: eight bytes at a time. *)
-  if Swar.skip_field_value buf off (off + len) = off + len then (if edges_ok then 0 else -1)
+  (* Most values hold no control byte at all: eight bytes at a time, or
+     a short value (a path, say) here, without a call. *)
+  let plain =
+    if len < 8 then begin
+      let i = ref off and stop = off + len and ctl = ref false in
+      while !i < stop do
+        let c = Char.code (B.unsafe_get buf !i) in
+        if c < 0x20 || c = 0x7f then ctl := true;
+        incr i
+      done;
+      not !ctl
+    end
+    else Swar.skip_field_value buf off (off + len) = off + len
+  in
+  if plain then (if edges_ok then 0 else -1)
   else begin
     let ok = ref edges_ok and i = ref 0 in
     while !ok && !i < len do
@@ -195,20 +208,22 @@ let check_request t =
   else if not (has t 2) then fail t "missing :path"
   else if Span.len (pseudo_span t 2) = 0 then fail t "empty :path"
 
-(* Fields until the block's end or an HPACK error: that status. *)
-let rec fields t d src out ~trailers =
-  match D.next_field d src ~out with
-  | D.Field ->
+(* The current field, then the next ones until the block's end or an HPACK
+   error: that status. The first [D.next_field] checked the block's range
+   against [src]; the following calls need not. *)
+let rec fields t d src out ~trailers (status : D.status) =
+  match status with
+  | Field ->
       (match D.pseudo d with
       | Regular -> regular t d out ~trailers
       | p -> pseudo_field t d out p ~trailers);
-      fields t d src out ~trailers
-  | status -> status
+      fields t d src out ~trailers (D.next_field_unchecked d src ~out)
+  | End | Error -> status
 
 let decode t d src ~off ~len ~out ~trailers =
   reset t;
   D.start_block d ~off ~len;
-  if fields t d src out ~trailers = D.Error then begin
+  if fields t d src out ~trailers (D.next_field d src ~out) = D.Error then begin
     set_reason t (D.describe (D.error d));
     Compression_error
   end

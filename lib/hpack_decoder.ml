@@ -369,6 +369,8 @@ let next_field t src ~out =
   Bigstring.check_range "Httpz.Hpack.Decoder.next_field" src ~off:t.pos ~len:(t.stop - t.pos);
   next_representation t src out
 
+let next_field_unchecked t src ~out = next_representation t src out
+
 let name t = Span.unsafe_of_int t.name
 let value t = Span.unsafe_of_int t.value
 let header_name t = t.header_name

@@ -115,6 +115,12 @@ val next_field : t -> Bigstring.t -> out:Bigstring.t -> status
     input or a limit (see {!error}).
     @raise Invalid_argument when the block's range is outside [src]. *)
 
+val next_field_unchecked : t -> Bigstring.t -> out:Bigstring.t -> status
+(** [next_field_unchecked t src ~out] is {!next_field} without the check
+    of the block's remaining range against [src]: for the calls after the
+    first of a block, with the same [src] (that range only shrinks, so the
+    first call's check covers them). *)
+
 (** {1 The current field} Meaningful after [Field]. *)
 
 val name : t -> Span.t

@@ -68,15 +68,20 @@ let copy_in t src ~src_off ~pos ~len =
 
 (* The ring and [dst] are distinct buffers, and callers have checked both
    ranges ([pos + len] may pass the ring's end only by the wrap). Short
-   copies (most names and values) move words with no range checks; the
-   last word overlaps the one before, so there is no byte tail. *)
+   copies (most names and values) move words with no range checks and,
+   up to 32 bytes, no loop; the last word overlaps the one before, so
+   there is no byte tail. *)
 let copy_short (src : Bigstring.t) ~src_off (dst : Bigstring.t) ~dst_off ~len =
   if len >= 8 then begin
-    let i = ref 0 in
-    while !i + 8 < len do
-      Bigstring.unsafe_set64 dst (dst_off + !i) (Bigstring.unsafe_get64 src (src_off + !i));
-      i := !i + 8
-    done;
+    Bigstring.unsafe_set64 dst dst_off (Bigstring.unsafe_get64 src src_off);
+    if len > 16 then begin
+      Bigstring.unsafe_set64 dst (dst_off + 8) (Bigstring.unsafe_get64 src (src_off + 8));
+      let i = ref 16 in
+      while !i + 8 < len do
+        Bigstring.unsafe_set64 dst (dst_off + !i) (Bigstring.unsafe_get64 src (src_off + !i));
+        i := !i + 8
+      done
+    end;
     Bigstring.unsafe_set64 dst (dst_off + len - 8) (Bigstring.unsafe_get64 src (src_off + len - 8))
   end
   else
