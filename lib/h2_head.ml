@@ -51,6 +51,20 @@ let name_ok buf s ~pseudo =
     !ok
   end
 
+(* Does a value of fewer than 8 bytes at [off] hold a byte below 0x20 or
+   DEL? One little-endian word read from [off] (the caller made sure 8
+   bytes are there), the bytes past the value replaced by 'A'; the
+   borrow tests ("a byte below n", "a zero byte") answer exactly whether
+   some byte matches. *)
+let short_has_control buf off len =
+  let keep = Int64.pred (Int64.shift_left 1L (8 * len)) in
+  let x = B.unsafe_get64 buf off in
+  let x = Int64.logor (Int64.logand x keep) (Int64.logand 0x4141414141414141L (Int64.lognot keep)) in
+  let del = Int64.logxor x 0x7f7f7f7f7f7f7f7fL in
+  let below_space = Int64.logand (Int64.sub x 0x2020202020202020L) (Int64.lognot x) in
+  let is_del = Int64.logand (Int64.sub del 0x0101010101010101L) (Int64.lognot del) in
+  (Int64.logand (Int64.logor below_space is_del) 0x8080808080808080L : int64) <> 0L
+
 (* §8.2.1: no NUL, CR or LF, and no whitespace at either end. [0]: the
    value passes and holds no control byte; [1]: it passes and holds one
    (HTAB, say), counted in [t.controls]; [-1]: it fails; [-2]: it fails
@@ -59,18 +73,10 @@ let value_check buf s =
   let off = Span.off s and len = Span.len s in
   let ws c = c = ' ' || c = '\t' in
   let edges_ok = len = 0 || ((not (ws (B.unsafe_get buf off))) && not (ws (B.unsafe_get buf (off + len - 1)))) in
-  (* Most values hold no control byte at all: eight bytes at a time, or
-     a short value (a path, say) here, without a call. *)
+  (* Most values hold no control byte at all: eight bytes at a time, a
+     short one (a path, say) in one word. *)
   let plain =
-    if len < 8 then begin
-      let i = ref off and stop = off + len and ctl = ref false in
-      while !i < stop do
-        let c = Char.code (B.unsafe_get buf !i) in
-        if c < 0x20 || c = 0x7f then ctl := true;
-        incr i
-      done;
-      not !ctl
-    end
+    if len < 8 && off + 8 <= B.length buf && not Sys.big_endian then not (short_has_control buf off len)
     else Swar.skip_field_value buf off (off + len) = off + len
   in
   if plain then (if edges_ok then 0 else -1)

@@ -271,6 +271,48 @@ let differential =
           true)
         blocks)
 
+(* ---------- Short values (one word) ---------- *)
+
+(* Every byte at every place of values of 1 to 7 bytes (checked as one
+   word), and of 8 to 9 (the scanner): the verdict and [values_plain]
+   follow the rules byte by byte. The value is a literal, so it is
+   checked; [tail] more fields after it move where the next value lands. *)
+let short_values () =
+  let c = conn () in
+  for len = 1 to 9 do
+    for pos = 0 to len - 1 do
+      for b = 0 to 255 do
+        let value = String.init len (fun i -> if i = pos then Char.chr b else 'v') in
+        let ch = Char.chr b in
+        let edge = pos = 0 || pos = len - 1 in
+        let bad = ch = '\000' || ch = '\r' || ch = '\n' || (edge && (ch = ' ' || ch = '\t')) in
+        let control = b < 0x20 || b = 0x7f in
+        let o = decode c (pseudos ^ without_indexing "x-v" value) in
+        let what = Printf.sprintf "len %d, byte %02x at %d" len b pos in
+        Alcotest.(check string) what (if bad then "malformed" else "valid") o.result;
+        Alcotest.(check bool) (what ^ ": plain") (not control) o.plain
+      done
+    done
+  done
+
+(* A short value that ends less than 8 bytes before the end of [out]
+   cannot be read as one word: the scanner decides. *)
+let short_value_at_buffer_end () =
+  List.iter
+    (fun (value, ok, plain) ->
+      let block = pseudos ^ without_indexing "x-v" value in
+      (* ":method" "GET" ":scheme" "http" ":path" "/" then the field. *)
+      let used = 7 + 3 + 7 + 4 + 5 + 1 + 3 + String.length value in
+      for slack = 0 to 8 do
+        let c = { (conn ()) with out = Bigstring.create (used + slack) } in
+        let o = decode c block in
+        let what = Printf.sprintf "%S, %d bytes after" value slack in
+        Alcotest.(check string) what (if ok then "valid" else "malformed") o.result;
+        Alcotest.(check bool) (what ^ ": plain") plain o.plain
+      done)
+    [ ("abc", true, true); ("a\tc", true, false); ("a\000c", false, false); ("a\x7f", true, false);
+      ("\xff\x80", true, true); (" ab", false, true) ]
+
 (* ---------- Allocation ---------- *)
 
 let zero_alloc_head () =
@@ -313,6 +355,9 @@ let () =
       ( "decoder",
         [ Alcotest.test_case "entry_marks, inserted, mark_inserted" `Quick decoder_marks;
           Alcotest.test_case "table marks through growth and eviction" `Quick table_marks ] );
+      ( "values",
+        [ Alcotest.test_case "short values, every byte at every place" `Quick short_values;
+          Alcotest.test_case "a short value at the end of out" `Quick short_value_at_buffer_end ] );
       ("differential", [ S.qcheck differential ]);
       ( "zero alloc",
         [ S.zero_alloc "H2_head.decode of marked dynamic entries" (zero_alloc_head ());
