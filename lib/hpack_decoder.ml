@@ -204,24 +204,28 @@ let read_string t src out ~used =
     end
   end
 
-(* §6.1: the whole field is entry [idx] (static or dynamic), copied to
-   [out]: 0 or -1. *)
-let indexed t out idx =
+(* Entry [idx] (static or dynamic) copied to [out]: its name, and with
+   [with_value] its value right after it, and the field's flags set
+   (static name and value, or the entry's marks: only the name's without
+   the value). 0, or -1. *)
+let[@inline] from_table t out idx ~with_value =
   let dynamic = idx - Hpack_static.length in
   if idx <= 0 || dynamic > Hpack_table.length t.table then fail t Bad_index
   else if dynamic <= 0 then begin
-    let len = Array.unsafe_get static_field_lens idx in
+    let nlen = Array.unsafe_get static_name_lens idx in
+    let len = if with_value then Array.unsafe_get static_field_lens idx else nlen in
     if reserve t out ~used:0 ~len < 0 then -1
     else begin
-      let o = t.out_pos and nlen = Array.unsafe_get static_name_lens idx in
-      Bigstring.unsafe_blit_from_string (Array.unsafe_get static_fields idx) ~src_off:0 out
-        ~dst_off:o ~len;
+      let o = t.out_pos in
+      Bigstring.unsafe_blit_from_string
+        (if with_value then Array.unsafe_get static_fields idx else Hpack_static.name idx)
+        ~src_off:0 out ~dst_off:o ~len;
       t.name <- span ~off:o ~len:nlen;
-      t.value <- span ~off:(o + nlen) ~len:(len - nlen);
+      if with_value then t.value <- span ~off:(o + nlen) ~len:(len - nlen);
       t.header_name <- Hpack_static.header_name idx;
       t.pseudo <- Hpack_static.pseudo idx;
-      t.flags <- static_name_bit lor static_value_bit;
       t.out_pos <- o + len;
+      t.flags <- (if with_value then static_name_bit lor static_value_bit else static_name_bit);
       0
     end
   end
@@ -229,53 +233,19 @@ let indexed t out idx =
     let tb = t.table in
     let s = Hpack_table.slot_of tb dynamic in
     let nlen = Hpack_table.name_len_at tb s in
-    let len = nlen + Hpack_table.value_len_at tb s in
+    let len = if with_value then nlen + Hpack_table.value_len_at tb s else nlen in
     if reserve t out ~used:0 ~len < 0 then -1
     else begin
       let o = t.out_pos in
-      Hpack_table.copy_entry_at tb s out ~dst_off:o;
+      Hpack_table.copy_at tb s out ~dst_off:o ~len;
       t.name <- span ~off:o ~len:nlen;
-      t.value <- span ~off:(o + nlen) ~len:(len - nlen);
+      if with_value then t.value <- span ~off:(o + nlen) ~len:(len - nlen);
       t.header_name <- Hpack_table.header_name_at tb s;
       t.pseudo <- Hpack_table.pseudo_at tb s;
-      t.flags <- Hpack_table.marks_at tb s lsl marks_shift;
       t.out_pos <- o + len;
+      let marks = Hpack_table.marks_at tb s in
+      t.flags <- (if with_value then marks else marks land name_mark) lsl marks_shift;
       0
-    end
-  end
-
-(* The name of entry [idx] (static or dynamic) copied to [out] for a
-   literal field: the field's flags so far (static name, or the entry's
-   name mark), or -1. *)
-let index_name t out idx =
-  let dynamic = idx - Hpack_static.length in
-  if idx <= 0 || dynamic > Hpack_table.length t.table then fail t Bad_index
-  else if dynamic <= 0 then begin
-    let len = Array.unsafe_get static_name_lens idx in
-    if reserve t out ~used:0 ~len < 0 then -1
-    else begin
-      let o = t.out_pos in
-      Bigstring.unsafe_blit_from_string (Hpack_static.name idx) ~src_off:0 out ~dst_off:o ~len;
-      t.name <- span ~off:o ~len;
-      t.header_name <- Hpack_static.header_name idx;
-      t.pseudo <- Hpack_static.pseudo idx;
-      t.out_pos <- o + len;
-      static_name_bit
-    end
-  end
-  else begin
-    let tb = t.table in
-    let s = Hpack_table.slot_of tb dynamic in
-    let len = Hpack_table.name_len_at tb s in
-    if reserve t out ~used:0 ~len < 0 then -1
-    else begin
-      let o = t.out_pos in
-      Hpack_table.copy_name_at tb s out ~dst_off:o;
-      t.name <- span ~off:o ~len;
-      t.header_name <- Hpack_table.header_name_at tb s;
-      t.pseudo <- Hpack_table.pseudo_at tb s;
-      t.out_pos <- o + len;
-      (Hpack_table.marks_at tb s land name_mark) lsl marks_shift
     end
   end
 
@@ -287,8 +257,8 @@ let literal t src out ~prefix ~kind =
   if idx < 0 then -1
   else begin
     let o = t.out_pos in
-    let name_flags =
-      if idx > 0 then index_name t out idx
+    let named =
+      if idx > 0 then from_table t out idx ~with_value:false
       else begin
         let n = read_string t src out ~used:0 in
         if n < 0 then -1
@@ -296,12 +266,14 @@ let literal t src out ~prefix ~kind =
           t.name <- span ~off:o ~len:n;
           t.header_name <- Header_name.of_buffer out ~off:o ~len:n;
           t.pseudo <- Hpack_static.pseudo_of_buffer out ~off:o ~len:n;
+          t.flags <- 0;
           0
         end
       end
     in
-    if name_flags < 0 then -1
+    if named < 0 then -1
     else begin
+      let name_flags = t.flags in
       let vo = t.out_pos in
       let nlen = vo - o in
       let n = read_string t src out ~used:nlen in
@@ -344,10 +316,10 @@ let rec next_representation t src out =
       let o = t.out_pos in
       let r =
         if b >= 0x80 then begin
-          if b < 0xff then begin t.pos <- pos + 1; indexed t out (b land 0x7f) end
+          if b < 0xff then begin t.pos <- pos + 1; from_table t out (b land 0x7f) ~with_value:true end
           else begin
             let idx = read_integer_long t src ~prefix:7 in
-            if idx < 0 then -1 else indexed t out idx
+            if idx < 0 then -1 else from_table t out idx ~with_value:true
           end
         end
         else if b >= 0x40 then literal t src out ~prefix:6 ~kind:inserted_bit

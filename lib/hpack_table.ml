@@ -172,13 +172,8 @@ let[@inline] header_name_at t s = Array.unsafe_get t.header_names s
 let[@inline] pseudo_at t s = Array.unsafe_get t.pseudos s
 let[@inline] marks_at t s = Array.unsafe_get t.marks s
 
-let copy_name_at t s dst ~dst_off =
-  copy_out_unchecked t ~pos:(Array.unsafe_get t.offs s) ~len:(Array.unsafe_get t.name_lens s) dst ~dst_off
-
-(* Name and value are back to back in the ring. *)
-let copy_entry_at t s dst ~dst_off =
-  copy_out_unchecked t ~pos:(Array.unsafe_get t.offs s)
-    ~len:(Array.unsafe_get t.name_lens s + Array.unsafe_get t.value_lens s) dst ~dst_off
+let copy_at t s dst ~dst_off ~len =
+  copy_out_unchecked t ~pos:(Array.unsafe_get t.offs s) ~len dst ~dst_off
 
 let equal_at t ~pos b ~off ~len =
   let i = ref 0 and p = ref pos in

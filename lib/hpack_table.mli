@@ -84,15 +84,12 @@ val header_name_at : t -> int -> Header_name.t
 val pseudo_at : t -> int -> Hpack_static.pseudo
 val marks_at : t -> int -> int
 
-val copy_name_at : t -> int -> Bigstring.t -> dst_off:int -> unit
-(** [copy_name_at t s dst ~dst_off] copies the name of the entry in slot
-    [s] to [dst]. Unlike {!copy_name}, the range of [dst] is {e not}
-    checked: the caller has made sure the name fits. *)
-
-val copy_entry_at : t -> int -> Bigstring.t -> dst_off:int -> unit
-(** [copy_entry_at t s dst ~dst_off] copies the name of the entry in slot
-    [s] and its value right after it. [dst]'s range unchecked, as for
-    {!copy_name_at}. *)
+val copy_at : t -> int -> Bigstring.t -> dst_off:int -> len:int -> unit
+(** [copy_at t s dst ~dst_off ~len] copies the first [len] bytes of the
+    entry in slot [s] to [dst]: its name ([len = name_len_at t s]), or its
+    name and its value right after it ([len] their sum); no other [len].
+    Unlike {!copy_name}, the range of [dst] is {e not} checked: the
+    caller has made sure the bytes fit. *)
 
 val find :
   t -> Bigstring.t -> name_off:int -> name_len:int -> value_off:int -> value_len:int -> int
