@@ -105,13 +105,17 @@ let default_max_header_list_size = 32768
 let default_max_string_length = 16384
 
 (* Static entries by index, [0] unused: name lengths, and name and value
-   back to back (one copy for an indexed field). *)
+   back to back in one buffer (one copy for an indexed field). *)
 let static_name_lens =
   Array.init (Hpack_static.length + 1) (fun i -> if i = 0 then 0 else String.length (Hpack_static.name i))
 let static_fields =
   Array.init (Hpack_static.length + 1) (fun i ->
       if i = 0 then "" else Hpack_static.name i ^ Hpack_static.value i)
 let static_field_lens = Array.map String.length static_fields
+let static_offs =
+  let o = ref 0 in
+  Array.map (fun f -> let off = !o in o := off + String.length f; off) static_fields
+let static_bytes = Bigstring.of_string (String.concat "" (Array.to_list static_fields))
 
 let create ?(max_table_size = default_max_table_size)
     ?(max_header_list_size = default_max_header_list_size)
@@ -217,9 +221,7 @@ let[@inline] from_table t out idx ~with_value =
     if reserve t out ~used:0 ~len < 0 then -1
     else begin
       let o = t.out_pos in
-      Bigstring.unsafe_blit_from_string
-        (if with_value then Array.unsafe_get static_fields idx else Hpack_static.name idx)
-        ~src_off:0 out ~dst_off:o ~len;
+      Hpack_table.copy_bytes static_bytes ~src_off:(Array.unsafe_get static_offs idx) out ~dst_off:o ~len;
       t.name <- span ~off:o ~len:nlen;
       if with_value then t.value <- span ~off:(o + nlen) ~len:(len - nlen);
       t.header_name <- Hpack_static.header_name idx;
@@ -303,10 +305,23 @@ let size_update t src =
     else begin Hpack_table.set_max_size t.table n; 0 end
   end
 
-(* Representations until a field, the end or an error: size updates
-   (§6.3) are applied and passed over. *)
-let rec next_representation t src out =
+(* Dynamic table size updates (§6.3) at [t.pos], applied: [false] on an
+   error. Rare, and apart: a loop polls for the GC, and the field path
+   below would reload all it holds in registers after it. *)
+let size_updates t src =
+  let ok = ref true in
+  while !ok && t.pos < t.stop && Char.code (Bigstring.unsafe_get src t.pos) land 0xe0 = 0x20 do
+    t.field_start <- t.pos;
+    t.flags <- 0;
+    if size_update t src < 0 then ok := false
+  done;
+  !ok
+
+(* The next field, after any size updates; the end, or an error. *)
+let next_representation t src out =
   if t.failed then Error
+  else if t.pos < t.stop && Char.code (Bigstring.unsafe_get src t.pos) land 0xe0 = 0x20
+          && not (size_updates t src) then Error
   else begin
     let pos = t.pos in
     if pos >= t.stop then End
@@ -323,17 +338,15 @@ let rec next_representation t src out =
           end
         end
         else if b >= 0x40 then literal t src out ~prefix:6 ~kind:inserted_bit
-        else if b >= 0x20 then begin t.flags <- 0; if size_update t src < 0 then -1 else 1 end
         else literal t src out ~prefix:4 ~kind:(if b land 0x10 <> 0 then never_indexed_bit else 0)
       in
-      if r = 0 then begin
+      if r < 0 then Error
+      else begin
         t.fields <- t.fields + 1;
         (* The field's name and value are the bytes written since [o]. *)
         t.list_size <- t.list_size + (t.out_pos - o) + Hpack_table.entry_overhead;
         Field
       end
-      else if r > 0 then next_representation t src out
-      else Error
     end
   end
 

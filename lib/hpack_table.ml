@@ -66,28 +66,38 @@ let copy_in t src ~src_off ~pos ~len =
   if first < len then
     Bigstring.blit ~src ~src_off:(src_off + first) ~dst:t.ring ~dst_off:0 ~len:(len - first)
 
-(* The ring and [dst] are distinct buffers, and callers have checked both
-   ranges ([pos + len] may pass the ring's end only by the wrap). Short
-   copies (most names and values) move words with no range checks and,
-   up to 32 bytes, no loop; the last word overlaps the one before, so
-   there is no byte tail. *)
-let copy_short (src : Bigstring.t) ~src_off (dst : Bigstring.t) ~dst_off ~len =
+external unsafe_get32 : Bigstring.t -> int -> int32 = "%caml_bigstring_get32u"
+external unsafe_set32 : Bigstring.t -> int -> int32 -> unit = "%caml_bigstring_set32u"
+
+(* Up to 32 bytes between distinct buffers, ranges unchecked: whole
+   words, the last one overlapping the one before, with no loop (a loop
+   would poll for the GC, and the caller would reload all it holds in
+   registers after it). *)
+let[@inline] copy_short (src : Bigstring.t) ~src_off (dst : Bigstring.t) ~dst_off ~len =
   if len >= 8 then begin
     Bigstring.unsafe_set64 dst dst_off (Bigstring.unsafe_get64 src src_off);
     if len > 16 then begin
       Bigstring.unsafe_set64 dst (dst_off + 8) (Bigstring.unsafe_get64 src (src_off + 8));
-      let i = ref 16 in
-      while !i + 8 < len do
-        Bigstring.unsafe_set64 dst (dst_off + !i) (Bigstring.unsafe_get64 src (src_off + !i));
-        i := !i + 8
-      done
+      if len > 24 then
+        Bigstring.unsafe_set64 dst (dst_off + 16) (Bigstring.unsafe_get64 src (src_off + 16))
     end;
     Bigstring.unsafe_set64 dst (dst_off + len - 8) (Bigstring.unsafe_get64 src (src_off + len - 8))
   end
-  else
-    for i = 0 to len - 1 do
-      Bigstring.unsafe_set dst (dst_off + i) (Bigstring.unsafe_get src (src_off + i))
-    done
+  else begin
+    if len >= 4 then begin
+      unsafe_set32 dst dst_off (unsafe_get32 src src_off);
+      unsafe_set32 dst (dst_off + len - 4) (unsafe_get32 src (src_off + len - 4))
+    end
+    else if len > 0 then begin
+      Bigstring.unsafe_set dst dst_off (Bigstring.unsafe_get src src_off);
+      Bigstring.unsafe_set dst (dst_off + len - 1) (Bigstring.unsafe_get src (src_off + len - 1));
+      if len = 3 then Bigstring.unsafe_set dst (dst_off + 1) (Bigstring.unsafe_get src (src_off + 1))
+    end
+  end
+
+let[@inline] copy_bytes src ~src_off dst ~dst_off ~len =
+  if len <= 32 then copy_short src ~src_off dst ~dst_off ~len
+  else Bigstring.blit ~src ~src_off ~dst ~dst_off ~len
 
 let copy_out t ~pos ~len dst ~dst_off =
   let first = min len (t.capacity - pos) in
@@ -96,8 +106,8 @@ let copy_out t ~pos ~len dst ~dst_off =
     Bigstring.blit ~src:t.ring ~src_off:0 ~dst ~dst_off:(dst_off + first) ~len:(len - first)
 
 (* [copy_out] for a [dst] range the caller has checked. *)
-let copy_out_unchecked t ~pos ~len dst ~dst_off =
-  if pos + len <= t.capacity && len < 64 then copy_short t.ring ~src_off:pos dst ~dst_off ~len
+let[@inline] copy_out_unchecked t ~pos ~len dst ~dst_off =
+  if pos + len <= t.capacity && len <= 32 then copy_short t.ring ~src_off:pos dst ~dst_off ~len
   else copy_out t ~pos ~len dst ~dst_off
 
 let[@inline] wrap t pos = if pos >= t.capacity then pos - t.capacity else pos

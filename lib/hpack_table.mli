@@ -91,6 +91,12 @@ val copy_at : t -> int -> Bigstring.t -> dst_off:int -> len:int -> unit
     Unlike {!copy_name}, the range of [dst] is {e not} checked: the
     caller has made sure the bytes fit. *)
 
+val copy_bytes : Bigstring.t -> src_off:int -> Bigstring.t -> dst_off:int -> len:int -> unit
+(** [copy_bytes src ~src_off dst ~dst_off ~len] is the copy {!copy_at}
+    makes, for bytes of the caller's (the decoder's static entries):
+    between distinct buffers, ranges {e unchecked}; up to 32 bytes by
+    whole words, with no loop. *)
+
 val find :
   t -> Bigstring.t -> name_off:int -> name_len:int -> value_off:int -> value_len:int -> int
 (** [find t b ...] is the index of the newest entry equal to that name and
