@@ -233,6 +233,46 @@ let table_marks () =
   done;
   Alcotest.(check (list int)) "after reuse" [ 170; 169 ] [ T.marks t 1; T.marks t 2 ]
 
+(* Entries of every length up to past the unrolled copies' 32 bytes,
+   wrapping round a small ring, come back byte for byte, with nothing
+   written around them. *)
+let table_copies () =
+  let d = D.create ~max_table_size:200 () and out = Bigstring.create 512 in
+  let pattern n k = String.init n (fun i -> Char.chr (0x61 + ((i * 7) + k) mod 26)) in
+  for n = 1 to 40 do
+    for v = 0 to 70 do
+      let name = pattern n v and value = pattern v n in
+      let block = with_indexing name value ^ indexed 62 ^ with_indexing_idx 62 value in
+      let src = Bigstring.of_string block in
+      Bigstring.blit_from_string (String.make 512 '#') ~src_off:0 out ~dst_off:0 ~len:512;
+      D.start_block d ~off:0 ~len:(Bigstring.length src);
+      let fields = ref [] in
+      let rec go () =
+        match D.next_field d src ~out with
+        | D.Field ->
+            fields := (Span.to_string out (D.name d), Span.to_string out (D.value d)) :: !fields;
+            go ()
+        | End -> ()
+        | Error -> Alcotest.failf "name %d value %d: %s" n v (D.error_to_string (D.error d))
+      in
+      go ();
+      let what = Printf.sprintf "name %d, value %d" n v in
+      Alcotest.(check (list (pair string string))) what [ (name, value); (name, value); (name, value) ]
+        (List.rev !fields);
+      let used = D.output_length d in
+      Alcotest.(check string) (what ^ ": nothing past the fields") (String.make (512 - used) '#')
+        (Bigstring.sub_string out ~off:used ~len:(512 - used))
+    done
+  done;
+  (* The copy itself, at every length, between odd offsets. *)
+  for len = 0 to 40 do
+    let src = Bigstring.of_string (pattern 64 len) and dst = Bigstring.of_string (String.make 64 '#') in
+    T.copy_bytes src ~src_off:3 dst ~dst_off:5 ~len;
+    Alcotest.(check string) (Printf.sprintf "copy_bytes %d" len)
+      (String.make 5 '#' ^ String.sub (pattern 64 len) 3 len ^ String.make (59 - len) '#')
+      (Bigstring.to_string dst)
+  done
+
 (* ---------- Differential: marks never change an outcome ---------- *)
 
 (* The same blocks through two connections; the reference's marks are
@@ -354,7 +394,8 @@ let () =
           Alcotest.test_case "an entry too large for the table" `Quick too_large_not_marked ] );
       ( "decoder",
         [ Alcotest.test_case "entry_marks, inserted, mark_inserted" `Quick decoder_marks;
-          Alcotest.test_case "table marks through growth and eviction" `Quick table_marks ] );
+          Alcotest.test_case "table marks through growth and eviction" `Quick table_marks;
+          Alcotest.test_case "entries of every length copied out" `Quick table_copies ] );
       ( "values",
         [ Alcotest.test_case "short values, every byte at every place" `Quick short_values;
           Alcotest.test_case "a short value at the end of out" `Quick short_value_at_buffer_end ] );
