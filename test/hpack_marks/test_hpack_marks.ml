@@ -358,7 +358,13 @@ let short_value_at_buffer_end () =
 let zero_alloc_head () =
   let c = conn () in
   ignore (decode c (pseudos ^ with_indexing_idx 1 "example.com" ^ with_indexing "user-agent" "h2load/1"));
-  let block = Bigstring.of_string (pseudos ^ indexed 63 ^ indexed 62) in
+  (* Two marked entries, and literal values checked in one word and by
+     the scanner. *)
+  let block =
+    Bigstring.of_string
+      (pseudos ^ indexed 63 ^ indexed 62 ^ without_indexing "x-p" "/f.html"
+       ^ without_indexing "x-q" "a longer value, with\ta tab")
+  in
   let len = Bigstring.length block in
   fun () ->
     if H2_head.decode c.h c.d block ~off:0 ~len ~out:c.out ~trailers:false <> Valid then
