@@ -317,37 +317,40 @@ let size_updates t src =
   done;
   !ok
 
+(* The field whose first byte [b] is at [t.pos] (not a size update). *)
+let field t src out b =
+  let pos = t.pos in
+  t.field_start <- pos;
+  let o = t.out_pos in
+  let r =
+    if b >= 0x80 then begin
+      if b < 0xff then begin t.pos <- pos + 1; from_table t out (b land 0x7f) ~with_value:true end
+      else begin
+        let idx = read_integer_long t src ~prefix:7 in
+        if idx < 0 then -1 else from_table t out idx ~with_value:true
+      end
+    end
+    else if b >= 0x40 then literal t src out ~prefix:6 ~kind:inserted_bit
+    else literal t src out ~prefix:4 ~kind:(if b land 0x10 <> 0 then never_indexed_bit else 0)
+  in
+  if r < 0 then Error
+  else begin
+    t.fields <- t.fields + 1;
+    (* The field's name and value are the bytes written since [o]. *)
+    t.list_size <- t.list_size + (t.out_pos - o) + Hpack_table.entry_overhead;
+    Field
+  end
+
 (* The next field, after any size updates; the end, or an error. *)
 let next_representation t src out =
   if t.failed then Error
-  else if t.pos < t.stop && Char.code (Bigstring.unsafe_get src t.pos) land 0xe0 = 0x20
-          && not (size_updates t src) then Error
+  else if t.pos >= t.stop then End
   else begin
-    let pos = t.pos in
-    if pos >= t.stop then End
-    else begin
-      t.field_start <- pos;
-      let b = Char.code (Bigstring.unsafe_get src pos) in
-      let o = t.out_pos in
-      let r =
-        if b >= 0x80 then begin
-          if b < 0xff then begin t.pos <- pos + 1; from_table t out (b land 0x7f) ~with_value:true end
-          else begin
-            let idx = read_integer_long t src ~prefix:7 in
-            if idx < 0 then -1 else from_table t out idx ~with_value:true
-          end
-        end
-        else if b >= 0x40 then literal t src out ~prefix:6 ~kind:inserted_bit
-        else literal t src out ~prefix:4 ~kind:(if b land 0x10 <> 0 then never_indexed_bit else 0)
-      in
-      if r < 0 then Error
-      else begin
-        t.fields <- t.fields + 1;
-        (* The field's name and value are the bytes written since [o]. *)
-        t.list_size <- t.list_size + (t.out_pos - o) + Hpack_table.entry_overhead;
-        Field
-      end
-    end
+    let b = Char.code (Bigstring.unsafe_get src t.pos) in
+    if b land 0xe0 <> 0x20 then field t src out b
+    else if not (size_updates t src) then Error
+    else if t.pos >= t.stop then End
+    else field t src out (Char.code (Bigstring.unsafe_get src t.pos))
   end
 
 let next_field t src ~out =
