@@ -47,7 +47,13 @@ val decode :
     [src.{off .. off+len-1}] with [d] into [out], and checks it as a request
     head ([trailers = false]) or a trailer section. The whole block is
     always decoded, even after a rule is broken, so the HPACK state stays in
-    step with the peer's. *)
+    step with the peer's.
+
+    [decode] owns the marks ({!Hpack_decoder.mark_inserted}) of [d]'s
+    dynamic table: on each entry a field inserts, it records which of the
+    name and value checks passed (and whether the value holds a control
+    byte), and later fields indexed from that entry skip those checks. A
+    caller sharing [d] must not mark its entries otherwise. *)
 
 val reason : t -> string
 (** The rule a [Malformed] head broke, or the HPACK error's description. *)

@@ -115,6 +115,12 @@ val next_field : t -> Bigstring.t -> out:Bigstring.t -> status
     input or a limit (see {!error}).
     @raise Invalid_argument when the block's range is outside [src]. *)
 
+val next_field_unchecked : t -> Bigstring.t -> out:Bigstring.t -> status
+(** [next_field_unchecked t src ~out] is {!next_field} without the check
+    of the block's remaining range against [src]: for the calls after the
+    first of a block, with the same [src] (that range only shrinks, so the
+    first call's check covers them). *)
+
 (** {1 The current field} Meaningful after [Field]. *)
 
 val name : t -> Span.t
@@ -139,6 +145,36 @@ val static_name : t -> bool
 val static_value : t -> bool
 (** The whole field is a static table entry (§6.1): its value too is one
     of RFC 7541 Appendix A's. *)
+
+(** {1 Marks on dynamic table entries}
+
+    A caller that checks each field (as {!H2_head} does) may record on the
+    entry a field was inserted as that its name and value passed, and learn
+    it back when a later field references the entry, so as to check it only
+    once. Marks are the caller's small integers ([0 .. 255]); bit
+    {!name_mark} speaks of the entry's name, the others of its value.
+    The decoder gives them no meaning; a new entry starts unmarked ([0]),
+    also when it reuses an evicted entry's slot. *)
+
+val name_mark : int
+(** [1]: the mark bit that a field referencing only the entry's name
+    (a literal with an indexed name) inherits. *)
+
+val entry_marks : t -> int
+(** The marks of the dynamic table entry the current field came from: all
+    of them for a field indexed from the dynamic table (§6.1), only
+    {!name_mark} for a literal whose name is indexed from it, [0] for any
+    other field. *)
+
+val inserted : t -> bool
+(** The current field was a literal with incremental indexing (§6.2.1) and
+    is now the dynamic table's entry 1 (an entry larger than the table's
+    maximum size is not inserted, §4.4). *)
+
+val mark_inserted : t -> int -> unit
+(** [mark_inserted t m] records marks [m] (lower 8 bits) on the entry the
+    current field was inserted as; does nothing when it was not
+    {!inserted}. Call it before the next {!next_field}. *)
 
 val never_indexed : t -> bool
 (** The field came as "never indexed" (§6.2.3): an intermediary must

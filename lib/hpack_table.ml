@@ -12,6 +12,7 @@ type t = {
   mutable value_lens : int array;
   mutable header_names : Header_name.t array;
   mutable pseudos : Hpack_static.pseudo array;
+  mutable marks : int array;  (** the caller's facts about the entry; 0 when added *)
   mutable oldest : int;  (** slot of the oldest entry *)
   mutable count : int;
   mutable size : int;
@@ -30,7 +31,7 @@ let create ~capacity =
   { ring = Bigstring.create (max capacity 1); capacity; max_slots; slots;
     offs = Array.make slots 0; name_lens = Array.make slots 0; value_lens = Array.make slots 0;
     header_names = Array.make slots Header_name.Other;
-    pseudos = Array.make slots Hpack_static.Regular;
+    pseudos = Array.make slots Hpack_static.Regular; marks = Array.make slots 0;
     oldest = 0; count = 0; size = 0; max_size = capacity; write = 0 }
 
 let length t = t.count
@@ -65,11 +66,49 @@ let copy_in t src ~src_off ~pos ~len =
   if first < len then
     Bigstring.blit ~src ~src_off:(src_off + first) ~dst:t.ring ~dst_off:0 ~len:(len - first)
 
+external unsafe_get32 : Bigstring.t -> int -> int32 = "%caml_bigstring_get32u"
+external unsafe_set32 : Bigstring.t -> int -> int32 -> unit = "%caml_bigstring_set32u"
+
+(* Up to 32 bytes between distinct buffers, ranges unchecked: whole
+   words, the last one overlapping the one before, with no loop (a loop
+   would poll for the GC, and the caller would reload all it holds in
+   registers after it). *)
+let[@inline] copy_short (src : Bigstring.t) ~src_off (dst : Bigstring.t) ~dst_off ~len =
+  if len >= 8 then begin
+    Bigstring.unsafe_set64 dst dst_off (Bigstring.unsafe_get64 src src_off);
+    if len > 16 then begin
+      Bigstring.unsafe_set64 dst (dst_off + 8) (Bigstring.unsafe_get64 src (src_off + 8));
+      if len > 24 then
+        Bigstring.unsafe_set64 dst (dst_off + 16) (Bigstring.unsafe_get64 src (src_off + 16))
+    end;
+    Bigstring.unsafe_set64 dst (dst_off + len - 8) (Bigstring.unsafe_get64 src (src_off + len - 8))
+  end
+  else begin
+    if len >= 4 then begin
+      unsafe_set32 dst dst_off (unsafe_get32 src src_off);
+      unsafe_set32 dst (dst_off + len - 4) (unsafe_get32 src (src_off + len - 4))
+    end
+    else if len > 0 then begin
+      Bigstring.unsafe_set dst dst_off (Bigstring.unsafe_get src src_off);
+      Bigstring.unsafe_set dst (dst_off + len - 1) (Bigstring.unsafe_get src (src_off + len - 1));
+      if len = 3 then Bigstring.unsafe_set dst (dst_off + 1) (Bigstring.unsafe_get src (src_off + 1))
+    end
+  end
+
+let[@inline] copy_bytes src ~src_off dst ~dst_off ~len =
+  if len <= 32 then copy_short src ~src_off dst ~dst_off ~len
+  else Bigstring.blit ~src ~src_off ~dst ~dst_off ~len
+
 let copy_out t ~pos ~len dst ~dst_off =
   let first = min len (t.capacity - pos) in
   Bigstring.blit ~src:t.ring ~src_off:pos ~dst ~dst_off ~len:first;
   if first < len then
     Bigstring.blit ~src:t.ring ~src_off:0 ~dst ~dst_off:(dst_off + first) ~len:(len - first)
+
+(* [copy_out] for a [dst] range the caller has checked. *)
+let[@inline] copy_out_unchecked t ~pos ~len dst ~dst_off =
+  if pos + len <= t.capacity && len <= 32 then copy_short t.ring ~src_off:pos dst ~dst_off ~len
+  else copy_out t ~pos ~len dst ~dst_off
 
 let[@inline] wrap t pos = if pos >= t.capacity then pos - t.capacity else pos
 
@@ -96,6 +135,7 @@ let grow t =
   t.value_lens <- move t.value_lens 0;
   t.header_names <- move t.header_names Header_name.Other;
   t.pseudos <- move t.pseudos Hpack_static.Regular;
+  t.marks <- move t.marks 0;
   t.oldest <- 0;
   t.slots <- n
 
@@ -111,6 +151,7 @@ let add t src ~name_off ~name_len ~value_off ~value_len header_name pseudo =
     Array.unsafe_set t.value_lens s value_len;
     Array.unsafe_set t.header_names s header_name;
     Array.unsafe_set t.pseudos s pseudo;
+    Array.unsafe_set t.marks s 0;
     copy_in t src ~src_off:name_off ~pos ~len:name_len;
     copy_in t src ~src_off:value_off ~pos:(wrap t (pos + name_len)) ~len:value_len;
     t.write <- wrap t (pos + name_len + value_len);
@@ -122,6 +163,8 @@ let name_len t i = Array.unsafe_get t.name_lens (slot t i)
 let value_len t i = Array.unsafe_get t.value_lens (slot t i)
 let header_name t i = Array.unsafe_get t.header_names (slot t i)
 let pseudo t i = Array.unsafe_get t.pseudos (slot t i)
+let marks t i = Array.unsafe_get t.marks (slot t i)
+let set_marks t i m = Array.unsafe_set t.marks (slot t i) m
 
 let copy_name t i dst ~dst_off =
   let s = slot t i in
@@ -131,6 +174,16 @@ let copy_value t i dst ~dst_off =
   let s = slot t i in
   let pos = wrap t (Array.unsafe_get t.offs s + Array.unsafe_get t.name_lens s) in
   copy_out t ~pos ~len:(Array.unsafe_get t.value_lens s) dst ~dst_off
+
+let[@inline] slot_of t i = slot t i
+let[@inline] name_len_at t s = Array.unsafe_get t.name_lens s
+let[@inline] value_len_at t s = Array.unsafe_get t.value_lens s
+let[@inline] header_name_at t s = Array.unsafe_get t.header_names s
+let[@inline] pseudo_at t s = Array.unsafe_get t.pseudos s
+let[@inline] marks_at t s = Array.unsafe_get t.marks s
+
+let copy_at t s dst ~dst_off ~len =
+  copy_out_unchecked t ~pos:(Array.unsafe_get t.offs s) ~len dst ~dst_off
 
 let equal_at t ~pos b ~off ~len =
   let i = ref 0 and p = ref pos in

@@ -57,10 +57,45 @@ val value_len : t -> int -> int
 val header_name : t -> int -> Header_name.t
 val pseudo : t -> int -> Hpack_static.pseudo
 
+val marks : t -> int -> int
+(** [marks t i] is what the table's user recorded on entry [i] with
+    {!set_marks}: [0] for an entry no one marked. The table attaches no
+    meaning to it; the mark stays with its entry (an entry added in an
+    evicted entry's slot starts at [0]). {!Hpack_decoder} reports it, and
+    {!H2_head} records there that the entry's name or value passed its
+    checks. *)
+
+val set_marks : t -> int -> int -> unit
+(** [set_marks t i m] sets entry [i]'s marks to [m]. *)
+
 val copy_name : t -> int -> Bigstring.t -> dst_off:int -> unit
 (** [copy_name t i dst ~dst_off] copies entry [i]'s name to [dst]. *)
 
 val copy_value : t -> int -> Bigstring.t -> dst_off:int -> unit
+
+(** {1 By slot} For a caller that reads several facts of one entry (the
+    decoder, per field): [slot_of t i] locates entry [i] once. A slot is
+    valid until the next {!add}, {!set_max_size} or {!clear}. *)
+
+val slot_of : t -> int -> int
+val name_len_at : t -> int -> int
+val value_len_at : t -> int -> int
+val header_name_at : t -> int -> Header_name.t
+val pseudo_at : t -> int -> Hpack_static.pseudo
+val marks_at : t -> int -> int
+
+val copy_at : t -> int -> Bigstring.t -> dst_off:int -> len:int -> unit
+(** [copy_at t s dst ~dst_off ~len] copies the first [len] bytes of the
+    entry in slot [s] to [dst]: its name ([len = name_len_at t s]), or its
+    name and its value right after it ([len] their sum); no other [len].
+    Unlike {!copy_name}, the range of [dst] is {e not} checked: the
+    caller has made sure the bytes fit. *)
+
+val copy_bytes : Bigstring.t -> src_off:int -> Bigstring.t -> dst_off:int -> len:int -> unit
+(** [copy_bytes src ~src_off dst ~dst_off ~len] is the copy {!copy_at}
+    makes, for bytes of the caller's (the decoder's static entries):
+    between distinct buffers, ranges {e unchecked}; up to 32 bytes by
+    whole words, with no loop. *)
 
 val find :
   t -> Bigstring.t -> name_off:int -> name_len:int -> value_off:int -> value_len:int -> int
