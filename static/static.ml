@@ -781,7 +781,9 @@ let rec serve t c req n ~is_get =
     else begin
       t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
       t.mem_slot <- -1;
-      t.mem_cache <- t.cache;
+      (* Pointer fields are written only when they change: a write is a
+         call into the GC (caml_modify) even when it stores the same value. *)
+      if t.mem_cache != t.cache then t.mem_cache <- t.cache;
       (* The cache is keyed by file path; a path ending in '/' names its
          index file. A fresh entry answers without a single syscall. *)
       let key = if Target.ends_in_slash t.path n then append_string t.path n t.cfg.index else n in
@@ -789,7 +791,8 @@ let rec serve t c req n ~is_get =
       if slot >= 0 && (not (File_cache.is_absent t.cache slot))
          && File_cache.fresh t.cache slot ~now_ms:t.now_ms
       then begin
-        t.mem <- File_cache.content t.cache slot;
+        let content = File_cache.content t.cache slot in
+        if t.mem != content then t.mem <- content;
         t.mem_slot <- slot;
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
@@ -836,7 +839,7 @@ let rec serve t c req n ~is_get =
     end
 
 let answer t rule c n =
-  t.rule <- rule;
+  if t.rule != rule then t.rule <- rule;
   t.fell_back <- false;
   let req = Ctx.request c in
   match Request.meth req with
