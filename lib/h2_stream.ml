@@ -37,6 +37,10 @@ type t = {
   mutable hint : int array;
       (** by stream id ([id lsr 1], masked to its power-of-two length): the
           slot that stream was opened in, or a stale guess *)
+  mutable displaced : int;
+      (** streams in use whose [hint] entry names another slot (a later
+          stream with the same entry took it); while [0], a stream the hint
+          does not lead to has no slot *)
 }
 
 let no_buffer = Bigstring.create 0
@@ -73,7 +77,13 @@ let arrays t capacity =
     let id = Array.unsafe_get t.id slot in
     if id > 0 then hint.((id lsr 1) land (!n - 1)) <- slot
   done;
+  let displaced = ref 0 in
+  for slot = 0 to t.capacity - 1 do
+    let id = Array.unsafe_get t.id slot in
+    if id > 0 && hint.((id lsr 1) land (!n - 1)) <> slot then incr displaced
+  done;
   t.hint <- hint;
+  t.displaced <- !displaced;
   t.capacity <- capacity
 
 let create max_capacity =
@@ -101,6 +111,7 @@ let create max_capacity =
       last_found = 0;
       free_hint = 0;
       hint = [||];
+      displaced = 0;
     }
   in
   arrays t (if max_capacity < initial_capacity then max_capacity else initial_capacity);
@@ -112,8 +123,12 @@ let grow t =
   let c = 2 * t.capacity in
   arrays t (if c > t.max_capacity then t.max_capacity else c)
 
+let[@inline] hint_index t id = (id lsr 1) land (Array.length t.hint - 1)
+
 let free t slot =
-  if t.id.(slot) <> 0 then begin
+  let id = t.id.(slot) in
+  if id <> 0 then begin
+    if Array.unsafe_get t.hint (hint_index t id) <> slot then t.displaced <- t.displaced - 1;
     t.free_hint <- slot;
     t.id.(slot) <- 0;
     t.state.(slot) <- 0;
@@ -128,16 +143,18 @@ let clear t =
   for slot = 0 to t.capacity - 1 do
     free t slot
   done;
-  t.active <- 0
+  t.active <- 0;
+  t.displaced <- 0
 
-let[@inline] hint_index t id = (id lsr 1) land (Array.length t.hint - 1)
-
-(* A stream's slot: its hint, the last one found, or a scan. *)
+(* A stream's slot: its hint, the last one found, or a scan; no scan for a
+   stream id while every stream in use is where its hint says (a closed
+   stream's id is looked up for each one that ends). *)
 let search t id =
   let last = t.last_found in
   let h = if id > 0 then Array.unsafe_get t.hint (hint_index t id) else t.free_hint in
   if h >= 0 && h < t.capacity && Array.unsafe_get t.id h = id then h
   else if Array.unsafe_get t.id last = id then last
+  else if id > 0 && t.displaced = 0 then -1
   else begin
     let r = ref (-1) and i = ref 0 in
     while !r < 0 && !i < t.capacity do
@@ -177,7 +194,14 @@ let open_slot t ~id ~recv_window ~send_window =
     t.out_end.(slot) <- false;
     t.active <- t.active + 1;
     t.last_found <- slot;
-    Array.unsafe_set t.hint (hint_index t id) slot
+    let k = hint_index t id in
+    let e = Array.unsafe_get t.hint k in
+    (* A stream in use whose entry this is loses it. *)
+    if e >= 0 && e < t.capacity && e <> slot then begin
+      let other = Array.unsafe_get t.id e in
+      if other > 0 && hint_index t other = k then t.displaced <- t.displaced + 1
+    end;
+    Array.unsafe_set t.hint k slot
   end;
   slot
 
