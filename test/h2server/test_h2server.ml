@@ -325,6 +325,32 @@ let failures () =
   Alcotest.(check bool) "a raising handler: 500" true (has fs "HEADERS 1 500");
   Alcotest.(check bool) "Ctx.upgrade over HTTP/2: 500" true (has fs "HEADERS 3 500")
 
+(* Heads whose values all passed H2_head's plain check are not scanned
+   again; one with a control byte in a value (a regular field's or the
+   :authority standing in for Host) still gets Request's whole check. *)
+let head_checks () =
+  let sh = shared () in
+  let p = connect sh in
+  let req sid fields = K.request sid fields in
+  let g path = [ (":method", "GET"); (":scheme", "https"); (":path", path) ] in
+  ignore
+    (send p
+       (req 1 (g "/a" @ [ (":authority", "example.com"); ("x-a", "plain") ])
+       ^ req 3 (g "/a" @ [ (":authority", "example.com"); ("x-a", "a\x01b") ])
+       ^ req 5 (g "/a" @ [ (":authority", "exa\x01mple.com") ])
+       ^ req 7 (g "/a" @ [ (":authority", "example.com"); ("x-a", "a\tb") ])
+       ^ req 9 (g "/a" @ [ (":authority", "exa mple.com") ])
+       ^ req 11 (g "/a b" @ [ (":authority", "example.com") ])
+       ^ req 13 ([ (":method", "G(T"); (":scheme", "https"); (":path", "/a"); (":authority", "example.com") ])
+       ^ req 15 ([ (":method", "PURGE"); (":scheme", "https"); (":path", "/a"); (":authority", "example.com") ])));
+  let fs = frames p in
+  List.iter
+    (fun (what, want) -> Alcotest.(check bool) (what ^ ": " ^ String.concat " | " fs) true (has fs want))
+    [ ("a plain head", "HEADERS 1 200"); ("a control byte in a value", "HEADERS 3 400");
+      ("a control byte in :authority", "HEADERS 5 400"); ("an inner HTAB is kept", "HEADERS 7 200");
+      ("a space in :authority (Host)", "HEADERS 9 400"); ("a space in :path", "HEADERS 11 400");
+      ("a method not a token", "HEADERS 13 400"); ("an unknown token method", "HEADERS 15 200") ]
+
 let closed_cancels () =
   let sh = shared () in
   let p = connect sh in
@@ -550,6 +576,7 @@ let () =
           Alcotest.test_case "suspended handler" `Quick suspended;
           Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
           Alcotest.test_case "handler failures, upgrade refused" `Quick failures;
+          Alcotest.test_case "heads checked once, the rest still checked" `Quick head_checks;
         ] );
       ( "connection",
         [

@@ -953,7 +953,7 @@ let meaning t buf st =
 
 (* The fields laid out in a buffer (each piece after a garbage byte), then
    built: the result and the buffer. *)
-let build_fields ?(checked = false) t ~meth ~target fields =
+let build_fields ?(checked = false) ?(known = false) t ~meth ~target fields =
   let pieces = meth :: target :: List.concat_map (fun (n, v) -> [ n; v ]) fields in
   let text = String.concat "\x00" pieces in
   let buf = S.bigstring_at ~garbage:'\r' ~off:3 text in
@@ -962,7 +962,11 @@ let build_fields ?(checked = false) t ~meth ~target fields =
   let m = next meth in
   let tg = next target in
   let st =
-    if not (R.build_start t buf ~meth:m ~target:tg) then R.Error
+    let started =
+      if known then R.build_start_known t buf ~meth:m ~known:(Meth.of_string meth) ~target:tg
+      else R.build_start t buf ~meth:m ~target:tg
+    in
+    if not started then R.Error
     else begin
       let ok = ref true in
       List.iter
@@ -1064,6 +1068,12 @@ let prop_build_matches_parse =
          let st, cbuf = build_fields ~checked:true c ~meth ~target fields in
          let got_checked = meaning c cbuf st in
          if got_checked <> got then QCheck2.Test.fail_reportf "built: %s\nchecked: %s" got got_checked);
+      (* The method matched already (as HTTP/2's head check does): the
+         same meaning, a known method's bytes unscanned. *)
+      let k = R.create () in
+      let st, kbuf = build_fields ~known:true k ~meth ~target fields in
+      let got_known = meaning k kbuf st in
+      if got_known <> got then QCheck2.Test.fail_reportf "built: %s\nknown method: %s" got got_known;
       if want <> got then QCheck2.Test.fail_reportf "parsed: %s\nbuilt:  %s" want got;
       true)
 
@@ -1079,6 +1089,14 @@ let build_cases () =
   Alcotest.(check bool) "a space in the target" true (st = R.Error && R.error t = Parse_error.Bad_target);
   let st, _ = build_fields t ~meth:"GET" ~target:"/a" [] in
   Alcotest.(check bool) "no host" true (st = R.Error && R.error t = Parse_error.Missing_host);
+  let st, _ = build_fields ~known:true t ~meth:"G T" ~target:"/a" [ ("host", "h") ] in
+  Alcotest.(check bool) "an unknown method is still scanned" true (st = R.Error && R.error t = Parse_error.Bad_method);
+  let st, _ = build_fields ~known:true t ~meth:"PURGE" ~target:"/a" [ ("host", "h") ] in
+  Alcotest.(check bool) "an unknown token method" true (st = R.Complete && R.meth t = Meth.Other);
+  let st, _ = build_fields ~known:true t ~meth:"HEAD" ~target:"/a b" [ ("host", "h") ] in
+  Alcotest.(check bool) "a known method, the target still checked" true (st = R.Error && R.error t = Parse_error.Bad_target);
+  let st, _ = build_fields ~known:true t ~meth:"HEAD" ~target:"/a" [ ("host", "h") ] in
+  Alcotest.(check bool) "a known method" true (st = R.Complete && R.meth t = Meth.Head);
   let long = "/" ^ String.make dl.max_target 'a' in
   let st, _ = build_fields t ~meth:"GET" ~target:long [ ("host", "h") ] in
   Alcotest.(check bool) "target too long" true (st = R.Error && R.error t = Parse_error.Target_too_long)
@@ -1102,6 +1120,29 @@ let build_zero_alloc () =
         done;
         ignore (R.build_end t ~head_length:stop : R.status)
       end)
+
+(* The HTTP/2 path: a known method and fields whose checks were made. *)
+let build_known_zero_alloc () =
+  let t = R.create () in
+  let fields = [ ("host", "example.com"); ("user-agent", "h2load"); ("accept", "*/*") ] in
+  let _, buf = build_fields t ~meth:"GET" ~target:"/index.html" fields in
+  let ids = Array.of_list (List.map (fun (n, _) -> Header_name.of_string n) fields) in
+  let spans = Array.make (2 * List.length fields) Span.empty in
+  let pos = ref (3 + 4 + 12) in
+  List.iteri (fun i (n, v) ->
+      spans.(2 * i) <- Span.make ~off:!pos ~len:(String.length n); pos := !pos + String.length n + 1;
+      spans.(2 * i + 1) <- Span.make ~off:!pos ~len:(String.length v); pos := !pos + String.length v + 1)
+    fields;
+  let stop = !pos in
+  S.zero_alloc "build a head, method known, fields checked" (fun () ->
+      if R.build_start_known t buf ~meth:(Span.make ~off:3 ~len:3) ~known:Meth.Get ~target:(Span.make ~off:7 ~len:11)
+      then begin
+        for i = 0 to Array.length ids - 1 do
+          ignore (R.build_field_checked t buf ids.(i) ~name:spans.(2 * i) ~value:spans.(2 * i + 1) : bool)
+        done;
+        if R.build_end t ~head_length:stop <> R.Complete then failwith "not complete"
+      end
+      else failwith "refused")
 
 let gen_byte =
   G.frequency
@@ -1760,5 +1801,5 @@ let () =
       ("built from fields",
        [ S.qcheck prop_build_matches_parse; Alcotest.test_case "cases" `Quick build_cases ]);
       ("zero allocation",
-       alloc_corpus () @ alloc_cases () @ [ build_zero_alloc () ]
+       alloc_corpus () @ alloc_cases () @ [ build_zero_alloc (); build_known_zero_alloc () ]
        @ [ Alcotest.test_case "every vector" `Quick test_vectors_alloc ]) ]
