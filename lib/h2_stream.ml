@@ -125,17 +125,24 @@ let grow t =
 
 let[@inline] hint_index t id = (id lsr 1) land (Array.length t.hint - 1)
 
+(* Every per-slot array is [capacity] long: one checked access to [id]
+   vouches for the slot in all of them. *)
+let[@inline] set (a : int array) slot (v : int) = Array.unsafe_set a slot v
+let[@inline] get (a : int array) slot = Array.unsafe_get a slot
+let[@inline] set_flag (a : bool array) slot (v : bool) = Array.unsafe_set a slot v
+let[@inline] get_flag (a : bool array) slot = Array.unsafe_get a slot
+
 let free t slot =
   let id = t.id.(slot) in
   if id <> 0 then begin
-    if Array.unsafe_get t.hint (hint_index t id) <> slot then t.displaced <- t.displaced - 1;
+    if get t.hint (hint_index t id) <> slot then t.displaced <- t.displaced - 1;
     t.free_hint <- slot;
-    t.id.(slot) <- 0;
-    t.state.(slot) <- 0;
-    t.out_kind.(slot) <- out_none;
+    set t.id slot 0;
+    set t.state slot 0;
+    set t.out_kind slot out_none;
     t.out_buf.(slot) <- no_buffer;
-    t.out_len.(slot) <- 0;
-    t.out_end.(slot) <- false;
+    set t.out_len slot 0;
+    set_flag t.out_end slot false;
     t.active <- t.active - 1
   end
 
@@ -179,19 +186,19 @@ let open_slot t ~id ~recv_window ~send_window =
   in
   if slot >= 0 then begin
     t.id.(slot) <- id;
-    t.state.(slot) <- open_;
-    t.recv_window.(slot) <- recv_window;
-    t.recv_unacked.(slot) <- 0;
-    t.recv_held.(slot) <- 0;
-    t.send_window.(slot) <- send_window;
-    t.priority.(slot) <- (H2_priority.default :> int);
-    t.content_length.(slot) <- -1;
-    t.data_received.(slot) <- 0;
-    t.response.(slot) <- 0;
-    t.out_kind.(slot) <- out_none;
-    t.out_off.(slot) <- 0;
-    t.out_len.(slot) <- 0;
-    t.out_end.(slot) <- false;
+    set t.state slot open_;
+    set t.recv_window slot recv_window;
+    set t.recv_unacked slot 0;
+    set t.recv_held slot 0;
+    set t.send_window slot send_window;
+    set t.priority slot (H2_priority.default :> int);
+    set t.content_length slot (-1);
+    set t.data_received slot 0;
+    set t.response slot 0;
+    set t.out_kind slot out_none;
+    set t.out_off slot 0;
+    set t.out_len slot 0;
+    set_flag t.out_end slot false;
     t.active <- t.active + 1;
     t.last_found <- slot;
     let k = hint_index t id in
@@ -207,6 +214,7 @@ let open_slot t ~id ~recv_window ~send_window =
 
 let wants_to_send t slot =
   t.id.(slot) <> 0
-  && t.out_kind.(slot) <> out_none
-  && ((t.out_len.(slot) > 0 && t.send_window.(slot) > 0)
-     || (t.out_len.(slot) = 0 && t.out_end.(slot)))
+  && get t.out_kind slot <> out_none
+  &&
+  let left = get t.out_len slot in
+  (left > 0 && get t.send_window slot > 0) || (left = 0 && get_flag t.out_end slot)
