@@ -214,17 +214,19 @@ let early_body = 65535
 
 exception Too_large
 
-let put_span b pos src span =
-  let len = Span.len span in
-  if pos + len > Bigstring.length b - 2 then raise_notrace Too_large;
-  Bigstring.blit ~src ~src_off:(Span.off span) ~dst:b ~dst_off:pos ~len;
-  pos + len
-
-let put b pos s =
-  let len = String.length s in
-  if pos + len > Bigstring.length b - 2 then raise_notrace Too_large;
-  Bigstring.unsafe_blit_from_string s ~src_off:0 b ~dst_off:pos ~len;
-  pos + len
+(* [len] bytes by whole words when both buffers have room for the last
+   word: up to 7 bytes past the end are read and written too, which the
+   next piece of the line covers. *)
+let copy_short src soff dst doff len =
+  let words = (len + 7) land lnot 7 in
+  if soff + words <= Bigstring.length src && doff + words <= Bigstring.length dst then begin
+    let i = ref 0 in
+    while !i < len do
+      Bigstring.unsafe_set64 dst (doff + !i) (Bigstring.unsafe_get64 src (soff + !i));
+      i := !i + 8
+    done
+  end
+  else Bigstring.blit ~src ~src_off:soff ~dst ~dst_off:doff ~len
 
 let[@inline] shifted by s = Span.make ~off:(Span.off s + by) ~len:(Span.len s)
 
@@ -241,14 +243,19 @@ let present x h2c =
   in
   let m = H2_head.method_span h in
   let used = C.head_length h2c in
-  take_head_rbuf x (Span.len m + Span.len target + 13 + used + 4);
+  let m_len = Span.len m and t_len = Span.len target in
+  take_head_rbuf x (m_len + t_len + 13 + used + 4);
   let b = x.rbuf in
-  let t_off = Span.len m + 1 in
-  let pos = put_span b 0 src m in
-  let pos = put b pos " " in
-  let pos = put_span b pos src target in
-  let line = put b pos " HTTP/2.0\r\n" in
+  let t_off = m_len + 1 in
+  let line = t_off + t_len + 11 in
+  (* Room for the line, the fields and a "host" name; each piece is
+     written left to right, covering what the one before wrote past its
+     end. *)
   if line + used + 4 > Bigstring.length b then raise_notrace Too_large;
+  copy_short src (Span.off m) b 0 m_len;
+  Bigstring.unsafe_set b m_len ' ';
+  copy_short src (Span.off target) b t_off t_len;
+  Bigstring.unsafe_blit_from_string " HTTP/2.0\r\n" ~src_off:0 b ~dst_off:(t_off + t_len) ~len:11;
   Bigstring.blit ~src ~src_off:0 ~dst:b ~dst_off:line ~len:used;
   let req = Slot.req x in
   (* H2_head matched the method's bytes already (a known one is a token). *)
@@ -271,7 +278,7 @@ let present x h2c =
   done;
   let stop = line + used in
   if !ok && H2_head.has_authority h && not (Request.has_host req) then begin
-    Bigstring.blit_from_string "host" ~src_off:0 b ~dst_off:stop ~len:4;
+    Bigstring.unsafe_blit_from_string "host" ~src_off:0 b ~dst_off:stop ~len:4;
     let name = Span.make ~off:stop ~len:4 and value = shifted line (H2_head.authority h) in
     ok :=
       if plain then Request.build_field_checked req b Header_name.Host ~name ~value
