@@ -98,9 +98,9 @@ let drives : (Slot.t -> H1.action -> unit) ref = ref (fun _ _ -> ())
 
 (* [keep]: spare buffers each pool keeps (the server's is 1024); beyond,
    a buffer is mapped per use, which allocates. *)
-let shared ?(keep = 4) () =
+let shared ?(keep = 4) ?(read_buffer = 32 * 1024) () =
   let sh =
-    Slot.create_shared ~server_name:"t" ~read_buffer:(32 * 1024) ~write_buffer:(16 * 1024)
+    Slot.create_shared ~server_name:"t" ~read_buffer ~write_buffer:(16 * 1024)
       ~max_body:(1 lsl 20) ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000
       ~headers:"X-Content-Type-Options: nosniff\r\n" ~listener_headers:[| "" |] ~keep
   in
@@ -351,6 +351,36 @@ let head_checks () =
       ("a space in :authority (Host)", "HEADERS 9 400"); ("a space in :path", "HEADERS 11 400");
       ("a method not a token", "HEADERS 13 400"); ("an unknown token method", "HEADERS 15 200") ]
 
+(* A head that does not fit an exchange's read buffer (8 KiB here) is
+   answered 431; one that does, by its handler. The large head is a 3.5 KiB
+   field sent once and indexed (RFC 7541 §6.2.1), then named three times from
+   the dynamic table: its frame fits the connection's 8 KiB buffer, its
+   decoded fields do not fit the exchange's. *)
+let head_room () =
+  let sh = shared ~read_buffer:(8 * 1024) () in
+  let p = connect sh in
+  let indexed name value =
+    let buf = Bigstring.create 16384 in
+    Bigstring.unsafe_set buf 0 '\x40';
+    let o = Hpack_encoder.encode_integer buf ~off:1 ~prefix:7 ~first:0 (String.length name) in
+    Bigstring.blit_from_string name ~src_off:0 buf ~dst_off:o ~len:(String.length name);
+    let o = o + String.length name in
+    let o = Hpack_encoder.encode_integer buf ~off:o ~prefix:7 ~first:0 (String.length value) in
+    Bigstring.blit_from_string value ~src_off:0 buf ~dst_off:o ~len:(String.length value);
+    Bigstring.sub_string buf ~off:0 ~len:(o + String.length value)
+  in
+  let again = "\xbe" (* indexed: dynamic entry 62, the newest *) in
+  let pseudo = K.block (K.get ~path:"/a" ()) in
+  ignore
+    (send p
+       (K.headers 1 (pseudo ^ indexed "x-big" (String.make 3500 'a'))
+       ^ K.headers 3 (pseudo ^ again ^ again ^ again)
+       ^ get 5 "/a"));
+  let fs = frames p in
+  List.iter
+    (fun (what, want) -> Alcotest.(check bool) (what ^ ": " ^ String.concat " | " fs) true (has fs want))
+    [ ("fits", "HEADERS 1 200"); ("too large", "HEADERS 3 431"); ("the next one", "HEADERS 5 200") ]
+
 let closed_cancels () =
   let sh = shared () in
   let p = connect sh in
@@ -577,6 +607,7 @@ let () =
           Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
           Alcotest.test_case "handler failures, upgrade refused" `Quick failures;
           Alcotest.test_case "heads checked once, the rest still checked" `Quick head_checks;
+          Alcotest.test_case "a head larger than the read buffer: 431" `Quick head_room;
         ] );
       ( "connection",
         [
