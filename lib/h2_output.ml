@@ -182,7 +182,7 @@ let header_encoded t src ~off ~len =
 (* HEADERS then CONTINUATIONs, each at most the peer's SETTINGS_MAX_FRAME_SIZE. *)
 let frame_headers t ~stream_id ~end_stream =
   let len = t.block_len and max = t.peer_max_frame in
-  let frames = if len = 0 then 1 else (len + max - 1) / max in
+  let frames = if len <= max then 1 else (len + max - 1) / max in
   if not (queued t (len + (9 * frames))) then false
   else begin
     let pos = ref 0 and first = ref true in

@@ -1077,6 +1077,39 @@ let prop_build_matches_parse =
       if want <> got then QCheck2.Test.fail_reportf "parsed: %s\nbuilt:  %s" want got;
       true)
 
+(* Host's one-scan path (a name, maybe ":" and a port) against
+   Authority.valid_host, the rule: a Host is accepted exactly when it says
+   so, SIMD or not. *)
+let prop_host_rule =
+  let any =
+    G.(
+      string_size ~gen:(oneofl [ 'a'; 'Z'; '0'; '9'; '.'; '-'; ':'; ':'; '['; ']'; '%'; 'f'; '_'; '~'; '!'; '@'; '\x80' ])
+        (int_range 0 24))
+  in
+  (* Mostly a name and a port, sometimes with one byte changed. *)
+  let name_port =
+    G.(
+      let* name = string_size ~gen:(oneofl [ 'a'; 'z'; '0'; '9'; '.'; '-' ]) (int_range 0 20) in
+      let* port = oneof [ pure ""; map (fun n -> ":" ^ string_of_int n) (int_bound 70000); pure ":" ] in
+      let s = name ^ port in
+      let* k = int_bound 40 in
+      let* c = oneofl [ ':'; 'x'; '%'; '['; '@'; '_'; '/' ] in
+      pure (if k < String.length s then String.mapi (fun i x -> if i = k then c else x) s else s))
+  in
+  let gen = G.frequency [ (1, any); (2, name_port) ] in
+  QCheck2.Test.make ~name:"Host accepted exactly when Authority.valid_host says so" ~count:5000 ~print:(sprintf "%S") gen
+    (fun host ->
+      List.for_all
+        (fun simd ->
+          let text = "GET / HTTP/1.1\r\nHost: " ^ host ^ "\r\n\r\n" in
+          let b = Bigstring.of_string text in
+          let t = R.create ~simd () in
+          let st = R.parse t b ~off:0 ~len:(String.length text) in
+          let hb = Bigstring.of_string host in
+          if Authority.valid_host ~simd hb ~off:0 ~len:(String.length host) then st = R.Complete
+          else st = R.Error && R.error t = Parse_error.Bad_host)
+        (if Simd.available then [ true; false ] else [ false ]))
+
 let build_cases () =
   (* The property above compared accepted heads, not only refusals. *)
   if !built_complete > 0 then Alcotest.(check bool) "some generated heads were accepted" true (!built_complete > 300);
@@ -1124,7 +1157,7 @@ let build_zero_alloc () =
 (* The HTTP/2 path: a known method and fields whose checks were made. *)
 let build_known_zero_alloc () =
   let t = R.create () in
-  let fields = [ ("host", "example.com"); ("user-agent", "h2load"); ("accept", "*/*") ] in
+  let fields = [ ("host", "127.0.0.1:8080"); ("user-agent", "h2load"); ("accept", "*/*") ] in
   let _, buf = build_fields t ~meth:"GET" ~target:"/index.html" fields in
   let ids = Array.of_list (List.map (fun (n, _) -> Header_name.of_string n) fields) in
   let spans = Array.make (2 * List.length fields) Span.empty in
@@ -1134,7 +1167,7 @@ let build_known_zero_alloc () =
       spans.(2 * i + 1) <- Span.make ~off:!pos ~len:(String.length v); pos := !pos + String.length v + 1)
     fields;
   let stop = !pos in
-  S.zero_alloc "build a head, method known, fields checked" (fun () ->
+  S.zero_alloc "build a head, method known, fields checked, host with a port" (fun () ->
       if R.build_start_known t buf ~meth:(Span.make ~off:3 ~len:3) ~known:Meth.Get ~target:(Span.make ~off:7 ~len:11)
       then begin
         for i = 0 to Array.length ids - 1 do
@@ -1799,7 +1832,7 @@ let () =
            (bytewise_big "32k one line" ~size:32767 ~many_lines:false) ]);
       ("corpus", [ Alcotest.test_case "corpus files parse" `Quick test_corpus ]);
       ("built from fields",
-       [ S.qcheck prop_build_matches_parse; Alcotest.test_case "cases" `Quick build_cases ]);
+       [ S.qcheck prop_build_matches_parse; Alcotest.test_case "cases" `Quick build_cases; S.qcheck prop_host_rule ]);
       ("zero allocation",
        alloc_corpus () @ alloc_cases () @ [ build_zero_alloc (); build_known_zero_alloc () ]
        @ [ Alcotest.test_case "every vector" `Quick test_vectors_alloc ]) ]
