@@ -132,11 +132,9 @@ let has_output t = O.pending_length t.out > 0
 let wants_output t =
   O.pending_length t.out > 0
   ||
-  let any = ref false in
-  for slot = 0 to t.streams.capacity - 1 do
-    if O.ready t.out slot then any := true
-  done;
-  !any
+  let slot = ref 0 and cap = t.streams.capacity in
+  while !slot < cap && not (O.ready t.out !slot) do incr slot done;
+  !slot < cap
 let active_streams t = t.streams.active
 let last_peer_stream t = t.last_peer_stream
 let settings_acked t = t.settings_acked
