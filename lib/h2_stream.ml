@@ -34,6 +34,7 @@ type t = {
   mutable active : int;
   mutable last_found : int;
   mutable free_hint : int;  (** a slot freed last, likely still free *)
+  mutable in_use_below : int;  (** every slot below it is in use *)
   mutable hint : int array;
       (** by stream id ([id lsr 1], masked to its power-of-two length): the
           slot that stream was opened in, or a stale guess *)
@@ -110,6 +111,7 @@ let create max_capacity =
       active = 0;
       last_found = 0;
       free_hint = 0;
+      in_use_below = 0;
       hint = [||];
       displaced = 0;
     }
@@ -137,6 +139,7 @@ let free t slot =
   if id <> 0 then begin
     if get t.hint (hint_index t id) <> slot then t.displaced <- t.displaced - 1;
     t.free_hint <- slot;
+    if slot < t.in_use_below then t.in_use_below <- slot;
     set t.id slot 0;
     set t.state slot 0;
     set t.out_kind slot out_none;
@@ -151,11 +154,14 @@ let clear t =
     free t slot
   done;
   t.active <- 0;
-  t.displaced <- 0
+  t.displaced <- 0;
+  t.in_use_below <- 0
 
 (* A stream's slot: its hint, the last one found, or a scan; no scan for a
    stream id while every stream in use is where its hint says (a closed
-   stream's id is looked up for each one that ends). *)
+   stream's id is looked up for each one that ends). A free slot ([id =
+   0]): the one freed last, else the lowest, looked for from
+   [in_use_below] on. *)
 let search t id =
   let last = t.last_found in
   let h = if id > 0 then Array.unsafe_get t.hint (hint_index t id) else t.free_hint in
@@ -163,7 +169,7 @@ let search t id =
   else if Array.unsafe_get t.id last = id then last
   else if id > 0 && t.displaced = 0 then -1
   else begin
-    let r = ref (-1) and i = ref 0 in
+    let r = ref (-1) and i = ref (if id = 0 then t.in_use_below else 0) in
     while !r < 0 && !i < t.capacity do
       if Array.unsafe_get t.id !i = id then r := !i;
       incr i
@@ -201,6 +207,7 @@ let open_slot t ~id ~recv_window ~send_window =
     set_flag t.out_end slot false;
     t.active <- t.active + 1;
     t.last_found <- slot;
+    if slot = t.in_use_below then t.in_use_below <- slot + 1;
     let k = hint_index t id in
     let e = Array.unsafe_get t.hint k in
     (* A stream in use whose entry this is loses it. *)

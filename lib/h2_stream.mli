@@ -67,6 +67,7 @@ type t = {
   mutable active : int;  (** slots in use *)
   mutable last_found : int;
   mutable free_hint : int;  (** a slot freed last, likely still free *)
+  mutable in_use_below : int;  (** every slot below it is in use: where a look for a free slot starts *)
   mutable hint : int array;
       (** by stream id ([id lsr 1], masked to its power-of-two length): the
           slot that stream was opened in, or a stale guess *)

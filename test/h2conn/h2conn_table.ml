@@ -21,6 +21,9 @@ let run_ops max ops =
   let ok = ref true in
   let check_all () =
     if displaced_by_scan t <> t.displaced then ok := false;
+    for slot = 0 to min t.in_use_below t.capacity - 1 do
+      if t.id.(slot) = 0 then ok := false
+    done;
     Hashtbl.iter (fun id slot -> if S.find t id <> slot then ok := false) live
   in
   List.iter
@@ -30,7 +33,22 @@ let run_ops max ops =
           (* Ids rise by a stride that makes them share hint entries. *)
           let id = !next in
           next := !next + (2 * stride);
+          (* The slot taken: the one freed last if free, else the last one
+             found if free, else the lowest free one (else a new one). *)
+          let want =
+            let h = t.free_hint and l = t.last_found in
+            if h >= 0 && h < t.capacity && t.id.(h) = 0 then h
+            else if t.id.(l) = 0 then l
+            else begin
+              let r = ref (-1) in
+              for slot = t.capacity - 1 downto 0 do
+                if t.id.(slot) = 0 then r := slot
+              done;
+              if !r < 0 && t.capacity < t.max_capacity then t.capacity else !r
+            end
+          in
           let slot = S.open_slot t ~id ~recv_window:0 ~send_window:0 in
+          if slot <> want then ok := false;
           if slot >= 0 then Hashtbl.replace live id slot
           else if Hashtbl.length live < max then ok := false
       | `Free k ->
