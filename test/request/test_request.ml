@@ -1134,9 +1134,9 @@ let build_cases () =
   let st, _ = build_fields t ~meth:"GET" ~target:long [ ("host", "h") ] in
   Alcotest.(check bool) "target too long" true (st = R.Error && R.error t = Parse_error.Target_too_long)
 
-let build_zero_alloc () =
-  let t = R.create () in
-  let fields = [ ("host", "example.com"); ("user-agent", "h2load"); ("accept", "*/*"); ("content-length", "0") ] in
+(* "GET /index.html" and [fields] laid out by {!build_fields}: the buffer,
+   the fields' ids, their name and value spans, and where the head ends. *)
+let laid_out t fields =
   let _, buf = build_fields t ~meth:"GET" ~target:"/index.html" fields in
   let ids = Array.of_list (List.map (fun (n, _) -> Header_name.of_string n) fields) in
   let spans = Array.make (2 * List.length fields) Span.empty in
@@ -1145,7 +1145,13 @@ let build_zero_alloc () =
       spans.(2 * i) <- Span.make ~off:!pos ~len:(String.length n); pos := !pos + String.length n + 1;
       spans.(2 * i + 1) <- Span.make ~off:!pos ~len:(String.length v); pos := !pos + String.length v + 1)
     fields;
-  let stop = !pos in
+  (buf, ids, spans, !pos)
+
+let build_zero_alloc () =
+  let t = R.create () in
+  let buf, ids, spans, stop =
+    laid_out t [ ("host", "example.com"); ("user-agent", "h2load"); ("accept", "*/*"); ("content-length", "0") ]
+  in
   S.zero_alloc "build a head from fields" (fun () ->
       if R.build_start t buf ~meth:(Span.make ~off:3 ~len:3) ~target:(Span.make ~off:7 ~len:11) then begin
         for i = 0 to Array.length ids - 1 do
@@ -1157,16 +1163,7 @@ let build_zero_alloc () =
 (* The HTTP/2 path: a known method and fields whose checks were made. *)
 let build_known_zero_alloc () =
   let t = R.create () in
-  let fields = [ ("host", "127.0.0.1:8080"); ("user-agent", "h2load"); ("accept", "*/*") ] in
-  let _, buf = build_fields t ~meth:"GET" ~target:"/index.html" fields in
-  let ids = Array.of_list (List.map (fun (n, _) -> Header_name.of_string n) fields) in
-  let spans = Array.make (2 * List.length fields) Span.empty in
-  let pos = ref (3 + 4 + 12) in
-  List.iteri (fun i (n, v) ->
-      spans.(2 * i) <- Span.make ~off:!pos ~len:(String.length n); pos := !pos + String.length n + 1;
-      spans.(2 * i + 1) <- Span.make ~off:!pos ~len:(String.length v); pos := !pos + String.length v + 1)
-    fields;
-  let stop = !pos in
+  let buf, ids, spans, stop = laid_out t [ ("host", "127.0.0.1:8080"); ("user-agent", "h2load"); ("accept", "*/*") ] in
   S.zero_alloc "build a head, method known, fields checked, host with a port" (fun () ->
       if R.build_start_known t buf ~meth:(Span.make ~off:3 ~len:3) ~known:Meth.Get ~target:(Span.make ~off:7 ~len:11)
       then begin
