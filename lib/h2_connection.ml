@@ -44,27 +44,33 @@ let header_s_span t name src s = O.header_s_span t.out name src s
 let header_checked t name src ~off ~len = O.header_checked t.out name src ~off ~len
 let header_encoded t src ~off ~len = O.header_encoded t.out src ~off ~len
 
+(* A slot {!S.find} gave is below [capacity], the length of every
+   per-slot array. *)
+let[@inline] get (a : int array) slot = Array.unsafe_get a slot
+let[@inline] set (a : int array) slot (v : int) = Array.unsafe_set a slot v
+let[@inline] set_flag (a : bool array) slot (v : bool) = Array.unsafe_set a slot v
+
 let send_headers t ~end_stream =
   let slot = S.find t.streams t.response_stream in
-  if slot < 0 || t.streams.response.(slot) <> 0 then Stream_closed
+  if slot < 0 || get t.streams.response slot <> 0 then Stream_closed
   else if not (O.frame_headers t.out ~stream_id:t.response_stream ~end_stream) then No_space
   else begin
-    if end_stream then O.end_stream_sent t.out slot else t.streams.response.(slot) <- 1;
+    if end_stream then O.end_stream_sent t.out slot else set t.streams.response slot 1;
     Queued
   end
 
 let queue_body t ~stream kind buf ~off ~len ~end_stream =
   let slot = S.find t.streams stream in
   let s = t.streams in
-  if slot < 0 || s.response.(slot) <> 1 then Stream_closed
-  else if s.out_kind.(slot) <> S.out_none then No_space
+  if slot < 0 || get s.response slot <> 1 then Stream_closed
+  else if get s.out_kind slot <> S.out_none then No_space
   else if len = 0 && not end_stream then Queued
   else begin
-    s.out_kind.(slot) <- kind;
+    set s.out_kind slot kind;
     s.out_buf.(slot) <- buf;
-    s.out_off.(slot) <- off;
-    s.out_len.(slot) <- len;
-    s.out_end.(slot) <- end_stream;
+    set s.out_off slot off;
+    set s.out_len slot len;
+    set_flag s.out_end slot end_stream;
     Queued
   end
 
@@ -82,7 +88,7 @@ let send_data_external t ~stream ~offset ~len ~end_stream =
 
 let body_pending t ~stream =
   let slot = S.find t.streams stream in
-  if slot < 0 then 0 else if t.streams.out_kind.(slot) = S.out_none then 0 else t.streams.out_len.(slot)
+  if slot < 0 then 0 else if get t.streams.out_kind slot = S.out_none then 0 else get t.streams.out_len slot
 
 let reset_stream t ~stream code =
   let slot = S.find t.streams stream in
@@ -126,11 +132,9 @@ let has_output t = O.pending_length t.out > 0
 let wants_output t =
   O.pending_length t.out > 0
   ||
-  let any = ref false in
-  for slot = 0 to t.streams.capacity - 1 do
-    if O.ready t.out slot then any := true
-  done;
-  !any
+  let slot = ref 0 and cap = t.streams.capacity in
+  while !slot < cap && not (O.ready t.out !slot) do incr slot done;
+  !slot < cap
 let active_streams t = t.streams.active
 let last_peer_stream t = t.last_peer_stream
 let settings_acked t = t.settings_acked

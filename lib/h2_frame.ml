@@ -67,6 +67,11 @@ let header_size = 9
 (* {1 Integers} *)
 
 let[@inline] byte b i = Char.code (B.unsafe_get b i)
+
+external bswap64 : int64 -> int64 = "%bswap_int64"
+
+(* Eight bytes from [i] as a big-endian word ([i + 8] within [b]). *)
+let[@inline] be64 b i = if Sys.big_endian then B.unsafe_get64 b i else bswap64 (B.unsafe_get64 b i)
 let[@inline] get_u16 b i = (byte b i lsl 8) lor byte b (i + 1)
 let[@inline] get_u24 b i = (byte b i lsl 16) lor (byte b (i + 1) lsl 8) lor byte b (i + 2)
 let[@inline] get_u32 b i = (byte b i lsl 24) lor get_u24 b (i + 1)
@@ -329,12 +334,16 @@ let read t buf ~off ~len =
     Partial
   end
   else begin
-    let length = get_u24 buf off and code = byte buf (off + 3) in
+    (* The header's first eight bytes in one load, as a big-endian word
+       (the ninth is the stream id's low byte). *)
+    let w = be64 buf off in
+    let length = Int64.to_int (Int64.shift_right_logical w 40) in
+    let code = Int64.to_int (Int64.shift_right_logical w 32) land 0xff in
     t.length <- length;
     t.type_code <- code;
     t.frame_type <- frame_type_of_int code;
-    t.flags <- byte buf (off + 4);
-    t.stream_id <- get_u31 buf (off + 5);
+    t.flags <- Int64.to_int (Int64.shift_right_logical w 24) land 0xff;
+    t.stream_id <- ((Int64.to_int w land 0x7f_ffff) lsl 8) lor byte buf (off + 8);
     t.needed <- header_size + length;
     t.payload_off <- off + header_size;
     t.payload_len <- length;

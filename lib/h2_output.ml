@@ -182,7 +182,7 @@ let header_encoded t src ~off ~len =
 (* HEADERS then CONTINUATIONs, each at most the peer's SETTINGS_MAX_FRAME_SIZE. *)
 let frame_headers t ~stream_id ~end_stream =
   let len = t.block_len and max = t.peer_max_frame in
-  let frames = if len = 0 then 1 else (len + max - 1) / max in
+  let frames = if len <= max then 1 else (len + max - 1) / max in
   if not (queued t (len + (9 * frames))) then false
   else begin
     let pos = ref 0 and first = ref true in
@@ -202,8 +202,14 @@ let frame_headers t ~stream_id ~end_stream =
 
 (* {1 The scheduler} *)
 
+(* Slots here come from {!S.find} or the scheduler: below [capacity], the
+   length of every per-slot array. *)
+let[@inline] get (a : int array) slot = Array.unsafe_get a slot
+let[@inline] set (a : int array) slot (v : int) = Array.unsafe_set a slot v
+let[@inline] get_flag (a : bool array) slot = Array.unsafe_get a slot
+
 let ready t slot =
-  S.wants_to_send t.streams slot && (t.streams.out_len.(slot) = 0 || t.conn_send_window > 0)
+  S.wants_to_send t.streams slot && (get t.streams.out_len slot = 0 || t.conn_send_window > 0)
 
 (* RFC 9218 §4: the most urgent level first; within a level, non-incremental
    responses one at a time in stream-id order, then incremental ones in
@@ -279,8 +285,8 @@ let rec pick t =
 let end_stream_sent t slot =
   let s = t.streams in
   s.response.(slot) <- 2;
-  if s.state.(slot) = S.half_closed_remote then close_stream t slot
-  else s.state.(slot) <- S.half_closed_local
+  if get s.state slot = S.half_closed_remote then close_stream t slot
+  else set s.state slot S.half_closed_local
 
 let[@inline] min (a : int) (b : int) = if a < b then a else b
 
@@ -309,33 +315,35 @@ let next t out ~off ~len ~inline =
     let slot = if stop - !pos < 10 then -1 else pick t in
     if slot < 0 then go := false
     else begin
-      let kind = s.out_kind.(slot) and left = s.out_len.(slot) in
+      let kind = get s.out_kind slot and left = get s.out_len slot in
       (* Past the frame header: a file's bytes, and a large piece of
          stable ones, the caller sends from where they are. *)
       let by_caller = kind = S.out_external || (kind = S.out_stable && (not inline) && left >= external_min) in
       let space = if by_caller && not inline then max_int else stop - !pos - 9 in
-      let n = min (min left s.send_window.(slot)) (min t.conn_send_window (min t.peer_max_frame space)) in
+      let window = get s.send_window slot in
+      let n = min (min left window) (min t.conn_send_window (min t.peer_max_frame space)) in
       let n = if n < 0 then 0 else n in
-      let last = n = left && s.out_end.(slot) in
-      let stream_id = s.id.(slot) in
+      let last = n = left && get_flag s.out_end slot in
+      let stream_id = get s.id slot in
+      let from = get s.out_off slot in
       pos := W.data_header out ~off:!pos ~stream_id ~length:n ~end_stream:last;
       if not by_caller then begin
-        B.blit ~src:s.out_buf.(slot) ~src_off:s.out_off.(slot) ~dst:out ~dst_off:!pos ~len:n;
+        B.blit ~src:(Array.unsafe_get s.out_buf slot) ~src_off:from ~dst:out ~dst_off:!pos ~len:n;
         pos := !pos + n
       end
       else begin
         t.ext_stream <- stream_id;
         t.ext_len <- n;
-        t.ext_off <- s.out_off.(slot);
-        if kind = S.out_stable then t.ext_buf <- s.out_buf.(slot);
+        t.ext_off <- from;
+        if kind = S.out_stable then t.ext_buf <- Array.unsafe_get s.out_buf slot;
         go := false
       end;
-      s.out_off.(slot) <- s.out_off.(slot) + n;
-      s.out_len.(slot) <- left - n;
-      s.send_window.(slot) <- s.send_window.(slot) - n;
+      set s.out_off slot (from + n);
+      set s.out_len slot (left - n);
+      set s.send_window slot (window - n);
       t.conn_send_window <- t.conn_send_window - n;
       if left = n then begin
-        s.out_kind.(slot) <- S.out_none;
+        set s.out_kind slot S.out_none;
         if last then end_stream_sent t slot
       end
     end

@@ -34,9 +34,14 @@ type t = {
   mutable active : int;
   mutable last_found : int;
   mutable free_hint : int;  (** a slot freed last, likely still free *)
+  mutable in_use_below : int;  (** every slot below it is in use *)
   mutable hint : int array;
       (** by stream id ([id lsr 1], masked to its power-of-two length): the
           slot that stream was opened in, or a stale guess *)
+  mutable displaced : int;
+      (** streams in use whose [hint] entry names another slot (a later
+          stream with the same entry took it); while [0], a stream the hint
+          does not lead to has no slot *)
 }
 
 let no_buffer = Bigstring.create 0
@@ -73,7 +78,13 @@ let arrays t capacity =
     let id = Array.unsafe_get t.id slot in
     if id > 0 then hint.((id lsr 1) land (!n - 1)) <- slot
   done;
+  let displaced = ref 0 in
+  for slot = 0 to t.capacity - 1 do
+    let id = Array.unsafe_get t.id slot in
+    if id > 0 && hint.((id lsr 1) land (!n - 1)) <> slot then incr displaced
+  done;
   t.hint <- hint;
+  t.displaced <- !displaced;
   t.capacity <- capacity
 
 let create max_capacity =
@@ -100,7 +111,9 @@ let create max_capacity =
       active = 0;
       last_found = 0;
       free_hint = 0;
+      in_use_below = 0;
       hint = [||];
+      displaced = 0;
     }
   in
   arrays t (if max_capacity < initial_capacity then max_capacity else initial_capacity);
@@ -112,15 +125,27 @@ let grow t =
   let c = 2 * t.capacity in
   arrays t (if c > t.max_capacity then t.max_capacity else c)
 
+let[@inline] hint_index t id = (id lsr 1) land (Array.length t.hint - 1)
+
+(* Every per-slot array is [capacity] long: one checked access to [id]
+   vouches for the slot in all of them. *)
+let[@inline] set (a : int array) slot (v : int) = Array.unsafe_set a slot v
+let[@inline] get (a : int array) slot = Array.unsafe_get a slot
+let[@inline] set_flag (a : bool array) slot (v : bool) = Array.unsafe_set a slot v
+let[@inline] get_flag (a : bool array) slot = Array.unsafe_get a slot
+
 let free t slot =
-  if t.id.(slot) <> 0 then begin
+  let id = t.id.(slot) in
+  if id <> 0 then begin
+    if get t.hint (hint_index t id) <> slot then t.displaced <- t.displaced - 1;
     t.free_hint <- slot;
-    t.id.(slot) <- 0;
-    t.state.(slot) <- 0;
-    t.out_kind.(slot) <- out_none;
+    if slot < t.in_use_below then t.in_use_below <- slot;
+    set t.id slot 0;
+    set t.state slot 0;
+    set t.out_kind slot out_none;
     t.out_buf.(slot) <- no_buffer;
-    t.out_len.(slot) <- 0;
-    t.out_end.(slot) <- false;
+    set t.out_len slot 0;
+    set_flag t.out_end slot false;
     t.active <- t.active - 1
   end
 
@@ -128,18 +153,23 @@ let clear t =
   for slot = 0 to t.capacity - 1 do
     free t slot
   done;
-  t.active <- 0
+  t.active <- 0;
+  t.displaced <- 0;
+  t.in_use_below <- 0
 
-let[@inline] hint_index t id = (id lsr 1) land (Array.length t.hint - 1)
-
-(* A stream's slot: its hint, the last one found, or a scan. *)
+(* A stream's slot: its hint, the last one found, or a scan; no scan for a
+   stream id while every stream in use is where its hint says (a closed
+   stream's id is looked up for each one that ends). A free slot ([id =
+   0]): the one freed last, else the lowest, looked for from
+   [in_use_below] on. *)
 let search t id =
   let last = t.last_found in
   let h = if id > 0 then Array.unsafe_get t.hint (hint_index t id) else t.free_hint in
   if h >= 0 && h < t.capacity && Array.unsafe_get t.id h = id then h
   else if Array.unsafe_get t.id last = id then last
+  else if id > 0 && t.displaced = 0 then -1
   else begin
-    let r = ref (-1) and i = ref 0 in
+    let r = ref (-1) and i = ref (if id = 0 then t.in_use_below else 0) in
     while !r < 0 && !i < t.capacity do
       if Array.unsafe_get t.id !i = id then r := !i;
       incr i
@@ -162,27 +192,36 @@ let open_slot t ~id ~recv_window ~send_window =
   in
   if slot >= 0 then begin
     t.id.(slot) <- id;
-    t.state.(slot) <- open_;
-    t.recv_window.(slot) <- recv_window;
-    t.recv_unacked.(slot) <- 0;
-    t.recv_held.(slot) <- 0;
-    t.send_window.(slot) <- send_window;
-    t.priority.(slot) <- (H2_priority.default :> int);
-    t.content_length.(slot) <- -1;
-    t.data_received.(slot) <- 0;
-    t.response.(slot) <- 0;
-    t.out_kind.(slot) <- out_none;
-    t.out_off.(slot) <- 0;
-    t.out_len.(slot) <- 0;
-    t.out_end.(slot) <- false;
+    set t.state slot open_;
+    set t.recv_window slot recv_window;
+    set t.recv_unacked slot 0;
+    set t.recv_held slot 0;
+    set t.send_window slot send_window;
+    set t.priority slot (H2_priority.default :> int);
+    set t.content_length slot (-1);
+    set t.data_received slot 0;
+    set t.response slot 0;
+    set t.out_kind slot out_none;
+    set t.out_off slot 0;
+    set t.out_len slot 0;
+    set_flag t.out_end slot false;
     t.active <- t.active + 1;
     t.last_found <- slot;
-    Array.unsafe_set t.hint (hint_index t id) slot
+    if slot = t.in_use_below then t.in_use_below <- slot + 1;
+    let k = hint_index t id in
+    let e = Array.unsafe_get t.hint k in
+    (* A stream in use whose entry this is loses it. *)
+    if e >= 0 && e < t.capacity && e <> slot then begin
+      let other = Array.unsafe_get t.id e in
+      if other > 0 && hint_index t other = k then t.displaced <- t.displaced + 1
+    end;
+    Array.unsafe_set t.hint k slot
   end;
   slot
 
 let wants_to_send t slot =
   t.id.(slot) <> 0
-  && t.out_kind.(slot) <> out_none
-  && ((t.out_len.(slot) > 0 && t.send_window.(slot) > 0)
-     || (t.out_len.(slot) = 0 && t.out_end.(slot)))
+  && get t.out_kind slot <> out_none
+  &&
+  let left = get t.out_len slot in
+  (left > 0 && get t.send_window slot > 0) || (left = 0 && get_flag t.out_end slot)

@@ -67,9 +67,13 @@ type t = {
   mutable active : int;  (** slots in use *)
   mutable last_found : int;
   mutable free_hint : int;  (** a slot freed last, likely still free *)
+  mutable in_use_below : int;  (** every slot below it is in use: where a look for a free slot starts *)
   mutable hint : int array;
       (** by stream id ([id lsr 1], masked to its power-of-two length): the
           slot that stream was opened in, or a stale guess *)
+  mutable displaced : int;
+      (** streams in use whose [hint] entry names another slot; while [0], a
+          stream id the hint does not lead to has no slot (no scan) *)
 }
 
 val initial_capacity : int
@@ -85,8 +89,9 @@ val clear : t -> unit
 
 val find : t -> int -> int
 (** [find t id] is the slot of stream [id], or [-1] (always for
-    [id <= 0]). A linear scan over
-    [capacity] ints, shortcut by the last slot found. *)
+    [id <= 0]). The stream's [hint] entry, else the last slot found,
+    else [-1] at once unless some stream in use lost its entry to another
+    ([displaced > 0]): then a linear scan over [capacity] ints. *)
 
 val open_slot : t -> id:int -> recv_window:int -> send_window:int -> int
 (** [open_slot t ~id ~recv_window ~send_window] takes a free slot for a

@@ -152,10 +152,27 @@ let content_length_field t b voff vlen =
 
 (* Host: one per request (RFC 9112 §3.2), and an invalid value MUST be
    answered 400. *)
+(* A name of letters, digits, '-' and '.', then nothing or ":" and
+   digits: what Authority.valid_host accepts, in one scan of the name (a
+   port sends its fast path to the byte loop). Anything else is its to
+   judge. *)
+let plain_host t b voff vlen =
+  let stop = voff + vlen in
+  vlen > 0 && get b voff <> '['
+  &&
+  let p = if t.simd then Simd.hostname_end b voff stop else Swar.skip_hostname b voff stop in
+  p = stop
+  || get b p = ':'
+     &&
+     let i = ref (p + 1) in
+     while !i < stop && get b !i >= '0' && get b !i <= '9' do incr i done;
+     !i = stop
+
 let host_field t b voff vlen =
   t.host_count <- t.host_count + 1;
   if t.host_count > 1 then fail t Parse_error.Duplicate_host;
-  if not (Authority.valid_host ~simd:t.simd b ~off:voff ~len:vlen) then fail t Parse_error.Bad_host;
+  if not (plain_host t b voff vlen || Authority.valid_host ~simd:t.simd b ~off:voff ~len:vlen) then
+    fail t Parse_error.Bad_host;
   t.host <- Span.make ~off:voff ~len:vlen
 
 let field_semantics t b id voff vlen =
@@ -496,15 +513,10 @@ let parse t b ~off ~len =
    it came. *)
 let refused t = t.last <- Error; false
 
-let build_start t b ~meth ~target =
-  clear t;
-  t.last <- Partial;
-  let m_off = Span.off meth and m_len = Span.len meth in
+(* After the method: the target's length, bytes and form. *)
+let start_target t b ~meth ~known ~target =
   let t_off = Span.off target and t_len = Span.len target in
-  if m_len = 0 || Swar.skip_tchars b m_off (m_off + m_len) <> m_off + m_len then begin
-    t.error <- Parse_error.Bad_method; refused t
-  end
-  else if t_len = 0 then begin
+  if t_len = 0 then begin
     t.error <- Parse_error.Bad_request_line; refused t
   end
   else if t_len > t.limits.max_target then begin
@@ -512,7 +524,7 @@ let build_start t b ~meth ~target =
   end
   else begin
     t.meth_span <- meth;
-    t.meth <- Meth.of_buffer b ~off:m_off ~len:m_len;
+    t.meth <- known;
     t.target <- target;
     let t_stop = t_off + t_len in
     let stop = if t.simd then Simd.target_end b t_off t_stop else Swar.skip_target b t_off t_stop in
@@ -521,6 +533,24 @@ let build_start t b ~meth ~target =
     end
     else match target_form t b t_off t_stop with () -> true | exception Fail -> refused t
   end
+
+let build_start t b ~meth ~target =
+  clear t;
+  t.last <- Partial;
+  let m_off = Span.off meth and m_len = Span.len meth in
+  if m_len = 0 || Swar.skip_tchars b m_off (m_off + m_len) <> m_off + m_len then begin
+    t.error <- Parse_error.Bad_method; refused t
+  end
+  else start_target t b ~meth ~known:(Meth.of_buffer b ~off:m_off ~len:m_len) ~target
+
+let build_start_known t b ~meth ~known ~target =
+  match (known : Meth.t) with
+  | Other -> build_start t b ~meth ~target
+  | _ ->
+    (* A known method's bytes are one of its names: a token. *)
+    clear t;
+    t.last <- Partial;
+    start_target t b ~meth ~known ~target
 
 let rec build_field t b id ~name ~value =
   let n_off = Span.off name and n_len = Span.len name in

@@ -103,6 +103,13 @@ val reset : t -> unit
     request is used. No step allocates. *)
 
 val build_start : t -> Bigstring.t -> meth:Span.t -> target:Span.t -> bool
+
+val build_start_known : t -> Bigstring.t -> meth:Span.t -> known:Meth.t -> target:Span.t -> bool
+(** As {!build_start} when the caller has matched the method's bytes
+    already: [known] must be [Meth.of_buffer] of them. A known method is a
+    token, so its bytes are not scanned again; [Meth.Other] goes through
+    {!build_start}'s whole check. *)
+
 val build_field : t -> Bigstring.t -> Header_name.t -> name:Span.t -> value:Span.t -> bool
 val build_field_checked : t -> Bigstring.t -> Header_name.t -> name:Span.t -> value:Span.t -> bool
 (** As {!build_field} for a name the caller knows is a token and a value it

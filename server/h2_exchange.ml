@@ -214,19 +214,22 @@ let early_body = 65535
 
 exception Too_large
 
-let put_span b pos src span =
-  let len = Span.len span in
-  if pos + len > Bigstring.length b - 2 then raise_notrace Too_large;
-  Bigstring.blit ~src ~src_off:(Span.off span) ~dst:b ~dst_off:pos ~len;
-  pos + len
+(* [len] bytes by whole words when both buffers have room for the last
+   word: up to 7 bytes past the end are read and written too, which the
+   next piece of the line covers. *)
+let copy_short src soff dst doff len =
+  let words = (len + 7) land lnot 7 in
+  if soff + words <= Bigstring.length src && doff + words <= Bigstring.length dst then begin
+    let i = ref 0 in
+    while !i < len do
+      Bigstring.unsafe_set64 dst (doff + !i) (Bigstring.unsafe_get64 src (soff + !i));
+      i := !i + 8
+    done
+  end
+  else Bigstring.blit ~src ~src_off:soff ~dst ~dst_off:doff ~len
 
-let put b pos s =
-  let len = String.length s in
-  if pos + len > Bigstring.length b - 2 then raise_notrace Too_large;
-  Bigstring.unsafe_blit_from_string s ~src_off:0 b ~dst_off:pos ~len;
-  pos + len
-
-let[@inline] shifted by s = Span.make ~off:(Span.off s + by) ~len:(Span.len s)
+(* [s] moved [by] bytes on: the offset is the int's upper part. *)
+let[@inline] shifted by (s : Span.t) = Span.unsafe_of_int ((s :> int) + (by lsl 31))
 
 (* The head presented to Ctx.request, in [rbuf]: a request line for the
    access log ("GET /a HTTP/2.0"), then the decoded names and values as
@@ -241,21 +244,29 @@ let present x h2c =
   in
   let m = H2_head.method_span h in
   let used = C.head_length h2c in
-  take_head_rbuf x (Span.len m + Span.len target + 13 + used + 4);
+  let m_len = Span.len m and t_len = Span.len target in
+  take_head_rbuf x (m_len + t_len + 13 + used + 4);
   let b = x.rbuf in
-  let t_off = Span.len m + 1 in
-  let pos = put_span b 0 src m in
-  let pos = put b pos " " in
-  let pos = put_span b pos src target in
-  let line = put b pos " HTTP/2.0\r\n" in
+  let t_off = m_len + 1 in
+  let line = t_off + t_len + 11 in
+  (* Room for the line, the fields and a "host" name; each piece is
+     written left to right, covering what the one before wrote past its
+     end. *)
   if line + used + 4 > Bigstring.length b then raise_notrace Too_large;
+  copy_short src (Span.off m) b 0 m_len;
+  Bigstring.unsafe_set b m_len ' ';
+  copy_short src (Span.off target) b t_off t_len;
+  Bigstring.unsafe_blit_from_string " HTTP/2.0\r\n" ~src_off:0 b ~dst_off:(t_off + t_len) ~len:11;
   Bigstring.blit ~src ~src_off:0 ~dst:b ~dst_off:line ~len:used;
   let req = Slot.req x in
+  (* H2_head matched the method's bytes already (a known one is a token). *)
   let ok =
     ref
-      (Request.build_start req b ~meth:(Span.make ~off:0 ~len:(Span.len m))
+      (Request.build_start_known req b ~meth:(Span.make ~off:0 ~len:(Span.len m)) ~known:(H2_head.meth h)
          ~target:(Span.make ~off:t_off ~len:(Span.len target)))
   in
+  (* Plain values (the pseudo-headers' too) passed the check build_field
+     would make, in H2_head; names are lower-case tokens there. *)
   let n = H2_head.field_count h and i = ref 0 and plain = H2_head.values_plain h in
   while !ok && !i < n do
     let id = H2_head.field_name h !i
@@ -268,10 +279,11 @@ let present x h2c =
   done;
   let stop = line + used in
   if !ok && H2_head.has_authority h && not (Request.has_host req) then begin
-    Bigstring.blit_from_string "host" ~src_off:0 b ~dst_off:stop ~len:4;
+    Bigstring.unsafe_blit_from_string "host" ~src_off:0 b ~dst_off:stop ~len:4;
+    let name = Span.make ~off:stop ~len:4 and value = shifted line (H2_head.authority h) in
     ok :=
-      Request.build_field req b Header_name.Host ~name:(Span.make ~off:stop ~len:4)
-        ~value:(shifted line (H2_head.authority h))
+      if plain then Request.build_field_checked req b Header_name.Host ~name ~value
+      else Request.build_field req b Header_name.Host ~name ~value
   end;
   if !ok then Request.build_end req ~head_length:(stop + 4) else Request.Error
 
@@ -288,19 +300,26 @@ let take_exchange c =
    them. *)
 let spare_exchanges = Slot.stream_keep
 
+(* Whether [x] is kept. Taking one leaves its entry in place, so the
+   same exchange given back often finds itself there: no write (and no
+   caml_modify) then. *)
 let give_exchange x =
   let sh = x.sh in
   if sh.nexchanges_free < spare_exchanges then begin
     let a = with_room sh.exchanges_free sh.nexchanges_free x in
     if a != sh.exchanges_free then sh.exchanges_free <- a;
-    sh.exchanges_free.(sh.nexchanges_free) <- x;
-    sh.nexchanges_free <- sh.nexchanges_free + 1
+    if Array.unsafe_get sh.exchanges_free sh.nexchanges_free != x then sh.exchanges_free.(sh.nexchanges_free) <- x;
+    sh.nexchanges_free <- sh.nexchanges_free + 1;
+    true
   end
+  else false
 
+(* Entries past [nstreams] may still name an exchange that ended (kept
+   for reuse, see [finish]): the one that comes back finds itself there. *)
 let add s x =
   let a = with_room s.streams s.nstreams x in
   if a != s.streams then s.streams <- a;
-  s.streams.(s.nstreams) <- x;
+  if Array.unsafe_get s.streams s.nstreams != x then s.streams.(s.nstreams) <- x;
   s.nstreams <- s.nstreams + 1
 
 let find s stream =
@@ -336,7 +355,7 @@ let opened s c ~stream ~fin =
   x.listener <- c.listener;
   x.ssl <- c.ssl;
   x.tls_version <- c.tls_version;
-  x.proto <- protocol;
+  if x.proto != protocol then x.proto <- protocol;
   x.peer_done <- fin;
   x.fin_queued <- false;
   x.close <- false;
@@ -364,7 +383,7 @@ let opened s c ~stream ~fin =
           x.body_start <- Request.head_length req;
           x.next_pos <- len;
           x.head_req <- (match Request.meth req with Meth.Head -> true | _ -> false);
-          x.body_src <- x.sh.empty;
+          if x.body_src != x.sh.empty then x.body_src <- x.sh.empty;
           x.body_off <- 0;
           x.body_len <- 0;
           x.body_need <- 0;
@@ -391,6 +410,10 @@ let opened s c ~stream ~fin =
 
 (* {1 Ending} *)
 
+(* A handler's continuation once the exchange ended: one closure, so
+   that "already in place" is a pointer comparison. *)
+let no_cont : Slot.t -> unit = ignore
+
 (* The exchange at index [i] of its session is over (answered, reset, or
    its connection closed): logged, its stream closed if it is not, and
    the slot back in the pool holding nothing. *)
@@ -406,7 +429,7 @@ let finish s i ~complete =
     C.reset_stream s.h2c ~stream:x.stream H2_error.Cancel;
   next_gen x;
   x.wait <- Running;
-  x.cont <- ignore;
+  if x.cont != no_cont then x.cont <- no_cont;
   Request.reset (Slot.req x);
   release_all x;
   reset_response x;
@@ -418,12 +441,14 @@ let finish s i ~complete =
   x.mode <- H1_mode;
   x.body <- No_body;
   x.broken <- false;
-  x.in_buf <- x.sh.empty;
+  if x.in_buf != x.sh.empty then x.in_buf <- x.sh.empty;
   s.nstreams <- s.nstreams - 1;
-  s.streams.(i) <- s.streams.(s.nstreams);
-  s.streams.(s.nstreams) <- c;
+  let last = s.nstreams in
+  if i <> last then s.streams.(i) <- s.streams.(last);
   c.served <- c.served + 1;
-  give_exchange x
+  (* The entry past the end keeps naming [x] only while the pool holds it
+     anyway; one the GC is to take is not held from here. *)
+  if not (give_exchange x) then s.streams.(last) <- c
 
 let cancel s stream =
   let i = find s stream in

@@ -499,10 +499,12 @@ let () =
         [ q "urgency" test_urgency; q "incremental round-robin" test_incremental_round_robin; q "external body" test_external_body ] );
       ("abuse", H2conn_abuse.abuse_tests);
       ("memory", H2conn_memory.tests);
+      ("stream table", H2conn_table.tests);
       ( "python h2",
         List.map (fun sc -> q sc (H2conn_python.run_h2_client sc)) [ "concurrent"; "large"; "post"; "reset" ] );
       ("zero alloc", [ T.zero_alloc "request in, response out" (H2conn_steady.steady ()); T.zero_alloc "head decode" (H2conn_steady.head_decode ());
           T.zero_alloc "CONTINUATION, trailers, reset" (H2conn_steady.long_way ());
           T.zero_alloc "two connections, one workspace" (H2conn_memory.shared_steady ());
-          T.zero_alloc "external body inline (TLS)" (H2conn_memory.inline_external ()) ]);
+          T.zero_alloc "external body inline (TLS)" (H2conn_memory.inline_external ());
+          T.zero_alloc "closed stream lookup" (H2conn_table.absent_lookup ()) ]);
     ]

@@ -112,9 +112,9 @@ let drives : (Slot.t -> H1.action -> unit) ref = ref (fun _ _ -> ())
 
 (* [keep]: spare buffers each pool keeps (the server's is 1024); beyond,
    a buffer is mapped per use, which allocates. *)
-let shared ?(keep = 4) () =
+let shared ?(keep = 4) ?(read_buffer = 32 * 1024) () =
   let sh =
-    Slot.create_shared ~server_name:"t" ~read_buffer:(32 * 1024) ~write_buffer:(16 * 1024)
+    Slot.create_shared ~server_name:"t" ~read_buffer ~write_buffer:(16 * 1024)
       ~max_body:(1 lsl 20) ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000
       ~headers:"X-Content-Type-Options: nosniff\r\n" ~listener_headers:[| "" |] ~keep
   in
@@ -351,6 +351,62 @@ let failures () =
   Alcotest.(check bool) "a raising handler: 500" true (has fs "HEADERS 1 500");
   Alcotest.(check bool) "Ctx.upgrade over HTTP/2: 500" true (has fs "HEADERS 3 500")
 
+(* Heads whose values all passed H2_head's plain check are not scanned
+   again; one with a control byte in a value (a regular field's or the
+   :authority standing in for Host) still gets Request's whole check. *)
+let head_checks () =
+  let sh = shared () in
+  let p = connect sh in
+  let req sid fields = K.request sid fields in
+  let g path = [ (":method", "GET"); (":scheme", "https"); (":path", path) ] in
+  ignore
+    (send p
+       (req 1 (g "/a" @ [ (":authority", "example.com"); ("x-a", "plain") ])
+       ^ req 3 (g "/a" @ [ (":authority", "example.com"); ("x-a", "a\x01b") ])
+       ^ req 5 (g "/a" @ [ (":authority", "exa\x01mple.com") ])
+       ^ req 7 (g "/a" @ [ (":authority", "example.com"); ("x-a", "a\tb") ])
+       ^ req 9 (g "/a" @ [ (":authority", "exa mple.com") ])
+       ^ req 11 (g "/a b" @ [ (":authority", "example.com") ])
+       ^ req 13 ([ (":method", "G(T"); (":scheme", "https"); (":path", "/a"); (":authority", "example.com") ])
+       ^ req 15 ([ (":method", "PURGE"); (":scheme", "https"); (":path", "/a"); (":authority", "example.com") ])));
+  let fs = frames p in
+  List.iter
+    (fun (what, want) -> Alcotest.(check bool) (what ^ ": " ^ String.concat " | " fs) true (has fs want))
+    [ ("a plain head", "HEADERS 1 200"); ("a control byte in a value", "HEADERS 3 400");
+      ("a control byte in :authority", "HEADERS 5 400"); ("an inner HTAB is kept", "HEADERS 7 200");
+      ("a space in :authority (Host)", "HEADERS 9 400"); ("a space in :path", "HEADERS 11 400");
+      ("a method not a token", "HEADERS 13 400"); ("an unknown token method", "HEADERS 15 200") ]
+
+(* A head that does not fit an exchange's read buffer (8 KiB here) is
+   answered 431; one that does, by its handler. The large head is a 3.5 KiB
+   field sent once and indexed (RFC 7541 §6.2.1), then named three times from
+   the dynamic table: its frame fits the connection's 8 KiB buffer, its
+   decoded fields do not fit the exchange's. *)
+let head_room () =
+  let sh = shared ~read_buffer:(8 * 1024) () in
+  let p = connect sh in
+  let indexed name value =
+    let buf = Bigstring.create 16384 in
+    Bigstring.unsafe_set buf 0 '\x40';
+    let o = Hpack_encoder.encode_integer buf ~off:1 ~prefix:7 ~first:0 (String.length name) in
+    Bigstring.blit_from_string name ~src_off:0 buf ~dst_off:o ~len:(String.length name);
+    let o = o + String.length name in
+    let o = Hpack_encoder.encode_integer buf ~off:o ~prefix:7 ~first:0 (String.length value) in
+    Bigstring.blit_from_string value ~src_off:0 buf ~dst_off:o ~len:(String.length value);
+    Bigstring.sub_string buf ~off:0 ~len:(o + String.length value)
+  in
+  let again = "\xbe" (* indexed: dynamic entry 62, the newest *) in
+  let pseudo = K.block (K.get ~path:"/a" ()) in
+  ignore
+    (send p
+       (K.headers 1 (pseudo ^ indexed "x-big" (String.make 3500 'a'))
+       ^ K.headers 3 (pseudo ^ again ^ again ^ again)
+       ^ get 5 "/a"));
+  let fs = frames p in
+  List.iter
+    (fun (what, want) -> Alcotest.(check bool) (what ^ ": " ^ String.concat " | " fs) true (has fs want))
+    [ ("fits", "HEADERS 1 200"); ("too large", "HEADERS 3 431"); ("the next one", "HEADERS 5 200") ]
+
 let closed_cancels () =
   let sh = shared () in
   let p = connect sh in
@@ -577,6 +633,8 @@ let () =
           Alcotest.test_case "suspended handler" `Quick suspended;
           Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
           Alcotest.test_case "handler failures, upgrade refused" `Quick failures;
+          Alcotest.test_case "heads checked once, the rest still checked" `Quick head_checks;
+          Alcotest.test_case "a head larger than the read buffer: 431" `Quick head_room;
         ] );
       ( "connection",
         [

@@ -953,7 +953,7 @@ let meaning t buf st =
 
 (* The fields laid out in a buffer (each piece after a garbage byte), then
    built: the result and the buffer. *)
-let build_fields ?(checked = false) t ~meth ~target fields =
+let build_fields ?(checked = false) ?(known = false) t ~meth ~target fields =
   let pieces = meth :: target :: List.concat_map (fun (n, v) -> [ n; v ]) fields in
   let text = String.concat "\x00" pieces in
   let buf = S.bigstring_at ~garbage:'\r' ~off:3 text in
@@ -962,7 +962,11 @@ let build_fields ?(checked = false) t ~meth ~target fields =
   let m = next meth in
   let tg = next target in
   let st =
-    if not (R.build_start t buf ~meth:m ~target:tg) then R.Error
+    let started =
+      if known then R.build_start_known t buf ~meth:m ~known:(Meth.of_string meth) ~target:tg
+      else R.build_start t buf ~meth:m ~target:tg
+    in
+    if not started then R.Error
     else begin
       let ok = ref true in
       List.iter
@@ -1064,8 +1068,47 @@ let prop_build_matches_parse =
          let st, cbuf = build_fields ~checked:true c ~meth ~target fields in
          let got_checked = meaning c cbuf st in
          if got_checked <> got then QCheck2.Test.fail_reportf "built: %s\nchecked: %s" got got_checked);
+      (* The method matched already (as HTTP/2's head check does): the
+         same meaning, a known method's bytes unscanned. *)
+      let k = R.create () in
+      let st, kbuf = build_fields ~known:true k ~meth ~target fields in
+      let got_known = meaning k kbuf st in
+      if got_known <> got then QCheck2.Test.fail_reportf "built: %s\nknown method: %s" got got_known;
       if want <> got then QCheck2.Test.fail_reportf "parsed: %s\nbuilt:  %s" want got;
       true)
+
+(* Host's one-scan path (a name, maybe ":" and a port) against
+   Authority.valid_host, the rule: a Host is accepted exactly when it says
+   so, SIMD or not. *)
+let prop_host_rule =
+  let any =
+    G.(
+      string_size ~gen:(oneofl [ 'a'; 'Z'; '0'; '9'; '.'; '-'; ':'; ':'; '['; ']'; '%'; 'f'; '_'; '~'; '!'; '@'; '\x80' ])
+        (int_range 0 24))
+  in
+  (* Mostly a name and a port, sometimes with one byte changed. *)
+  let name_port =
+    G.(
+      let* name = string_size ~gen:(oneofl [ 'a'; 'z'; '0'; '9'; '.'; '-' ]) (int_range 0 20) in
+      let* port = oneof [ pure ""; map (fun n -> ":" ^ string_of_int n) (int_bound 70000); pure ":" ] in
+      let s = name ^ port in
+      let* k = int_bound 40 in
+      let* c = oneofl [ ':'; 'x'; '%'; '['; '@'; '_'; '/' ] in
+      pure (if k < String.length s then String.mapi (fun i x -> if i = k then c else x) s else s))
+  in
+  let gen = G.frequency [ (1, any); (2, name_port) ] in
+  QCheck2.Test.make ~name:"Host accepted exactly when Authority.valid_host says so" ~count:5000 ~print:(sprintf "%S") gen
+    (fun host ->
+      List.for_all
+        (fun simd ->
+          let text = "GET / HTTP/1.1\r\nHost: " ^ host ^ "\r\n\r\n" in
+          let b = Bigstring.of_string text in
+          let t = R.create ~simd () in
+          let st = R.parse t b ~off:0 ~len:(String.length text) in
+          let hb = Bigstring.of_string host in
+          if Authority.valid_host ~simd hb ~off:0 ~len:(String.length host) then st = R.Complete
+          else st = R.Error && R.error t = Parse_error.Bad_host)
+        (if Simd.available then [ true; false ] else [ false ]))
 
 let build_cases () =
   (* The property above compared accepted heads, not only refusals. *)
@@ -1079,13 +1122,21 @@ let build_cases () =
   Alcotest.(check bool) "a space in the target" true (st = R.Error && R.error t = Parse_error.Bad_target);
   let st, _ = build_fields t ~meth:"GET" ~target:"/a" [] in
   Alcotest.(check bool) "no host" true (st = R.Error && R.error t = Parse_error.Missing_host);
+  let st, _ = build_fields ~known:true t ~meth:"G T" ~target:"/a" [ ("host", "h") ] in
+  Alcotest.(check bool) "an unknown method is still scanned" true (st = R.Error && R.error t = Parse_error.Bad_method);
+  let st, _ = build_fields ~known:true t ~meth:"PURGE" ~target:"/a" [ ("host", "h") ] in
+  Alcotest.(check bool) "an unknown token method" true (st = R.Complete && R.meth t = Meth.Other);
+  let st, _ = build_fields ~known:true t ~meth:"HEAD" ~target:"/a b" [ ("host", "h") ] in
+  Alcotest.(check bool) "a known method, the target still checked" true (st = R.Error && R.error t = Parse_error.Bad_target);
+  let st, _ = build_fields ~known:true t ~meth:"HEAD" ~target:"/a" [ ("host", "h") ] in
+  Alcotest.(check bool) "a known method" true (st = R.Complete && R.meth t = Meth.Head);
   let long = "/" ^ String.make dl.max_target 'a' in
   let st, _ = build_fields t ~meth:"GET" ~target:long [ ("host", "h") ] in
   Alcotest.(check bool) "target too long" true (st = R.Error && R.error t = Parse_error.Target_too_long)
 
-let build_zero_alloc () =
-  let t = R.create () in
-  let fields = [ ("host", "example.com"); ("user-agent", "h2load"); ("accept", "*/*"); ("content-length", "0") ] in
+(* "GET /index.html" and [fields] laid out by {!build_fields}: the buffer,
+   the fields' ids, their name and value spans, and where the head ends. *)
+let laid_out t fields =
   let _, buf = build_fields t ~meth:"GET" ~target:"/index.html" fields in
   let ids = Array.of_list (List.map (fun (n, _) -> Header_name.of_string n) fields) in
   let spans = Array.make (2 * List.length fields) Span.empty in
@@ -1094,7 +1145,13 @@ let build_zero_alloc () =
       spans.(2 * i) <- Span.make ~off:!pos ~len:(String.length n); pos := !pos + String.length n + 1;
       spans.(2 * i + 1) <- Span.make ~off:!pos ~len:(String.length v); pos := !pos + String.length v + 1)
     fields;
-  let stop = !pos in
+  (buf, ids, spans, !pos)
+
+let build_zero_alloc () =
+  let t = R.create () in
+  let buf, ids, spans, stop =
+    laid_out t [ ("host", "example.com"); ("user-agent", "h2load"); ("accept", "*/*"); ("content-length", "0") ]
+  in
   S.zero_alloc "build a head from fields" (fun () ->
       if R.build_start t buf ~meth:(Span.make ~off:3 ~len:3) ~target:(Span.make ~off:7 ~len:11) then begin
         for i = 0 to Array.length ids - 1 do
@@ -1102,6 +1159,20 @@ let build_zero_alloc () =
         done;
         ignore (R.build_end t ~head_length:stop : R.status)
       end)
+
+(* The HTTP/2 path: a known method and fields whose checks were made. *)
+let build_known_zero_alloc () =
+  let t = R.create () in
+  let buf, ids, spans, stop = laid_out t [ ("host", "127.0.0.1:8080"); ("user-agent", "h2load"); ("accept", "*/*") ] in
+  S.zero_alloc "build a head, method known, fields checked, host with a port" (fun () ->
+      if R.build_start_known t buf ~meth:(Span.make ~off:3 ~len:3) ~known:Meth.Get ~target:(Span.make ~off:7 ~len:11)
+      then begin
+        for i = 0 to Array.length ids - 1 do
+          ignore (R.build_field_checked t buf ids.(i) ~name:spans.(2 * i) ~value:spans.(2 * i + 1) : bool)
+        done;
+        if R.build_end t ~head_length:stop <> R.Complete then failwith "not complete"
+      end
+      else failwith "refused")
 
 let gen_byte =
   G.frequency
@@ -1758,7 +1829,7 @@ let () =
            (bytewise_big "32k one line" ~size:32767 ~many_lines:false) ]);
       ("corpus", [ Alcotest.test_case "corpus files parse" `Quick test_corpus ]);
       ("built from fields",
-       [ S.qcheck prop_build_matches_parse; Alcotest.test_case "cases" `Quick build_cases ]);
+       [ S.qcheck prop_build_matches_parse; Alcotest.test_case "cases" `Quick build_cases; S.qcheck prop_host_rule ]);
       ("zero allocation",
-       alloc_corpus () @ alloc_cases () @ [ build_zero_alloc () ]
+       alloc_corpus () @ alloc_cases () @ [ build_zero_alloc (); build_known_zero_alloc () ]
        @ [ Alcotest.test_case "every vector" `Quick test_vectors_alloc ]) ]
