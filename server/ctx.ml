@@ -34,6 +34,9 @@ let await_body c =
 
 let now c = c.sh.now
 
+(* Outside a loop (a handler driven directly), the clock itself. *)
+let now_ms c = if c.sh.now_ms > 0 then c.sh.now_ms else Syscall.clock_monotonic_ns () / 1_000_000
+
 let address name fd =
   match name (Syscall.unix_of_fd fd) with
   | Unix.ADDR_INET (a, port) ->

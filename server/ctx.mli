@@ -98,6 +98,10 @@ val local : t -> string * int
 val now : t -> int
 (** Wall-clock seconds at the start of this event-loop turn (for dates). *)
 
+val now_ms : t -> int
+(** Monotonic milliseconds at the start of this event-loop turn (for
+    freshness and timeouts): no clock read per request. *)
+
 (** {1 The response head} *)
 
 val start : t -> Httpz.Status.t -> unit

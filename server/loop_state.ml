@@ -136,6 +136,7 @@ let update_clock w =
   w.now_ns <- Syscall.clock_monotonic_ns ();
   w.tick <- w.now_ns / tick_ns;
   w.sh.tick <- w.tick;
+  w.sh.now_ms <- w.now_ns / 1_000_000;
   w.sh.now <- Syscall.clock_realtime_s ()
 
 let sync_timer w c =

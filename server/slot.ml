@@ -20,6 +20,7 @@ and shared = {
   headers : string;
   mutable now : int;
   mutable tick : int;
+  mutable now_ms : int;
   mutable draining : bool;
   mutable dev_errors : bool;
   empty : Bigstring.t;
@@ -220,6 +221,7 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     headers;
     now = 0;
     tick = 0;
+    now_ms = 0;
     draining = false;
     dev_errors = false;
     empty = Bigstring.create 0;

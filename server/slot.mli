@@ -77,6 +77,8 @@ and shared = {
   headers : string;  (** added to every response: ["Name: value\r\n"]s *)
   mutable now : int;  (** wall-clock seconds of this loop turn *)
   mutable tick : int;  (** timer ticks (100 ms) of this loop turn *)
+  mutable now_ms : int;
+      (** monotonic milliseconds of this loop turn; [0] until a loop runs *)
   mutable draining : bool;  (** graceful shutdown: every response closes *)
   mutable dev_errors : bool;
       (** development mode: a 500 caused by a handler's exception shows

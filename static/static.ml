@@ -779,7 +779,7 @@ let rec serve t c req n ~is_get =
     else if n < 0 then error_page t c Bad_request
     else if Beneath.hides t.beneath t.path n then error_page t c Not_found
     else begin
-      t.now_ms <- Syscall.clock_monotonic_ns () / 1_000_000;
+      t.now_ms <- Ctx.now_ms c;
       t.mem_slot <- -1;
       (* Pointer fields are written only when they change: a write is a
          call into the GC (caml_modify) even when it stores the same value. *)
