@@ -43,6 +43,7 @@ let header_span t name src s = O.header_span t.out name src s
 let header_s_span t name src s = O.header_s_span t.out name src s
 let header_checked t name src ~off ~len = O.header_checked t.out name src ~off ~len
 let header_encoded t src ~off ~len = O.header_encoded t.out src ~off ~len
+let header_prepared t p = O.header_prepared t.out p
 
 (* A slot {!S.find} gave is below [capacity], the length of every
    per-slot array. *)
@@ -50,12 +51,17 @@ let[@inline] get (a : int array) slot = Array.unsafe_get a slot
 let[@inline] set (a : int array) slot (v : int) = Array.unsafe_set a slot v
 let[@inline] set_flag (a : bool array) slot (v : bool) = Array.unsafe_set a slot v
 
+(* A block that inserted into the peer's table and is not sent leaves
+   the mirror ahead of the peer: no more indexing on this connection. *)
+let unsent t = if Hpack_mirror.inserted_since_start t.out.mirror then Hpack_mirror.disable t.out.mirror
+
 let send_headers t ~end_stream =
   let slot = S.find t.streams t.response_stream in
-  if slot < 0 || get t.streams.response slot <> 0 then Stream_closed
-  else if not (O.frame_headers t.out ~stream_id:t.response_stream ~end_stream) then No_space
+  if slot < 0 || get t.streams.response slot <> 0 then (unsent t; Stream_closed)
+  else if not (O.frame_headers t.out ~stream_id:t.response_stream ~end_stream) then (unsent t; No_space)
   else begin
     if end_stream then O.end_stream_sent t.out slot else set t.streams.response slot 1;
+    Hpack_mirror.sent t.out.mirror;
     Queued
   end
 

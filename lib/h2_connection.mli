@@ -170,6 +170,11 @@ val header_checked : t -> Header_name.t -> Bigstring.t -> off:int -> len:int -> 
     has already checked as a field-value ({!Response}'s writers do): no
     second look at its bytes. *)
 
+val header_prepared : t -> Prepared_fields.t -> unit
+(** [header_prepared t p] appends the fields of a prepared set: inserted
+    into the peer's dynamic table the first time, indices after that
+    ({!Hpack_mirror}). *)
+
 val header_encoded : t -> Bigstring.t -> off:int -> len:int -> unit
 (** [header_encoded t src ~off ~len] appends fields already encoded as
     HPACK literals without indexing (which need no encoder state), such as

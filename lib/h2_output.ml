@@ -10,6 +10,7 @@ type t = {
   mutable p_start : int;
   mutable p_end : int;
   encoder : E.t;
+  mirror : Hpack_mirror.t;  (** the peer's table, as prepared sets filled it *)
   block : B.t;
   mutable block_len : int;
   mutable peer_max_frame : int;
@@ -45,6 +46,7 @@ let create ~streams ~ws ~conn_window ~stream_window =
        file's whole cost over h2c, measured with callgrind); RFC 7541 §5.2
        lets the encoder choose. *)
     encoder = E.create ~huffman:false ();
+    mirror = Hpack_mirror.create ();
     block = ws.H2_workspace.response_block;
     block_len = 0;
     peer_max_frame = H2_settings.default_max_frame_size;
@@ -71,6 +73,7 @@ let release t =
 
 let reset t =
   release t;
+  Hpack_mirror.reset t.mirror;
   t.block_len <- 0;
   t.peer_max_frame <- H2_settings.default_max_frame_size;
   t.conn_send_window <- H2_settings.default_initial_window_size;
@@ -160,6 +163,7 @@ let close_stream t slot =
 
 let start_headers t ~status =
   let o = E.start_block t.encoder t.block ~off:0 in
+  let o = Hpack_mirror.start_block t.mirror t.block ~off:o in
   t.block_len <- E.status t.encoder t.block ~off:o status
 
 let header t name value = t.block_len <- E.field t.encoder t.block ~off:t.block_len name value
@@ -173,6 +177,8 @@ let header_span t name src s =
 
 let header_checked t name src ~off ~len =
   t.block_len <- E.field_checked t.encoder t.block ~off:t.block_len name src ~voff:off ~vlen:len
+
+let header_prepared t p = t.block_len <- Hpack_mirror.block t.mirror t.block ~off:t.block_len p
 
 let header_encoded t src ~off ~len =
   if len > B.length t.block - t.block_len then raise_notrace E.No_space;

@@ -38,6 +38,7 @@ type t = {
   mutable p_start : int;  (** first unsent byte of [pending] *)
   mutable p_end : int;
   encoder : Hpack_encoder.t;
+  mirror : Hpack_mirror.t;  (** the peer's table, as prepared sets filled it *)
   block : Bigstring.t;  (** the response head being built: [ws.response_block], shared *)
   mutable block_len : int;
   mutable peer_max_frame : int;
@@ -104,6 +105,9 @@ val header_span : t -> Header_name.t -> Bigstring.t -> Span.t -> unit
 val header_s_span : t -> string -> Bigstring.t -> Span.t -> unit
 val header_checked : t -> Header_name.t -> Bigstring.t -> off:int -> len:int -> unit
 (** A field whose value is already checked ({!Hpack_encoder.field_checked}). *)
+
+val header_prepared : t -> Prepared_fields.t -> unit
+(** A prepared set, through the mirror of the peer's table ({!Hpack_mirror.block}). *)
 
 val header_encoded : t -> Bigstring.t -> off:int -> len:int -> unit
 (** Bytes already HPACK-encoded (by an encoder in the same state: literals

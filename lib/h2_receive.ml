@@ -192,7 +192,11 @@ let on_settings t buf =
               end
             done
         | Max_frame_size -> t.out.peer_max_frame <- v
-        | Header_table_size -> Hpack_encoder.set_peer_max_table_size t.out.encoder v
+        | Header_table_size ->
+            (* The encoder keeps no table of its own (it would announce
+               a size of 0, which would empty the peer's): what the peer's
+               table holds is the mirror's business. *)
+            Hpack_mirror.set_peer_max t.out.mirror v
         | _ -> ());
         if !result = Need_more then H2_settings.apply t.peer id v;
         incr i

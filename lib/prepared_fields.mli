@@ -31,6 +31,9 @@ val create : ?capacity:int -> unit -> t
     (default 1024).
     @raise Invalid_argument when [capacity < 0]. *)
 
+val create_server : ?capacity:int -> unit -> t
+(** As {!create}, for the server's own fields: Date may be added. *)
+
 val clear : t -> unit
 (** No fields. *)
 
@@ -61,3 +64,33 @@ val text_length : t -> int
 val hpack : t -> Bigstring.t
 val hpack_length : t -> int
 (** Their HPACK encoding is bytes [\[0, hpack_length)] of [hpack]. *)
+
+(** {1 For an encoder that indexes them} A connection can insert a set's
+    fields into the peer's dynamic table once and then send each as a
+    one- or two-byte index ({!Hpack_mirror}). *)
+
+val id : t -> int
+(** Unique among the sets of this process. *)
+
+val version : t -> int
+(** Changes whenever the fields do ({!clear}, the writers). *)
+
+val indexed : t -> Bigstring.t
+val indexed_length : t -> int
+(** The fields as literals "with incremental indexing" (§6.2.1), in
+    order: bytes [\[0, indexed_length)] of [indexed]. A field equal to a
+    static entry stays that index (§6.1) in both encodings. *)
+
+val field_start : t -> int -> int
+(** Field [i] is bytes [\[field_start t i, field_start t (i+1))] of
+    {!hpack}. *)
+
+val entry_size : t -> int -> int
+(** Field [i]'s size in a dynamic table (name + value + 32), or [0] when
+    it is a static index (never inserted). *)
+
+val table_size : t -> int
+(** The sum of the entry sizes. *)
+
+val inserted : t -> int
+(** The fields with a non-zero entry size. *)

@@ -160,7 +160,7 @@ let fields c p =
     if start + len > c.out_limit then raise_notrace Response.No_space;
     Bigstring.blit ~src:(Prepared_fields.hpack p) ~src_off:0 ~dst:c.out ~dst_off:start ~len;
     c.out_len <- start + len;
-    Slot.note_field c Header_name.Other start
+    Slot.note_set c p start
   end
   else begin
     let len = Prepared_fields.text_length p in

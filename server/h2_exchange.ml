@@ -347,7 +347,9 @@ let opened s c ~stream ~fin =
   if Array.length x.field_names = 0 then begin
     (* Room to note the fields of a head (Ctx): more are read back as text. *)
     x.field_names <- Array.make 32 Header_name.Other;
-    x.field_lines <- Array.make 64 0
+    x.field_lines <- Array.make 64 0;
+    x.field_sets <- Array.make 32 Slot.no_set;
+    x.field_versions <- Array.make 32 0
   end;
   x.h2 <- c.h2;
   x.stream <- stream;

@@ -78,52 +78,47 @@ let text_fields ~known ~other target src ~pos ~stop =
   done
 
 (* The server's own fields of a listener (Server and the configured
-   ones: [server_lines]), encoded once as literals without indexing, which
-   any connection's encoder would write alike. *)
-let encoded_lines = ref [||]
-let encoded_for = ref [||]
+   ones: [server_lines]), as a prepared set: inserted into each
+   connection's HPACK table once, an index or two after that. *)
+let server_sets = ref [||]
+let server_sets_for = ref [||]
 
-type block = { enc : Hpack_encoder.t; buf : Bigstring.t; mutable len : int }
-
-let encode_once lines =
+let prepare_lines lines =
   let src = Bigstring.of_string lines in
-  let b =
-    { enc = Hpack_encoder.create ~huffman:false (); buf = Bigstring.create ((2 * String.length lines) + 16); len = 0 }
-  in
-  text_fields b src ~pos:0 ~stop:(String.length lines)
-    ~known:(fun b n src s -> b.len <- Hpack_encoder.field_span b.enc b.buf ~off:b.len n src s)
-    ~other:(fun b n src s -> b.len <- Hpack_encoder.field_s_span b.enc b.buf ~off:b.len n src s);
-  Bigstring.of_string (Bigstring.sub_string b.buf ~off:0 ~len:b.len)
+  let p = Prepared_fields.create_server ~capacity:(String.length lines + 64) () in
+  text_fields p src ~pos:0 ~stop:(String.length lines)
+    ~known:(fun p n src s -> Prepared_fields.add_bytes p n src ~off:(Span.off s) ~len:(Span.len s))
+    ~other:(fun p n src s -> Prepared_fields.add_s p n (Span.to_string src s));
+  p
 
 let server_fields x =
   let lines = x.sh.server_lines.(x.listener) and l = x.listener in
-  if l >= Array.length !encoded_for then begin
+  if l >= Array.length !server_sets_for then begin
     let n = max (l + 1) (Array.length x.sh.server_lines) in
-    let f = Array.make n "" and e = Array.make n (Bigstring.create 0) in
-    Array.blit !encoded_for 0 f 0 (Array.length !encoded_for);
-    Array.blit !encoded_lines 0 e 0 (Array.length !encoded_lines);
-    encoded_for := f;
-    encoded_lines := e
+    let f = Array.make n "" and e = Array.make n Slot.no_set in
+    Array.blit !server_sets_for 0 f 0 (Array.length !server_sets_for);
+    Array.blit !server_sets 0 e 0 (Array.length !server_sets);
+    server_sets_for := f;
+    server_sets := e
   end;
-  if !encoded_for.(l) != lines then begin
-    !encoded_lines.(l) <- encode_once lines;
-    !encoded_for.(l) <- lines
+  if !server_sets_for.(l) != lines then begin
+    !server_sets.(l) <- prepare_lines lines;
+    !server_sets_for.(l) <- lines
   end;
-  !encoded_lines.(l)
+  !server_sets.(l)
 
-(* Date, encoded (a literal with the static name): remade once a second. *)
-let date_field = Bigstring.create 32
+(* Date, a set of its own: made again once a second, inserted into each
+   connection's table then. *)
+let date_set = Prepared_fields.create_server ~capacity:64 ()
 let date_second = ref (-1)
 
 let date x =
   if !date_second <> x.sh.now then begin
-    Bigstring.unsafe_set date_field 0 '\x0f';
-    Bigstring.unsafe_set date_field 1 (Char.unsafe_chr (Hpack_static.index_of_name Header_name.Date - 15));
-    Bigstring.unsafe_set date_field 2 (Char.unsafe_chr 29);
-    ignore (Date.Cache.write x.sh.date date_field ~off:3 ~now:x.sh.now);
+    Prepared_fields.clear date_set;
+    Prepared_fields.add_date date_set Header_name.Date x.sh.now;
     date_second := x.sh.now
   end;
-  date_field
+  date_set
 
 let text_fields_h2 h2c src ~pos ~stop =
   text_fields ~known:C.header_span ~other:C.header_s_span h2c src ~pos ~stop
@@ -139,7 +134,10 @@ let encode_fields x h2c =
     let name = Array.unsafe_get x.field_names i in
     (match name with
      | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade -> ()
-     | Other -> C.header_encoded h2c out ~off:start ~len:(stop - start)
+     | Other ->
+         let p = Array.unsafe_get x.field_sets i in
+         if Prepared_fields.version p = Array.unsafe_get x.field_versions i then C.header_prepared h2c p
+         else C.header_encoded h2c out ~off:start ~len:(stop - start)
      | _ ->
          let voff = start + String.length (Header_name.to_string name) + 2 in
          C.header_checked h2c name out ~off:voff ~len:(stop - 2 - voff));
@@ -150,9 +148,8 @@ let encode_fields x h2c =
 let end_head x ~content_length ~chunked =
   let h2c = (session x).h2c in
   C.start_response h2c ~stream:x.stream ~status:(Status.code x.status);
-  C.header_encoded h2c (date x) ~off:0 ~len:32;
-  let server = server_fields x in
-  C.header_encoded h2c server ~off:0 ~len:(Bigstring.length server);
+  C.header_prepared h2c (date x);
+  C.header_prepared h2c (server_fields x);
   encode_fields x h2c;
   if (not x.no_content) && (not chunked) && content_length >= 0 then
     C.header_int h2c Header_name.Content_length content_length;

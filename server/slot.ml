@@ -189,10 +189,13 @@ and t = {
           [2i], [2i+1] of [field_lines]; the head's other lines (a
           handler's own writes) are read back as text ([] for H1) *)
   mutable field_lines : int array;
+  mutable field_sets : Prepared_fields.t array;
+  mutable field_versions : int array;
   mutable nfields : int;
 }
 
 let no_string = ""
+let no_set = Httpz.Prepared_fields.create ~capacity:0 ()
 let reserve = 256
 let head_buffer = 4096
 
@@ -343,6 +346,8 @@ let create sh ~slot ~peer =
     fin_queued = false;
     field_names = [||];
     field_lines = [||];
+    field_sets = [||];
+    field_versions = [||];
     nfields = 0;
   }
 
@@ -358,6 +363,12 @@ let note_field c name start =
     Array.unsafe_set c.field_lines ((2 * i) + 1) c.out_len;
     c.nfields <- i + 1
   end
+
+let note_set c p start =
+  let i = c.nfields in
+  note_field c Httpz.Header_name.Other start;
+  if Array.unsafe_get c.field_sets i != p then Array.unsafe_set c.field_sets i p;
+  Array.unsafe_set c.field_versions i (Httpz.Prepared_fields.version p)
 
 let[@inline] timed c = Bigstring.length c.peer > 0
 let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_ns ()

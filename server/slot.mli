@@ -352,6 +352,12 @@ and t = {
           [2i], [2i+1] of [field_lines]; the head's other lines (a
           handler's own writes) are read back as text ([\[||\]] for H1) *)
   mutable field_lines : int array;
+  mutable field_sets : Httpz.Prepared_fields.t array;
+  mutable field_versions : int array;
+      (** [H2_stream]: for a field noted [Other] (a prepared set, its
+          literal bytes copied at [field_lines]), the set and its version
+          then: while the set is unchanged it goes through the
+          connection's {!Httpz.Hpack_mirror} *)
   mutable nfields : int;
 }
 
@@ -378,6 +384,14 @@ val create_shared :
   shared
 (** Allocates. [keep]: spare buffers each pool keeps.
     @raise Invalid_argument if [server_name] is not a valid field value. *)
+
+val no_set : Httpz.Prepared_fields.t
+(** An empty set, the filler of [field_sets]. *)
+
+val note_set : t -> Httpz.Prepared_fields.t -> int -> unit
+(** [note_set c p start]: Ctx copied the HPACK literals of set [p] to
+    [\[start, out_len)] of [out] (the caller checked there is room to
+    note it). *)
 
 val note_field : t -> Httpz.Header_name.t -> int -> unit
 (** [note_field c name start]: Ctx wrote field [name] as the line
