@@ -83,6 +83,15 @@ let copy buf off src len =
 let indices t buf off p ~first =
   let n = P.count p in
   if 2 * n > B.length buf - off then raise_notrace E.No_space;
+  let top = Hpack_static.length + 1 + t.inserted - first in
+  if P.inserted p = n && top <= 126 then begin
+    (* No static field, every index one byte: they count down from [top]. *)
+    for i = 0 to n - 1 do
+      B.unsafe_set buf (off + i) (Char.unsafe_chr (0x80 lor (top - i)))
+    done;
+    off + n
+  end
+  else
   let o = ref off and a = ref first in
   for i = 0 to n - 1 do
     if P.entry_size p i = 0 then begin

@@ -145,6 +145,21 @@ let encode_fields x h2c =
   done;
   if x.out_len > !pos then text_fields_h2 h2c out ~pos:!pos ~stop:x.out_len
 
+(* Content-Length, encoded (a literal with the static name), for the
+   length met last: a file answered again has the same. *)
+let length_field = Bigstring.create 24
+let length_field_len = ref 0
+let length_value = ref (-1)
+
+let length_encoder = Hpack_encoder.create ~huffman:false ()
+
+let header_content_length h2c n =
+  if n <> !length_value then begin
+    length_field_len := Hpack_encoder.field_int length_encoder length_field ~off:0 Header_name.Content_length n;
+    length_value := n
+  end;
+  C.header_encoded h2c length_field ~off:0 ~len:!length_field_len
+
 let end_head x ~content_length ~chunked =
   let h2c = (session x).h2c in
   C.start_response h2c ~stream:x.stream ~status:(Status.code x.status);
@@ -152,7 +167,7 @@ let end_head x ~content_length ~chunked =
   C.header_prepared h2c (server_fields x);
   encode_fields x h2c;
   if (not x.no_content) && (not chunked) && content_length >= 0 then
-    C.header_int h2c Header_name.Content_length content_length;
+    header_content_length h2c content_length;
   let end_stream = x.suppress || ((not chunked) && content_length = 0) in
   (match C.send_headers h2c ~end_stream with
    | Queued -> x.fin_queued <- end_stream

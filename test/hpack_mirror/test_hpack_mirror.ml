@@ -66,6 +66,11 @@ let test_indices () =
   let fc, n = exchange p [ c ] in
   Alcotest.check strings "a static entry" [ "accept-encoding=gzip, deflate" ] fc;
   Alcotest.(check int) "a static entry: one byte" 2 n;
+  let mixed = P.of_list [ (Accept_encoding, "gzip, deflate"); (Etag, "\"m\""); (Accept_encoding, "br") ] in
+  ignore (exchange p [ mixed ]);
+  let fm, n = exchange p [ mixed ] in
+  Alcotest.check strings "static and inserted fields mixed, again" (fields mixed) fm;
+  Alcotest.(check int) "mixed, again: one byte each" 4 n;
   P.clear a;
   P.add a Content_type "text/plain";
   let fa3, _ = exchange p [ a ] in
