@@ -246,6 +246,11 @@ and send u c =
   | Head_bigstring when not c.ext_stable -> send_now u c
   | Head_string | File -> send_now u c
   | Head when c.ext = Ext_file -> send_now u c
+  (* HTTP/2 has more frames ready behind this write: written at once
+     with MSG_MORE, and the next ones right after, in this turn, so the
+     kernel packs them; a MSG_MORE write left waiting for its completion
+     would hold the data a whole turn. *)
+  | (Head | Head_bigstring) when c.more_output -> send_now u c
   | Head | Head_bigstring ->
       let last = Output.last c in
       H1.hold c last;
@@ -253,7 +258,7 @@ and send u c =
       let r =
         Uring.send2 s c.fd c.out c.out_sent (c.out_len - c.out_sent) c.ext_bs
           (if body then c.ext_off else 0) (if body then c.ext_len else 0)
-          (if last || c.more_output then 1 else 0) (ud k_send s)
+          (if last then 1 else 0) (ud k_send s)
       in
       if r = 0 then begin
         set u s sending;
