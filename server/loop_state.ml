@@ -139,10 +139,16 @@ let update_clock w =
   w.sh.now_ms <- w.now_ns / 1_000_000;
   w.sh.now <- Syscall.clock_realtime_s ()
 
+(* The wheel may hold a slot at a deadline earlier than its own (a
+   request's write timer, then the later idle one): moving it at every
+   change is two list updates per request; [end_of_turn] moves it when it
+   comes due instead. An earlier deadline moves it at once. *)
 let sync_timer w c =
   if c.timer = No_timer then Timer_wheel.cancel w.wheel c.slot
-  else if Timer_wheel.deadline w.wheel c.slot <> c.deadline then
-    Timer_wheel.set w.wheel c.slot c.deadline
+  else begin
+    let d = Timer_wheel.deadline w.wheel c.slot in
+    if d < 0 || d > c.deadline then Timer_wheel.set w.wheel c.slot c.deadline
+  end
 
 let timeout_ms w =
   let tick =
@@ -525,7 +531,10 @@ let end_of_turn w ~on_timeout =
   Reactor.run_timers w.reactor ~now_ns:w.now_ns;
   let id = ref (Timer_wheel.pop_expired w.wheel ~now:w.tick) in
   while !id >= 0 do
-    on_timeout w.conns.(!id);
+    let c = w.conns.(!id) in
+    (* Held at an earlier deadline (see [sync_timer]): not due yet. *)
+    if c.timer <> No_timer && c.deadline > w.tick then Timer_wheel.set w.wheel !id c.deadline
+    else on_timeout c;
     id := Timer_wheel.pop_expired w.wheel ~now:w.tick
   done;
   Reactor.end_of_turn w.reactor;
