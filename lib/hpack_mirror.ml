@@ -6,7 +6,9 @@ let ring_entries = 64
 let memo_size = 8
 
 type t = {
-  ring : int array;  (** live entries' sizes, oldest at [first] *)
+  ring : Bytes.t;
+      (** live entries' sizes, two bytes each (an entry is at most the
+          table's size, 4096 bytes), oldest at [first] *)
   mutable first : int;
   mutable live : int;
   mutable size : int;
@@ -23,7 +25,7 @@ type t = {
 let no_set = P.create ~capacity:0 ()
 
 let create () =
-  { ring = Array.make ring_entries 0; first = 0; live = 0; size = 0;
+  { ring = Bytes.make (2 * ring_entries) '\000'; first = 0; live = 0; size = 0;
     max_size = H2_settings.default_header_table_size; inserted = 0; pending = -1; dirty = false;
     off = false; memo_sets = Array.make memo_size no_set; memo_versions = Array.make memo_size 0;
     memo_first = Array.make memo_size 0 }
@@ -40,14 +42,14 @@ let reset t =
   done
 
 let evict_one t =
-  t.size <- t.size - Array.unsafe_get t.ring t.first;
+  t.size <- t.size - Bytes.get_uint16_le t.ring (2 * t.first);
   t.first <- (t.first + 1) land (ring_entries - 1);
   t.live <- t.live - 1
 
 (* The caller checked [s <= t.max_size]. *)
 let insert t s =
   while t.size + s > t.max_size || t.live = ring_entries do evict_one t done;
-  Array.unsafe_set t.ring ((t.first + t.live) land (ring_entries - 1)) s;
+  Bytes.set_uint16_le t.ring (2 * ((t.first + t.live) land (ring_entries - 1))) s;
   t.live <- t.live + 1;
   t.size <- t.size + s;
   t.inserted <- t.inserted + 1
