@@ -27,7 +27,7 @@
     on every set goes out as literals without indexing.
 
     {b Allocation.} {!create} allocates (about 500 bytes); nothing else
-    does. *
+    does. *)
 
 type t
 

@@ -3,7 +3,10 @@ let unmap = Mapped.unmap
 
 type t = {
   size : int;
-  spares : Httpz.Bigstring.t array;  (* [0, depth) are kept buffers *)
+  spares : Httpz.Bigstring.t array;
+      (* [0, depth) are kept buffers; above, what was taken last, left in
+         place: a buffer given back where it was taken from needs no
+         pointer write (a call into the GC each) *)
   empty : Httpz.Bigstring.t;
   mutable depth : int;
   mutable in_use : int;
@@ -22,9 +25,7 @@ let take t =
   let b =
     if t.depth > 0 then begin
       t.depth <- t.depth - 1;
-      let b = t.spares.(t.depth) in
-      t.spares.(t.depth) <- t.empty;
-      b
+      Array.unsafe_get t.spares t.depth
     end
     else map t.size
   in
@@ -44,7 +45,7 @@ let give t b =
   if len > 0 then begin
     t.in_use <- t.in_use - len;
     if len = t.size && t.depth < Array.length t.spares then begin
-      t.spares.(t.depth) <- b;
+      if Array.unsafe_get t.spares t.depth != b then t.spares.(t.depth) <- b;
       t.depth <- t.depth + 1
     end
     else ignore (unmap b : int)
