@@ -228,6 +228,13 @@ let ready t slot =
    order stays right until it is used up. *)
 let scan t =
   let s = t.streams in
+  if s.sending = 0 then begin
+    (* Nothing queued on any stream: none is ready. *)
+    t.order_len <- 0;
+    t.order_pos <- 0;
+    -1
+  end
+  else
   let cap = s.capacity in
   if Array.length t.order < cap then t.order <- Array.make cap 0;
   let order = t.order in
@@ -349,7 +356,7 @@ let next t out ~off ~len ~inline =
       set s.send_window slot (window - n);
       t.conn_send_window <- t.conn_send_window - n;
       if left = n then begin
-        set s.out_kind slot S.out_none;
+        S.set_out_kind s slot S.out_none;
         if last then end_stream_sent t slot
       end
     end

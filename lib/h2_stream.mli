@@ -59,7 +59,10 @@ type t = {
   mutable content_length : int array;  (** the request's content-length, [-1] when absent *)
   mutable data_received : int array;  (** DATA payload bytes received (padding excluded) *)
   mutable response : int array;  (** [0] no response yet, [1] HEADERS queued, [2] END_STREAM queued *)
-  mutable out_kind : int array;
+  mutable out_kind : int array;  (** written by {!set_out_kind} only, which counts [sending] *)
+  mutable sending : int;
+      (** slots whose [out_kind] is not [out_none]: while [0], no slot
+          {!wants_to_send} and the scheduler's scans are skipped *)
   mutable out_buf : Bigstring.t array;
   mutable out_off : int array;
   mutable out_len : int array;  (** bytes still to send of the current body piece *)
@@ -100,6 +103,10 @@ val open_slot : t -> id:int -> recv_window:int -> send_window:int -> int
 
 val free : t -> int -> unit
 (** [free t slot] closes the stream and makes its slot reusable. *)
+
+val set_out_kind : t -> int -> int -> unit
+(** [set_out_kind t slot kind] sets [out_kind] of a slot below [capacity]
+    (unchecked), keeping [sending] right. Does not allocate. *)
 
 val wants_to_send : t -> int -> bool
 (** [wants_to_send t slot]: it has a body piece with bytes left and a
