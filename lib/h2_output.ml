@@ -188,7 +188,17 @@ let header_encoded t src ~off ~len =
 (* HEADERS then CONTINUATIONs, each at most the peer's SETTINGS_MAX_FRAME_SIZE. *)
 let frame_headers t ~stream_id ~end_stream =
   let len = t.block_len and max = t.peer_max_frame in
-  let frames = if len <= max then 1 else (len + max - 1) / max in
+  if len <= max then
+    (* One HEADERS frame, the usual case. *)
+    queued t (len + 9)
+    && begin
+      let o = W.headers_header t.pending ~off:t.p_end ~stream_id ~length:len ~end_stream ~end_headers:true in
+      B.blit ~src:t.block ~src_off:0 ~dst:t.pending ~dst_off:o ~len;
+      t.p_end <- o + len;
+      true
+    end
+  else
+  let frames = (len + max - 1) / max in
   if not (queued t (len + (9 * frames))) then false
   else begin
     let pos = ref 0 and first = ref true in

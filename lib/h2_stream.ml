@@ -212,10 +212,9 @@ let open_slot t ~id ~recv_window ~send_window =
     set t.content_length slot (-1);
     set t.data_received slot 0;
     set t.response slot 0;
-    set_out_kind t slot out_none;
+    (* [out_kind], [out_len] and [out_end] of a free slot are as [free]
+       (or the arrays' growth) left them: nothing queued. *)
     set t.out_off slot 0;
-    set t.out_len slot 0;
-    set_flag t.out_end slot false;
     t.active <- t.active + 1;
     t.last_found <- slot;
     if slot = t.in_use_below then t.in_use_below <- slot + 1;
