@@ -506,5 +506,6 @@ let () =
           T.zero_alloc "CONTINUATION, trailers, reset" (H2conn_steady.long_way ());
           T.zero_alloc "two connections, one workspace" (H2conn_memory.shared_steady ());
           T.zero_alloc "external body inline (TLS)" (H2conn_memory.inline_external ());
-          T.zero_alloc "closed stream lookup" (H2conn_table.absent_lookup ()) ]);
+          T.zero_alloc "closed stream lookup" (H2conn_table.absent_lookup ());
+          T.zero_alloc "body queued, sent (sending count)" (H2conn_table.out_kind_toggle ()) ]);
     ]
