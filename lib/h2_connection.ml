@@ -73,7 +73,7 @@ let queue_body t ~stream kind buf ~off ~len ~end_stream =
   else if len = 0 && not end_stream then Queued
   else begin
     S.set_out_kind s slot kind;
-    s.out_buf.(slot) <- buf;
+    if Array.unsafe_get s.out_buf slot != buf then Array.unsafe_set s.out_buf slot buf;
     set s.out_off slot off;
     set s.out_len slot len;
     set_flag s.out_end slot end_stream;

@@ -185,6 +185,20 @@ let header_encoded t src ~off ~len =
   B.blit ~src ~src_off:off ~dst:t.block ~dst_off:t.block_len ~len;
   t.block_len <- t.block_len + len
 
+(* The block's [len] bytes to [dst] in the queue, whole words when both
+   buffers have room for the last one: the bytes written past the frame
+   are free queue space, the next frame's to cover. *)
+let copy_block t ~dst len =
+  let words = (len + 7) land lnot 7 in
+  if words <= B.length t.block && dst + words <= B.length t.pending then begin
+    let i = ref 0 in
+    while !i < len do
+      B.unsafe_set64 t.pending (dst + !i) (B.unsafe_get64 t.block !i);
+      i := !i + 8
+    done
+  end
+  else B.blit ~src:t.block ~src_off:0 ~dst:t.pending ~dst_off:dst ~len
+
 (* HEADERS then CONTINUATIONs, each at most the peer's SETTINGS_MAX_FRAME_SIZE. *)
 let frame_headers t ~stream_id ~end_stream =
   let len = t.block_len and max = t.peer_max_frame in
@@ -193,7 +207,7 @@ let frame_headers t ~stream_id ~end_stream =
     queued t (len + 9)
     && begin
       let o = W.headers_header t.pending ~off:t.p_end ~stream_id ~length:len ~end_stream ~end_headers:true in
-      B.blit ~src:t.block ~src_off:0 ~dst:t.pending ~dst_off:o ~len;
+      copy_block t ~dst:o len;
       t.p_end <- o + len;
       true
     end

@@ -153,7 +153,6 @@ let free t slot =
     set t.id slot 0;
     set t.state slot 0;
     set_out_kind t slot out_none;
-    t.out_buf.(slot) <- no_buffer;
     set t.out_len slot 0;
     set_flag t.out_end slot false;
     t.active <- t.active - 1
@@ -161,7 +160,8 @@ let free t slot =
 
 let clear t =
   for slot = 0 to t.capacity - 1 do
-    free t slot
+    free t slot;
+    if Array.unsafe_get t.out_buf slot != no_buffer then Array.unsafe_set t.out_buf slot no_buffer
   done;
   t.active <- 0;
   t.sending <- 0;

@@ -64,6 +64,9 @@ type t = {
       (** slots whose [out_kind] is not [out_none]: while [0], no slot
           {!wants_to_send} and the scheduler's scans are skipped *)
   mutable out_buf : Bigstring.t array;
+      (** a free slot may still name the buffer its last stream sent from,
+          until the slot is reused or the table {!clear}ed: the same buffer
+          queued again (a cached file's) is no pointer write *)
   mutable out_off : int array;
   mutable out_len : int array;  (** bytes still to send of the current body piece *)
   mutable out_end : bool array;  (** END_STREAM goes with the last byte of the piece *)
@@ -88,7 +91,7 @@ val create : int -> t
     @raise Invalid_argument when [max_capacity < 1]. *)
 
 val clear : t -> unit
-(** Frees every slot. *)
+(** Frees every slot, and lets go of the buffers they sent from. *)
 
 val find : t -> int -> int
 (** [find t id] is the slot of stream [id], or [-1] (always for
