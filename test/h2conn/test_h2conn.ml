@@ -154,6 +154,8 @@ let malformed =
     ("empty :path", [ (":method", "GET"); (":scheme", "https"); (":path", "") ]);
     ("repeated :path", get () @ [ (":path", "/x") ]);
     ("repeated :method", (":method", "GET") :: get ());
+    ("repeated :scheme", get () @ [ (":scheme", "http") ]);
+    ("repeated :authority", get () @ [ (":authority", "example.org") ]);
     ("pseudo after regular", [ (":method", "GET"); ("x", "y"); (":scheme", "https"); (":path", "/") ]);
     ("unknown pseudo", get () @ [ (":foo", "x") ]);
     (":status in request", get () @ [ (":status", "200") ]);
