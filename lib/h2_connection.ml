@@ -72,8 +72,8 @@ let queue_body t ~stream kind buf ~off ~len ~end_stream =
   else if get s.out_kind slot <> S.out_none then No_space
   else if len = 0 && not end_stream then Queued
   else begin
-    set s.out_kind slot kind;
-    s.out_buf.(slot) <- buf;
+    S.set_out_kind s slot kind;
+    if Array.unsafe_get s.out_buf slot != buf then Array.unsafe_set s.out_buf slot buf;
     set s.out_off slot off;
     set s.out_len slot len;
     set_flag s.out_end slot end_stream;
@@ -135,12 +135,14 @@ let output_external_offset t = t.out.ext_off
 let output_external_buffer t = t.out.ext_buf
 let has_output t = O.pending_length t.out > 0
 
-let wants_output t =
-  O.pending_length t.out > 0
-  ||
+(* The slots are scanned only while some stream has a body queued. *)
+let any_ready t =
   let slot = ref 0 and cap = t.streams.capacity in
   while !slot < cap && not (O.ready t.out !slot) do incr slot done;
   !slot < cap
+
+let wants_output t = O.pending_length t.out > 0 || (t.streams.sending > 0 && any_ready t)
+
 let active_streams t = t.streams.active
 let last_peer_stream t = t.last_peer_stream
 let settings_acked t = t.settings_acked

@@ -233,7 +233,8 @@ val has_output : t -> bool
 
 val wants_output : t -> bool
 (** Frames are queued, or some stream has DATA its windows let go: the
-    loop should wait for the socket to be writable. A scan of the slots. *)
+    loop should wait for the socket to be writable. A scan of the slots
+    while some stream has a body queued, none otherwise. *)
 
 (** {1 Inspection} *)
 

@@ -103,8 +103,6 @@ let reset t =
   t.controls <- 0;
   if t.has_reason then begin t.reason <- ""; t.has_reason <- false end
 
-let slot : Hpack_static.pseudo -> int = function Method -> 0 | Scheme -> 1 | Path -> 2 | _ -> 3
-
 let repeated : Hpack_static.pseudo -> string = function
   | Method -> "repeated :method"
   | Scheme -> "repeated :scheme"
@@ -191,14 +189,17 @@ let pseudo_field t d out (p : Hpack_static.pseudo) ~trailers =
   else if not (name_passes d out name ~pseudo:true) then fail t "pseudo-header name not lower case"
   else if not (value_passes t d out value) then fail t "field value with CR, LF, NUL or edge whitespace"
   else
+    (* Each kind with its slot as a constant: no [slot] per field. *)
     match p with
-    | Method | Scheme | Path | Authority ->
-        let k = slot p in
-        if has t k then fail t (repeated p)
+    | Method ->
+        if has t 0 then fail t (repeated p)
         else begin
-          Array.unsafe_set t.pseudo_spans k (value :> int);
-          if p = Method then t.meth <- Meth.of_buffer out ~off:(Span.off value) ~len:(Span.len value)
+          Array.unsafe_set t.pseudo_spans 0 (value :> int);
+          t.meth <- Meth.of_buffer out ~off:(Span.off value) ~len:(Span.len value)
         end
+    | Scheme -> if has t 1 then fail t (repeated p) else Array.unsafe_set t.pseudo_spans 1 (value :> int)
+    | Path -> if has t 2 then fail t (repeated p) else Array.unsafe_set t.pseudo_spans 2 (value :> int)
+    | Authority -> if has t 3 then fail t (repeated p) else Array.unsafe_set t.pseudo_spans 3 (value :> int)
     | Status -> fail t ":status in a request"
     | Protocol -> fail t ":protocol without SETTINGS_ENABLE_CONNECT_PROTOCOL"
     | Unknown_pseudo -> fail t "unknown pseudo-header"

@@ -185,10 +185,34 @@ let header_encoded t src ~off ~len =
   B.blit ~src ~src_off:off ~dst:t.block ~dst_off:t.block_len ~len;
   t.block_len <- t.block_len + len
 
+(* The block's [len] bytes to [dst] in the queue, whole words when both
+   buffers have room for the last one: the bytes written past the frame
+   are free queue space, the next frame's to cover. *)
+let copy_block t ~dst len =
+  let words = (len + 7) land lnot 7 in
+  if words <= B.length t.block && dst + words <= B.length t.pending then begin
+    let i = ref 0 in
+    while !i < len do
+      B.unsafe_set64 t.pending (dst + !i) (B.unsafe_get64 t.block !i);
+      i := !i + 8
+    done
+  end
+  else B.blit ~src:t.block ~src_off:0 ~dst:t.pending ~dst_off:dst ~len
+
 (* HEADERS then CONTINUATIONs, each at most the peer's SETTINGS_MAX_FRAME_SIZE. *)
 let frame_headers t ~stream_id ~end_stream =
   let len = t.block_len and max = t.peer_max_frame in
-  let frames = if len <= max then 1 else (len + max - 1) / max in
+  if len <= max then
+    (* One HEADERS frame, the usual case. *)
+    queued t (len + 9)
+    && begin
+      let o = W.headers_header t.pending ~off:t.p_end ~stream_id ~length:len ~end_stream ~end_headers:true in
+      copy_block t ~dst:o len;
+      t.p_end <- o + len;
+      true
+    end
+  else
+  let frames = (len + max - 1) / max in
   if not (queued t (len + (9 * frames))) then false
   else begin
     let pos = ref 0 and first = ref true in
@@ -228,6 +252,13 @@ let ready t slot =
    order stays right until it is used up. *)
 let scan t =
   let s = t.streams in
+  if s.sending = 0 then begin
+    (* Nothing queued on any stream: none is ready. *)
+    t.order_len <- 0;
+    t.order_pos <- 0;
+    -1
+  end
+  else
   let cap = s.capacity in
   if Array.length t.order < cap then t.order <- Array.make cap 0;
   let order = t.order in
@@ -349,7 +380,7 @@ let next t out ~off ~len ~inline =
       set s.send_window slot (window - n);
       t.conn_send_window <- t.conn_send_window - n;
       if left = n then begin
-        set s.out_kind slot S.out_none;
+        S.set_out_kind s slot S.out_none;
         if last then end_stream_sent t slot
       end
     end

@@ -43,9 +43,9 @@ let trailers t slot ~end_stream =
     Trailers
   end
 
-let header_block t src ~off ~len ~id ~end_stream ~bad_priority =
+(* [slot]: stream [id]'s, as {!S.find} gives it. *)
+let header_block t src ~off ~len ~id ~slot ~end_stream ~bad_priority =
   t.block_stream <- 0;
-  let slot = S.find t.streams id in
   let is_trailers = slot >= 0 in
   match H2_head.decode t.ws.head t.decoder src ~off ~len ~out:t.ws.decoded ~trailers:is_trailers with
   | Compression_error -> fail t Err.Compression_error (H2_head.reason t.ws.head)
@@ -65,13 +65,15 @@ let on_headers t buf ~bad_priority =
   let r = t.reader in
   let id = F.stream_id r in
   if id land 1 = 0 then fail t Err.Protocol_error "HEADERS on a server stream id"
-  else if id <= t.last_peer_stream && S.find t.streams id < 0 then
-    fail t Err.Stream_closed "HEADERS on a closed stream"
+  else
+  (* A stream above the last one opened has no slot: no look. *)
+  let slot = if id > t.last_peer_stream then -1 else S.find t.streams id in
+  if id <= t.last_peer_stream && slot < 0 then fail t Err.Stream_closed "HEADERS on a closed stream"
   else begin
     if id > t.last_peer_stream then t.last_peer_stream <- id;
     let end_stream = F.has_flag r F.flag_end_stream in
     let off = F.payload_off r and len = F.payload_len r in
-    if F.has_flag r F.flag_end_headers then header_block t buf ~off ~len ~id ~end_stream ~bad_priority
+    if F.has_flag r F.flag_end_headers then header_block t buf ~off ~len ~id ~slot ~end_stream ~bad_priority
     else if len > t.config.max_header_list_size then calm t "header block too large"
     else begin
       if B.length t.block = 0 then t.block <- H2_workspace.take t.ws.blocks;
@@ -98,7 +100,8 @@ let on_continuation t buf =
     t.continuations <- t.continuations + 1;
     if F.has_flag r F.flag_end_headers then begin
       let ev =
-        header_block t t.block ~off:0 ~len:t.block_len ~id:t.block_stream ~end_stream:t.block_end_stream
+        header_block t t.block ~off:0 ~len:t.block_len ~id:t.block_stream
+          ~slot:(S.find t.streams t.block_stream) ~end_stream:t.block_end_stream
           ~bad_priority:t.block_bad_priority
       in
       release_block t;

@@ -27,6 +27,7 @@ type t = {
   mutable data_received : int array;
   mutable response : int array;
   mutable out_kind : int array;
+  mutable sending : int;
   mutable out_buf : Bigstring.t array;
   mutable out_off : int array;
   mutable out_len : int array;
@@ -104,6 +105,7 @@ let create max_capacity =
       data_received = [||];
       response = [||];
       out_kind = [||];
+      sending = 0;
       out_buf = [||];
       out_off = [||];
       out_len = [||];
@@ -134,6 +136,14 @@ let[@inline] get (a : int array) slot = Array.unsafe_get a slot
 let[@inline] set_flag (a : bool array) slot (v : bool) = Array.unsafe_set a slot v
 let[@inline] get_flag (a : bool array) slot = Array.unsafe_get a slot
 
+let set_out_kind t slot kind =
+  let was = get t.out_kind slot in
+  if was <> kind then begin
+    if was = out_none then t.sending <- t.sending + 1
+    else if kind = out_none then t.sending <- t.sending - 1;
+    set t.out_kind slot kind
+  end
+
 let free t slot =
   let id = t.id.(slot) in
   if id <> 0 then begin
@@ -142,8 +152,7 @@ let free t slot =
     if slot < t.in_use_below then t.in_use_below <- slot;
     set t.id slot 0;
     set t.state slot 0;
-    set t.out_kind slot out_none;
-    t.out_buf.(slot) <- no_buffer;
+    set_out_kind t slot out_none;
     set t.out_len slot 0;
     set_flag t.out_end slot false;
     t.active <- t.active - 1
@@ -151,9 +160,11 @@ let free t slot =
 
 let clear t =
   for slot = 0 to t.capacity - 1 do
-    free t slot
+    free t slot;
+    if Array.unsafe_get t.out_buf slot != no_buffer then Array.unsafe_set t.out_buf slot no_buffer
   done;
   t.active <- 0;
+  t.sending <- 0;
   t.displaced <- 0;
   t.in_use_below <- 0
 
@@ -201,10 +212,9 @@ let open_slot t ~id ~recv_window ~send_window =
     set t.content_length slot (-1);
     set t.data_received slot 0;
     set t.response slot 0;
-    set t.out_kind slot out_none;
+    (* [out_kind], [out_len] and [out_end] of a free slot are as [free]
+       (or the arrays' growth) left them: nothing queued. *)
     set t.out_off slot 0;
-    set t.out_len slot 0;
-    set_flag t.out_end slot false;
     t.active <- t.active + 1;
     t.last_found <- slot;
     if slot = t.in_use_below then t.in_use_below <- slot + 1;

@@ -59,8 +59,14 @@ type t = {
   mutable content_length : int array;  (** the request's content-length, [-1] when absent *)
   mutable data_received : int array;  (** DATA payload bytes received (padding excluded) *)
   mutable response : int array;  (** [0] no response yet, [1] HEADERS queued, [2] END_STREAM queued *)
-  mutable out_kind : int array;
+  mutable out_kind : int array;  (** written by {!set_out_kind} only, which counts [sending] *)
+  mutable sending : int;
+      (** slots whose [out_kind] is not [out_none]: while [0], no slot
+          {!wants_to_send} and the scheduler's scans are skipped *)
   mutable out_buf : Bigstring.t array;
+      (** a free slot may still name the buffer its last stream sent from,
+          until the slot is reused or the table {!clear}ed: the same buffer
+          queued again (a cached file's) is no pointer write *)
   mutable out_off : int array;
   mutable out_len : int array;  (** bytes still to send of the current body piece *)
   mutable out_end : bool array;  (** END_STREAM goes with the last byte of the piece *)
@@ -85,7 +91,7 @@ val create : int -> t
     @raise Invalid_argument when [max_capacity < 1]. *)
 
 val clear : t -> unit
-(** Frees every slot. *)
+(** Frees every slot, and lets go of the buffers they sent from. *)
 
 val find : t -> int -> int
 (** [find t id] is the slot of stream [id], or [-1] (always for
@@ -100,6 +106,10 @@ val open_slot : t -> id:int -> recv_window:int -> send_window:int -> int
 
 val free : t -> int -> unit
 (** [free t slot] closes the stream and makes its slot reusable. *)
+
+val set_out_kind : t -> int -> int -> unit
+(** [set_out_kind t slot kind] sets [out_kind] of a slot below [capacity]
+    (unchecked), keeping [sending] right. Does not allocate. *)
 
 val wants_to_send : t -> int -> bool
 (** [wants_to_send t slot]: it has a body piece with bytes left and a

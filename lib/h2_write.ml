@@ -29,12 +29,16 @@ let[@inline] set_u32 buf i n =
   set_u8 buf i (n lsr 24);
   set_u24 buf (i + 1) n
 
-(* Fields already validated, space already checked. *)
+external bswap64 : int64 -> int64 = "%bswap_int64"
+
+(* Fields already validated, space already checked. The first eight bytes
+   (length, type, flags, the stream id's upper three bytes) as one
+   big-endian word, then the id's low byte: two stores, not nine. *)
 let[@inline] put_header buf off length type_code flags stream_id =
-  set_u24 buf off length;
-  set_u8 buf (off + 3) type_code;
-  set_u8 buf (off + 4) flags;
-  set_u32 buf (off + 5) stream_id
+  let top = (length lsl 16) lor (type_code lsl 8) lor flags in
+  let w = Int64.logor (Int64.shift_left (Int64.of_int top) 24) (Int64.of_int (stream_id lsr 8)) in
+  B.unsafe_set64 buf off (if Sys.big_endian then w else bswap64 w);
+  set_u8 buf (off + 8) stream_id
 
 let[@inline] valid_stream s = s >= 0 && s <= max_stream_id
 let[@inline] valid_length n = n >= 0 && n <= max_length

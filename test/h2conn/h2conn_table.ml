@@ -12,8 +12,17 @@ let displaced_by_scan (t : S.t) =
   done;
   !n
 
+let sending_by_scan (t : S.t) =
+  let n = ref 0 in
+  for slot = 0 to t.capacity - 1 do
+    if t.out_kind.(slot) <> S.out_none then incr n
+  done;
+  !n
+
 (* Operations: [`Open] the next odd id, [`Free k] the k-th stream in use
-   (modulo how many), [`Find id] any id. *)
+   (modulo how many), [`Find id] any id, [`Queue (k, kind)] a body piece
+   (or none) on the k-th stream in use. A free slot, and so a slot just
+   opened, has nothing queued; [sending] counts the slots that have. *)
 let run_ops max ops =
   let t = S.create max in
   let live = Hashtbl.create 16 in
@@ -21,6 +30,11 @@ let run_ops max ops =
   let ok = ref true in
   let check_all () =
     if displaced_by_scan t <> t.displaced then ok := false;
+    if sending_by_scan t <> t.sending then ok := false;
+    for slot = 0 to t.capacity - 1 do
+      if t.id.(slot) = 0 && (t.out_kind.(slot) <> S.out_none || t.out_len.(slot) <> 0 || t.out_end.(slot)) then
+        ok := false
+    done;
     for slot = 0 to min t.in_use_below t.capacity - 1 do
       if t.id.(slot) = 0 then ok := false
     done;
@@ -49,6 +63,7 @@ let run_ops max ops =
           in
           let slot = S.open_slot t ~id ~recv_window:0 ~send_window:0 in
           if slot <> want then ok := false;
+          if slot >= 0 && (t.out_kind.(slot) <> S.out_none || t.out_len.(slot) <> 0) then ok := false;
           if slot >= 0 then Hashtbl.replace live id slot
           else if Hashtbl.length live < max then ok := false
       | `Free k ->
@@ -58,6 +73,15 @@ let run_ops max ops =
             let id = List.nth ids (k mod n) in
             S.free t (Hashtbl.find live id);
             Hashtbl.remove live id
+          end
+      | `Queue (k, kind) ->
+          let n = Hashtbl.length live in
+          if n > 0 then begin
+            let ids = List.sort compare (Hashtbl.fold (fun id _ acc -> id :: acc) live []) in
+            let slot = Hashtbl.find live (List.nth ids (k mod n)) in
+            S.set_out_kind t slot kind;
+            t.out_len.(slot) <- (if kind = S.out_none then 0 else 7);
+            t.out_end.(slot) <- kind <> S.out_none
           end
       | `Find id ->
           let want = try Hashtbl.find live id with Not_found -> -1 in
@@ -73,6 +97,11 @@ let op =
         (4, map (fun s -> `Open s) (oneofl [ 1; 1; 4; 8; 16; 32 ]));
         (3, map (fun k -> `Free k) (int_bound 64));
         (2, map (fun id -> `Find id) (int_range (-2) 300));
+        ( 3,
+          map2
+            (fun k kind -> `Queue (k, kind))
+            (int_bound 64)
+            (oneofl [ S.out_none; S.out_buffer; S.out_external; S.out_stable ]) );
       ])
 
 let model =
@@ -110,8 +139,12 @@ let test_grow () =
   for i = 0 to 99 do
     Alcotest.(check bool) "found" true (S.find t ((2 * i * 7) + 1) >= 0)
   done;
+  S.set_out_kind t 5 S.out_stable;
+  S.set_out_kind t 6 S.out_buffer;
+  Alcotest.(check int) "two sending" 2 t.sending;
   S.clear t;
-  Alcotest.(check int) "cleared" 0 t.displaced
+  Alcotest.(check int) "cleared" 0 t.displaced;
+  Alcotest.(check int) "none sending" 0 t.sending
 
 (* Looking up a closed stream (as each ending exchange does) allocates
    nothing. *)
@@ -122,6 +155,17 @@ let absent_lookup () =
   done;
   S.free t 3;
   fun () -> if S.find t 7 <> -1 || S.find t 9 < 0 then failwith "find"
+
+(* A body queued and sent, as each response does: the count follows,
+   nothing allocated. *)
+let out_kind_toggle () =
+  let t = S.create 16 in
+  let slot = S.open_slot t ~id:1 ~recv_window:0 ~send_window:0 in
+  fun () ->
+    S.set_out_kind t slot S.out_stable;
+    if t.sending <> 1 then failwith "sending";
+    S.set_out_kind t slot S.out_none;
+    if t.sending <> 0 then failwith "sending"
 
 let tests =
   [

@@ -154,6 +154,8 @@ let malformed =
     ("empty :path", [ (":method", "GET"); (":scheme", "https"); (":path", "") ]);
     ("repeated :path", get () @ [ (":path", "/x") ]);
     ("repeated :method", (":method", "GET") :: get ());
+    ("repeated :scheme", get () @ [ (":scheme", "http") ]);
+    ("repeated :authority", get () @ [ (":authority", "example.org") ]);
     ("pseudo after regular", [ (":method", "GET"); ("x", "y"); (":scheme", "https"); (":path", "/") ]);
     ("unknown pseudo", get () @ [ (":foo", "x") ]);
     (":status in request", get () @ [ (":status", "200") ]);
@@ -506,5 +508,6 @@ let () =
           T.zero_alloc "CONTINUATION, trailers, reset" (H2conn_steady.long_way ());
           T.zero_alloc "two connections, one workspace" (H2conn_memory.shared_steady ());
           T.zero_alloc "external body inline (TLS)" (H2conn_memory.inline_external ());
-          T.zero_alloc "closed stream lookup" (H2conn_table.absent_lookup ()) ]);
+          T.zero_alloc "closed stream lookup" (H2conn_table.absent_lookup ());
+          T.zero_alloc "body queued, sent (sending count)" (H2conn_table.out_kind_toggle ()) ]);
     ]

@@ -890,6 +890,28 @@ let test_hyperframe () =
         | _ -> fail "peer line %S" line)
     lines
 
+(* The header is stored as one word and a byte: the nine bytes are the
+   fields in network order, written at any offset, and nothing around them
+   changes. *)
+let prop_header_bytes =
+  QCheck2.Test.make ~count:2000 ~name:"frame header: nine big-endian bytes, nothing else written"
+    ~print:QCheck2.Print.(quad int int int int)
+    QCheck2.Gen.(quad (oneof [ int_range 0 20; int_range 0 0xFF_FFFF; pure 0xFF_FFFF ]) (int_range 0 0xff)
+                   (int_range 0 0xff) gen_sid)
+    (fun (length, type_code, flags, stream_id) ->
+      let size = 32 in
+      let buf = Bigstring.of_string (String.make size '\xAA') in
+      let off = stream_id land 15 in
+      let stop = W.frame_header buf ~off ~length ~type_code ~flags ~stream_id in
+      let byte k = Char.code (Bigstring.unsafe_get buf k) in
+      let expected =
+        [ length lsr 16; (length lsr 8) land 0xff; length land 0xff; type_code; flags;
+          stream_id lsr 24; (stream_id lsr 16) land 0xff; (stream_id lsr 8) land 0xff; stream_id land 0xff ]
+      in
+      stop = off + 9
+      && List.for_all2 (fun k e -> byte (off + k) = e) (List.init 9 Fun.id) expected
+      && List.for_all (fun k -> k >= off && k < off + 9 || byte k = 0xAA) (List.init size Fun.id))
+
 let () =
   Alcotest.run "h2frame"
     [ ( "round trip",
@@ -909,6 +931,7 @@ let () =
       ( "incremental",
         [ Alcotest.test_case "split at every byte" `Quick test_split_everywhere;
           S.qcheck prop_split;
+          S.qcheck prop_header_bytes;
           S.qcheck prop_garbage ] );
       ( "priority field",
         [ Alcotest.test_case "RFC 9218 values" `Quick test_priority_field; S.qcheck prop_priority_garbage ] );
