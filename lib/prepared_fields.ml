@@ -29,7 +29,9 @@ let next_id = ref 0
 let create_set ~server capacity =
   if capacity < 0 then invalid_arg "Httpz.Prepared_fields.create";
   incr next_id;
-  let fields = (capacity / 5) + 1 in
+  (* Room for a field per 8 bytes of text (a line is at least 5; real
+     ones are longer): past it, a writer refuses as for text. *)
+  let fields = (capacity / 8) + 4 in
   { id = !next_id; version = 0; server; text = Bigstring.create capacity; text_len = 0;
     hpack = Bigstring.create ((2 * capacity) + 16); hpack_len = 0;
     indexed = Bigstring.create ((2 * capacity) + 16); indexed_len = 0;
@@ -87,7 +89,9 @@ let encoded t name start =
   t.hpack_len <- E.field_checked t.enc t.hpack ~off:h0 name t.text ~voff ~vlen:value_len;
   also_indexed t h0 ~name_len ~value_len
 
-let check_name t name = if server_owned name && not (t.server && name = Header_name.Date) then refuse ()
+let check_name t name =
+  if server_owned name && not (t.server && name = Header_name.Date) then refuse ();
+  if t.count >= Array.length t.sizes then raise_notrace Response.No_space
 
 let add t name v =
   check_name t name;
@@ -161,6 +165,7 @@ let lowered name =
   end
 
 let add_s t name v =
+  if t.count >= Array.length t.sizes then raise_notrace Response.No_space;
   for i = 0 to Array.length server_owned_names - 1 do
     if equal_caseless name (Array.unsafe_get server_owned_names i) then refuse ()
   done;

@@ -46,7 +46,8 @@ val add_bytes : t -> Header_name.t -> Bigstring.t -> off:int -> len:int -> unit
     IMF-fixdate of a Unix time; [add_bytes]: a value from a buffer). A
     refused field leaves [t] as it was.
     @raise Response.Invalid_field for a name or value Response refuses.
-    @raise Response.No_space past the capacity.
+    @raise Response.No_space past the capacity (its bytes of text, or
+    one field per 8 of them).
     @raise Invalid_argument for a field the server writes itself, or a
     range outside the buffer. *)
 

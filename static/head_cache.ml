@@ -14,7 +14,7 @@ type t = {
 let create ~size ~rule =
   if size <= 0 || size land (size - 1) <> 0 then invalid_arg "Head_cache.create";
   { mask = size - 1; keys = Array.make (size * ints) (-1); suffixes = Array.make size "";
-    ctypes = Array.make size ""; rules = Array.make size rule; sets = Array.init size (fun _ -> P.create ()) }
+    ctypes = Array.make size ""; rules = Array.make size rule; sets = Array.init size (fun _ -> P.create ~capacity:768 ()) }
 
 let flags ~vary ~gz = (if vary then 1 else 0) lor if gz then 2 else 0
 

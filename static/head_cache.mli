@@ -14,8 +14,10 @@
     two flags ([vary], [gz]). A key's fields depend on nothing else that
     can change while the static handler lives.
 
-    {b Memory.} [size] sets of 1 KiB of text (and 2 KiB for HPACK), made
-    by [create] (their pages are touched only as entries are filled).
+    {b Memory.} [size] sets of 768 bytes of text (and twice that for each
+    HPACK form), made by [create] (their pages are touched only as
+    entries are filled); a file's fields that do not fit are written one
+    by one.
     {b Allocation.} [create] allocates; nothing else does, so a file met
     for the first time after a worker's warm-up costs no GC work. *)
 
