@@ -59,6 +59,70 @@ let split_class =
 
 let[@inline] split_class_of buf i = String.unsafe_get split_class (Char.code (Bigstring.unsafe_get buf i))
 
+(* {1 Eight bytes at a time}
+
+   The common target is plain bytes: no CTL, SP, DEL, '#', '?', '%' or
+   '/' for a run of several bytes. Such runs are tested a 64-bit word at
+   a time (little-endian lanes, as [unsafe_get64] reads them); a word that
+   may hold one of those bytes goes back to the byte loop, which decides.
+   The int64s stay unboxed: every helper is inlined into its caller. *)
+
+(* High bit of every lane of [x] that is 0x00. Exact per lane: no borrow
+   runs from one lane into the next. *)
+let[@inline] zero_lanes x =
+  Int64.logand
+    (Int64.lognot (Int64.logor (Int64.add (Int64.logand x 0x7f7f7f7f7f7f7f7fL) 0x7f7f7f7f7f7f7f7fL) x))
+    0x8080808080808080L
+
+(* Nonzero when some lane of [x] is below 0x21 (CTL or SP; lanes with the
+   high bit set are not) or is DEL. *)
+let[@inline] ctl_lanes x =
+  Int64.logor
+    (Int64.logand (Int64.sub x 0x2121212121212121L) (Int64.lognot x))
+    (zero_lanes (Int64.logxor x 0x7f7f7f7f7f7f7f7fL))
+
+(* The lanes that hold the bytes [0 .. k-1] of a word ([0 < k < 8]). *)
+let[@inline] first_lanes k = Int64.pred (Int64.shift_left 1L (8 * k))
+
+(* A short run is read as a whole word, which needs the bytes after it
+   in the buffer, and lanes in memory order (little-endian). *)
+let[@inline] short_word_fits buf i = (not Sys.big_endian) && i + 8 <= Bigstring.length buf
+
+(* Bytes [0 .. k-1] of the word at [i] ([0 < k < 8]), the others 'a', a
+   byte every test here passes; [short_word_fits buf i]. *)
+let[@inline] head_lanes buf i k =
+  let keep = first_lanes k in
+  Int64.logor (Int64.logand (Bigstring.unsafe_get64 buf i) keep)
+    (Int64.logand 0x6161616161616161L (Int64.lognot keep))
+
+(* The word at [i] holds none of the bytes that end a [split] run. *)
+let[@inline] split_plain x =
+  Int64.logand
+    (Int64.logor (ctl_lanes x)
+       (Int64.logor (zero_lanes (Int64.logxor x 0x2323232323232323L))
+          (zero_lanes (Int64.logxor x 0x3f3f3f3f3f3f3f3fL))))
+    0x8080808080808080L
+  = 0L
+
+(* The word at [i] is bytes [run] copies as they are: none of CTL, SP,
+   DEL, '%' or '/'. *)
+let[@inline] decode_plain x =
+  Int64.logand
+    (Int64.logor (ctl_lanes x)
+       (Int64.logor (zero_lanes (Int64.logxor x 0x2525252525252525L))
+          (zero_lanes (Int64.logxor x 0x2f2f2f2f2f2f2f2fL))))
+    0x8080808080808080L
+  = 0L
+
+(* Past the plain words from [i] (before [stop]): where the byte loop
+   starts. A short last run is tested too when [buf] has 8 bytes there. *)
+let skip_plain_words buf i stop =
+  let i = ref i in
+  while !i + 8 <= stop && split_plain (Bigstring.unsafe_get64 buf !i) do i := !i + 8 done;
+  let k = stop - !i in
+  if k > 0 && k < 8 && short_word_fits buf !i && split_plain (head_lanes buf !i k) then stop
+  else !i
+
 let split t buf span =
   Bigstring.check_range "Httpz.Target.split" buf ~off:(Span.off span) ~len:(Span.len span);
   let off = Span.off span and len = Span.len span in
@@ -67,7 +131,7 @@ let split t buf span =
   t.authority <- Span.empty;
   (* One pass validates every byte and finds the first '?': most bytes
      are none of those, one table load each. *)
-  let i = ref off and q = ref (-1) and bad = ref 0 in
+  let i = ref (skip_plain_words buf off stop) and q = ref (-1) and bad = ref 0 in
   while !i < stop && split_class_of buf !i = '\000' do incr i done;
   while !bad = 0 && !i < stop do
     let k = split_class_of buf !i in
@@ -185,7 +249,33 @@ let run buf span dst pct =
     let stop = off + len in
     let i = ref (if len = 0 then off else off + 1) in
     let w = ref 1 and seg = ref 1 and err = ref 0 in
+    (* [words]: try a whole word first. Cleared when a word is not plain,
+       set again after the byte that stopped it (a '/', a '%'): one failed
+       try per segment, not per byte. *)
+    let words = ref true in
     while !err = 0 && !i < stop do
+      let k = stop - !i in
+      if !words && !w + 8 <= cap && k >= 8 then begin
+        let x = Bigstring.unsafe_get64 buf !i in
+        if decode_plain x then begin
+          Bigstring.unsafe_set64 dst !w x; i := !i + 8; w := !w + 8
+        end
+        else words := false
+      end
+      else if !words && !w + 8 <= cap && short_word_fits buf !i then begin
+        let x = head_lanes buf !i k in
+        if decode_plain x then begin
+          (* [dst] past the result is left as it was. *)
+          let keep = first_lanes k in
+          Bigstring.unsafe_set64 dst !w
+            (Int64.logor (Int64.logand x keep)
+               (Int64.logand (Bigstring.unsafe_get64 dst !w) (Int64.lognot keep)));
+          i := stop; w := !w + k
+        end
+        else words := false
+      end
+      else begin
+      words := false;
       let c = Bigstring.unsafe_get buf !i in
       (* Most bytes are copied as they are: neither '%', '/', NUL, CTL,
          SP nor DEL, and room left. *)
@@ -196,6 +286,7 @@ let run buf span dst pct =
       end
       else
       let b = ref (Char.code c) in
+      words := true;
       if pct && c = '%' then begin
         let v = percent_byte buf !i stop in
         if v < 0 then err := c_bad_escape else begin b := v; i := !i + 3 end
@@ -220,6 +311,7 @@ let run buf span dst pct =
           Bigstring.unsafe_set dst !w (Char.unsafe_chr !b);
           incr w
         end
+      end
       end
     done;
     if !err <> 0 then !err
