@@ -67,19 +67,20 @@ let[@inline] split_class_of buf i = String.unsafe_get split_class (Char.code (Bi
    may hold one of those bytes goes back to the byte loop, which decides.
    The int64s stay unboxed: every helper is inlined into its caller. *)
 
-(* High bit of every lane of [x] that is 0x00. Exact per lane: no borrow
-   runs from one lane into the next. *)
-let[@inline] zero_lanes x =
-  Int64.logand
-    (Int64.lognot (Int64.logor (Int64.add (Int64.logand x 0x7f7f7f7f7f7f7f7fL) 0x7f7f7f7f7f7f7f7fL) x))
-    0x8080808080808080L
+(* A lane of [x] is 0x00 iff its high bit is set in
+   [zero_lanes x land 0x80..80]. Only "some lane is" is exact: a borrow
+   may also mark a lane above a zero one, which is all these tests need.
+   The high bits are masked once, by the caller of the tests combined. *)
+let[@inline] zero_lanes x = Int64.logand (Int64.sub x 0x0101010101010101L) (Int64.lognot x)
 
-(* Nonzero when some lane of [x] is below 0x21 (CTL or SP; lanes with the
-   high bit set are not) or is DEL. *)
+let[@inline] lanes_equal x c = zero_lanes (Int64.logxor x c)
+
+(* Some lane of [x] is below 0x21 (CTL or SP; not one with its high bit
+   set) or is DEL. *)
 let[@inline] ctl_lanes x =
   Int64.logor
     (Int64.logand (Int64.sub x 0x2121212121212121L) (Int64.lognot x))
-    (zero_lanes (Int64.logxor x 0x7f7f7f7f7f7f7f7fL))
+    (lanes_equal x 0x7f7f7f7f7f7f7f7fL)
 
 (* The lanes that hold the bytes [0 .. k-1] of a word ([0 < k < 8]). *)
 let[@inline] first_lanes k = Int64.pred (Int64.shift_left 1L (8 * k))
@@ -99,8 +100,7 @@ let[@inline] head_lanes buf i k =
 let[@inline] split_plain x =
   Int64.logand
     (Int64.logor (ctl_lanes x)
-       (Int64.logor (zero_lanes (Int64.logxor x 0x2323232323232323L))
-          (zero_lanes (Int64.logxor x 0x3f3f3f3f3f3f3f3fL))))
+       (Int64.logor (lanes_equal x 0x2323232323232323L) (lanes_equal x 0x3f3f3f3f3f3f3f3fL)))
     0x8080808080808080L
   = 0L
 
@@ -109,8 +109,7 @@ let[@inline] split_plain x =
 let[@inline] decode_plain x =
   Int64.logand
     (Int64.logor (ctl_lanes x)
-       (Int64.logor (zero_lanes (Int64.logxor x 0x2525252525252525L))
-          (zero_lanes (Int64.logxor x 0x2f2f2f2f2f2f2f2fL))))
+       (Int64.logor (lanes_equal x 0x2525252525252525L) (lanes_equal x 0x2f2f2f2f2f2f2f2fL)))
     0x8080808080808080L
   = 0L
 
