@@ -96,22 +96,16 @@ let[@inline] head_lanes buf i k =
   Int64.logor (Int64.logand (Bigstring.unsafe_get64 buf i) keep)
     (Int64.logand 0x6161616161616161L (Int64.lognot keep))
 
-(* The word at [i] holds none of the bytes that end a [split] run. *)
-let[@inline] split_plain x =
-  Int64.logand
-    (Int64.logor (ctl_lanes x)
-       (Int64.logor (lanes_equal x 0x2323232323232323L) (lanes_equal x 0x3f3f3f3f3f3f3f3fL)))
-    0x8080808080808080L
+(* No lane of [x] is CTL, SP, DEL or the byte repeated in [a] or in [b]. *)
+let[@inline] plain_but x a b =
+  Int64.logand (Int64.logor (ctl_lanes x) (Int64.logor (lanes_equal x a) (lanes_equal x b))) 0x8080808080808080L
   = 0L
 
-(* The word at [i] is bytes [run] copies as they are: none of CTL, SP,
-   DEL, '%' or '/'. *)
-let[@inline] decode_plain x =
-  Int64.logand
-    (Int64.logor (ctl_lanes x)
-       (Int64.logor (lanes_equal x 0x2525252525252525L) (lanes_equal x 0x2f2f2f2f2f2f2f2fL)))
-    0x8080808080808080L
-  = 0L
+(* The word holds none of the bytes that end a [split] run ('#', '?'). *)
+let[@inline] split_plain x = plain_but x 0x2323232323232323L 0x3f3f3f3f3f3f3f3fL
+
+(* The word is bytes [run] copies as they are (no '%', '/'). *)
+let[@inline] decode_plain x = plain_but x 0x2525252525252525L 0x2f2f2f2f2f2f2f2fL
 
 (* Past the plain words from [i] (before [stop]): where the byte loop
    starts. A short last run is tested too when [buf] has 8 bytes there. *)
