@@ -59,6 +59,63 @@ let split_class =
 
 let[@inline] split_class_of buf i = String.unsafe_get split_class (Char.code (Bigstring.unsafe_get buf i))
 
+(* {1 Eight bytes at a time}
+
+   The common target is plain bytes: no CTL, SP, DEL, '#', '?', '%' or
+   '/' for a run of several bytes. Such runs are tested a 64-bit word at
+   a time (little-endian lanes, as [unsafe_get64] reads them); a word that
+   may hold one of those bytes goes back to the byte loop, which decides.
+   The int64s stay unboxed: every helper is inlined into its caller. *)
+
+(* A lane of [x] is 0x00 iff its high bit is set in
+   [zero_lanes x land 0x80..80]. Only "some lane is" is exact: a borrow
+   may also mark a lane above a zero one, which is all these tests need.
+   The high bits are masked once, by the caller of the tests combined. *)
+let[@inline] zero_lanes x = Int64.logand (Int64.sub x 0x0101010101010101L) (Int64.lognot x)
+
+let[@inline] lanes_equal x c = zero_lanes (Int64.logxor x c)
+
+(* Some lane of [x] is below 0x21 (CTL or SP; not one with its high bit
+   set) or is DEL. *)
+let[@inline] ctl_lanes x =
+  Int64.logor
+    (Int64.logand (Int64.sub x 0x2121212121212121L) (Int64.lognot x))
+    (lanes_equal x 0x7f7f7f7f7f7f7f7fL)
+
+(* The lanes that hold the bytes [0 .. k-1] of a word ([0 < k < 8]). *)
+let[@inline] first_lanes k = Int64.pred (Int64.shift_left 1L (8 * k))
+
+(* A short run is read as a whole word, which needs the bytes after it
+   in the buffer, and lanes in memory order (little-endian). *)
+let[@inline] short_word_fits buf i = (not Sys.big_endian) && i + 8 <= Bigstring.length buf
+
+(* Bytes [0 .. k-1] of the word at [i] ([0 < k < 8]), the others 'a', a
+   byte every test here passes; [short_word_fits buf i]. *)
+let[@inline] head_lanes buf i k =
+  let keep = first_lanes k in
+  Int64.logor (Int64.logand (Bigstring.unsafe_get64 buf i) keep)
+    (Int64.logand 0x6161616161616161L (Int64.lognot keep))
+
+(* No lane of [x] is CTL, SP, DEL or the byte repeated in [a] or in [b]. *)
+let[@inline] plain_but x a b =
+  Int64.logand (Int64.logor (ctl_lanes x) (Int64.logor (lanes_equal x a) (lanes_equal x b))) 0x8080808080808080L
+  = 0L
+
+(* The word holds none of the bytes that end a [split] run ('#', '?'). *)
+let[@inline] split_plain x = plain_but x 0x2323232323232323L 0x3f3f3f3f3f3f3f3fL
+
+(* The word is bytes [run] copies as they are (no '%', '/'). *)
+let[@inline] decode_plain x = plain_but x 0x2525252525252525L 0x2f2f2f2f2f2f2f2fL
+
+(* Past the plain words from [i] (before [stop]): where the byte loop
+   starts. A short last run is tested too when [buf] has 8 bytes there. *)
+let skip_plain_words buf i stop =
+  let i = ref i in
+  while !i + 8 <= stop && split_plain (Bigstring.unsafe_get64 buf !i) do i := !i + 8 done;
+  let k = stop - !i in
+  if k > 0 && k < 8 && short_word_fits buf !i && split_plain (head_lanes buf !i k) then stop
+  else !i
+
 let split t buf span =
   Bigstring.check_range "Httpz.Target.split" buf ~off:(Span.off span) ~len:(Span.len span);
   let off = Span.off span and len = Span.len span in
@@ -67,7 +124,7 @@ let split t buf span =
   t.authority <- Span.empty;
   (* One pass validates every byte and finds the first '?': most bytes
      are none of those, one table load each. *)
-  let i = ref off and q = ref (-1) and bad = ref 0 in
+  let i = ref (skip_plain_words buf off stop) and q = ref (-1) and bad = ref 0 in
   while !i < stop && split_class_of buf !i = '\000' do incr i done;
   while !bad = 0 && !i < stop do
     let k = split_class_of buf !i in
@@ -185,7 +242,33 @@ let run buf span dst pct =
     let stop = off + len in
     let i = ref (if len = 0 then off else off + 1) in
     let w = ref 1 and seg = ref 1 and err = ref 0 in
+    (* [words]: try a whole word first. Cleared when a word is not plain,
+       set again after the byte that stopped it (a '/', a '%'): one failed
+       try per segment, not per byte. *)
+    let words = ref true in
     while !err = 0 && !i < stop do
+      let k = stop - !i in
+      if !words && !w + 8 <= cap && k >= 8 then begin
+        let x = Bigstring.unsafe_get64 buf !i in
+        if decode_plain x then begin
+          Bigstring.unsafe_set64 dst !w x; i := !i + 8; w := !w + 8
+        end
+        else words := false
+      end
+      else if !words && !w + 8 <= cap && short_word_fits buf !i then begin
+        let x = head_lanes buf !i k in
+        if decode_plain x then begin
+          (* [dst] past the result is left as it was. *)
+          let keep = first_lanes k in
+          Bigstring.unsafe_set64 dst !w
+            (Int64.logor (Int64.logand x keep)
+               (Int64.logand (Bigstring.unsafe_get64 dst !w) (Int64.lognot keep)));
+          i := stop; w := !w + k
+        end
+        else words := false
+      end
+      else begin
+      words := false;
       let c = Bigstring.unsafe_get buf !i in
       (* Most bytes are copied as they are: neither '%', '/', NUL, CTL,
          SP nor DEL, and room left. *)
@@ -196,6 +279,7 @@ let run buf span dst pct =
       end
       else
       let b = ref (Char.code c) in
+      words := true;
       if pct && c = '%' then begin
         let v = percent_byte buf !i stop in
         if v < 0 then err := c_bad_escape else begin b := v; i := !i + 3 end
@@ -220,6 +304,7 @@ let run buf span dst pct =
           Bigstring.unsafe_set dst !w (Char.unsafe_chr !b);
           incr w
         end
+      end
       end
     done;
     if !err <> 0 then !err

@@ -65,7 +65,12 @@
 
     {b Ownership.} Nothing here keeps a buffer. The spans in a {!t} point
     into the buffer given to {!split} and are valid while those bytes are.
-    {!decode_path} writes only into [dst], from offset 0.
+    {!decode_path} writes only into [dst], from offset 0, and leaves the
+    bytes of [dst] past its result as they were. {!split} and
+    {!decode_path} read a run of fewer than 8 bytes at the end of the span
+    as one word when the buffer has 8 bytes there: they may read up to 7
+    bytes past the span (never past the buffer), whose values change
+    nothing.
 
     {b Allocation.} {!split}, {!decode_path}, {!normalize} and the
     accessors allocate nothing; {!create} allocates the state once. *)

@@ -24,7 +24,7 @@ let root_fd t = t.root_fd
 (* A segment starting with '.' ([/.git], [/a/.env]); normalisation has
    already removed "." and ".." segments, so this is exactly the dotfiles.
    [.well-known] (RFC 8615) is public by definition. *)
-let hidden_between (p : B.t) ~off n =
+let exact_hidden_between (p : B.t) ~off n =
   let hidden = ref false and i = ref off in
   while not !hidden && !i < n - 1 do
     if B.unsafe_get p !i = '/' && B.unsafe_get p (!i + 1) = '.' then begin
@@ -37,6 +37,34 @@ let hidden_between (p : B.t) ~off n =
     else incr i
   done;
   !hidden
+
+(* Whether [p.{off .. n-1}] may hold a '/' followed by a '.', eight bytes
+   read at a time: the word at [i] holds the pairs that start at
+   [i .. i+6] (lane [j] is byte [i+j] on a little-endian machine, the only
+   order this reads words in). [false] is sure; [true] is settled by the
+   exact loop. *)
+let may_have_slash_dot (p : B.t) ~off n =
+  let i = ref off and maybe = ref false in
+  while (not !maybe) && !i + 1 < n do
+    let k = n - !i in
+    if (not Sys.big_endian) && (k >= 8 || !i + 8 <= B.length p) then begin
+      let x = B.unsafe_get64 p !i in
+      (* Lanes past [n] become 0x00, which is neither byte. *)
+      let x = if k >= 8 then x else Int64.logand x (Int64.pred (Int64.shift_left 1L (8 * k))) in
+      (* Lanes equal to 0x00 after the xor are marked in their high bit;
+         a borrow may mark the lane above one too, which only says "maybe". *)
+      let slash = Int64.logxor x 0x2f2f2f2f2f2f2f2fL and dot = Int64.logxor x 0x2e2e2e2e2e2e2e2eL in
+      let slash = Int64.logand (Int64.sub slash 0x0101010101010101L) (Int64.lognot slash)
+      and dot = Int64.logand (Int64.sub dot 0x0101010101010101L) (Int64.lognot dot) in
+      if Int64.logand (Int64.logand (Int64.shift_left slash 8) dot) 0x8080808080808080L <> 0L then
+        maybe := true;
+      i := !i + 7
+    end
+    else maybe := true
+  done;
+  !maybe
+
+let hidden_between p ~off n = may_have_slash_dot p ~off n && exact_hidden_between p ~off n
 
 let has_hidden_segment p n = hidden_between p ~off:0 n
 

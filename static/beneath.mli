@@ -16,7 +16,9 @@ val root_fd : t -> int
 
 val has_hidden_segment : Httpz.Bigstring.t -> int -> bool
 (** [has_hidden_segment p n]: the normalised path [p.{0 .. n-1}] has a
-    segment starting with ['.'] other than [.well-known]. *)
+    segment starting with ['.'] other than [.well-known]. Reads [p] eight
+    bytes at a time, so up to 7 bytes past [n] when [p] has them (their
+    values change nothing). Does not allocate. *)
 
 val openat : t -> Httpz.Bigstring.t -> int -> int -> int
 (** [openat t b off len] opens the relative path [b.{off .. off+len-1}]

@@ -54,20 +54,32 @@ let enabled t = t.max_file > 0
 let max_file t = t.max_file
 let bytes t = t.bytes
 
-(* FNV-1a on OCaml's 63-bit ints (offset basis with its top bit dropped). *)
+(* Bytes [i .. len-1] of [p] (fewer than 8) as one int, first byte
+   lowest: a single load when [p] has 8 bytes at [i] (a key buffer always
+   has, see [set_key]), else byte by byte. The same value either way, so
+   a key hashes and compares alike in any buffer. *)
+let[@inline] tail (p : B.t) i len =
+  if (not Sys.big_endian) && i + 8 <= B.length p then
+    Int64.to_int (Int64.logand (B.unsafe_get64 p i) (Int64.pred (Int64.shift_left 1L (8 * (len - i)))))
+  else begin
+    let v = ref 0 in
+    for j = len - 1 downto i do v := (!v lsl 8) lor Char.code (B.unsafe_get p j) done;
+    !v
+  end
+
+(* FNV-1a on OCaml's 63-bit ints (offset basis with its top bit dropped),
+   eight bytes a step, the last few as one more. *)
 let hash (p : B.t) len =
   let h = ref 0x4bf29ce484222325 and i = ref 0 in
-  (* Eight bytes a step, then the rest one by one (the key buffers hold
-     at least [len] bytes; no read goes past them). *)
   while !i + 8 <= len do
     h := (!h lxor Int64.to_int (B.unsafe_get64 p !i)) * 0x100000001b3;
     h := !h lxor (!h lsr 29);
     i := !i + 8
   done;
-  while !i < len do
-    h := (!h lxor Char.code (B.unsafe_get p !i)) * 0x100000001b3;
-    incr i
-  done;
+  if !i < len then begin
+    h := (!h lxor tail p !i len) * 0x100000001b3;
+    h := !h lxor (!h lsr 29)
+  end;
   !h land max_int
 
 let same_key t slot (p : B.t) len =
@@ -76,8 +88,7 @@ let same_key t slot (p : B.t) len =
     let k = Array.unsafe_get t.keys slot in
     let i = ref 0 in
     while !i + 8 <= len && (B.unsafe_get64 k !i : int64) = B.unsafe_get64 p !i do i := !i + 8 done;
-    while !i < len && B.unsafe_get k !i = B.unsafe_get p !i do incr i done;
-    !i = len
+    !i + 8 > len && tail k !i len = tail p !i len
   end
 
 let find t p ~len =
@@ -144,7 +155,8 @@ let claim t p len h =
   slot
 
 let set_key t slot p len h =
-  let k = B.create len in
+  (* 7 bytes of slack: [tail] reads the key's last bytes as one word. *)
+  let k = B.create (len + 7) in
   B.blit ~src:p ~src_off:0 ~dst:k ~dst_off:0 ~len;
   t.keys.(slot) <- k;
   t.key_lens.(slot) <- len;

@@ -4,6 +4,24 @@ module B = Bigstring
 
 type decision = Proceed | Send_304 | Send_412
 
+let has_accept_encoding = 1
+let has_range = 2
+let has_conditional = 4
+
+(* One pass over the names instead of a [Request.find] per field: most
+   requests carry none of these, and each find walks every field. *)
+let fields req =
+  let m = ref 0 in
+  for i = 0 to Request.header_count req - 1 do
+    match (Request.header_name req i : Header_name.t) with
+    | Accept_encoding -> m := !m lor has_accept_encoding
+    | Range -> m := !m lor has_range
+    | If_match | If_none_match | If_modified_since | If_unmodified_since ->
+      m := !m lor has_conditional
+    | _ -> ()
+  done;
+  !m
+
 let any_match req (buf : B.t) (name : Header_name.t) etag ~strong =
   let i = ref (Request.find req name) and matched = ref false in
   while !i >= 0 && not !matched do

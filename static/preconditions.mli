@@ -3,6 +3,25 @@
 
 type decision = Proceed | Send_304 | Send_412
 
+val fields : Httpz.Request.t -> int
+(** [fields req] says in one pass over the field names which of the
+    fields the file answer looks at are present: a set of the bits below.
+    A bit clear means the field is absent, so the work it gates can be
+    skipped (a bit set only says "look", the value may still be
+    unusable). Does not allocate. *)
+
+val has_accept_encoding : int
+(** [Accept-Encoding]. *)
+
+val has_range : int
+(** [Range]. *)
+
+val has_conditional : int
+(** [If-Match], [If-None-Match], [If-Modified-Since] or
+    [If-Unmodified-Since]: without any, {!preconditions} is [Proceed].
+    ([If-Range] matters only with [Range], which {!if_range_holds} finds
+    itself.) *)
+
 val preconditions :
   Httpz_server.Ctx.t -> Httpz.Request.t -> Httpz.Bigstring.t -> string -> int -> decision
 (** [preconditions c req buf etag mtime] for a representation with entity

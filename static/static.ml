@@ -547,13 +547,17 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
   in
   let ctype = Mime_cache.type_of t.mime slot in
   let vary = (t.cfg.gzip_static || t.rule.compress) && Mime_cache.compressible t.mime slot in
-  let gzip_ok = vary && Accept_encoding.accepts_gzip buf req in
+  let present = Preconditions.fields req in
+  let wants_range = is_get && present land Preconditions.has_range <> 0 in
+  let gzip_ok =
+    vary && present land Preconditions.has_accept_encoding <> 0 && Accept_encoding.accepts_gzip buf req
+  in
   let side = if gzip_ok && t.cfg.gzip_static then find_sidecar t n ~orig_mtime:mtime_s else No_sidecar in
   (* Matches, not [=]: on this type [=] is a call to compare. *)
   let side =
     match side with
     | No_sidecar when gzip_ok && t.rule.compress && fd < 0 && t.mem_slot >= 0
-                      && not (is_get && Request.find req Range >= 0) -> zipped_form t
+                      && not wants_range -> zipped_form t
     | side -> side
   in
   let file_size = size in
@@ -576,7 +580,10 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
   let mtime = let now = Ctx.now c in if e_mtime > now then now else e_mtime in
   match
     let etag = make_etag t side ~mtime_s:e_mtime ~mtime_ns:e_ns ~size ~file_size in
-    match preconditions c req buf etag mtime with
+    match
+      if present land Preconditions.has_conditional = 0 then Proceed
+      else preconditions c req buf etag mtime
+    with
     | Send_412 ->
       release fd;
       error_page t c Precondition_failed
@@ -591,7 +598,7 @@ let serve_file t c req (buf : B.t) fd n ~is_get ~size ~mtime_s ~mtime_ns =
       end;
       Ctx.no_body c ~content_length:(-1)
     | Proceed ->
-      if is_get && Request.find req Range >= 0 && if_range_holds c req buf etag mtime then
+      if wants_range && if_range_holds c req buf etag mtime then
         range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size
       else send_full t c fd ~is_get ~ctype ~etag ~mtime ~vary ~gz ~size
   with

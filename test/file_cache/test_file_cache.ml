@@ -118,6 +118,51 @@ let test_disabled () =
   Alcotest.(check int) "insert does nothing" (-1) (insert t "d.txt" ~now_ms:0);
   Alcotest.(check int) "find never hits" (-1) (find t "d.txt")
 
+(* Keys hash and compare a word at a time, the last bytes as one word:
+   the same key found from a buffer with other bytes after it, keys one
+   byte apart told apart, at every length around the word size. *)
+let test_key_words () =
+  let t = File_cache.create ~max_file:64 ~max_bytes:100_000 ~ttl_ms:1000 () in
+  let name len c = String.init len (fun i -> if i = 0 then '/' else Char.chr (c + (i mod 20))) in
+  let in_slack s garbage =
+    let b = B.create (String.length s + 16) in
+    Bigarray.Array1.fill b garbage;
+    B.blit_from_string s ~src_off:0 b ~dst_off:0 ~len:(String.length s);
+    b
+  in
+  for len = 1 to 24 do
+    let s = name len 97 in
+    let k = key s in
+    File_cache.insert_absent t k ~len ~now_ms:0;
+    let slot = File_cache.find t k ~len in
+    Alcotest.(check bool) (Printf.sprintf "%S found" s) true (slot >= 0);
+    List.iter
+      (fun g ->
+        Alcotest.(check int) (Printf.sprintf "%S found past %C" s g) slot
+          (File_cache.find t (in_slack s g) ~len))
+      [ '\000'; 'x'; '\255' ];
+    for pos = 1 to len - 1 do
+      let other = String.mapi (fun i c -> if i = pos then Char.chr (Char.code c + 40) else c) s in
+      Alcotest.(check int) (Printf.sprintf "%S is not %S" other s) (-1)
+        (File_cache.find t (in_slack other 'x') ~len)
+    done
+  done
+
+(* An evicted key's slot is taken over by a key of the same length that
+   differs in its first word: the new key is the one found. *)
+let test_same_length_eviction () =
+  let t = File_cache.create ~capacity:16 ~max_file:64 ~max_bytes:100_000 ~ttl_ms:1000 () in
+  let k i = key (Printf.sprintf "%02d/same-length-key.gz" i) in
+  for i = 0 to 15 do let b = k i in File_cache.insert_absent t b ~len:(B.length b) ~now_ms:i done;
+  let old = k 0 in
+  File_cache.set_note t (File_cache.find t old ~len:(B.length old)) 7;
+  let b = k 16 in
+  File_cache.insert_absent t b ~len:(B.length b) ~now_ms:16;
+  let s = File_cache.find t b ~len:(B.length b) in
+  Alcotest.(check bool) "the new key is found" true (s >= 0 && File_cache.is_absent t s);
+  Alcotest.(check int) "with a note of its own, not the old key's" (-1) (File_cache.note t s);
+  Alcotest.(check int) "the oldest is gone" (-1) (File_cache.find t old ~len:(B.length old))
+
 let alloc_tests =
   ignore (file "z.txt" "zzz");
   let t = File_cache.create ~max_file:64 ~max_bytes:1000 ~ttl_ms:1000 () in
@@ -137,6 +182,12 @@ let alloc_tests =
      Httpz_test_support.zero_alloc "find (hit, a key of several words)" (fun () ->
          let s = File_cache.find t long ~len:(B.length long) in
          if s < 0 then failwith "the long key was not found";
+         ignore (Sys.opaque_identity s)));
+    (let slack = B.create 64 in
+     B.blit_from_string "/z.txt" ~src_off:0 slack ~dst_off:0 ~len:6;
+     Httpz_test_support.zero_alloc "find (hit, last bytes read as a word)" (fun () ->
+         let s = File_cache.find t slack ~len:6 in
+         if s < 0 then failwith "the key was not found from a longer buffer";
          ignore (Sys.opaque_identity s)));
     Httpz_test_support.zero_alloc "find (miss)" (fun () ->
         ignore (Sys.opaque_identity (File_cache.find t miss ~len:(B.length miss))));
@@ -208,5 +259,7 @@ let () =
         Alcotest.test_case "notes follow the key" `Quick test_notes;
         Alcotest.test_case "revalidate and absent" `Quick test_revalidate;
         Alcotest.test_case "disabled" `Quick test_disabled;
-        Alcotest.test_case "compressed form" `Quick test_zipped ];
+        Alcotest.test_case "compressed form" `Quick test_zipped;
+        Alcotest.test_case "keys a word at a time" `Quick test_key_words;
+        Alcotest.test_case "same-length key takes an evicted slot" `Quick test_same_length_eviction ];
       "alloc", alloc_tests ]

@@ -647,6 +647,73 @@ let test_accepts_gzip_request () =
   let buf, r = parse_request "GET / HTTP/1.1\r\nHost: a\r\n\r\n" in
   Alcotest.(check bool) "no field" false (Static.accepts_gzip buf r)
 
+(* Which of the fields a file answer looks at are present, in one pass. *)
+let test_present_fields () =
+  let f hdrs = Preconditions.fields (snd (parse_request ("GET / HTTP/1.1\r\nHost: a\r\n" ^ hdrs ^ "\r\n"))) in
+  let open Preconditions in
+  Alcotest.(check int) "none" 0 (f "User-Agent: x\r\nAccept: */*\r\n");
+  Alcotest.(check int) "Accept-Encoding" has_accept_encoding (f "accept-encoding: gzip\r\n");
+  Alcotest.(check int) "Range" has_range (f "Range: bytes=0-1\r\n");
+  List.iter
+    (fun h -> Alcotest.(check int) h has_conditional (f (h ^ ": x\r\n")))
+    [ "If-Match"; "If-None-Match"; "If-Modified-Since"; "If-Unmodified-Since" ];
+  (* If-Range alone gates nothing: it matters only with Range. *)
+  Alcotest.(check int) "If-Range" 0 (f "If-Range: \"x\"\r\n");
+  Alcotest.(check int) "all, last field counts too"
+    (has_accept_encoding lor has_range lor has_conditional)
+    (f "Range: bytes=0-1\r\nX: y\r\nAccept-Encoding: br\r\nIf-None-Match: *\r\n")
+
+let alloc_present_fields =
+  let _, r = parse_request "GET / HTTP/1.1\r\nHost: a\r\nAccept: */*\r\nAccept-Encoding: gzip\r\nRange: bytes=1-2\r\n\r\n" in
+  Httpz_test_support.zero_alloc "Preconditions.fields" (fun () ->
+      ignore (Sys.opaque_identity (Preconditions.fields r)))
+
+(* The dotfile rule, read eight bytes at a time, against the rule stated
+   on the segments: one after a '/' that starts with '.', other than
+   .well-known. Bytes past the path (which the word reads see) count for
+   nothing. *)
+let hidden_model s =
+  match String.split_on_char '/' s with
+  | [] | [ _ ] -> false
+  | _ :: segs -> List.exists (fun g -> g <> "" && g.[0] = '.' && g <> ".well-known") segs
+
+let in_slack s garbage =
+  let b = B.create (String.length s + 9) in
+  Bigarray.Array1.fill b garbage;
+  B.blit_from_string s ~src_off:0 b ~dst_off:0 ~len:(String.length s);
+  b
+
+let prop_hidden_segment =
+  let piece = QCheck2.Gen.oneofl [ "/"; "/"; "."; "a"; "bc"; "defghij"; ".well-known"; ".well"; "\xff" ] in
+  QCheck2.Test.make ~count:3000 ~name:"hidden segments: word scan agrees with the rule"
+    ~print:(fun (s, g) -> Printf.sprintf "%S %C" s g)
+    QCheck2.Gen.(pair (map (String.concat "") (list_size (int_range 0 12) piece)) (oneofl [ '/'; '.'; 'a'; '\000' ]))
+    (fun (s, garbage) ->
+      let want = hidden_model s in
+      let n = String.length s in
+      Beneath.has_hidden_segment (B.of_string s) n = want
+      && Beneath.has_hidden_segment (in_slack s garbage) n = want)
+
+let test_hidden_boundaries () =
+  for len = 2 to 20 do
+    for pos = 0 to len - 2 do
+      let s = String.init len (fun i -> if i = pos then '/' else if i = pos + 1 then '.' else 'a') in
+      List.iter
+        (fun g ->
+          Alcotest.(check bool) (Printf.sprintf "%S" s) true (Beneath.has_hidden_segment (in_slack s g) len);
+          (* The pair cut by the path's end is no pair. *)
+          Alcotest.(check bool) (Printf.sprintf "%S cut" s) (pos + 1 < len - 1 || hidden_model (String.sub s 0 (len - 1)))
+            (Beneath.has_hidden_segment (in_slack s g) (len - 1)))
+        [ '.'; 'a' ]
+    done
+  done
+
+let alloc_hidden =
+  let plain = in_slack "/assets/js/application.min.js" 'a' and dotted = in_slack "/a/.well-known/x" 'a' in
+  Httpz_test_support.zero_alloc "Beneath.has_hidden_segment" (fun () ->
+      ignore (Sys.opaque_identity (Beneath.has_hidden_segment plain 29));
+      ignore (Sys.opaque_identity (Beneath.has_hidden_segment dotted 16)))
+
 (* {1 Allocation in the steady state, measured by the server} *)
 
 let words_per_request s raw ~head ~status n =
@@ -741,6 +808,11 @@ let () =
         Alcotest.test_case "Accept-Encoding q-values" `Quick test_accept_encoding;
         Alcotest.test_case "Accept-Encoding over field lines" `Quick test_accepts_gzip_request;
         alloc_accept_encoding;
+        Alcotest.test_case "present fields" `Quick test_present_fields;
+        alloc_present_fields;
+        Httpz_test_support.qcheck prop_hidden_segment;
+        Alcotest.test_case "hidden segments at word boundaries" `Quick test_hidden_boundaries;
+        alloc_hidden;
         Alcotest.test_case "MIME types" `Quick test_mime;
         Alcotest.test_case "encoding helpers" `Quick test_encoding_helpers;
         Alcotest.test_case "create errors" `Quick test_create_errors;

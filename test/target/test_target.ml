@@ -396,6 +396,68 @@ let prop_split =
       | Origin -> span_str buf (Target.path t) = p && span_str buf (Target.query t) = q
       | _ -> false)
 
+(* ---------- word-at-a-time scans ---------- *)
+
+(* [split] and [decode_path] test 8 bytes at a time, and read a short run
+   as a whole word when the buffer has the bytes after it: whatever lies
+   past the target, and however much room [dst] has, the results are the
+   byte loop's (the model's), and [dst] past the result is not written. *)
+let decode_in ~garbage ~cap input =
+  let buf = S.bigstring_at ~garbage ~off:5 input in
+  let dst = Bigstring.create cap in
+  Bigarray.Array1.fill dst 'Z';
+  let n = Target.decode_path buf (Span.make ~off:5 ~len:(String.length input)) ~dst in
+  (* Byte by byte, an input of [len] bytes is written into [dst.{0 .. len-1}]
+     at most (the first '/' is the output's, then a byte or less each; "" gives "/"). *)
+  let untouched = ref true in
+  for i = max 1 (String.length input) to cap - 1 do if Bigarray.Array1.get dst i <> 'Z' then untouched := false done;
+  (if n >= 0 then Ok (Bigstring.sub_string dst ~off:0 ~len:n) else Err (Target.decode_error n)), !untouched
+
+let split_in ~garbage input =
+  let t = Target.create () in
+  let buf = S.bigstring_at ~garbage ~off:5 input in
+  match Target.split t buf (Span.make ~off:5 ~len:(String.length input)) with
+  | Error -> "error " ^ Target.error_to_string (Target.error t)
+  | Origin -> Printf.sprintf "origin %S %b %S" (span_str buf (Target.path t)) (Target.has_query t) (span_str buf (Target.query t))
+  | Absolute -> "absolute"
+  | Asterisk -> "asterisk"
+
+let special = [ '/'; '%'; '#'; '?'; ' '; '\127'; '\000'; '\r'; '\x80'; '\xff'; '.'; '!'; '~' ]
+
+let test_word_boundaries () =
+  for len = 1 to 20 do
+    for pos = 1 to len - 1 do
+      List.iter
+        (fun c ->
+          let input = String.init len (fun i -> if i = 0 then '/' else if i = pos then c else Char.chr (97 + (i mod 26))) in
+          let want = model ~pct:true input in
+          List.iter
+            (fun garbage ->
+              List.iter
+                (fun cap ->
+                  let got, untouched = decode_in ~garbage ~cap input in
+                  let want = if got = Err Too_long && cap <= len then got else want in
+                  Alcotest.check outcome_t (Printf.sprintf "decode %S cap %d" input cap) want got;
+                  Alcotest.(check bool) (Printf.sprintf "dst past %S untouched" input) true untouched)
+                [ 4096; len; len + 3; len + 8 ];
+              Alcotest.(check string) (Printf.sprintf "split %S" input)
+                (split_in ~garbage:'a' input) (split_in ~garbage input))
+            [ 'a'; '/'; '#'; '\000'; '%' ])
+        special
+    done
+  done
+
+let prop_tail_ignored =
+  QCheck2.Test.make ~count:2000 ~name:"bytes past the target and room in dst change nothing" ~print:(fun (p, g, c) -> Printf.sprintf "%S %C %d" p g c)
+    QCheck2.Gen.(triple gen_path (oneofl special) (int_range 1 40))
+    (fun (input, garbage, cap) ->
+      let want = model ~pct:true input in
+      let got, untouched = decode_in ~garbage ~cap input in
+      (untouched || QCheck2.Test.fail_reportf "dst written past the input's length")
+      && (got = want || (got = Err Too_long && cap <= String.length input)
+          || QCheck2.Test.fail_reportf "got %s, want %s" (outcome_to_string got) (outcome_to_string want))
+      && (split_in ~garbage:'a' input = split_in ~garbage input || QCheck2.Test.fail_reportf "split differs"))
+
 (* ---------- zero allocation ---------- *)
 
 let alloc_tests =
@@ -407,7 +469,12 @@ let alloc_tests =
   let bad = Bigstring.of_string "/a/%2e%2e/../../etc/passwd" in
   let bad_span = Span.make ~off:0 ~len:(Bigstring.length bad) in
   let dst = Bigstring.create 256 in
+  let long = Bigstring.of_string "/assets/javascripts/application-0123456789abcdef.min.js?v=1 HTTP/1.1\r\n" in
+  let long_span = Span.make ~off:0 ~len:59 in
   [ S.zero_alloc "split absolute-form" (fun () -> ignore (Target.split t buf abs));
+    S.zero_alloc "split + decode_path, long plain runs" (fun () ->
+        ignore (Target.split t long long_span);
+        ignore (Target.decode_path long (Target.path t) ~dst));
     S.zero_alloc "split origin-form" (fun () -> ignore (Target.split t buf2 org));
     S.zero_alloc "split + decode_path" (fun () ->
         ignore (Target.split t buf2 org);
@@ -429,7 +496,9 @@ let () =
           Alcotest.test_case "normalize vectors" `Quick test_normalize_vectors;
           Alcotest.test_case "capacity" `Quick test_capacity;
           Alcotest.test_case "ends_in_slash" `Quick test_ends_in_slash;
-          Alcotest.test_case "errors" `Quick test_errors_total ] );
+          Alcotest.test_case "errors" `Quick test_errors_total;
+          Alcotest.test_case "word boundaries" `Quick test_word_boundaries;
+          S.qcheck prop_tail_ignored ] );
       ( "properties",
         [ S.qcheck (prop_model true "decode_path agrees with the model" decode);
           S.qcheck (prop_model false "normalize agrees with the model" normalize);
