@@ -282,30 +282,31 @@ let streamed_body () =
   Alcotest.(check bool) "window credited as the handler reads" true (has fs "WINDOW_UPDATE");
   Alcotest.(check bool) "the count" true (List.exists (fun f -> f = "DATA 1 11 ES") fs)
 
-let big_head () =
-  let sh = shared () in
-  let p = connect sh in
-  ignore (send p (get 1 "/bighead"));
+(* Stream [sid]'s answer to GET [path] on [p]: its head has every field
+   of [wants] ("name=value" prefixes) and its body is [body] bytes. *)
+let answers p sid path ~body wants =
+  ignore (send p (get sid path));
   let fs = frames p in
   let head = match fs with h :: _ -> h | [] -> "" in
-  List.iter
-    (fun (what, want) -> Alcotest.(check bool) what true (S.find_sub head want >= 0))
-    [ ("the first big field", "x-big-1=" ^ String.make 3000 'a');
-      ("the third big field", "x-big-3=" ^ String.make 3000 'c');
-      ("the fields around them", "etag=\"e\""); ("content-type", "content-type=text/plain") ];
-  Alcotest.(check bool) "the body" true (List.mem "DATA 1 8 ES" fs)
+  List.iter (fun want -> Alcotest.(check bool) (path ^ ": head has " ^ want) true (S.find_sub head want >= 0)) wants;
+  Alcotest.(check bool) (path ^ ": the body") true (List.mem (Printf.sprintf "DATA %d %d ES" sid body) fs)
 
+let big_head () =
+  let p = connect (shared ()) in
+  answers p 1 "/bighead" ~body:8
+    [ "x-big-1=" ^ String.make 3000 'a'; "x-big-3=" ^ String.make 3000 'c'; "etag=\"e\"";
+      "content-type=text/plain" ]
+
+(* A prepared set among fields written one by one; the second time on
+   the connection its fields are indices into the client's table. *)
 let prepared_fields () =
-  let sh = shared () in
-  let p = connect sh in
-  ignore (send p (get 1 "/prepared"));
-  let fs = frames p in
-  let head = match fs with h :: _ -> h | [] -> "" in
-  List.iter
-    (fun want -> Alcotest.(check bool) ("head has " ^ want) true (S.find_sub head want >= 0))
+  let p = connect (shared ()) in
+  let wants =
     [ "etag=\"p\""; "content-type=text/html"; "cache-control=max-age=60"; "x-prepared=yes"; "x-after=1";
-      "vary=Accept"; "content-length=8"; "server=t" ];
-  Alcotest.(check bool) "the body" true (List.mem "DATA 1 8 ES" fs)
+      "vary=Accept"; "content-length=8"; "server=t" ]
+  in
+  answers p 1 "/prepared" ~body:8 wants;
+  answers p 3 "/prepared" ~body:8 wants
 
 let flushed () =
   let sh = shared () in
