@@ -153,36 +153,61 @@ let fill_inline c s =
     end
   done
 
-(* A plain connection (or kTLS): frames in [out], and the payload of one
-   DATA frame as [ext]: file bytes sent with sendfile, or a large piece of
-   stable bytes (a cached file's) sent from where they are. *)
+(* Over plain TCP, stable payloads are gathered between the frames of
+   [out] while more frames are ready, up to this many bytes: one sendmsg
+   then carries several DATA frames (h2o writes about five 16 KiB
+   responses per writev), not one each. *)
+let gather_bytes = 256 * 1024
+
+(* A plain connection (or kTLS): frames in [out]; stable payloads (a cached
+   file's bytes) sent from where they are, gathered between the frames
+   over plain TCP; a file's bytes (sendfile) as [ext], after the rest. *)
 let fill_external c s =
-  c.out_len <- C.next_output s.h2c c.out ~off:0 ~len:(Bigstring.length c.out);
-  let ext = C.output_external_len s.h2c in
-  let stable = C.output_external_buffer s.h2c in
-  if ext > 0 && Bigstring.length stable > 0 then begin
-    c.ext <- Ext_bigstring;
-    c.ext_bs <- stable;
-    c.ext_stable <- true;
-    c.ext_off <- C.output_external_offset s.h2c;
-    c.ext_len <- ext
-  end
-  else if ext > 0 then begin
-    let i = X.find s (C.output_external_stream s.h2c) in
-    if i < 0 then begin
-      (* Cannot happen (an exchange ends only once its file left); were
-         it to, the frame's promised bytes cannot follow: end. *)
-      Log.error "HTTP/2: a file body without its exchange (closing the connection)";
-      c.out_len <- 0;
-      s.ended <- true
+  let cap = Bigstring.length c.out in
+  c.out_len <- C.next_output s.h2c c.out ~off:0 ~len:cap;
+  let gather = c.ssl = Openssl.none in
+  if gather && c.gather == Gather.none then c.gather <- Gather.create ();
+  let g = c.gather in
+  let go = ref true in
+  while !go do
+    let ext = C.output_external_len s.h2c in
+    let stable = C.output_external_buffer s.h2c in
+    if ext = 0 then go := false
+    else if Bigstring.length stable > 0 then begin
+      let off = C.output_external_offset s.h2c in
+      if gather then begin
+        Gather.add g ~pos:c.out_len stable ~off ~len:ext;
+        if Gather.full g || g.bytes >= gather_bytes || not (C.wants_output s.h2c) then go := false
+        else c.out_len <- c.out_len + C.next_output s.h2c c.out ~off:c.out_len ~len:(cap - c.out_len)
+      end
+      else begin
+        c.ext <- Ext_bigstring;
+        c.ext_bs <- stable;
+        c.ext_stable <- true;
+        c.ext_off <- off;
+        c.ext_len <- ext;
+        go := false
+      end
     end
     else begin
-      c.ext <- Ext_file;
-      c.file_fd <- s.streams.(i).file_fd;
-      c.ext_off <- C.output_external_offset s.h2c;
-      c.ext_len <- ext
+      go := false;
+      let i = X.find s (C.output_external_stream s.h2c) in
+      if i < 0 then begin
+        (* Cannot happen (an exchange ends only once its file left); were
+           it to, the frame's promised bytes cannot follow: end. *)
+        Log.error "HTTP/2: a file body without its exchange (closing the connection)";
+        c.out_len <- 0;
+        Gather.reset g;
+        s.ended <- true
+      end
+      else begin
+        c.ext <- Ext_file;
+        c.file_fd <- s.streams.(i).file_fd;
+        c.ext_off <- C.output_external_offset s.h2c;
+        c.ext_len <- ext
+      end
     end
-  end
+  done
 
 (* The connection's output has all left: frames for [out], and file bytes
    after them. *)
@@ -195,6 +220,7 @@ let fill c s =
   c.file_close <- false;
   c.out_len <- 0;
   c.out_sent <- 0;
+  Gather.reset c.gather;
   X.settle s;
   if c.sh.draining then C.shutdown s.h2c;
   if C.wants_output s.h2c then begin
@@ -209,7 +235,7 @@ let fill c s =
       fill_external c s;
       (* A DATA frame's payload rides along: when more frames are ready
          behind it, the kernel may pack them into larger segments. *)
-      if c.ext_len > 0 && C.wants_output s.h2c then c.more_output <- true
+      if (c.ext_len > 0 || c.gather.bytes > 0) && C.wants_output s.h2c then c.more_output <- true
     end;
     X.emitted s ~ext_fd:(if c.ext = Ext_file then c.file_fd else -1)
   end

@@ -5,11 +5,12 @@
 open Slot
 
 type result = Flushed | Blocked | Dead
-type segment = Nothing | Head | Head_string | Head_bigstring | File
+type segment = Nothing | Head | Head_string | Head_bigstring | File | Gathered
 
-let pending c = c.out_len - c.out_sent + c.ext_len
+let pending c = c.out_len - c.out_sent + c.gather.bytes + c.ext_len
 
 let segment c =
+  if Gather.active c.gather then Gathered else
   let out_rem = c.out_len - c.out_sent in
   if c.ext_len = 0 then (if out_rem = 0 then Nothing else Head)
   else
@@ -19,8 +20,32 @@ let segment c =
     | Ext_file -> if out_rem > 0 then Head else File
     | No_ext -> Head
 
+(* [n] written bytes through the gathered pieces and the frames of [out]
+   around them: what is left of [n] (past the last piece) is [out]'s rest
+   and [ext]'s. *)
+let consume_gather c n =
+  let g = c.gather in
+  let n = ref n in
+  while !n > 0 && Gather.active g do
+    let i = g.first in
+    let before = Gather.pos g i - c.out_sent in
+    if before > 0 then begin
+      let k = if !n < before then !n else before in
+      c.out_sent <- c.out_sent + k;
+      n := !n - k
+    end
+    else begin
+      let len = Gather.len g i in
+      let k = if !n < len then !n else len in
+      Gather.wrote g i k;
+      n := !n - k
+    end
+  done;
+  !n
+
 let advance c n =
   c.sent <- c.sent + n;
+  let n = if Gather.active c.gather then consume_gather c n else n in
   let out_rem = c.out_len - c.out_sent in
   let k = if n < out_rem then n else out_rem in
   c.out_sent <- c.out_sent + k;
@@ -73,6 +98,7 @@ module type TRANSPORT = sig
   val head_string : Slot.t -> len:int -> more:bool -> int
   val head_bigstring : Slot.t -> len:int -> more:bool -> int
   val file : Slot.t -> len:int -> int
+  val gathered : Slot.t -> more:bool -> int
 end
 
 let would_block = -1
@@ -112,6 +138,12 @@ module Walk (T : TRANSPORT) = struct
               if T.holds_last then c.held <- last;
               T.head_bigstring c ~len:clip ~more:(last || c.more_output)
           | File -> T.file c ~len:clip
+          | Gathered ->
+              if c.ext_len > 0 then T.gathered c ~more:true
+              else begin
+                if T.holds_last then c.held <- last;
+                T.gathered c ~more:(last || c.more_output)
+              end
         in
         if n > 0 then begin
           budget := !budget - n;

@@ -3,7 +3,9 @@
 
     The output of a slot is [out\[out_sent, out_len)] (a response head and
     small bodies) followed by a body segment ([ext]: a string, a bigstring
-    or a file range of [ext_len] bytes from [ext_off]). Transports and
+    or a file range of [ext_len] bytes from [ext_off]). An HTTP/2
+    connection over TCP may also place stable pieces between the frames of
+    [out] ({!Gather}): they are written with [out], before [ext]. Transports and
     backends never compute this themselves: they ask {!segment} what to
     write next (the shape of httpaf's [next_write_operation]), write it,
     and report how much went with {!advance} ([report_write_result]).
@@ -27,6 +29,9 @@ type segment =
   | Head_string  (** the rest of [out], then [ext_str] from [ext_off] *)
   | Head_bigstring  (** the rest of [out], then [ext_bs] from [ext_off] *)
   | File  (** [out] is out: [ext_len] bytes of [file_fd] from [ext_off] *)
+  | Gathered
+      (** the rest of [out] with the pieces of [gather] between its frames
+          ({!Gather}); [ext], if any, follows once they are written *)
 (** The next write, as one vectored [sendmsg] at most. *)
 
 val segment : Slot.t -> segment
@@ -76,6 +81,10 @@ module type TRANSPORT = sig
   val head_string : Slot.t -> len:int -> more:bool -> int
   val head_bigstring : Slot.t -> len:int -> more:bool -> int
   val file : Slot.t -> len:int -> int
+
+  val gathered : Slot.t -> more:bool -> int
+  (** Writes from the start of {!Gathered}: [out]'s rest with the pieces
+      between its frames (all of it, or a prefix). *)
 end
 
 val would_block : int

@@ -28,6 +28,11 @@ include Output.Walk (struct
   let file c ~len =
     let n = Syscall.sendfile c.fd c.file_fd c.ext_off len in
     if n = 0 then Output.gone else result n
+
+  let gathered c ~more =
+    let g = c.gather in
+    result
+      (Syscall.sendv_gather c.fd c.out c.out_sent c.out_len g.bufs g.meta g.first g.count (flag more))
 end)
 
 let read c = Syscall.read c.fd c.in_buf c.in_off c.in_len

@@ -164,6 +164,7 @@ and t = {
   mutable broken : bool;
   mutable held : bool;
   mutable more_output : bool;
+  mutable gather : Gather.t;
   mutable after : after;
   mutable gen : int;
   mutable wait : wait;
@@ -325,6 +326,7 @@ let create sh ~slot ~peer =
     broken = false;
     held = false;
     more_output = false;
+    gather = Gather.none;
     after = Then_next;
     gen = 0;
     wait = Running;
@@ -492,6 +494,7 @@ let release_file c =
 
 let release_all c =
   c.tls_version <- 0;
+  if c.gather != Gather.none then Gather.clear c.gather ~empty:c.sh.empty;
   release_file c;
   release_body c;
   give_rbuf c;

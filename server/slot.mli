@@ -304,6 +304,10 @@ and t = {
           rather than pushing each DATA frame alone. The write that
           follows clears it; when there turns out to be none, H2_session
           pushes what the kernel holds. *)
+  mutable gather : Gather.t;
+      (** HTTP/2 over plain TCP: stable DATA payloads placed between the
+          frames of [out] (written before [ext]); {!Gather.none} until the
+          connection's first gathered write. *)
   mutable after : after;
   mutable gen : int;
       (** changes whenever the request in progress ends (answered, or the

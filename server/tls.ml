@@ -202,6 +202,17 @@ include Output.Walk (struct
       end
       else Output.gone
     end
+
+  (* Not used by the session over TLS (its frames and payloads are
+     copied into records); written for the walk's completeness: the
+     gathered output one span per record. *)
+  let gathered c ~more:_ =
+    let g = c.gather in
+    let i = g.first in
+    let before = Gather.pos g i - c.out_sent in
+    announce c;
+    if before > 0 then result (Openssl.write c.ssl c.out c.out_sent before)
+    else result (Openssl.write c.ssl g.bufs.(i) (Gather.off g i) (Gather.len g i))
 end)
 
 let buffered c = Openssl.pending c.ssl <> 0

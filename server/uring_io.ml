@@ -245,6 +245,9 @@ and send u c =
   | Nothing -> perform u c (H1.written c)
   | Head_bigstring when not c.ext_stable -> send_now u c
   | Head_string | File -> send_now u c
+  (* Several payloads between frames: one sendmsg at once, as epoll does
+     (the ring's send holds two spans). *)
+  | Gathered -> send_now u c
   | Head when c.ext = Ext_file -> send_now u c
   (* HTTP/2 has more frames ready behind this write: written at once
      with MSG_MORE, and the next ones right after, in this turn, so the

@@ -595,6 +595,63 @@ CAMLprim value httpz_send_byte(value fd, value b, value off, value len, value mo
   return Val_long(httpz_send(Long_val(fd), b, Long_val(off), Long_val(len), Long_val(more)));
 }
 
+/* A gathered write: [out] from [sent] to [out_len], with pieces [first,
+   count) of [bufs] inserted at their positions in it ([meta]: position,
+   offset, length per piece, positions non-decreasing, the first at or after
+   [sent]). */
+#define HZ_GATHER_MAX 16
+
+static long hz_sendv_gather(int fd, const unsigned char *out, size_t cap, long sent, long out_len,
+                            value bufs, value meta, long first, long count, int more) {
+  struct iovec iov[2 * HZ_GATHER_MAX + 1];
+  struct msghdr m;
+  int n = 0;
+  long at = sent;
+  if (!hz_span_ok(cap, sent, out_len - sent) || first < 0 || count < first
+      || count - first > HZ_GATHER_MAX || (mlsize_t)count > Wosize_val(bufs)
+      || (mlsize_t)(3 * count) > Wosize_val(meta))
+    return -EINVAL;
+  for (long i = first; i < count; i++) {
+    long pos = Long_val(Field(meta, 3 * i));
+    long off = Long_val(Field(meta, 3 * i + 1));
+    long len = Long_val(Field(meta, 3 * i + 2));
+    value b = Field(bufs, i);
+    if (pos < at || pos > out_len || !hz_span_ok(BA_CAP(b), off, len)) return -EINVAL;
+    if (pos > at) {
+      iov[n].iov_base = (void *)(out + at);
+      iov[n].iov_len = (size_t)(pos - at);
+      n++;
+      at = pos;
+    }
+    if (len > 0) {
+      iov[n].iov_base = (void *)(BA_DATA(b) + off);
+      iov[n].iov_len = (size_t)len;
+      n++;
+    }
+  }
+  if (out_len > at) {
+    iov[n].iov_base = (void *)(out + at);
+    iov[n].iov_len = (size_t)(out_len - at);
+    n++;
+  }
+  memset(&m, 0, sizeof m);
+  m.msg_iov = iov;
+  m.msg_iovlen = (size_t)n;
+  return hz_neg_errno(sendmsg(fd, &m, hz_send_flags(more)));
+}
+
+CAMLprim intnat httpz_sendv_gather(intnat fd, value out, intnat sent, intnat out_len, value bufs,
+                                   value meta, intnat first, intnat count, intnat more) {
+  return hz_sendv_gather((int)fd, BA_DATA(out), BA_CAP(out), sent, out_len, bufs, meta, first,
+                         count, more != 0);
+}
+CAMLprim value httpz_sendv_gather_byte(value *argv, int argn) {
+  (void)argn;
+  return Val_long(httpz_sendv_gather(Long_val(argv[0]), argv[1], Long_val(argv[2]),
+                                     Long_val(argv[3]), argv[4], argv[5], Long_val(argv[6]),
+                                     Long_val(argv[7]), Long_val(argv[8])));
+}
+
 CAMLprim intnat httpz_sendv2(intnat fd, value b1, intnat off1, intnat len1, value b2, intnat off2,
                              intnat len2, intnat more) {
   return hz_sendv2((int)fd, BA_DATA(b1), BA_CAP(b1), off1, len1, BA_DATA(b2), BA_CAP(b2), off2,

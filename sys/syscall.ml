@@ -124,6 +124,14 @@ external sendv2 :
   = "httpz_sendv2_byte" "httpz_sendv2"
   [@@noalloc]
 
+external sendv_gather :
+  (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  Httpz.Bigstring.t array -> int array -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) -> (int[@untagged])
+  = "httpz_sendv_gather_byte" "httpz_sendv_gather"
+  [@@noalloc]
+
 external sendv_string :
   (int[@untagged]) ->
   Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->

@@ -304,6 +304,20 @@ external sendv2 :
 (** [sendv2 fd b1 off1 len1 b2 off2 len2 more]: a response head and a
     bigstring body in one call. *)
 
+external sendv_gather :
+  (int[@untagged]) ->
+  Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->
+  Httpz.Bigstring.t array -> int array -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) -> (int[@untagged])
+  = "httpz_sendv_gather_byte" "httpz_sendv_gather"
+  [@@noalloc]
+(** [sendv_gather fd out sent out_len bufs meta first count more]: one
+    sendmsg of [out\[sent, out_len)] with pieces [first .. count-1] of
+    [bufs] inserted in it: piece [i] is [len] bytes of [bufs.(i)] from
+    [off], placed before [out]'s byte [pos], where [meta.(3i)], [meta.(3i+1)]
+    and [meta.(3i+2)] are [pos], [off] and [len]. Positions must not
+    decrease and start at or after [sent]; at most 16 pieces. *)
+
 external sendv_string :
   (int[@untagged]) ->
   Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) ->

@@ -173,6 +173,7 @@ module Memory = Output.Walk (struct
     else take_bytes (Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
 
   let file _ ~len:_ = Alcotest.fail "unexpected body source"
+  let gathered _ ~more:_ = Alcotest.fail "HTTP/2 only"
 end)
 
 (* Takes what the connection writes until it is all out. *)

@@ -132,9 +132,17 @@ let shared ?(keep = 4) ?(read_buffer = 32 * 1024) () =
 
 let current = ref (Buffer.create 1)
 
+(* The memory peer takes at most [!limit] bytes per write (short writes). *)
+let limit = ref max_int
+
 let take_bytes s =
-  Buffer.add_string !current s;
-  String.length s
+  let n = min !limit (String.length s) in
+  Buffer.add_string !current (String.sub s 0 n);
+  n
+
+(* Gathered writes, and the most pieces one of them carried. *)
+let gathered_writes = ref 0
+let most_pieces = ref 0
 
 module Memory = Output.Walk (struct
   let budget = max_int
@@ -145,6 +153,20 @@ module Memory = Output.Walk (struct
   let head_bigstring (c : Slot.t) ~len ~more:_ =
     take_bytes (rest c ^ Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
   let file _ ~len:_ = Alcotest.fail "no file bodies here"
+
+  let gathered (c : Slot.t) ~more:_ =
+    let g = c.gather in
+    incr gathered_writes;
+    most_pieces := max !most_pieces (g.count - g.first);
+    let b = Buffer.create 1024 and at = ref c.out_sent in
+    for i = g.first to g.count - 1 do
+      let p = Gather.pos g i in
+      Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(p - !at));
+      at := p;
+      Buffer.add_string b (Bigstring.sub_string g.bufs.(i) ~off:(Gather.off g i) ~len:(Gather.len g i))
+    done;
+    Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(c.out_len - !at));
+    take_bytes (Buffer.contents b)
 end)
 
 type outcome = Reading | Lingering | Closed
@@ -249,6 +271,50 @@ let concurrent () =
   Alcotest.(check int) "the rest once the window opens" (100_000 - 65530) rest;
   Alcotest.(check bool) "stream 5 ends" true (List.mem "DATA 5 5 ES" fs);
   Alcotest.(check bool) "and the end" true (has fs "DATA 3" && List.exists (fun f -> S.find_sub f " ES" > 0) fs)
+
+(* Each stream's DATA payloads, from the raw bytes written since the last
+   call (the server never pads). *)
+let payloads p =
+  let all = p.pending ^ Buffer.contents p.out in
+  Buffer.clear p.out;
+  p.pending <- "";
+  let tbl = Hashtbl.create 8 and pos = ref 0 in
+  while !pos + 9 <= String.length all do
+    let b i = Char.code all.[!pos + i] in
+    let len = (b 0 lsl 16) lor (b 1 lsl 8) lor b 2 in
+    let sid = ((b 5 land 0x7f) lsl 24) lor (b 6 lsl 16) lor (b 7 lsl 8) lor b 8 in
+    if b 3 = 0 then begin
+      let buf = match Hashtbl.find_opt tbl sid with Some x -> x | None -> let x = Buffer.create 1024 in Hashtbl.add tbl sid x; x in
+      Buffer.add_string buf (String.sub all (!pos + 9) len)
+    end;
+    pos := !pos + 9 + len
+  done;
+  Alcotest.(check int) "whole frames" (String.length all) !pos;
+  fun sid -> match Hashtbl.find_opt tbl sid with Some b -> Buffer.contents b | None -> ""
+
+(* Cached bodies of several streams leave between the frames of one write
+   (gathered), and a peer that takes a few bytes at a time still gets every
+   byte in order. *)
+let gathered () =
+  let body = Bigstring.to_string big in
+  List.iter
+    (fun step ->
+      let p = connect (shared ()) in
+      ignore (send p (K.settings [ (4, 1_000_000) ] ^ K.window_update 0 5_000_000));
+      ignore (payloads p : int -> string);
+      gathered_writes := 0;
+      most_pieces := 0;
+      limit := step;
+      let sids = [ 1; 3; 5; 7; 9 ] in
+      Fun.protect
+        ~finally:(fun () -> limit := max_int)
+        (fun () -> ignore (send p (String.concat "" (List.map (fun sid -> get sid "/big") sids))));
+      let data = payloads p in
+      let name = Printf.sprintf "%d bytes per write" step in
+      List.iter (fun sid -> Alcotest.(check bool) (Printf.sprintf "%s: stream %d's body" name sid) true (data sid = body)) sids;
+      Alcotest.(check bool) (name ^ ": gathered writes") true (!gathered_writes > 0);
+      Alcotest.(check bool) (name ^ ": several payloads in one") true (!most_pieces >= 2))
+    [ max_int; 777; 16384 + 9 ]
 
 let post_echo () =
   let sh = shared () in
@@ -625,6 +691,7 @@ let () =
         [
           Alcotest.test_case "h2c GET, idle holds no buffer" `Quick simple_get;
           Alcotest.test_case "concurrent streams, flow control" `Quick concurrent;
+          Alcotest.test_case "cached bodies gathered into one write" `Quick gathered;
           Alcotest.test_case "POST read before the handler" `Quick post_echo;
           Alcotest.test_case "answered before the body: then RST NO_ERROR" `Quick answered_early;
           Alcotest.test_case "streamed request body" `Quick streamed_body;

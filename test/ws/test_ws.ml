@@ -70,6 +70,7 @@ module Memory = Output.Walk (struct
     if c.out_len > c.out_sent then take (rest c) else take (Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
 
   let file _ ~len:_ = Alcotest.fail "file"
+  let gathered _ ~more:_ = Alcotest.fail "HTTP/2 only"
 end)
 
 type outcome = Waiting | Closed | Lingering | Other
