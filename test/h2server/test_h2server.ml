@@ -670,6 +670,10 @@ let zero_alloc_static () =
      write's second span), not through a copy. *)
   let sp16 = static_peer () in
   ignore (static_etag sp16.sp);
+  (* Ten of them at a time: their DATA payloads gathered between the
+     frames of one write (Gather). *)
+  let sp16x10 = static_peer ~keep:64 () in
+  ignore (static_etag sp16x10.sp);
   [
     Alcotest.test_case "static If-None-Match over h2: 304, no body" `Quick (fun () ->
         Alcotest.(check bool) ("304 HEADERS ES: " ^ String.concat " | " fs) true
@@ -682,6 +686,10 @@ let zero_alloc_static () =
       ~status:200 (K.get ~path:"/b.bin" ());
     static_runs "static handler over HTTP/2: 10 concurrent streams a read, 0 words" sp10 ~batch:10 ~iters:10_000
       ~first:3 ~status:200 (K.get ~path:"/a.txt" ());
+    static_runs "static handler over HTTP/2: 10 streams of a 16 KiB file gathered, 0 words" sp16x10 ~batch:10
+      ~iters:5_000 ~first:3 ~status:200 (K.get ~path:"/b.bin" ());
+    Alcotest.test_case "the 16 KiB payloads were gathered" `Quick (fun () ->
+        Alcotest.(check bool) "a gather list made" true (sp16x10.sp.c.gather != Gather.none));
   ]
 
 let () =
