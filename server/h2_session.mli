@@ -27,7 +27,11 @@
     output all left, so a stream's buffer is reused only after its bytes
     were copied out, and a file's bytes are sent before its exchange ends.
     On a plain connection (or kTLS) [next_output] fills [out] and a file
-    body's bytes follow as [ext] (sendfile). Over TLS in user space, file
+    body's bytes follow as [ext] (sendfile). Over plain TCP, stable
+    payloads (a cached file's bytes) are not copied: they are placed
+    between the frames of [out] ({!Gather}, up to 16 pieces and 256 KiB
+    while more frames are ready), so one sendmsg carries several DATA
+    frames. Over TLS in user space, file
     bytes are read (pread) into [out] right after each DATA frame's header
     and frames are batched up to one TLS record (16 KiB): a DATA frame and
     its bytes leave in one record, not two.

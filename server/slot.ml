@@ -475,7 +475,7 @@ let release_body c =
 
 let release_idle c =
   if c.rpos >= c.rlen && Bigstring.length c.rbuf > 0 then give_rbuf c;
-  if c.out_sent >= c.out_len && c.ext_len = 0 && Bigstring.length c.out > 0 then give_out c
+  if c.out_sent >= c.out_len && c.ext_len = 0 && c.gather.bytes = 0 && Bigstring.length c.out > 0 then give_out c
 
 let set_tls c ssl =
   c.ssl <- ssl;

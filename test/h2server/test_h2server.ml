@@ -316,6 +316,68 @@ let gathered () =
       Alcotest.(check bool) (name ^ ": several payloads in one") true (!most_pieces >= 2))
     [ max_int; 777; 16384 + 9 ]
 
+(* Output's walk over gathered pieces: random frames, pieces and a body
+   after them, consumed by random short writes; what each write would see
+   is always the rest of the expected bytes. *)
+let gather_walk () =
+  let sh = shared () in
+  let rng = Random.State.make [| 22 |] in
+  let text n = String.init n (fun _ -> Char.chr (Random.State.int rng 256)) in
+  for _ = 1 to 500 do
+    let c = Slot.create sh ~slot:0 ~peer:false in
+    let out_len = Random.State.int rng 300 in
+    let out = text out_len in
+    c.out <- Bigstring.of_string (out ^ "#");
+    c.out_len <- out_len;
+    c.gather <- Gather.create ();
+    let n = 1 + Random.State.int rng Gather.capacity in
+    let pos = List.sort compare (List.init n (fun _ -> Random.State.int rng (out_len + 1))) in
+    let expected = Buffer.create 1024 and at = ref 0 in
+    List.iter
+      (fun p ->
+        let skip = Random.State.int rng 5 and len = 1 + Random.State.int rng 300 in
+        let piece = text len in
+        Gather.add c.gather ~pos:p (Bigstring.of_string (text skip ^ piece)) ~off:skip ~len;
+        Buffer.add_string expected (String.sub out !at (p - !at) ^ piece);
+        at := p)
+      pos;
+    Buffer.add_string expected (String.sub out !at (out_len - !at));
+    if Random.State.bool rng then begin
+      let body = text (1 + Random.State.int rng 200) in
+      c.ext <- Slot.Ext_bigstring;
+      c.ext_bs <- Bigstring.of_string body;
+      c.ext_off <- 0;
+      c.ext_len <- String.length body;
+      Buffer.add_string expected body
+    end;
+    let expected = Buffer.contents expected and got = Buffer.create 1024 in
+    let view () =
+      let b = Buffer.create 1024 and g = c.gather in
+      let at = ref c.out_sent in
+      if Gather.active g then
+        for i = g.first to g.count - 1 do
+          let p = Gather.pos g i in
+          Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(p - !at));
+          at := p;
+          Buffer.add_string b (Bigstring.sub_string g.bufs.(i) ~off:(Gather.off g i) ~len:(Gather.len g i))
+        done;
+      Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(c.out_len - !at));
+      if c.ext_len > 0 then Buffer.add_string b (Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len:c.ext_len);
+      Buffer.contents b
+    in
+    while Output.pending c > 0 do
+      let v = view () in
+      let done_ = Buffer.length got in
+      Alcotest.(check string) "the rest" (String.sub expected done_ (String.length expected - done_)) v;
+      Alcotest.(check int) "pending" (String.length v) (Output.pending c);
+      let k = 1 + Random.State.int rng (min 400 (Output.pending c)) in
+      Buffer.add_string got (String.sub v 0 k);
+      Output.advance c k
+    done;
+    Alcotest.(check string) "every byte in order" expected (Buffer.contents got);
+    Alcotest.(check bool) "nothing left" true (Output.segment c = Output.Nothing)
+  done
+
 let post_echo () =
   let sh = shared () in
   let p = connect sh in
@@ -700,6 +762,7 @@ let () =
           Alcotest.test_case "h2c GET, idle holds no buffer" `Quick simple_get;
           Alcotest.test_case "concurrent streams, flow control" `Quick concurrent;
           Alcotest.test_case "cached bodies gathered into one write" `Quick gathered;
+          Alcotest.test_case "gathered output under random short writes" `Quick gather_walk;
           Alcotest.test_case "POST read before the handler" `Quick post_echo;
           Alcotest.test_case "answered before the body: then RST NO_ERROR" `Quick answered_early;
           Alcotest.test_case "streamed request body" `Quick streamed_body;
