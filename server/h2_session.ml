@@ -227,8 +227,8 @@ let fill c s =
     take_out c;
     if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then begin
       fill_inline c s;
-      (* A full record with more behind it: the next ones may share its
-         segments. *)
+      (* A full record with more behind it: it is held (Openssl.set_more)
+         and leaves with the records that follow, in one sendmsg. *)
       if c.out_len >= tls_record - min_inline && C.wants_output s.h2c then c.more_output <- true
     end
     else begin

@@ -5,14 +5,18 @@
 open Slot
 
 type result = Flushed | Blocked | Dead
-type segment = Nothing | Head | Head_string | Head_bigstring | File | Gathered
+type segment = Nothing | Head | Head_string | Head_bigstring | File | Gathered | Held
 
-let pending c = c.out_len - c.out_sent + c.gather.bytes + c.ext_len
+(* Held records are pending once no more output is announced: while it
+   is, the write that comes next takes them along. *)
+let[@inline] held c = if c.more_output then 0 else c.tls_held
+
+let pending c = c.out_len - c.out_sent + c.gather.bytes + c.ext_len + held c
 
 let segment c =
   if Gather.active c.gather then Gathered else
   let out_rem = c.out_len - c.out_sent in
-  if c.ext_len = 0 then (if out_rem = 0 then Nothing else Head)
+  if c.ext_len = 0 then (if out_rem > 0 then Head else if held c > 0 then Held else Nothing)
   else
     match c.ext with
     | Ext_string -> Head_string
@@ -99,6 +103,8 @@ module type TRANSPORT = sig
   val head_bigstring : Slot.t -> len:int -> more:bool -> int
   val file : Slot.t -> len:int -> int
   val gathered : Slot.t -> more:bool -> int
+  val held : Slot.t -> int
+  val flush : Slot.t -> int
 end
 
 let would_block = -1
@@ -144,10 +150,12 @@ module Walk (T : TRANSPORT) = struct
                 if T.holds_last then c.held <- last;
                 T.gathered c ~more:(last || c.more_output)
               end
+          | Held -> T.flush c
         in
+        c.tls_held <- T.held c;
         if n > 0 then begin
           budget := !budget - n;
-          advance c n
+          if seg <> Held then advance c n
         end
         else if n = 0 then ()
         else if n = would_block then state := full
@@ -159,6 +167,7 @@ module Walk (T : TRANSPORT) = struct
   let write_now c =
     if c.out_len > c.out_sent then begin
       let r = T.head c ~more:false in
+      c.tls_held <- T.held c;
       if r > 0 then begin
         c.out_sent <- c.out_sent + r;
         c.sent <- c.sent + r;

@@ -32,12 +32,16 @@ type segment =
   | Gathered
       (** the rest of [out] with the pieces of [gather] between its frames
           ({!Gather}); [ext], if any, follows once they are written *)
+  | Held
+      (** nothing but what the transport holds ([tls_held]: TLS records
+          made, not yet sent) *)
 (** The next write, as one vectored [sendmsg] at most. *)
 
 val segment : Slot.t -> segment
 
 val pending : Slot.t -> int
-(** Bytes of the current output still to write. *)
+(** Bytes of the current output still to write, with the records the
+    transport holds ([tls_held]) unless [more_output] announces more. *)
 
 val advance : Slot.t -> int -> unit
 (** [advance c n]: [n] bytes of [out] then [ext] were written (counted in
@@ -85,6 +89,15 @@ module type TRANSPORT = sig
   val gathered : Slot.t -> more:bool -> int
   (** Writes from the start of {!Gathered}: [out]'s rest with the pieces
       between its frames (all of it, or a prefix). *)
+
+  val held : Slot.t -> int
+  (** Bytes the transport holds, made but not yet sent (TLS records held
+      while more follow, or not taken whole by the socket); the walk keeps
+      [tls_held] equal to it after each write. [0] for plain TCP. *)
+
+  val flush : Slot.t -> int
+  (** Sends what {!held} counts ({!Held}): bytes sent ([0]: nothing left),
+      {!would_block} or {!gone}. *)
 end
 
 val would_block : int

@@ -165,6 +165,7 @@ and t = {
   mutable held : bool;
   mutable more_output : bool;
   mutable gather : Gather.t;
+  mutable tls_held : int;
   mutable after : after;
   mutable gen : int;
   mutable wait : wait;
@@ -327,6 +328,7 @@ let create sh ~slot ~peer =
     held = false;
     more_output = false;
     gather = Gather.none;
+    tls_held = 0;
     after = Then_next;
     gen = 0;
     wait = Running;
@@ -494,6 +496,8 @@ let release_file c =
 
 let release_all c =
   c.tls_version <- 0;
+  c.tls_held <- 0;
+  c.more_output <- false;
   if c.gather != Gather.none then Gather.clear c.gather ~empty:c.sh.empty;
   release_file c;
   release_body c;

@@ -308,6 +308,12 @@ and t = {
       (** HTTP/2 over plain TCP: stable DATA payloads placed between the
           frames of [out] (written before [ext]); {!Gather.none} until the
           connection's first gathered write. *)
+  mutable tls_held : int;
+      (** TLS: bytes of records the transport made but has not given to
+          the kernel yet ({!Openssl.held}), as {!Output}'s walk last saw
+          them: held while [more_output] says more follow, or left by a
+          write the socket did not take whole. Pending output, unless
+          [more_output] is set. *)
   mutable after : after;
   mutable gen : int;
       (** changes whenever the request in progress ends (answered, or the

@@ -54,6 +54,13 @@ external set_more : (ssl[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_tls_set_more_byte" "httpz_tls_set_more"
   [@@noalloc]
 
+external held : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_held_byte" "httpz_tls_held"
+  [@@noalloc]
+
+external flush : (ssl[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_tls_flush_byte" "httpz_tls_flush"
+  [@@noalloc]
+
 external ktls_send : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_ktls_send_byte" "httpz_tls_ktls_send"
   [@@noalloc]
 

@@ -98,8 +98,9 @@ external write :
   (ssl[@untagged]) -> Httpz.Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_tls_write_byte" "httpz_tls_write"
   [@@noalloc]
-(** [write s buf off len] encrypts and sends one record of at most 16 KiB
-    of the [len > 0] bytes: the count taken. *)
+(** [write s buf off len] encrypts one record of at most 16 KiB of the
+    [len > 0] bytes and sends it (or holds it: {!set_more}, {!held}): the
+    count taken. *)
 
 external write_string :
   (ssl[@untagged]) -> string -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
@@ -136,10 +137,23 @@ external close_notify : (ssl[@untagged]) -> (int[@untagged])
 external set_more : (ssl[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "httpz_tls_set_more_byte" "httpz_tls_set_more"
   [@@noalloc]
-(** [set_more s 1]: the records {!write} sends go with [MSG_MORE] (more
-    follow at once: the kernel packs them into full segments) until
-    [set_more s 0]; the write after that pushes them all. Does nothing
-    on a kTLS connection. No system call. *)
+(** [set_more s 1]: more records follow at once, so the records {!write}
+    makes are held, not sent, until a write after [set_more s 0] sends
+    them and its own with one [sendmsg] (or until 128 KiB wait: they go,
+    with [MSG_MORE]). Does nothing on a kTLS connection. No system call. *)
+
+external held : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_held_byte" "httpz_tls_held"
+  [@@noalloc]
+(** Bytes of records made but not yet given to the kernel: held while
+    more follow ({!set_more}), or what a write after that could not send
+    at once (a full socket). OpenSSL counts those as written: they are
+    the connection's pending output until {!flush} has sent them. *)
+
+external flush : (ssl[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_tls_flush_byte" "httpz_tls_flush"
+  [@@noalloc]
+(** [flush s more] sends what is {!held} ([more]: with [MSG_MORE]): the
+    count sent ([0]: nothing held), {!want_write} or {!failed}. *)
 
 external ktls_send : (ssl[@untagged]) -> (int[@untagged]) = "httpz_tls_ktls_send_byte" "httpz_tls_ktls_send"
   [@@noalloc]

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/types.h>
 #include <time.h>
 #include <openssl/bio.h>
@@ -345,19 +346,129 @@ static SSL_CTX *hz_tls_ctx_create(const char *cert, size_t cert_len, const char 
 /* Connections */
 
 /* The write side of a connection the kernel does not encrypt for: the
-   socket BIO's write, but with MSG_MORE while the server says more
-   records follow at once (hz_tls_set_more), so that the kernel packs
-   records into full segments instead of pushing each one. Its data is
-   (fd << 1) | more; it does not own the socket. */
+   socket BIO's write, except while the server says more records follow at
+   once (hz_tls_set_more): then records are held here, and the first write
+   after [more] is cleared sends them and itself with one sendmsg(2), as a
+   plain connection gathers frames. A 16 KiB HTTP/2 response is two
+   records (its last bytes and the next frames share the second): one
+   system call, not two; ten of them, three or four.
+
+   Records held here count as written for OpenSSL: they are the
+   connection's pending output until sent (hz_tls_held says how many bytes
+   wait, hz_tls_flush sends them). The rest of a record the socket took in
+   part waits here too, so that OpenSSL's rule that a write be retried with
+   the same bytes only comes up when the socket is full. The holding is
+   malloc'ed when needed and freed once empty: an idle connection keeps
+   none. Its data is the hz_wbio; it does not own the socket. */
+typedef struct {
+  int fd;
+  int more;
+  unsigned char *held; /* bytes [sent, len) of [cap] wait to be sent */
+  size_t sent, len, cap;
+} hz_wbio;
+
+/* While more records follow, they are held until this much waits; then
+   all go at once, with MSG_MORE. A batch that the socket does not take
+   keeps at most HZ_HOLD_MAX here; past that, OpenSSL keeps its one record
+   and the write waits for the socket. Outside a batch, at most the rest
+   of one record (HZ_RECORD_MAX: 16 KiB of data and its expansion) waits. */
+#define HZ_HOLD_SEND (128 * 1024)
+#define HZ_RECORD_MAX 16896
+#define HZ_HOLD_MAX (HZ_HOLD_SEND + 2 * HZ_RECORD_MAX)
+
 static BIO_METHOD *hz_more_method;
 static int hz_more_type;
 
+static inline size_t hz_held(const hz_wbio *w) { return w->len - w->sent; }
+
+static void hz_hold_free(hz_wbio *w) {
+  free(w->held);
+  w->held = NULL;
+  w->sent = w->len = w->cap = 0;
+}
+
+/* Appends [len] bytes behind what waits; 0 when they do not fit. The
+   holding is made large enough for a batch at once while more records
+   follow (growing would copy what waits), else for one record. */
+static int hz_hold(hz_wbio *w, const unsigned char *data, size_t len) {
+  size_t rest = hz_held(w);
+  if (rest + len > HZ_HOLD_MAX) return 0;
+  if (w->sent > 0) {
+    memmove(w->held, w->held + w->sent, rest);
+    w->sent = 0;
+    w->len = rest;
+  }
+  if (w->len + len > w->cap) {
+    size_t cap = (w->more || w->len + len > HZ_RECORD_MAX) ? HZ_HOLD_MAX : HZ_RECORD_MAX;
+    unsigned char *b = realloc(w->held, cap);
+    if (b == NULL) return 0;
+    w->held = b;
+    w->cap = cap;
+  }
+  memcpy(w->held + w->len, data, len);
+  w->len += len;
+  return 1;
+}
+
+/* Sends what waits, and then [len] bytes of [data], in one sendmsg:
+   the count sent, or -1 with errno. */
+static ssize_t hz_send_held(hz_wbio *w, const unsigned char *data, size_t len, int more) {
+  struct iovec iov[2];
+  int n = 0;
+  if (hz_held(w) > 0) {
+    iov[n].iov_base = w->held + w->sent;
+    iov[n].iov_len = hz_held(w);
+    n++;
+  }
+  if (len > 0) {
+    iov[n].iov_base = (void *)data;
+    iov[n].iov_len = len;
+    n++;
+  }
+  struct msghdr m;
+  memset(&m, 0, sizeof m);
+  m.msg_iov = iov;
+  m.msg_iovlen = n;
+  return sendmsg(w->fd, &m, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+}
+
+static inline int hz_again(void) { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
+/* Takes [k] sent bytes off the holding; frees it once empty. */
+static void hz_held_sent(hz_wbio *w, size_t k) {
+  w->sent += k;
+  if (w->sent >= w->len) hz_hold_free(w);
+}
+
+/* One record from OpenSSL: held while more follow, else sent with what
+   waits. Returns [len] once the record is sent or held (OpenSSL is done
+   with it), a short count, or -1 with the retry flag when it must wait
+   in OpenSSL for the socket. */
 static int hz_more_write(BIO *b, const char *data, int len) {
-  intptr_t d = (intptr_t)BIO_get_data(b);
+  hz_wbio *w = BIO_get_data(b);
+  const unsigned char *d = (const unsigned char *)data;
   BIO_clear_retry_flags(b);
-  ssize_t n = send((int)(d >> 1), data, (size_t)len, MSG_NOSIGNAL | ((d & 1) ? MSG_MORE : 0));
-  if (n >= 0) return (int)n;
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_write(b);
+  if (len <= 0) return 0;
+  size_t before = hz_held(w);
+  if (w->more && before + (size_t)len <= HZ_HOLD_SEND && hz_hold(w, d, (size_t)len)) return len;
+  ssize_t n = hz_send_held(w, d, (size_t)len, w->more);
+  if (n < 0) {
+    if (!hz_again()) return -1;
+    n = 0;
+  }
+  if ((size_t)n < before) {
+    hz_held_sent(w, (size_t)n);
+    /* The socket is full and a batch waits: while more follow, this
+       record waits with it, up to HZ_HOLD_MAX; else in OpenSSL. */
+    if (w->more && hz_hold(w, d, (size_t)len)) return len;
+    BIO_set_retry_write(b);
+    return -1;
+  }
+  hz_held_sent(w, before);
+  size_t k = (size_t)n - before;
+  if (k == (size_t)len || hz_hold(w, d + k, (size_t)len - k)) return len;
+  if (k > 0) return (int)k;
+  BIO_set_retry_write(b);
   return -1;
 }
 
@@ -368,14 +479,16 @@ static int hz_more_read(BIO *b, char *data, int len) {
 
 static long hz_more_ctrl(BIO *b, int cmd, long num, void *ptr) {
   (void)num;
+  hz_wbio *w = BIO_get_data(b);
   switch (cmd) {
     case BIO_CTRL_FLUSH:
       return 1;
-    case BIO_C_GET_FD: {
-      int fd = (int)((intptr_t)BIO_get_data(b) >> 1);
-      if (ptr != NULL) *(int *)ptr = fd;
-      return fd;
-    }
+    case BIO_CTRL_WPENDING:
+      return w == NULL ? 0 : (long)hz_held(w);
+    case BIO_C_GET_FD:
+      if (w == NULL) return -1;
+      if (ptr != NULL) *(int *)ptr = w->fd;
+      return w->fd;
     default:
       return 0;
   }
@@ -387,7 +500,16 @@ static int hz_more_create(BIO *b) {
   return 1;
 }
 
-static int hz_more_destroy(BIO *b) { return b != NULL; }
+static int hz_more_destroy(BIO *b) {
+  if (b == NULL) return 0;
+  hz_wbio *w = BIO_get_data(b);
+  if (w != NULL) {
+    free(w->held);
+    free(w);
+    BIO_set_data(b, NULL);
+  }
+  return 1;
+}
 
 static BIO_METHOD *hz_more_bio_method(void) {
   if (hz_more_method == NULL) {
@@ -417,22 +539,46 @@ static int hz_tls_set_bios(SSL_CTX *ctx, SSL *s, int fd) {
   if (m == NULL) return SSL_set_fd(s, fd);
   BIO *r = BIO_new_socket(fd, BIO_NOCLOSE);
   BIO *w = BIO_new(m);
-  if (r == NULL || w == NULL) {
+  hz_wbio *d = calloc(1, sizeof *d);
+  if (r == NULL || w == NULL || d == NULL) {
     BIO_free(r);
     BIO_free(w);
+    free(d);
     return 0;
   }
-  BIO_set_data(w, (void *)((intptr_t)fd << 1));
+  d->fd = fd;
+  BIO_set_data(w, d);
   SSL_set_bio(s, r, w);
   return 1;
 }
 
-static inline void hz_tls_set_more(SSL *s, int more) {
+/* The connection's holding write BIO, or NULL (kTLS). */
+static inline hz_wbio *hz_tls_wbio(SSL *s) {
   BIO *w = SSL_get_wbio(s);
-  if (w != NULL && hz_more_method != NULL && BIO_method_type(w) == hz_more_type) {
-    intptr_t d = (intptr_t)BIO_get_data(w);
-    BIO_set_data(w, (void *)((d & ~(intptr_t)1) | (more ? 1 : 0)));
-  }
+  if (w != NULL && hz_more_method != NULL && BIO_method_type(w) == hz_more_type) return BIO_get_data(w);
+  return NULL;
+}
+
+static inline void hz_tls_set_more(SSL *s, int more) {
+  hz_wbio *w = hz_tls_wbio(s);
+  if (w != NULL) w->more = more;
+}
+
+/* Bytes the write BIO holds (not yet given to the kernel). */
+static inline long hz_tls_held(SSL *s) {
+  hz_wbio *w = hz_tls_wbio(s);
+  return w == NULL ? 0 : (long)hz_held(w);
+}
+
+/* Sends what the write BIO holds: the count sent (0 when nothing waits),
+   HZ_TLS_WANT_WRITE or HZ_TLS_FAILED. [more]: MSG_MORE. */
+static long hz_tls_flush(SSL *s, int more) {
+  hz_wbio *w = hz_tls_wbio(s);
+  if (w == NULL || hz_held(w) == 0) return 0;
+  ssize_t n = hz_send_held(w, NULL, 0, more);
+  if (n < 0) return hz_again() ? HZ_TLS_WANT_WRITE : HZ_TLS_FAILED;
+  hz_held_sent(w, (size_t)n);
+  return n > 0 ? (long)n : HZ_TLS_WANT_WRITE;
 }
 
 static SSL *hz_tls_new(SSL_CTX *ctx, int fd) {
@@ -757,6 +903,14 @@ CAMLprim intnat httpz_tls_set_more(intnat s, intnat more) {
 }
 CAMLprim value httpz_tls_set_more_byte(value s, value more) {
   return Val_long(httpz_tls_set_more(Long_val(s), Long_val(more)));
+}
+
+CAMLprim intnat httpz_tls_held(intnat s) { return hz_tls_held(TLS_SSL(s)); }
+CAMLprim value httpz_tls_held_byte(value s) { return Val_long(httpz_tls_held(Long_val(s))); }
+
+CAMLprim intnat httpz_tls_flush(intnat s, intnat more) { return hz_tls_flush(TLS_SSL(s), more != 0); }
+CAMLprim value httpz_tls_flush_byte(value s, value more) {
+  return Val_long(httpz_tls_flush(Long_val(s), Long_val(more)));
 }
 
 CAMLprim intnat httpz_tls_ktls_send(intnat s) { return hz_tls_ktls_send(TLS_SSL(s)); }

@@ -172,6 +172,9 @@ module Memory = Output.Walk (struct
     incr gathered_writes;
     most_pieces := max !most_pieces (c.gather.count - c.gather.first);
     take_bytes (gathered_bytes c)
+
+  let held _ = 0
+  let flush _ = Alcotest.fail "the memory peer holds nothing"
 end)
 
 type outcome = Reading | Lingering | Closed

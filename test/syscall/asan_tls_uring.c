@@ -78,6 +78,108 @@ static void close_pair(struct pair *p) {
   close(p->fds[1]);
 }
 
+/* Bytes waiting on the client's socket, without reading them. */
+static int peer_has_bytes(int fd) {
+  char c;
+  return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+/* Reads and decrypts what the client can get now into [got] from [n]. */
+static size_t client_drain(SSL *client, unsigned char *got, size_t n, size_t cap) {
+  int r;
+  while (n < cap && (r = SSL_read(client, got + n, (int)(cap - n))) > 0) n += (size_t)r;
+  return n;
+}
+
+/* The write BIO's holding: records made while more follow wait until the
+   write after the batch, then leave together; a socket that takes no more
+   leaves the rest of one record waiting (counted by hz_tls_held, sent by
+   hz_tls_flush), never more than a batch. Payloads arrive whole and in
+   order. */
+static void test_holding(struct pair *p) {
+  enum { REC = 16384, TOTAL = 8 * REC + 100 };
+  unsigned char *src = malloc(TOTAL), *got = malloc(TOTAL);
+  for (size_t i = 0; i < TOTAL; i++) src[i] = (unsigned char)(i * 7 + i / 251);
+  size_t off = 0, n = 0;
+  hz_tls_set_more(p->server, 1);
+  for (int i = 0; i < 3; i++, off += REC)
+    check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, REC), REC, "a record held while more follow");
+  check(!peer_has_bytes(p->fds[1]), "held records not sent");
+  check(hz_tls_held(p->server) > 3 * REC, "three records held");
+  check(hz_tls_held(p->server) < 3 * REC + 3 * 64, "and their overhead only");
+  hz_tls_set_more(p->server, 0);
+  check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, 100), 100, "the write after the batch");
+  off += 100;
+  check_eq(hz_tls_held(p->server), 0, "all sent");
+  n = client_drain(p->client, got, n, TOTAL);
+  check_eq((long)n, (long)off, "the client reads the batch");
+  check(memcmp(got, src, n) == 0, "in order");
+  check_eq(hz_tls_flush(p->server, 0), 0, "nothing to flush");
+
+  /* A small socket the client does not read. */
+  int small = 4096;
+  setsockopt(p->fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  setsockopt(p->fds[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  long r = 0;
+  while (off < TOTAL && (r = hz_tls_write(p->server, src, TOTAL, (long)off, TOTAL - off < REC ? TOTAL - off : REC)) > 0)
+    off += (size_t)r;
+  check_eq(r, HZ_TLS_WANT_WRITE, "a full socket: want write");
+  check(hz_tls_held(p->server) > 0 && hz_tls_held(p->server) <= HZ_RECORD_MAX, "at most a record's rest waits");
+  check_eq(hz_tls_flush(p->server, 0), HZ_TLS_WANT_WRITE, "flush into a full socket: want write");
+  /* The client reads; the server flushes and retries until all is out. */
+  int rounds = 0, sane = 1;
+  while ((off < TOTAL || hz_tls_held(p->server) > 0) && rounds++ < 10000) {
+    n = client_drain(p->client, got, n, TOTAL);
+    if (hz_tls_held(p->server) > 0) {
+      long f = hz_tls_flush(p->server, 0);
+      sane &= f > 0 || f == HZ_TLS_WANT_WRITE;
+      continue;
+    }
+    r = hz_tls_write(p->server, src, TOTAL, (long)off, TOTAL - off < REC ? TOTAL - off : REC);
+    if (r > 0) off += (size_t)r;
+    else if (r != HZ_TLS_WANT_WRITE) break;
+  }
+  check(sane, "flush: progress or want write, each time");
+  check_eq((long)off, TOTAL, "every byte taken");
+  check_eq(hz_tls_held(p->server), 0, "nothing held at the end");
+  n = client_drain(p->client, got, n, TOTAL);
+  check_eq((long)n, TOTAL, "the client got every byte");
+  check(memcmp(got, src, TOTAL) == 0, "in order, whole");
+
+  /* A batch into a full socket keeps at most HZ_HOLD_MAX. */
+  hz_tls_set_more(p->server, 1);
+  off = 0;
+  while ((r = hz_tls_write(p->server, src, TOTAL, (long)(off % (TOTAL - REC)), REC)) > 0 && off < 64 * REC)
+    off += (size_t)r;
+  check_eq(r, HZ_TLS_WANT_WRITE, "a batch into a full socket: want write");
+  check(hz_tls_held(p->server) <= HZ_HOLD_MAX, "the holding stays bounded");
+  /* The refused record waits in OpenSSL: retried with the same bytes once
+     the client reads, it goes after the batch. */
+  hz_tls_set_more(p->server, 0);
+  unsigned char *sink = malloc(64 * REC + REC);
+  n = 0;
+  rounds = 0;
+  int progress = 1;
+  while ((r = hz_tls_write(p->server, src, TOTAL, (long)(off % (TOTAL - REC)), REC)) <= 0 && rounds++ < 100000) {
+    progress &= r == HZ_TLS_WANT_WRITE;
+    n = client_drain(p->client, sink, n, 64 * REC + REC);
+  }
+  check(progress && r == REC, "the refused record, retried, is taken");
+  off += REC;
+  rounds = 0;
+  while (hz_tls_held(p->server) > 0 && rounds++ < 100000) {
+    n = client_drain(p->client, sink, n, 64 * REC + REC);
+    long f = hz_tls_flush(p->server, 0);
+    progress &= f > 0 || f == HZ_TLS_WANT_WRITE;
+  }
+  check(progress, "batch flush: progress or want write, each time");
+  n = client_drain(p->client, sink, n, 64 * REC + REC);
+  check_eq((long)n, (long)off, "the batch arrives whole");
+  free(sink);
+  free(src);
+  free(got);
+}
+
 static void test_tls(const char *certfile, const char *keyfile) {
   size_t cl, kl;
   char *cert = slurp(certfile, &cl), *key = slurp(keyfile, &kl);
@@ -118,6 +220,8 @@ static void test_tls(const char *certfile, const char *keyfile) {
   check_eq(n, 16, "client reads the response");
   check(memcmp(got, req + 2, 16) == 0, "response bytes");
   free(buf);
+
+  test_holding(&p);
 
   /* A session ticket from this connection resumes the next one. */
   SSL_SESSION *sess = SSL_get1_session(p.client);
