@@ -5,18 +5,19 @@
 open Slot
 
 type result = Flushed | Blocked | Dead
-type segment = Nothing | Head | Head_string | Head_bigstring | File | Gathered | Held
+type segment = Nothing | Head | Head_string | Head_bigstring | File | Gathered | Unsent
 
-(* Held records are pending once no more output is announced: while it
-   is, the write that comes next takes them along. *)
-let[@inline] held c = if c.more_output then 0 else c.tls_held
+(* Records the transport made but did not send are pending once no more
+   output is announced: while it is, the write that comes next takes them
+   along. *)
+let[@inline] unsent_due c = if c.more_output then 0 else c.unsent
 
-let pending c = c.out_len - c.out_sent + c.gather.bytes + c.ext_len + held c
+let pending c = c.out_len - c.out_sent + c.gather.bytes + c.ext_len + unsent_due c
 
 let segment c =
   if Gather.active c.gather then Gathered else
   let out_rem = c.out_len - c.out_sent in
-  if c.ext_len = 0 then (if out_rem > 0 then Head else if held c > 0 then Held else Nothing)
+  if c.ext_len = 0 then (if out_rem > 0 then Head else if unsent_due c > 0 then Unsent else Nothing)
   else
     match c.ext with
     | Ext_string -> Head_string
@@ -103,8 +104,8 @@ module type TRANSPORT = sig
   val head_bigstring : Slot.t -> len:int -> more:bool -> int
   val file : Slot.t -> len:int -> int
   val gathered : Slot.t -> more:bool -> int
-  val held : Slot.t -> int
-  val flush : Slot.t -> int
+  val unsent : Slot.t -> int
+  val send_unsent : Slot.t -> int
 end
 
 let would_block = -1
@@ -150,12 +151,12 @@ module Walk (T : TRANSPORT) = struct
                 if T.holds_last then c.held <- last;
                 T.gathered c ~more:(last || c.more_output)
               end
-          | Held -> T.flush c
+          | Unsent -> T.send_unsent c
         in
-        c.tls_held <- T.held c;
+        c.unsent <- T.unsent c;
         if n > 0 then begin
           budget := !budget - n;
-          if seg <> Held then advance c n
+          if seg <> Unsent then advance c n
         end
         else if n = 0 then ()
         else if n = would_block then state := full
@@ -167,7 +168,7 @@ module Walk (T : TRANSPORT) = struct
   let write_now c =
     if c.out_len > c.out_sent then begin
       let r = T.head c ~more:false in
-      c.tls_held <- T.held c;
+      c.unsent <- T.unsent c;
       if r > 0 then begin
         c.out_sent <- c.out_sent + r;
         c.sent <- c.sent + r;

@@ -18,7 +18,9 @@
     Nothing here allocates. *)
 
 type result =
-  | Flushed  (** all of it left *)
+  | Flushed
+      (** all of it left (but for records a TLS transport keeps, with
+          [unsent], while [more_output] announces more) *)
   | Blocked  (** the peer takes no more now (or the budget is spent) *)
   | Dead  (** the peer is gone, or a file body ended early: close *)
 (** What a write of the pending output came to, whatever the transport. *)
@@ -32,16 +34,17 @@ type segment =
   | Gathered
       (** the rest of [out] with the pieces of [gather] between its frames
           ({!Gather}); [ext], if any, follows once they are written *)
-  | Held
-      (** nothing but what the transport holds ([tls_held]: TLS records
-          made, not yet sent) *)
+  | Unsent
+      (** nothing but what the transport made and did not send yet
+          ([unsent]: TLS records) *)
 (** The next write, as one vectored [sendmsg] at most. *)
 
 val segment : Slot.t -> segment
 
 val pending : Slot.t -> int
 (** Bytes of the current output still to write, with the records the
-    transport holds ([tls_held]) unless [more_output] announces more. *)
+    transport made and did not send ([unsent]) unless [more_output]
+    announces more. *)
 
 val advance : Slot.t -> int -> unit
 (** [advance c n]: [n] bytes of [out] then [ext] were written (counted in
@@ -90,14 +93,14 @@ module type TRANSPORT = sig
   (** Writes from the start of {!Gathered}: [out]'s rest with the pieces
       between its frames (all of it, or a prefix). *)
 
-  val held : Slot.t -> int
-  (** Bytes the transport holds, made but not yet sent (TLS records held
-      while more follow, or not taken whole by the socket); the walk keeps
-      [tls_held] equal to it after each write. [0] for plain TCP. *)
+  val unsent : Slot.t -> int
+  (** Bytes the transport made but has not sent (TLS records kept while
+      more follow, or not taken whole by the socket); the walk keeps
+      [unsent] equal to it after each write. [0] for plain TCP. *)
 
-  val flush : Slot.t -> int
-  (** Sends what {!held} counts ({!Held}): bytes sent ([0]: nothing left),
-      {!would_block} or {!gone}. *)
+  val send_unsent : Slot.t -> int
+  (** Sends what {!unsent} counts ({!Unsent}): bytes sent ([0]: nothing
+      left), {!would_block} or {!gone}. *)
 end
 
 val would_block : int

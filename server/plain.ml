@@ -35,8 +35,8 @@ include Output.Walk (struct
       (Syscall.sendv_gather c.fd c.out c.out_sent c.out_len g.bufs g.meta g.first g.count (flag more))
 
   (* The kernel takes what it is given or nothing: no bytes wait here. *)
-  let held _ = 0
-  let flush _ = 0
+  let unsent _ = 0
+  let send_unsent _ = 0
 end)
 
 let read c = Syscall.read c.fd c.in_buf c.in_off c.in_len

@@ -165,7 +165,7 @@ and t = {
   mutable held : bool;
   mutable more_output : bool;
   mutable gather : Gather.t;
-  mutable tls_held : int;
+  mutable unsent : int;
   mutable after : after;
   mutable gen : int;
   mutable wait : wait;
@@ -328,7 +328,7 @@ let create sh ~slot ~peer =
     held = false;
     more_output = false;
     gather = Gather.none;
-    tls_held = 0;
+    unsent = 0;
     after = Then_next;
     gen = 0;
     wait = Running;
@@ -496,7 +496,7 @@ let release_file c =
 
 let release_all c =
   c.tls_version <- 0;
-  c.tls_held <- 0;
+  c.unsent <- 0;
   c.more_output <- false;
   if c.gather != Gather.none then Gather.clear c.gather ~empty:c.sh.empty;
   release_file c;

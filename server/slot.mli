@@ -299,19 +299,21 @@ and t = {
           in the kernel for the shutdown that must follow before the
           close *)
   mutable more_output : bool;
-      (** HTTP/2: more frames are ready behind what this write holds: it
-          goes with [MSG_MORE], so that the kernel packs it with them
-          rather than pushing each DATA frame alone. The write that
-          follows clears it; when there turns out to be none, H2_session
-          pushes what the kernel holds. *)
+      (** HTTP/2: more frames are ready behind what this write holds: over
+          TCP it goes with [MSG_MORE], so that the kernel packs it with
+          them rather than pushing each DATA frame alone; over TLS its
+          records wait in user space ([unsent]) and leave with the next
+          write, in one [sendmsg]. The write that follows clears it; when
+          there turns out to be none, H2_session pushes what the kernel
+          holds, and [unsent] becomes pending output. *)
   mutable gather : Gather.t;
       (** HTTP/2 over plain TCP: stable DATA payloads placed between the
           frames of [out] (written before [ext]); {!Gather.none} until the
           connection's first gathered write. *)
-  mutable tls_held : int;
+  mutable unsent : int;
       (** TLS: bytes of records the transport made but has not given to
           the kernel yet ({!Openssl.held}), as {!Output}'s walk last saw
-          them: held while [more_output] says more follow, or left by a
+          them: kept while [more_output] says more follow, or left by a
           write the socket did not take whole. Pending output, unless
           [more_output] is set. *)
   mutable after : after;

@@ -214,8 +214,8 @@ include Output.Walk (struct
     if before > 0 then result (Openssl.write c.ssl c.out c.out_sent before)
     else result (Openssl.write c.ssl g.bufs.(i) (Gather.off g i) (Gather.len g i))
 
-  let held c = Openssl.held c.ssl
-  let flush c = result (Openssl.flush c.ssl 0)
+  let unsent c = Openssl.held c.ssl
+  let send_unsent c = result (Openssl.flush c.ssl 0)
 end)
 
 let buffered c = Openssl.pending c.ssl <> 0

@@ -16,8 +16,8 @@
     16 KiB) per [SSL_write]. While HTTP/2 announces more ([more_output]),
     records are held in user space ({!Openssl.set_more}) and leave with
     the first write that follows in one [sendmsg]; held bytes that a full
-    socket did not take are pending output ([tls_held], the walk's
-    [Held] segment) until {!write} has flushed them. A small body is copied behind its head in
+    socket did not take are pending output ([unsent], the walk's
+    [Unsent] segment) until {!write} has flushed them. A small body is copied behind its head in
     [out] first, so that head and body leave as one record in one
     [write(2)]. A file body is read into [out] ([pread]) and encrypted
     from there, unless the kernel encrypts ({!server.ktls}: kTLS), when it

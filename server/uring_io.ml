@@ -248,7 +248,7 @@ and send u c =
   (* Several payloads between frames: one sendmsg at once, as epoll does
      (the ring's send holds two spans). *)
   | Gathered -> send_now u c
-  | Held -> send_now u c (* TLS only: not on this backend's connections *)
+  | Unsent -> send_now u c (* TLS only: not on this backend's connections *)
   | Head when c.ext = Ext_file -> send_now u c
   (* HTTP/2 has more frames ready behind this write: written at once
      with MSG_MORE, and the next ones right after, in this turn, so the

@@ -355,10 +355,12 @@ static SSL_CTX *hz_tls_ctx_create(const char *cert, size_t cert_len, const char 
 
    Records held here count as written for OpenSSL: they are the
    connection's pending output until sent (hz_tls_held says how many bytes
-   wait, hz_tls_flush sends them). The rest of a record the socket took in
-   part waits here too, so that OpenSSL's rule that a write be retried with
-   the same bytes only comes up when the socket is full. The holding is
-   malloc'ed when needed and freed once empty: an idle connection keeps
+   wait, hz_tls_flush sends them; BIO_flush, which OpenSSL calls after a
+   handshake flight or an alert, sends them too). Outside a batch, a record
+   the socket did not take whole (or at all) waits here too, when nothing
+   else does, so that OpenSSL's rule that a write be retried with the same
+   bytes only comes up for the one after it. The holding is malloc'ed when
+   needed and freed once sent: a connection whose output all left keeps
    none. Its data is the hz_wbio; it does not own the socket. */
 typedef struct {
   int fd;
@@ -370,8 +372,8 @@ typedef struct {
 /* While more records follow, they are held until this much waits; then
    all go at once, with MSG_MORE. A batch that the socket does not take
    keeps at most HZ_HOLD_MAX here; past that, OpenSSL keeps its one record
-   and the write waits for the socket. Outside a batch, at most the rest
-   of one record (HZ_RECORD_MAX: 16 KiB of data and its expansion) waits. */
+   and the write waits for the socket. Outside a batch, at most one record
+   (HZ_RECORD_MAX: 16 KiB of data and its expansion) waits. */
 #define HZ_HOLD_SEND (128 * 1024)
 #define HZ_RECORD_MAX 16896
 #define HZ_HOLD_MAX (HZ_HOLD_SEND + 2 * HZ_RECORD_MAX)
@@ -399,7 +401,11 @@ static int hz_hold(hz_wbio *w, const unsigned char *data, size_t len) {
     w->len = rest;
   }
   if (w->len + len > w->cap) {
-    size_t cap = (w->more || w->len + len > HZ_RECORD_MAX) ? HZ_HOLD_MAX : HZ_RECORD_MAX;
+    /* One record's worth outside a batch; in one, two records (a 16 KiB
+       response), then the whole batch's worth. */
+    size_t need = w->len + len;
+    size_t cap = need <= HZ_RECORD_MAX && !w->more ? HZ_RECORD_MAX
+                 : need <= 2 * HZ_RECORD_MAX ? 2 * HZ_RECORD_MAX : HZ_HOLD_MAX;
     unsigned char *b = realloc(w->held, cap);
     if (b == NULL) return 0;
     w->held = b;
@@ -482,7 +488,18 @@ static long hz_more_ctrl(BIO *b, int cmd, long num, void *ptr) {
   hz_wbio *w = BIO_get_data(b);
   switch (cmd) {
     case BIO_CTRL_FLUSH:
-      return 1;
+      /* OpenSSL flushes a handshake flight before it reads, and an alert:
+         what waits must reach the socket first, or the handshake would
+         wait for a read while its last bytes sit here. */
+      BIO_clear_retry_flags(b);
+      if (w == NULL || hz_held(w) == 0) return 1;
+      {
+        ssize_t n = hz_send_held(w, NULL, 0, 0);
+        if (n > 0) hz_held_sent(w, (size_t)n);
+        if (hz_held(w) == 0) return 1;
+        if (n >= 0 || hz_again()) BIO_set_retry_write(b);
+        return 0;
+      }
     case BIO_CTRL_WPENDING:
       return w == NULL ? 0 : (long)hz_held(w);
     case BIO_C_GET_FD:
@@ -574,7 +591,9 @@ static inline long hz_tls_held(SSL *s) {
    HZ_TLS_WANT_WRITE or HZ_TLS_FAILED. [more]: MSG_MORE. */
 static long hz_tls_flush(SSL *s, int more) {
   hz_wbio *w = hz_tls_wbio(s);
-  if (w == NULL || hz_held(w) == 0) return 0;
+  if (w == NULL) return 0;
+  w->more = more;
+  if (hz_held(w) == 0) return 0;
   ssize_t n = hz_send_held(w, NULL, 0, more);
   if (n < 0) return hz_again() ? HZ_TLS_WANT_WRITE : HZ_TLS_FAILED;
   hz_held_sent(w, (size_t)n);
@@ -673,6 +692,7 @@ static long hz_tls_sendfile(SSL *s, int fd, long off, long len) {
 /* Sends close_notify once the handshake is done (best effort: the socket
    is non-blocking and the connection is ending anyway). */
 static void hz_tls_close_notify(SSL *s) {
+  hz_tls_set_more(s, 0);
   if (SSL_is_init_finished(s) && !(SSL_get_shutdown(s) & SSL_SENT_SHUTDOWN)) {
     errno = 0;
     if (SSL_shutdown(s) < 0) ERR_clear_error();

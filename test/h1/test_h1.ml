@@ -174,8 +174,8 @@ module Memory = Output.Walk (struct
 
   let file _ ~len:_ = Alcotest.fail "unexpected body source"
   let gathered _ ~more:_ = Alcotest.fail "HTTP/2 only"
-  let held _ = 0
-  let flush _ = Alcotest.fail "no transport holds output here"
+  let unsent _ = 0
+  let send_unsent _ = Alcotest.fail "no transport holds output here"
 end)
 
 (* Takes what the connection writes until it is all out. *)

@@ -173,8 +173,8 @@ module Memory = Output.Walk (struct
     most_pieces := max !most_pieces (c.gather.count - c.gather.first);
     take_bytes (gathered_bytes c)
 
-  let held _ = 0
-  let flush _ = Alcotest.fail "the memory peer holds nothing"
+  let unsent _ = 0
+  let send_unsent _ = Alcotest.fail "the memory peer holds nothing"
 end)
 
 type outcome = Reading | Lingering | Closed

@@ -110,7 +110,20 @@ static void test_holding(struct pair *p) {
   hz_tls_set_more(p->server, 0);
   check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, 100), 100, "the write after the batch");
   off += 100;
-  check_eq(hz_tls_held(p->server), 0, "all sent");
+  check_eq(hz_tls_held(p->server), 0, "sends it all");
+  check(peer_has_bytes(p->fds[1]), "the batch reached the socket");
+  hz_tls_set_more(p->server, 1);
+  check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, REC), REC, "a record held");
+  off += REC;
+  check_eq(BIO_flush(SSL_get_wbio(p->server)), 1, "BIO_flush (after a flight, an alert) sends it");
+  check_eq(hz_tls_held(p->server), 0, "nothing held after BIO_flush");
+  check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, REC), REC, "one more record held");
+  off += REC;
+  check(hz_tls_flush(p->server, 0) > REC, "flush sends it");
+  check_eq(hz_tls_held(p->server), 0, "nothing held after flush");
+  check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, 100), 100, "the write after flush is sent at once");
+  check_eq(hz_tls_held(p->server), 0, "not held: flush ended the batch");
+  off += 100;
   n = client_drain(p->client, got, n, TOTAL);
   check_eq((long)n, (long)off, "the client reads the batch");
   check(memcmp(got, src, n) == 0, "in order");
@@ -126,6 +139,8 @@ static void test_holding(struct pair *p) {
   check_eq(r, HZ_TLS_WANT_WRITE, "a full socket: want write");
   check(hz_tls_held(p->server) > 0 && hz_tls_held(p->server) <= HZ_RECORD_MAX, "at most a record's rest waits");
   check_eq(hz_tls_flush(p->server, 0), HZ_TLS_WANT_WRITE, "flush into a full socket: want write");
+  BIO *wbio = SSL_get_wbio(p->server);
+  check(BIO_flush(wbio) <= 0 && BIO_should_write(wbio), "BIO_flush (a handshake's) into a full socket: retry write");
   /* The client reads; the server flushes and retries until all is out. */
   int rounds = 0, sane = 1;
   while ((off < TOTAL || hz_tls_held(p->server) > 0) && rounds++ < 10000) {
@@ -142,6 +157,7 @@ static void test_holding(struct pair *p) {
   check(sane, "flush: progress or want write, each time");
   check_eq((long)off, TOTAL, "every byte taken");
   check_eq(hz_tls_held(p->server), 0, "nothing held at the end");
+  check_eq(BIO_flush(wbio), 1, "BIO_flush with nothing held: done");
   n = client_drain(p->client, got, n, TOTAL);
   check_eq((long)n, TOTAL, "the client got every byte");
   check(memcmp(got, src, TOTAL) == 0, "in order, whole");
