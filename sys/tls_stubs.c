@@ -390,8 +390,9 @@ static void hz_hold_free(hz_wbio *w) {
 }
 
 /* Appends [len] bytes behind what waits; 0 when they do not fit. The
-   holding is made large enough for a batch at once while more records
-   follow (growing would copy what waits), else for one record. */
+   holding grows in two steps: two records (a 16 KiB response's) when a
+   batch starts, else one; then at once to a whole batch's worth, so that
+   a longer batch copies what waits once, not at each doubling. */
 static int hz_hold(hz_wbio *w, const unsigned char *data, size_t len) {
   size_t rest = hz_held(w);
   if (rest + len > HZ_HOLD_MAX) return 0;

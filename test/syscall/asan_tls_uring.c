@@ -107,17 +107,21 @@ static void test_holding(struct pair *p) {
   check(!peer_has_bytes(p->fds[1]), "held records not sent");
   check(hz_tls_held(p->server) > 3 * REC, "three records held");
   check(hz_tls_held(p->server) < 3 * REC + 3 * 64, "and their overhead only");
+  check_eq((long)hz_tls_wbio(p->server)->cap, HZ_HOLD_MAX, "past two records, the holding is a whole batch's");
   hz_tls_set_more(p->server, 0);
   check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, 100), 100, "the write after the batch");
   off += 100;
   check_eq(hz_tls_held(p->server), 0, "sends it all");
   check(peer_has_bytes(p->fds[1]), "the batch reached the socket");
   hz_tls_set_more(p->server, 1);
-  check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, REC), REC, "a record held");
+  check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, REC), REC, "a record taken while more follow");
+  check(hz_tls_held(p->server) > REC, "and held");
+  check_eq((long)hz_tls_wbio(p->server)->cap, 2 * HZ_RECORD_MAX, "a batch's holding starts at two records");
   off += REC;
   check_eq(BIO_flush(SSL_get_wbio(p->server)), 1, "BIO_flush (after a flight, an alert) sends it");
   check_eq(hz_tls_held(p->server), 0, "nothing held after BIO_flush");
-  check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, REC), REC, "one more record held");
+  check_eq(hz_tls_write(p->server, src, TOTAL, (long)off, REC), REC, "one more record taken");
+  check(hz_tls_held(p->server) > REC, "and held");
   off += REC;
   check(hz_tls_flush(p->server, 0) > REC, "flush sends it");
   check_eq(hz_tls_held(p->server), 0, "nothing held after flush");
@@ -137,10 +141,11 @@ static void test_holding(struct pair *p) {
   while (off < TOTAL && (r = hz_tls_write(p->server, src, TOTAL, (long)off, TOTAL - off < REC ? TOTAL - off : REC)) > 0)
     off += (size_t)r;
   check_eq(r, HZ_TLS_WANT_WRITE, "a full socket: want write");
-  check(hz_tls_held(p->server) > 0 && hz_tls_held(p->server) <= HZ_RECORD_MAX, "at most a record's rest waits");
+  check(hz_tls_held(p->server) > 0 && hz_tls_held(p->server) <= HZ_RECORD_MAX, "at most a record waits");
+  check_eq((long)hz_tls_wbio(p->server)->cap, HZ_RECORD_MAX, "outside a batch, the holding is one record's");
   check_eq(hz_tls_flush(p->server, 0), HZ_TLS_WANT_WRITE, "flush into a full socket: want write");
   BIO *wbio = SSL_get_wbio(p->server);
-  check(BIO_flush(wbio) <= 0 && BIO_should_write(wbio), "BIO_flush (a handshake's) into a full socket: retry write");
+  check(BIO_flush(wbio) <= 0 && BIO_should_write(wbio), "BIO_flush (as after a handshake flight) into a full socket: retry write");
   /* The client reads; the server flushes and retries until all is out. */
   int rounds = 0, sane = 1;
   while ((off < TOTAL || hz_tls_held(p->server) > 0) && rounds++ < 10000) {
