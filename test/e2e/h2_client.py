@@ -9,6 +9,7 @@ Raw scenarios build frames with hyperframe and hpack by hand, so that a
 client may break the rules the h2 library would refuse to break.
 """
 
+import hashlib
 import json
 import socket
 import ssl
@@ -26,8 +27,16 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HOST = "127.0.0.1"
 
 
-def connect(port, tls, timeout=5.0):
-    s = socket.create_connection((HOST, port), timeout=timeout)
+def connect(port, tls, timeout=5.0, rcvbuf=0):
+    if rcvbuf:
+        # Set before connecting: the window the client announces is then
+        # small from the start.
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.settimeout(timeout)
+        s.connect((HOST, port))
+    else:
+        s = socket.create_connection((HOST, port), timeout=timeout)
     if tls:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.check_hostname = False
@@ -41,8 +50,8 @@ def connect(port, tls, timeout=5.0):
 class Client:
     """An h2 connection with a loop that reads until a condition holds."""
 
-    def __init__(self, port, tls):
-        self.sock = connect(port, tls)
+    def __init__(self, port, tls, rcvbuf=0):
+        self.sock = connect(port, tls, rcvbuf=rcvbuf)
         cfg = h2.config.H2Configuration(client_side=True, header_encoding="utf-8")
         self.conn = h2.connection.H2Connection(config=cfg)
         self.conn.initiate_connection()
@@ -120,6 +129,47 @@ def concurrent(port, tls, n):
     return {"streams": n, "ended": sum(1 for s in sids if s in c.ended),
             "statuses": sorted(set(c.heads.get(s, {}).get(":status", "") for s in sids)),
             "lengths": sorted(set(len(c.bodies[s]) for s in sids))}
+
+
+def mixed(port, tls, n, rcvbuf=0):
+    """[n] streams of three files (3 MiB, 15 KiB, 14 B) requested at once,
+    read slowly at first (small reads, pauses: the server meets a full
+    socket mid-batch), then at full speed: each body's SHA-256 by path.
+    [rcvbuf]: the client's socket receive buffer (a small one makes the
+    server's writes, its last ones too, meet a full socket)."""
+    c = Client(port, tls, rcvbuf=rcvbuf)
+    c.conn.increment_flow_control_window(256 * 1024 * 1024)
+    c.flush()
+    paths = ["/big.bin", "/text.txt", "/a.txt"]
+    sids = {}
+    for i in range(n):
+        sids[c.get(paths[i % 3], flush=False)] = paths[i % 3]
+    c.flush()
+    deadline = time.monotonic() + 25.0
+    reads = 0
+    while len(c.ended & set(sids)) < n and time.monotonic() < deadline:
+        try:
+            data = c.sock.recv(4096 if reads < 400 else 262144)
+        except socket.timeout:
+            continue
+        if not data:
+            break
+        reads += 1
+        if reads < 400 and reads % 20 == 0:
+            time.sleep(0.01)
+        for ev in c.conn.receive_data(data):
+            if isinstance(ev, h2.events.ResponseReceived):
+                c.heads[ev.stream_id] = dict(ev.headers)
+            elif isinstance(ev, h2.events.DataReceived):
+                c.bodies[ev.stream_id] = c.bodies.get(ev.stream_id, b"") + ev.data
+                c.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.StreamEnded):
+                c.ended.add(ev.stream_id)
+        c.flush()
+    digests = {}
+    for sid, path in sids.items():
+        digests.setdefault(path, set()).add(hashlib.sha256(c.bodies.get(sid, b"")).hexdigest())
+    return {"ended": len(c.ended & set(sids)), "digests": {p: sorted(d) for p, d in digests.items()}}
 
 
 def post(port, tls, size):
@@ -372,6 +422,7 @@ def main():
     arg = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     more = sys.argv[5:]
     fns = {"concurrent": lambda: concurrent(port, tls, arg), "post": lambda: post(port, tls, arg),
+           "mixed": lambda: mixed(port, tls, arg, *[int(m) for m in more]),
            "reset_one": lambda: reset_one(port, tls), "rapid_reset": lambda: rapid_reset(port, tls),
            "continuation_flood": lambda: continuation_flood(port, tls),
            "hpack_bomb": lambda: hpack_bomb(port, tls),

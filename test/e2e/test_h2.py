@@ -29,6 +29,7 @@ Run: python3 test/e2e/test_h2.py   (after dune build @install)
 The last line is `N passed, N failed`.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -198,6 +199,14 @@ def python_checks(port):
     R.check("h2: 40 concurrent streams on one connection end, 200, right lengths",
             r.get("ended") == 40 and r.get("statuses") == ["200"] and r.get("lengths") == sorted({len(SMALL), len(TEXT)}),
             r)
+    r = h2client("mixed", port, 24)
+    want = {"/big.bin": [hashlib.sha256(BIG).hexdigest()], "/text.txt": [hashlib.sha256(TEXT).hexdigest()],
+            "/a.txt": [hashlib.sha256(SMALL).hexdigest()]}
+    R.check("h2: 24 streams of three files at once, read slowly then fast: every body whole (SHA-256)",
+            r.get("ended") == 24 and r.get("digests") == want, r)
+    r = h2client("mixed", port, 6, 4096)
+    R.check("h2: 6 such streams to a client with a 4 KiB receive buffer (writes meet a full socket): every body whole",
+            r.get("ended") == 6 and r.get("digests") == want, r)
     r = h2client("reset_one", port)
     R.check("h2: RST_STREAM of a stalled stream, the others go on",
             r.get("small") == SMALL.decode() and r.get("after") == SMALL.decode() and r.get("goaway") is None

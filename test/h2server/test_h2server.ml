@@ -374,6 +374,95 @@ let gather_walk () =
     Alcotest.(check bool) "nothing left" true (Output.segment c = Output.Nothing)
   done
 
+(* A transport that keeps bytes as the TLS write BIO does: while more
+   output is announced, everything written is kept; otherwise what waits
+   and the new bytes go to a socket that takes [room] bytes, the rest of
+   the new ones kept when all that waited left, else refused. *)
+let room = ref 0
+let wire = Buffer.create 256
+let kept = ref ""
+
+let to_socket s =
+  let k = min !room (String.length s) in
+  Buffer.add_string wire (String.sub s 0 k);
+  room := !room - k;
+  k
+
+module Holding = Output.Walk (struct
+  let budget = max_int
+  let holds_last = false
+
+  let head (c : Slot.t) ~more:_ =
+    let data = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent) in
+    if c.more_output then begin
+      kept := !kept ^ data;
+      String.length data
+    end
+    else begin
+      let before = String.length !kept in
+      let all = !kept ^ data in
+      let k = to_socket all in
+      if k < before then begin
+        kept := String.sub !kept k (before - k);
+        Output.would_block
+      end
+      else begin
+        kept := String.sub all k (String.length all - k);
+        String.length data
+      end
+    end
+
+  let head_string _ ~len:_ ~more:_ = Alcotest.fail "not here"
+  let head_bigstring _ ~len:_ ~more:_ = Alcotest.fail "not here"
+  let file _ ~len:_ = Alcotest.fail "not here"
+  let gathered _ ~more:_ = Alcotest.fail "not here"
+  let unsent _ = String.length !kept
+
+  let send_unsent _ =
+    if !kept = "" then 0
+    else begin
+      let k = to_socket !kept in
+      kept := String.sub !kept k (String.length !kept - k);
+      if k = 0 then Output.would_block else k
+    end
+end)
+
+(* Bytes a transport made and kept are pending output once no more is
+   announced: the walk sends them before it says Flushed, and waits for
+   the socket when it takes none (Blocked), rather than leaving them. *)
+let unsent_walk () =
+  let sh = shared () in
+  let c = Slot.create sh ~slot:0 ~peer:false in
+  let put s =
+    c.out <- Bigstring.of_string s;
+    c.out_len <- String.length s;
+    c.out_sent <- 0
+  in
+  Buffer.clear wire;
+  kept := "";
+  room := 1000;
+  put (String.make 100 'a');
+  c.more_output <- true;
+  Alcotest.(check bool) "announced: kept, flushed" true (Holding.write c = Output.Flushed);
+  Alcotest.(check int) "100 bytes unsent" 100 c.unsent;
+  Alcotest.(check int) "not pending while more is announced" 0 (Output.pending c);
+  Alcotest.(check bool) "nothing to write meanwhile" true (Output.segment c = Output.Nothing);
+  Alcotest.(check int) "nothing on the wire" 0 (Buffer.length wire);
+  c.more_output <- false;
+  Alcotest.(check int) "pending once more is no longer announced" 100 (Output.pending c);
+  Alcotest.(check bool) "the Unsent segment" true (Output.segment c = Output.Unsent);
+  put (String.make 50 'b');
+  room := 120;
+  Alcotest.(check bool) "a full socket: Blocked, not Flushed" true (Holding.write c = Output.Blocked);
+  Alcotest.(check int) "30 bytes still unsent" 30 c.unsent;
+  Alcotest.(check int) "and pending" 30 (Output.pending c);
+  Alcotest.(check bool) "as the Unsent segment" true (Output.segment c = Output.Unsent);
+  room := 1000;
+  Alcotest.(check bool) "writable: Flushed" true (Holding.write c = Output.Flushed);
+  Alcotest.(check int) "nothing unsent" 0 c.unsent;
+  Alcotest.(check int) "nothing pending" 0 (Output.pending c);
+  Alcotest.(check string) "every byte once, in order" (String.make 100 'a' ^ String.make 50 'b') (Buffer.contents wire)
+
 let post_echo () =
   let sh = shared () in
   let p = connect sh in
@@ -757,6 +846,7 @@ let () =
           Alcotest.test_case "concurrent streams, flow control" `Quick concurrent;
           Alcotest.test_case "cached bodies gathered into one write" `Quick gathered;
           Alcotest.test_case "gathered output under random short writes" `Quick gather_walk;
+          Alcotest.test_case "kept output is pending, written before Flushed" `Quick unsent_walk;
           Alcotest.test_case "POST read before the handler" `Quick post_echo;
           Alcotest.test_case "answered before the body: then RST NO_ERROR" `Quick answered_early;
           Alcotest.test_case "streamed request body" `Quick streamed_body;
