@@ -17,9 +17,9 @@
     records are held in user space ({!Openssl.set_more}) and leave with
     the first write that follows in one [sendmsg]; held bytes that a full
     socket did not take are pending output ([unsent], the walk's
-    [Unsent] segment) until {!write} has flushed them. A small body is copied behind its head in
-    [out] first, so that head and body leave as one record in one
-    [write(2)]. A file body is read into [out] ([pread]) and encrypted
+    [Unsent] segment) until {!write} has flushed them. A small body is
+    copied behind its head in [out] first, so that head and body leave as
+    one record in one [write(2)]. A file body is read into [out] ([pread]) and encrypted
     from there, unless the kernel encrypts ({!server.ktls}: kTLS), when it
     goes out with [SSL_sendfile]. A write that would block is retried with
     the same bytes: they stay in [out] (or [ext]) until taken, possibly

@@ -106,20 +106,25 @@ class Client:
                 continue
             if not data:
                 break
-            for ev in self.conn.receive_data(data):
-                if isinstance(ev, h2.events.ResponseReceived):
-                    self.heads[ev.stream_id] = dict(ev.headers)
-                elif isinstance(ev, h2.events.DataReceived):
-                    self.bodies[ev.stream_id] = self.bodies.get(ev.stream_id, b"") + ev.data
-                    self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
-                elif isinstance(ev, h2.events.StreamEnded):
-                    self.ended.add(ev.stream_id)
-                elif isinstance(ev, h2.events.StreamReset):
-                    self.reset[ev.stream_id] = int(ev.error_code)
-                elif isinstance(ev, h2.events.ConnectionTerminated):
-                    self.goaway = int(ev.error_code)
-            self.flush()
+            self.receive(data)
         return until()
+
+    def receive(self, data):
+        """Takes [data] from the server: its events recorded, received
+        bytes acknowledged (window updates sent)."""
+        for ev in self.conn.receive_data(data):
+            if isinstance(ev, h2.events.ResponseReceived):
+                self.heads[ev.stream_id] = dict(ev.headers)
+            elif isinstance(ev, h2.events.DataReceived):
+                self.bodies[ev.stream_id] = self.bodies.get(ev.stream_id, b"") + ev.data
+                self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+            elif isinstance(ev, h2.events.StreamEnded):
+                self.ended.add(ev.stream_id)
+            elif isinstance(ev, h2.events.StreamReset):
+                self.reset[ev.stream_id] = int(ev.error_code)
+            elif isinstance(ev, h2.events.ConnectionTerminated):
+                self.goaway = int(ev.error_code)
+        self.flush()
 
 
 def concurrent(port, tls, n):
@@ -157,15 +162,7 @@ def mixed(port, tls, n, rcvbuf=0):
         reads += 1
         if reads < 400 and reads % 20 == 0:
             time.sleep(0.01)
-        for ev in c.conn.receive_data(data):
-            if isinstance(ev, h2.events.ResponseReceived):
-                c.heads[ev.stream_id] = dict(ev.headers)
-            elif isinstance(ev, h2.events.DataReceived):
-                c.bodies[ev.stream_id] = c.bodies.get(ev.stream_id, b"") + ev.data
-                c.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
-            elif isinstance(ev, h2.events.StreamEnded):
-                c.ended.add(ev.stream_id)
-        c.flush()
+        c.receive(data)
     digests = {}
     for sid, path in sids.items():
         digests.setdefault(path, set()).add(hashlib.sha256(c.bodies.get(sid, b"")).hexdigest())
