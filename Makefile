@@ -4,7 +4,7 @@ PORT ?= 8080
 DIR ?= examples/site
 DUNE ?= dune
 
-.PHONY: all deps deps-build deps-bench build test bench bench-quick serve fuzz soak autobahn clean
+.PHONY: all deps deps-build deps-bench build test bench bench-quick bench-h2-floor serve fuzz soak autobahn clean
 
 all: build
 
@@ -34,6 +34,14 @@ bench: deps-bench
 bench-quick: deps-bench
 	$(DUNE) build --profile release @install @default
 	bench/run.sh quick
+
+# Where HTTP/2 server CPU goes per request (kernel, OpenSSL, the rest) for
+# httpz and h2o in bench_h2.py's cases, and the least ratio to h2o that the
+# kernel's and OpenSSL's part leaves httpz (bench/server/h2_floor.py; perf
+# needs the right to sample another process: root here). About 4 minutes.
+bench-h2-floor: deps-bench
+	$(DUNE) build --profile release @install @default
+	bench/server/h2_floor.py
 
 # Differential fuzzing of the request parser against Node's http_parser and
 # Python's h11 (test/fuzz/DIFFERENCES.md). A fresh random seed each run,

@@ -20,9 +20,10 @@ test_pkgs=(
 # libh2o-evloop-dev: Debian's picohttpparser (phr_parse_request, built
 # without SSE4.2), a parser peer; python3-pip: bench/parse/pico_sse42.sh
 # fetches picohttpparser's C source from PyPI for the SSE4.2 build.
+# linux-perf: bench/server/h2_floor.py samples where the CPU goes.
 bench_pkgs=(
   nginx-light lighttpd h2o gnuplot-nox valgrind strace
-  libh2o-evloop-dev python3-pip
+  libh2o-evloop-dev python3-pip linux-perf
 )
 
 # test/build/build_test.sh reads this list to check that `make build`

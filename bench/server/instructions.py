@@ -20,6 +20,11 @@ With --h2c, the requests are HTTP/2 streams by prior knowledge: `h2load -c 4
 -m 10 -n N` (4 connections, 10 streams in flight on each), so the count is
 the server's cost per stream as the HTTP/2 benchmark loads it.
 
+A spec whose EXE is `h2o` runs h2o 2.2.5 (one thread, the same file)
+instead of `httpz serve`: `h2o=h2o` beside the builds gives h2o's own
+instructions per request (its code, libc and OpenSSL alike) under the same
+load, e.g. `bench/server/instructions.py --h2c httpz=EXE h2o=h2o`.
+
 With --program PATH, each EXE is a program of its own that takes `-p PORT`
 (an example or a bench server) and the requests are GETs of PATH: the
 router's cost per request, say, is
@@ -89,14 +94,29 @@ def get_h2c(port, exe, path, n):
         sys.exit("h2load against %s: not every stream succeeded:\n%s" % (exe, out[-800:]))
 
 
+def h2o_conf(docroot, port):
+    """h2o serving [docroot] on [port] with one thread (as bench_h2.py runs
+    it). As root it would switch to nobody, and callgrind, writing its
+    counts as that user at exit, could not: it stays root."""
+    conf = os.path.join(os.path.dirname(docroot), "h2o-%d.conf" % port)
+    with open(conf, "w") as f:
+        f.write("%slisten:\n  host: 127.0.0.1\n  port: %d\nnum-threads: 1\n"
+                "error-log: /dev/null\nhosts:\n  default:\n    paths:\n      /:\n"
+                "        file.dir: %s\n" % ("user: root\n" if os.geteuid() == 0 else "", port, docroot))
+    return conf
+
+
 def run(exe, extra, docroot, path, n, h2c=False):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
     out = tempfile.mktemp(prefix="httpz-callgrind.")
-    argv = ([exe, "-p", str(port)] if docroot is None
-            else [exe, "serve", "-d", docroot, "-p", str(port), "--workers", "1"])
+    if os.path.basename(exe) == "h2o":
+        argv = [exe, "-c", h2o_conf(docroot, port)]
+    else:
+        argv = ([exe, "-p", str(port)] if docroot is None
+                else [exe, "serve", "-d", docroot, "-p", str(port), "--workers", "1"])
     p = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv + extra,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -127,7 +147,9 @@ def main():
         program, args = args[1], args[2:]
     if not args or not shutil.which("valgrind"):
         sys.exit(__doc__ if args else "valgrind is not installed (scripts/deps.sh bench)")
-    docroot = tempfile.mkdtemp(prefix="httpz-instr-")
+    top = tempfile.mkdtemp(prefix="httpz-instr-")
+    docroot = os.path.join(top, "doc")
+    os.mkdir(docroot)
     try:
         line = b"httpz benchmark document 0123456789abcdefghijklmnopqrstuvwxyz\n"
         with open(os.path.join(docroot, "f.html"), "wb") as f:
@@ -145,7 +167,7 @@ def main():
             print("%-10s %8.0f instructions/request  (%+.2f%% against %s)" % (
                 label, per, 100 * (per / first - 1), args[0].partition("=")[0]), flush=True)
     finally:
-        shutil.rmtree(docroot, ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ sys.exit(1 if bad else 0)
 PY
 [ $? -eq 0 ] && pass=$((pass + 1))
 
-for target in $(grep -oE 'make [a-z-]+' README.md | awk '{print $2}' | sort -u); do
+for target in $(grep -oE 'make [a-z0-9-]+' README.md | awk '{print $2}' | sort -u); do
   if grep -qE "^$target:" Makefile; then ok "make $target exists"; else ko "README names 'make $target', Makefile lacks it"; fi
 done
 for path in $(grep -oE '`(lib|sys|server|static|lwt|bin|bench|test|examples|scripts)/[A-Za-z0-9_./-]+`' README.md | tr -d '`' | sort -u); do
