@@ -195,6 +195,21 @@ def idle_memory(procs, server, docroot, tls, n, expect_path, expect_body):
         B.stop_server(procs, run)
 
 
+def write_files(docroot):
+    """The cases' files (612 B, 16 KiB) in [docroot], readable by servers
+    that drop privileges: {key: (URL path, body)}."""
+    os.chmod(docroot, 0o755)
+    bodies = {}
+    for key in ("612b", "16k"):
+        name, size = B.FILES[key]
+        body = bytes((i * 7 + 13) % 251 for i in range(size))
+        with open(os.path.join(docroot, name), "wb") as f:
+            f.write(body)
+        os.chmod(os.path.join(docroot, name), 0o644)
+        bodies[key] = ("/" + name, body)
+    return bodies
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
@@ -209,15 +224,7 @@ def main():
     B.raise_nofile()
     procs = B.Procs(args.pidfile)
     docroot = tempfile.mkdtemp(prefix="httpz-bench-h2-doc-")
-    os.chmod(docroot, 0o755)
-    bodies = {}
-    for key in ("612b", "16k"):
-        name, size = B.FILES[key]
-        body = bytes((i * 7 + 13) % 251 for i in range(size))
-        with open(os.path.join(docroot, name), "wb") as f:
-            f.write(body)
-        os.chmod(os.path.join(docroot, name), 0o644)
-        bodies[key] = ("/" + name, body)
+    bodies = write_files(docroot)
     workdir = tempfile.mkdtemp(prefix="httpz-bench-h2-tls-")
     os.chmod(workdir, 0o755)
     tls_pair = B.tls_files(workdir)

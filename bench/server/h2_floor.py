@@ -122,15 +122,7 @@ def main():
     os.chmod(tmp, 0o755)
     docroot = os.path.join(tmp, "doc")
     os.mkdir(docroot)
-    os.chmod(docroot, 0o755)
-    bodies = {}
-    for key in ("612b", "16k"):
-        name, size = B.FILES[key]
-        body = bytes((i * 7 + 13) % 251 for i in range(size))
-        with open(os.path.join(docroot, name), "wb") as f:
-            f.write(body)
-        os.chmod(os.path.join(docroot, name), 0o644)
-        bodies[key] = ("/" + name, body)
+    bodies = H.write_files(docroot)
     tls_pair = B.tls_files(tmp)
     result = {"schema": SCHEMA, "machine": B.machine_info(),
               "config": {"rounds": args.rounds, "duration_s": args.duration,
