@@ -1506,7 +1506,9 @@ def classify(path, doc):
         return "parse"
     if schema.startswith("httpz-bench-latency") or base == "latency.json":
         return "latency"
-    if schema.startswith("httpz-bench-h2"):
+    if schema.startswith("httpz-bench-h2-floor"):
+        return "floor"  # h2_floor.py's, which prints its own table
+    if schema.startswith("httpz-bench-h2/"):
         return "h2"
     if schema.startswith("httpz-bench-ws"):
         return "ws"
@@ -1640,6 +1642,8 @@ def main():
             ignored.append("%s (unreadable: %s)" % (os.path.basename(path), e))
             continue
         kind = classify(path, doc)
+        if kind == "floor":
+            continue
         if kind:
             found[kind].append((path, doc))
         else:

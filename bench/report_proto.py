@@ -31,8 +31,21 @@ def _us(x):
     return "–" if x is None else "%.2f µs" % x
 
 
-def _ratio(a, b):
-    return "–" if a is None or not b else "%.2f×" % (a / b)
+def _round_ratio(a, b, key):
+    """[a]'s [key] over [b]'s, per round, as "median× (min–max)". The runs
+    of one round ran a few seconds apart; the machine's speed drifts over
+    a whole run by more than the difference measured, so pairs of one
+    round are compared, not medians of the whole run."""
+    def per_round(c):
+        return {r.get("round"): r.get(key) for r in (c or {}).get("runs", [])
+                if "error" not in r and r.get(key)}
+    ra, rb = per_round(a), per_round(b)
+    rs = sorted(ra[k] / rb[k] for k in ra if k in rb)
+    if not rs:
+        return "–"
+    mid = len(rs) // 2
+    med = rs[mid] if len(rs) % 2 else (rs[mid - 1] + rs[mid]) / 2
+    return "%.2f× (%.2f–%.2f)" % (med, rs[0], rs[-1])
 
 
 def _table(header, rows):
@@ -75,13 +88,13 @@ def h2_section(doc, md, summ):
             c = by.get((t, f, m, n))
             cells.append(_us(_med(c["cpu_us_per_request"])) if c else "–")
         if "httpz" in names and ref in names:
-            a, b = by.get((t, f, m, "httpz")), by.get((t, f, m, ref))
-            cells.append(_ratio(_med(a["cpu_us_per_request"]) if a else None,
-                                _med(b["cpu_us_per_request"]) if b else None))
+            cells.append(_round_ratio(by.get((t, f, m, "httpz")), by.get((t, f, m, ref)),
+                                      "cpu_us_per_request"))
         rows.append(cells)
     lines = ["### HTTP/2 (h2load)\n",
              "`%s`, 64 connections, server on one core, the median of %s interleaved rounds of "
-             "%s s (`bench/server/bench_h2.py`). CPU/req is the server's CPU time per request."
+             "%s s (`bench/server/bench_h2.py`). CPU/req is the server's CPU time per request; "
+             "the ratio to h2o is the median (and range) of the per-round ratios."
              % (cfg.get("command", "h2load"), cfg.get("rounds", "?"), cfg.get("duration_s", "?"))]
     lines += _table(head, rows)
     idle = [r for r in doc.get("idle", [])]
