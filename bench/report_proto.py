@@ -40,6 +40,8 @@ def _round_ratio(a, b, key):
         return {r.get("round"): r.get(key) for r in (c or {}).get("runs", [])
                 if "error" not in r and r.get(key)}
     ra, rb = per_round(a), per_round(b)
+    if None in ra or None in rb:
+        return "–"  # runs without their round: nothing to pair
     rs = sorted(ra[k] / rb[k] for k in ra if k in rb)
     if not rs:
         return "–"

@@ -22,9 +22,12 @@ cannot be met by making httpz's own code faster; "cut for 0.8x" is the
 part of httpz's own code and libc that would have to go to reach 0.8 times
 h2o's CPU per request (over 100 %: out of reach that way).
 
-Rounds are interleaved (httpz, h2o, then the next case); medians of
-ROUNDS. Needs `perf` (Debian's linux-perf, in scripts/deps.sh bench) and
-the right to sample another process (root, or perf_event_paranoid <= 1).
+Rounds are interleaved (httpz, h2o, then the next case). CPU per request
+and the shares are medians of ROUNDS; the ratios are medians of the
+per-round ratios (a round's two runs are seconds apart, while this
+machine's speed drifts by more than the difference over a whole run).
+Needs `perf` (Debian's linux-perf, in scripts/deps.sh bench) and the
+right to sample another process (root, or perf_event_paranoid <= 1).
 Results go to bench/results/h2_floor.json (not read by report.py: the
 README's tables come from `make bench`). Usage:
   h2_floor.py [--rounds 3] [--duration 3.0] [--transports tls,h2c] [--out FILE]
@@ -50,8 +53,10 @@ SERVERS = ["httpz", "h2o"]
 
 
 def kind_of(dso):
-    """The part of the CPU a shared object's samples count in."""
-    if dso.startswith("[kernel"):
+    """The part of the CPU a shared object's samples count in: the kernel
+    and its modules ([kernel.kallsyms], [nf_conntrack], ...), OpenSSL, or
+    the rest ([vdso] and unknown addresses too: user space)."""
+    if dso.startswith("[") and dso not in ("[vdso]", "[unknown]"):
         return "kernel"
     if dso.startswith("libcrypto") or dso.startswith("libssl"):
         return "openssl"
@@ -77,6 +82,9 @@ def one_run(procs, run, path, streams, duration, warmup, tmp):
     """h2load for warmup + duration; perf samples the server's processes over
     the timed part. The run's CPU per request and the three shares."""
     data = os.path.join(tmp, "perf.data")
+    # A file left by an earlier run must not stand in for this one's.
+    if os.path.exists(data):
+        os.unlink(data)
     pids = [run.proc.pid] + B.tree_pids(run.proc.pid)
     perf = {}
 
@@ -84,21 +92,62 @@ def one_run(procs, run, path, streams, duration, warmup, tmp):
         perf["p"] = subprocess.Popen(
             ["perf", "record", "-q", "-e", "cpu-clock", "-F", "2999", "-o", data,
              "-p", ",".join(str(p) for p in pids), "--", "sleep", "%.2f" % (duration * 0.9)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     timer = threading.Timer(warmup, record)
     timer.start()
-    res = H.h2load(procs, run, path, streams, duration, warmup)
-    timer.cancel()
-    if "p" in perf:
-        perf["p"].wait(timeout=30)
+    perf_err = None
+    try:
+        res = H.h2load(procs, run, path, streams, duration, warmup)
+    finally:
+        timer.cancel()
+        timer.join()
+        p = perf.get("p")
+        if p is not None:
+            try:
+                perf_err = p.communicate(timeout=30)[1]
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                perf_err = "perf record did not stop"
     if "error" in res:
         return res
-    sh = shares(data) if os.path.exists(data) else None
+    if "p" not in perf:
+        return {"error": "perf record did not start (h2load ended within its warm-up)"}
+    if perf["p"].returncode != 0 or not os.path.exists(data):
+        return {"error": "perf record failed (exit %s): %s"
+                         % (perf["p"].returncode, (perf_err or "").strip()[-300:])}
+    sh = shares(data)
     if sh is None:
         return {"error": "perf recorded nothing"}
     cpu = res["cpu_us_per_request"]
     return {"rps": res["rps"], "cpu_us_per_request": cpu, "shares": sh,
             "floor_us_per_request": cpu * (sh["kernel"] + sh["openssl"]) if cpu else None}
+
+
+def compare(httpz_runs, h2o_runs):
+    """Per round (the two servers' runs of a round are seconds apart; the
+    machine's speed drifts more than that over the whole run), httpz's CPU
+    per request over h2o's, its floor over h2o's, and the part of httpz's
+    own code and libc that would have to go for 0.8 times h2o's (over 1:
+    out of reach); the medians of those."""
+    by_round = {r["round"]: r for r in h2o_runs if "error" not in r}
+    ratio, floor, cut = [], [], []
+    for z in httpz_runs:
+        o = by_round.get(z["round"]) if "error" not in z else None
+        if not o or not o["cpu_us_per_request"] or not z["cpu_us_per_request"]:
+            continue
+        cz, co, fz = z["cpu_us_per_request"], o["cpu_us_per_request"], z["floor_us_per_request"]
+        ratio.append(cz / co)
+        floor.append(fz / co)
+        if cz > fz:
+            cut.append(max(0.0, cz - 0.8 * co) / (cz - fz))
+    out = {}
+    if ratio:
+        out["ratio"] = statistics.median(ratio)
+        out["floor_ratio"] = statistics.median(floor)
+    if cut:
+        out["cut_for_0_8"] = statistics.median(cut)
+    return out
 
 
 def median(rows, key):
@@ -153,9 +202,10 @@ def main():
                 for rnd in range(args.rounds):
                     for f, m in H.CASES:
                         for s in runs:
-                            samples[(f, m, s)].append(
-                                one_run(procs, runs[s], bodies[f][0], m, args.duration,
-                                        args.warmup, tmp))
+                            r = one_run(procs, runs[s], bodies[f][0], m, args.duration,
+                                        args.warmup, tmp)
+                            r["round"] = rnd
+                            samples[(f, m, s)].append(r)
                     B.log("h2 floor %s: round %d/%d done" % (transport, rnd + 1, args.rounds))
                 for f, m in H.CASES:
                     row = {"transport": transport, "file": f, "streams": m, "servers": {}}
@@ -168,15 +218,8 @@ def main():
                             "floor_us_per_request": median(good, "floor_us_per_request"),
                             "shares": {k: statistics.median([r["shares"][k] for r in good])
                                        for k in ("kernel", "openssl", "rest")} if good else None}
-                    z, o = row["servers"].get("httpz"), row["servers"].get("h2o")
-                    if z and o and o["cpu_us_per_request"] and z["floor_us_per_request"]:
-                        row["ratio"] = z["cpu_us_per_request"] / o["cpu_us_per_request"]
-                        row["floor_ratio"] = z["floor_us_per_request"] / o["cpu_us_per_request"]
-                        # The part of httpz's own code and libc that would
-                        # have to go for 0.8x h2o (over 1: out of reach).
-                        rest = z["cpu_us_per_request"] - z["floor_us_per_request"]
-                        over = z["cpu_us_per_request"] - 0.8 * o["cpu_us_per_request"]
-                        row["cut_for_0_8"] = max(0.0, over) / rest if rest > 0 else None
+                    row.update(compare(samples.get((f, m, "httpz"), []),
+                                       samples.get((f, m, "h2o"), [])))
                     result["cases"].append(row)
             finally:
                 for run in runs.values():

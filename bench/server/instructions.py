@@ -113,6 +113,8 @@ def run(exe, extra, docroot, path, n, h2c=False):
     s.close()
     out = tempfile.mktemp(prefix="httpz-callgrind.")
     if os.path.basename(exe) == "h2o":
+        if docroot is None:
+            sys.exit("h2o serves the file of the default mode, not a --program path")
         argv = [exe, "-c", h2o_conf(docroot, port)]
     else:
         argv = ([exe, "-p", str(port)] if docroot is None
