@@ -212,6 +212,9 @@ def main():
                     for s in runs:
                         rs = samples[(f, m, s)]
                         good = [r for r in rs if "error" not in r]
+                        result["problems"] += ["%s %s -m %d, %s, round %d: %s"
+                                               % (transport, f, m, s, r["round"], r["error"])
+                                               for r in rs if "error" in r]
                         row["servers"][s] = {
                             "runs": rs,
                             "cpu_us_per_request": median(good, "cpu_us_per_request"),
