@@ -50,7 +50,11 @@ let address name fd =
 let client c = address Unix.getpeername c.fd
 let local c = address Unix.getsockname c.fd
 
+(* The connection's address, looked up once per connection: an HTTP/2
+   stream's exchange is a pooled record that another client's stream used
+   last, so it holds no address of its own. *)
 let peer_ip c =
+  let c = Slot.carrier c in
   if c.peer_family = 0 then begin
     let r = Extra.peer_ip c.fd c.peer_ip in
     if r < 0 then begin

@@ -340,6 +340,28 @@ let refuse x status =
   writing x;
   queue_rest x
 
+(* Everything an exchange takes from its connection, set for every
+   stream: the record comes from the worker's pool, and whatever its last
+   stream (another client's, perhaps) left in these fields must not
+   survive (test/e2e/test_h2_redteam.py judges streams of two clients
+   through one pooled exchange). *)
+let bind x c ~stream =
+  x.h2 <- c.h2;
+  x.stream <- stream;
+  x.fd <- c.fd;
+  x.listener <- c.listener;
+  x.ssl <- c.ssl;
+  x.tls_version <- c.tls_version;
+  (* Ctx.peer_ip asks the connection (Slot.carrier); the cache is cleared
+     all the same, so no reader of the exchange's own can see a stale one. *)
+  x.peer_family <- 0;
+  if timed x then begin
+    let n = if timed c then c.peer_len else 0 in
+    if n > 0 then Bigstring.blit ~src:c.peer ~src_off:0 ~dst:x.peer ~dst_off:0 ~len:n;
+    x.peer_len <- n
+  end
+  else x.peer_len <- 0
+
 let opened s c ~stream ~fin =
   let h2c = s.h2c in
   let x = take_exchange c in
@@ -351,12 +373,7 @@ let opened s c ~stream ~fin =
     x.field_sets <- Array.make 32 Slot.no_set;
     x.field_versions <- Array.make 32 0
   end;
-  x.h2 <- c.h2;
-  x.stream <- stream;
-  x.fd <- c.fd;
-  x.listener <- c.listener;
-  x.ssl <- c.ssl;
-  x.tls_version <- c.tls_version;
+  bind x c ~stream;
   if x.proto != protocol then x.proto <- protocol;
   x.peer_done <- fin;
   x.fin_queued <- false;
@@ -367,10 +384,6 @@ let opened s c ~stream ~fin =
   x.unlogged <- Logged;
   x.body_limit <- max_int;
   x.body_credit <- -1;
-  if timed x && timed c then begin
-    Bigstring.blit ~src:c.peer ~src_off:0 ~dst:x.peer ~dst_off:0 ~len:(Bigstring.length x.peer);
-    x.peer_len <- c.peer_len
-  end;
   stamp x;
   add s x;
   match present x h2c with
@@ -423,12 +436,20 @@ let finish s i ~complete =
   let x = s.streams.(i) in
   let c = s.conn in
   log_response x complete;
-  (* Cut short: the stream is reset. Answered while the client still
-     sends: nothing yet (its frames may still be on their way, a
-     WINDOW_UPDATE among them); more DATA then gets RST_STREAM NO_ERROR
-     (RFC 9113 §8.1), see H2_session. *)
-  if (not complete) && C.stream_state s.h2c ~stream:x.stream <> 0 && not (C.failed s.h2c) then
-    C.reset_stream s.h2c ~stream:x.stream H2_error.Cancel;
+  (* Cut short: the stream is reset (CANCEL). Answered in full while the
+     client's side is still open (a body it has not finished, or HEADERS
+     without END_STREAM and nothing after): RST_STREAM NO_ERROR asks it to
+     stop (RFC 9113 §8.1), as nginx does. Left open, the stream would
+     hold a slot of the connection's concurrency with no exchange and so
+     no timer: the connection would never idle out, never be evicted and
+     keep a retired worker alive. Frames of it still on their way are
+     ignored (WINDOW_UPDATE) or answered RST_STREAM STREAM_CLOSED (DATA),
+     never a connection error. *)
+  let state = C.stream_state s.h2c ~stream:x.stream in
+  if state <> 0 && not (C.failed s.h2c) then begin
+    if not complete then C.reset_stream s.h2c ~stream:x.stream H2_error.Cancel
+    else if state = H2_stream.half_closed_local then C.reset_stream s.h2c ~stream:x.stream H2_error.No_error
+  end;
   next_gen x;
   x.wait <- Running;
   if x.cont != no_cont then x.cont <- no_cont;

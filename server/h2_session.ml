@@ -273,8 +273,11 @@ let next c =
       else begin
         c.state <- Reading_head;
         if c.rlen = 0 then release_idle c;
-        if s.nstreams = 0 && C.active_streams s.h2c = 0 then begin
-          (* No request yet: the header timeout, as over HTTP/1.1. *)
+        if s.nstreams = 0 then begin
+          (* No exchange in progress (a stream the lib still counts has
+             none to wait for either: see H2_exchange.finish), so the
+             connection's own timer runs. No request yet: the header
+             timeout, as over HTTP/1.1. *)
           if c.served = 0 then (if c.timer <> Header_timer then set_timer c Header_timer c.sh.header_ticks)
           else if c.timer <> Idle_timer then set_timer c Idle_timer c.sh.idle_ticks
         end
@@ -371,4 +374,4 @@ let drain c =
 
 let idle c =
   c.state = Reading_head && c.rpos >= c.rlen
-  && match c.h2 with Some s -> s.nstreams = 0 && C.active_streams s.h2c = 0 | None -> true
+  && match c.h2 with Some s -> s.nstreams = 0 | None -> true

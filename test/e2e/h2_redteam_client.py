@@ -1,0 +1,159 @@
+"""HTTP/2 scenarios for test_h2_redteam.py (the holes of issue 34), run
+with /usr/bin/python3 like h2_client.py, whose helpers it uses.
+
+Usage: h2_redteam_client.py SCENARIO PORT TLS(0|1) [ARG...]
+Prints one JSON object: what the scenario observed.
+"""
+
+import json
+import socket
+import ssl
+import sys
+import time
+
+import hpack
+from hyperframe import frame as F
+
+import h2_client as C
+
+
+def connect_from(src, port, tls, timeout=5.0):
+    """A raw HTTP/2 connection (preface and SETTINGS sent) whose source
+    address is [src]: any 127/8 address reaches the loopback."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.bind((src, 0))
+    s.connect((C.HOST, port))
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.set_alpn_protocols(["h2"])
+        s = ctx.wrap_socket(s, server_hostname="localhost")
+        assert s.selected_alpn_protocol() == "h2", s.selected_alpn_protocol()
+    s.sendall(C.PREFACE + F.SettingsFrame(0).serialize())
+    return s
+
+
+def read_until(s, pred, timeout):
+    """Frames until [pred frames] holds, the connection ends or [timeout]:
+    (frames, closed). Each frame is (type, stream, code, flags, data)."""
+    s.settimeout(0.2)
+    buf = b""
+    out = []
+    closed = False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not pred(out):
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, ssl.SSLError, OSError):
+            closed = True
+            break
+        if not d:
+            closed = True
+            break
+        buf += d
+        frames, buf = C.whole_frames(s, buf)
+        for f in frames:
+            out.append((f.type, f.stream_id, getattr(f, "error_code", None), sorted(f.flags),
+                        getattr(f, "data", b"")))
+    return out, closed
+
+
+def status_of(frames, sid, dec):
+    for t, stream, _c, _fl, data in frames:
+        if t == F.HeadersFrame.type and stream == sid:
+            return int(dict(dec.decode(data))[":status"])
+    return None
+
+
+def ended(sid):
+    def pred(frames):
+        return any(s == sid and ("END_STREAM" in fl or t == F.RstStreamFrame.type)
+                   for t, s, _c, fl, _d in frames)
+    return pred
+
+
+def statuses(port, tls, src, n, path, authority="localhost", *extra):
+    """[n] GETs of [path], one after the other on one connection from
+    [src]: their statuses. [extra]: NAME=VALUE fields added to each."""
+    s = connect_from(src, port, tls)
+    enc, dec = hpack.Encoder(), hpack.Decoder()
+    fields = [tuple(e.split("=", 1)) for e in extra]
+    got = []
+    for i in range(n):
+        sid = 1 + 2 * i
+        block = enc.encode([(":method", "GET"), (":scheme", "https"), (":authority", authority),
+                            (":path", path)] + fields)
+        s.sendall(F.HeadersFrame(sid, data=block, flags=["END_HEADERS", "END_STREAM"]).serialize())
+        frames, _ = read_until(s, ended(sid), 5.0)
+        got.append(status_of(frames, sid, dec))
+    s.close()
+    return {"statuses": got}
+
+
+def half_open(port, tls, wait):
+    """HEADERS without END_STREAM, the answer read, then nothing sent:
+    whether the stream is reset (its code) and whether and when the
+    server ends the connection within [wait] seconds."""
+    s = C.raw_connect(port, tls)
+    enc, dec = hpack.Encoder(), hpack.Decoder()
+    t0 = time.monotonic()
+    s.sendall(F.HeadersFrame(1, data=C.request_block(enc), flags=["END_HEADERS"]).serialize())
+    frames, closed = read_until(s, lambda fs: any(t == F.GoAwayFrame.type for t, *_ in fs), wait)
+    rst = [c for t, sid, c, _fl, _d in frames if t == F.RstStreamFrame.type and sid == 1]
+    if not closed:
+        # After a GOAWAY the server closes: wait for the end of the stream.
+        more, closed = read_until(s, lambda fs: False, 3.0)
+        frames += more
+    goaway = next((c for t, _s, c, _fl, _d in frames if t == F.GoAwayFrame.type), None)
+    return {"status": status_of(frames, 1, dec), "rst": rst[0] if rst else None, "goaway": goaway,
+            "closed": closed, "after": round(time.monotonic() - t0, 2)}
+
+
+def hold_half_open(port, tls, n, seconds):
+    """[n] connections each with one answered half-open stream, held for
+    [seconds]; then how many the server closed."""
+    socks = []
+    for _ in range(n):
+        s = C.raw_connect(port, tls)
+        enc = hpack.Encoder()
+        s.sendall(F.HeadersFrame(1, data=C.request_block(enc), flags=["END_HEADERS"]).serialize())
+        read_until(s, lambda fs: any(t == F.DataFrame.type and "END_STREAM" in fl for t, _s, _c, fl, _d in fs), 5.0)
+        socks.append(s)
+    time.sleep(seconds)
+    closed = 0
+    for s in socks:
+        s.settimeout(0.5)
+        try:
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    closed += 1
+                    break
+        except socket.timeout:
+            pass
+        except OSError:
+            closed += 1
+        s.close()
+    return {"closed": closed}
+
+
+def main():
+    scenario, port, tls = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+    args = sys.argv[4:]
+    fns = {
+        "statuses": lambda: statuses(port, tls, args[0], int(args[1]), *args[2:]),
+        "half_open": lambda: half_open(port, tls, float(args[0])),
+        "hold_half_open": lambda: hold_half_open(port, tls, int(args[0]), float(args[1])),
+    }
+    try:
+        print(json.dumps(fns[scenario]()))
+    except Exception as e:  # reported, checked as a failure by the suite
+        print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
+
+
+if __name__ == "__main__":
+    main()

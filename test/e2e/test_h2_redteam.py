@@ -1,0 +1,165 @@
+"""HTTP/2 holes of issue 34 (red-team round 4), against the real server, per
+backend and transport (h2c with prior knowledge on plain, h2 by ALPN over
+TLS). Each part failed on the code before its fix.
+
+1. Each stream is judged by its own client: one worker, a pooled
+   exchange used by 127.0.0.1 then by 127.0.0.9; `--access` denies the
+   one and allows the other, in both orders, on the command line and in
+   a configuration file's location; `--limit-rate` counts each client in
+   its own bucket (one client over its rate does not lock another out).
+2. A stream answered while the client's side is open (HEADERS without
+   END_STREAM, then nothing) is reset with NO_ERROR after its answer, and
+   the connection then idles out at --idle-timeout.
+3. At --max-connections, connections holding such streams are idle and
+   evicted for a fresh client, which is answered.
+
+Run: python3 test/e2e/test_h2_redteam.py   (after dune build @install)
+The last line is `N passed, N failed`.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as H  # noqa: E402
+
+R = H.Results("h2-redteam")
+H.suite_deadline(R, 60)
+H.require_binary(R)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SYS_PY = "/usr/bin/python3"
+TMP = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-h2rt-"))
+os.chmod(TMP, 0o755)
+DOC = os.path.join(TMP, "site")
+H.write_file(DOC, "a.txt", b"hello over h2\n")
+H.write_file(DOC, "index.html", b"index\n")
+H.write_file(DOC, "private/p.txt", b"private\n")
+for d, _s, _f in os.walk(DOC):
+    os.chmod(d, 0o755)
+
+
+def client(scenario, port, *args, timeout=30):
+    argv = [SYS_PY, os.path.join(HERE, "h2_redteam_client.py"), scenario, str(port),
+            "1" if H.TLS else "0"] + [str(a) for a in args]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    try:
+        return json.loads(p.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": (p.stdout + p.stderr).decode("latin-1")[-800:]}
+
+
+def statuses(port, src, n=1, path="/a.txt"):
+    return client("statuses", port, src, n, path).get("statuses")
+
+
+def access_part():
+    # The readiness probe is HTTP/1.1 from 127.0.0.1; the streams below go
+    # through the worker's pooled exchanges one after the other.
+    srv = H.Server(DOC, args=["--access", "deny:127.0.0.9", "--access", "allow:all"]).start()
+    R.check("deny 127.0.0.9: 127.0.0.1 over HTTP/2 gets 200", statuses(srv.port, "127.0.0.1", 2) == [200, 200])
+    got = statuses(srv.port, "127.0.0.9", 2)
+    R.check("deny 127.0.0.9: then 127.0.0.9 over HTTP/2 gets 403 (was 200)", got == [403, 403], got)
+    got = statuses(srv.port, "127.0.0.1", 1)
+    R.check("deny 127.0.0.9: then 127.0.0.1 again gets 200", got == [200], got)
+    srv.stop()
+    srv = H.Server(DOC, args=["--access", "allow:127.0.0.1", "--access", "deny:all"]).start()
+    got = statuses(srv.port, "127.0.0.9", 1)
+    R.check("allow 127.0.0.1 only: 127.0.0.9 over HTTP/2 gets 403", got == [403], got)
+    got = statuses(srv.port, "127.0.0.1", 2)
+    R.check("allow 127.0.0.1 only: then 127.0.0.1 over HTTP/2 gets 200 (was 403)", got == [200, 200], got)
+    srv.stop()
+
+
+def config_part():
+    conf = os.path.join(TMP, "access.conf")
+    listen = "tls" if H.TLS else "plain"
+    _ca, cert, key = H.tls_files()
+    with open(conf, "w") as f:
+        f.write("listen 127.0.0.1:%%PORT%% %s;\nworkers 1;\n" % listen)
+        if H.IO:
+            f.write("io %s;\n" % H.IO)
+        if H.TLS:
+            f.write("tls_certificate %s;\ntls_certificate_key %s;\n" % (cert, key))
+        f.write("site localhost default {\n  root %s;\n  location /private/ {\n    deny 127.0.0.9;\n  }\n}\n" % DOC)
+    srv = ConfServer(conf).start()
+    R.check("config: 127.0.0.1 over HTTP/2 reads /private/", statuses(srv.port, "127.0.0.1", 1, "/private/p.txt") == [200])
+    got = statuses(srv.port, "127.0.0.9", 1, "/private/p.txt")
+    R.check("config: then 127.0.0.9 over HTTP/2 gets 403 on the denied location", got == [403], got)
+    got = statuses(srv.port, "127.0.0.9", 1, "/a.txt")
+    R.check("config: 127.0.0.9 still reads outside it", got == [200], got)
+    srv.stop()
+
+
+class ConfServer(H.Server):
+    """`httpz serve --config FILE`, the file's %PORT% replaced by a free port."""
+
+    def __init__(self, template):
+        super().__init__(TMP)
+        self.template = template
+
+    @property
+    def argv(self):
+        path = self.template + ".run"
+        with open(self.template) as f, open(path, "w") as g:
+            g.write(f.read().replace("%PORT%", str(self.port)))
+        return [self.binary, "serve", "--config", path]
+
+
+def rate_part():
+    srv = H.Server(DOC, args=["--limit-rate", "1", "--limit-burst", "2"]).start()
+    got = statuses(srv.port, "127.0.0.2", 6)
+    R.check("rate: 127.0.0.2 over its rate gets 429s over HTTP/2", got is not None and 429 in got, got)
+    got = statuses(srv.port, "127.0.0.3", 2)
+    R.check("rate: 127.0.0.3 right after has a bucket of its own (200, 200)", got == [200, 200], got)
+    srv.stop()
+
+
+def half_open_part():
+    srv = H.Server(DOC, args=["--idle-timeout", "2"]).start()
+    r = client("half_open", srv.port, 8)
+    R.check("half-open stream: answered 200", r.get("status") == 200, r)
+    R.check("half-open stream: reset with NO_ERROR after its answer", r.get("rst") == 0, r)
+    R.check("half-open stream: the connection idles out (GOAWAY NO_ERROR, closed) within 2 s + 3",
+            r.get("goaway") == 0 and r.get("closed") and r.get("after", 99) < 5.5, r)
+    st, _, _ = H.request(srv.port, "GET", "/a.txt")
+    R.check("half-open stream: the server still serves", st == 200, st)
+    srv.stop_and_check(R, "half-open: server exits 0")
+
+
+def eviction_part():
+    srv = H.Server(DOC, args=["--max-connections", "4"]).start()
+    held = {}
+
+    def hold():
+        held.update(client("hold_half_open", srv.port, 4, 3))
+
+    t = threading.Thread(target=hold)
+    t.start()
+    time.sleep(1.5)
+    try:
+        st, _, _ = H.request(srv.port, "GET", "/a.txt", timeout=3)
+    except OSError as e:
+        st = repr(e)
+    t.join()
+    R.check("max-connections 4 held by half-open HTTP/2 streams: a fresh client is answered", st == 200, st)
+    R.check("... by evicting one of them", held.get("closed", 0) >= 1, held)
+    srv.stop_and_check(R, "eviction: server exits 0")
+
+
+def main():
+    H.part(R, "each stream judged by its own client", access_part, stop_servers=True)
+    H.part(R, "the same in a configuration file", config_part, stop_servers=True)
+    H.part(R, "a rate bucket per client", rate_part, stop_servers=True)
+    H.part(R, "half-open stream", half_open_part, stop_servers=True)
+    H.part(R, "eviction", eviction_part, stop_servers=True)
+    R.finish()
+
+
+if __name__ == "__main__":
+    main()
