@@ -125,6 +125,7 @@ let handler ~stats static c =
 let () =
   let port = ref 8080 and dir = ref "." and cert = ref "" and key = ref "" and io = ref Server.default_config.io
   and stats = ref ""
+  and body_timeout = ref Server.default_config.body_timeout
   and threads = ref Server.default_config.offload_threads
   and queue = ref Server.default_config.offload_queue in
   Arg.parse
@@ -135,9 +136,10 @@ let () =
        " the backend (default uring)");
       ("--stats-token", Arg.Set_string stats, "TOKEN serve GET /__httpz/stats (to that bearer token) and GET /gc (for tests)");
       ("--offload-threads", Arg.Set_int threads, "N threads of the offload pool (default 4)");
-      ("--offload-queue", Arg.Set_int queue, "N jobs that may wait for them (default 64 per thread)") ]
+      ("--offload-queue", Arg.Set_int queue, "N jobs that may wait for them (default 64 per thread)");
+      ("--body-timeout", Arg.Set_float body_timeout, "SECONDS a request body's time (default 30)") ]
     (fun _ -> ()) "async_demo.exe [-p PORT] [-d DIR] [--tls-cert FILE --tls-key FILE] [--io uring|epoll] [--stats-token TOKEN]\n\
-     \  [--offload-threads N] [--offload-queue N]";
+     \  [--offload-threads N] [--offload-queue N] [--body-timeout SECONDS]";
   let tls = if !cert = "" then None else Some (Server.tls ~cert_file:!cert ~key_file:!key) in
   match Static.create { Static.default_config with root = !dir; mount = "/static/" } with
   | Error e ->
@@ -145,5 +147,5 @@ let () =
       exit 1
   | Ok static ->
       exit (Server.run { Server.default_config with port = !port; workers = 1; tls; io = !io; stats = (if !stats = "" then None else Some !stats);
-                        offload_threads = !threads; offload_queue = !queue }
+                        offload_threads = !threads; offload_queue = !queue; body_timeout = !body_timeout }
            (handler ~stats:(!stats <> "") static))

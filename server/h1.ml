@@ -13,11 +13,6 @@ type action = Conn_action.t = Read | Write | Close | Linger | Wait | Detach | No
    leaving less room than this is refused (431). *)
 let min_chunk_room = 512
 
-(* The slowest average rate at which a request body may arrive: every byte
-   received moves the body's deadline by 1/min_body_rate s, never further
-   than [body_timeout] ahead. A body trickling in a byte at a time is cut
-   at [body_timeout]; a large upload at any useful speed is not. *)
-let min_body_rate = 1024
 
 let linger_ticks = 20 (* 2 s *)
 
@@ -77,24 +72,13 @@ let closed c =
   c.body_need <- 0;
   c.in_buf <- c.sh.empty
 
-(* {1 The body clock} *)
+(* {1 The body clock} (Slot.start_body_clock, shared with HTTP/2) *)
 
-let start_body_clock c =
-  c.body_deadline <- c.sh.tick + c.sh.body_ticks + 1;
-  c.body_credit <- 0;
-  set_deadline c Body_timer c.body_deadline
+let start_body_clock = Slot.start_body_clock
+let min_body_rate = Slot.min_body_rate
 
-(* [n] more body bytes arrived: they buy time at [min_body_rate]. *)
 let body_progress c n =
-  let per_tick = min_body_rate * tick_ms / 1000 in
-  c.body_credit <- c.body_credit + n;
-  if c.body_credit >= per_tick then begin
-    let earned = c.body_credit / per_tick in
-    c.body_credit <- c.body_credit - (earned * per_tick);
-    let cap = c.sh.tick + c.sh.body_ticks + 1 in
-    let d = c.body_deadline + earned in
-    c.body_deadline <- (if d < cap then d else cap)
-  end;
+  Slot.body_progress c n;
   set_deadline c Body_timer c.body_deadline
 
 (* {1 Responses the server writes itself} *)

@@ -23,9 +23,13 @@ let writing x =
   x.state <- Writing;
   set_timer x Write_timer x.sh.write_ticks
 
+(* A wait for body bytes: the body's clock (Slot.start_body_clock) starts
+   at the first, and later waits keep its deadline, which only bytes
+   received move on (Slot.body_progress, at the slowest rate HTTP/1.1
+   allows), so a byte now and then does not keep a stream alive. *)
 let reading_body x =
   x.state <- Reading_body;
-  set_timer x Body_timer x.sh.body_ticks
+  if x.body_deadline = 0 then start_body_clock x else set_deadline x Body_timer x.body_deadline
 
 (* {1 Handlers} As H1's: run, then turn what the handler did into the next
    step; the connection's action is decided by H2_session afterwards. *)
@@ -166,20 +170,11 @@ let buffer_body x buf ~off ~len =
 let data x buf ~off ~len ~fin =
   let h2c = (session x).h2c in
   if fin then x.peer_done <- true;
-  (* Body bytes arrived: the wait for the body starts again. *)
-  if x.timer = Body_timer then set_timer x Body_timer x.sh.body_ticks;
-  if x.state = Reading_head then begin
-    (* A small body read before the handler runs (see [opened]). *)
-    buffer_body x buf ~off ~len;
-    C.consumed h2c ~stream:x.stream len;
-    if fin then begin
-      x.body <- Body_ready;
-      x.body_src <- x.body_store;
-      x.body_off <- 0;
-      run x.sh.hooks.handler x
-    end
-  end
-  else
+  (* Body bytes arrived: they buy time at the body's rate. *)
+  if x.body_deadline > 0 then begin
+    body_progress x len;
+    if x.timer = Body_timer then set_deadline x Body_timer x.body_deadline
+  end;
   match x.body with
   | Body_streaming when x.state = Reading_body && x.body_len = 0 ->
       (* The handler waits for a piece: it reads it where it is. *)
@@ -207,10 +202,6 @@ let data x buf ~off ~len ~fin =
   | No_body | Body_ready | Body_streamed -> C.consumed h2c ~stream:x.stream len
 
 (* {1 Opening} *)
-
-(* Bodies announced at most this long are read before the handler runs:
-   what fits the client's initial stream window. *)
-let early_body = 65535
 
 exception Too_large
 
@@ -383,7 +374,10 @@ let opened s c ~stream ~fin =
   x.after <- Then_next;
   x.unlogged <- Logged;
   x.body_limit <- max_int;
-  x.body_credit <- -1;
+  x.window_wait <- -1;
+  (* The body clock starts when the handler first waits for the body. *)
+  x.body_deadline <- 0;
+  x.body_credit <- 0;
   stamp x;
   add s x;
   match present x h2c with
@@ -402,23 +396,14 @@ let opened s c ~stream ~fin =
           x.body_off <- 0;
           x.body_len <- 0;
           x.body_need <- 0;
-          let cl = Request.content_length req in
-          if fin then begin
-            x.body <- No_body;
-            run x.sh.hooks.handler x
-          end
-          else if cl >= 0 && cl <= early_body && cl <= x.sh.max_body then begin
-            (* A small body announced: the handler gets it whole, as over
-               HTTP/1.1 when it came with the head; a malformed one (its
-               length not the announced one) never reaches it. *)
-            x.body <- Body_unread;
-            x.state <- Reading_head;
-            set_timer x Body_timer x.sh.body_ticks
-          end
-          else begin
-            x.body <- Body_unread;
-            run x.sh.hooks.handler x
-          end
+          (* The handler runs at once, body or not: a body is read only
+             as it asks (Ctx.await_body, Ctx.read_body), and credited to
+             the client's windows as it takes the bytes, so what one
+             connection can make us hold is bounded by its windows; a
+             handler that answers without it (a GET to a file) ends the
+             stream (RST_STREAM NO_ERROR, see [finish]). *)
+          x.body <- (if fin then No_body else Body_unread);
+          run x.sh.hooks.handler x
       | Request.Partial | Request.Error ->
           let e = Request.error (Slot.req x) in
           refuse x (Status.of_code_or ~default:Status.Bad_request (Parse_error.status e)))
@@ -510,9 +495,9 @@ let settle s =
       let left = C.body_pending h2c ~stream:x.stream in
       let pending = left > 0 in
       (* Its bytes are leaving: the wait for the client's window starts
-         again ([body_credit]: what was pending when last looked at). *)
-      if x.state = Writing && left <> x.body_credit then begin
-        x.body_credit <- left;
+         again. *)
+      if x.state = Writing && left <> x.window_wait then begin
+        x.window_wait <- left;
         set_timer x Write_timer x.sh.write_ticks
       end;
       if x.resp = Done && x.fin_queued && not pending then finish s i ~complete:(not x.broken)

@@ -185,6 +185,7 @@ and t = {
   mutable stream : int;  (** [H2_stream]: the stream id *)
   mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
   mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
+  mutable window_wait : int;
   mutable field_names : Header_name.t array;
       (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
           order: their names, and their lines' [\[start, stop)] at
@@ -348,6 +349,7 @@ let create sh ~slot ~peer =
     stream = 0;
     peer_done = false;
     fin_queued = false;
+    window_wait = -1;
     field_names = [||];
     field_lines = [||];
     field_sets = [||];
@@ -576,6 +578,32 @@ let grow_out c n =
 let set_deadline c kind d =
   c.timer <- kind;
   c.deadline <- d
+
+(* {2 The body clock} The slowest average rate at which a request body may
+   arrive: every byte received moves the body's deadline by 1/min_body_rate
+   s, never further than [body_timeout] ahead. A body trickling in a byte
+   at a time is cut at [body_timeout]; a large upload at any useful speed
+   is not. The same clock for an HTTP/1.1 body and an HTTP/2 stream's
+   DATA, so a client cannot keep either alive with a byte per timeout. *)
+let min_body_rate = 1024
+
+let start_body_clock c =
+  c.body_deadline <- c.sh.tick + c.sh.body_ticks + 1;
+  c.body_credit <- 0;
+  set_deadline c Body_timer c.body_deadline
+
+(* [n] more body bytes arrived: they buy time at [min_body_rate] (the
+   caller arms the timer at [body_deadline] when it waits for the body). *)
+let body_progress c n =
+  let per_tick = min_body_rate * tick_ms / 1000 in
+  c.body_credit <- c.body_credit + n;
+  if c.body_credit >= per_tick then begin
+    let earned = c.body_credit / per_tick in
+    c.body_credit <- c.body_credit - (earned * per_tick);
+    let cap = c.sh.tick + c.sh.body_ticks + 1 in
+    let d = c.body_deadline + earned in
+    c.body_deadline <- (if d < cap then d else cap)
+  end
 
 (* +1: the current tick is already partly over, so a deadline [n] ticks
    away could fire up to one tick early. *)

@@ -358,6 +358,9 @@ and t = {
   mutable stream : int;  (** [H2_stream]: the stream id *)
   mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
   mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
+  mutable window_wait : int;
+      (** [H2_stream]: the response bytes the client's windows held back
+          when last looked at ([-1]: not looked at yet) *)
   mutable field_names : Httpz.Header_name.t array;
       (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
           order: their names, and their lines' [\[start, stop)] at
@@ -524,6 +527,20 @@ val set_timer : t -> timer -> int -> unit
 
 val set_deadline : t -> timer -> int -> unit
 (** [set_deadline c kind tick] arms [kind] to fire at [tick]. *)
+
+val min_body_rate : int
+(** [1024] bytes per second: the slowest average rate at which a request
+    body may arrive, over HTTP/1.1 and HTTP/2 alike. *)
+
+val start_body_clock : t -> unit
+(** [start_body_clock c]: the body's deadline is [body_timeout] from now,
+    and the Body_timer is armed at it. Once per body. *)
+
+val body_progress : t -> int -> unit
+(** [body_progress c n]: [n] more body bytes arrived; they move
+    [body_deadline] on at {!min_body_rate}, never past [body_timeout] from
+    now. The timer is not touched: the caller arms it at [body_deadline]
+    while it waits for the body. *)
 
 val clear_timer : t -> unit
 

@@ -141,6 +141,81 @@ def hold_half_open(port, tls, n, seconds):
     return {"closed": closed}
 
 
+def trickle(port, tls, interval, limit):
+    """A POST to a handler that reads its body (the async demo's /count),
+    its bytes sent one every [interval] s: how the server ends it (a
+    status, or a reset's code) and after how long; [limit] s at most."""
+    s = C.raw_connect(port, tls)
+    enc, dec = hpack.Encoder(), hpack.Decoder()
+    block = enc.encode([(":method", "POST"), (":scheme", "https"), (":authority", "localhost"),
+                        (":path", "/count"), ("content-length", "100000")])
+    s.sendall(F.HeadersFrame(1, data=block, flags=["END_HEADERS"]).serialize())
+    t0 = time.monotonic()
+    sent = 0
+    frames = []
+    while time.monotonic() - t0 < limit:
+        try:
+            s.sendall(F.DataFrame(1, data=b"x").serialize())
+            sent += 1
+        except OSError:
+            break
+        more, closed = read_until(s, ended(1), interval)
+        frames += more
+        if ended(1)(frames) or closed:
+            break
+    rst = [c for t, sid, c, _fl, _d in frames if t == F.RstStreamFrame.type and sid == 1]
+    return {"status": status_of(frames, 1, dec), "rst": rst[0] if rst else None, "sent": sent,
+            "after": round(time.monotonic() - t0, 2)}
+
+
+def body_flood(port, tls, conns, streams, size, hold):
+    """[conns] connections, each opening [streams] POSTs of [size] bytes
+    to a file (a handler that never reads a body), their DATA sent as far
+    as the windows let; held [hold] s. Prints a line when all is sent."""
+    import h2.exceptions
+    clients = []
+    answered = 0
+    sent = 0
+    for _ in range(conns):
+        c = C.Client(port, tls)
+        c.sock.settimeout(0.05)
+        for _ in range(streams):
+            sid = c.conn.get_next_available_stream_id()
+            c.conn.send_headers(sid, [(":method", "POST"), (":scheme", "https"), (":authority", "localhost"),
+                                      (":path", "/a.txt"), ("content-length", str(size))], end_stream=False)
+            c.flush()
+            off = 0
+            while off < size:
+                try:
+                    room = min(c.conn.local_flow_control_window(sid), c.conn.max_outbound_frame_size, size - off)
+                except (h2.exceptions.ProtocolError, KeyError):
+                    break
+                if room <= 0:
+                    break
+                try:
+                    c.conn.send_data(sid, b"y" * room)
+                except h2.exceptions.ProtocolError:  # reset by the server: it wants no more
+                    break
+                off += room
+                sent += room
+                c.flush()
+            try:
+                while True:
+                    d = c.sock.recv(65536)
+                    if not d:
+                        break
+                    c.receive(d)
+            except (socket.timeout, ssl.SSLError, BlockingIOError):
+                pass
+            except h2.exceptions.ProtocolError:
+                pass
+        answered += len(c.heads)
+        clients.append(c)
+    print(json.dumps({"sent": sent, "answered": answered}), flush=True)
+    time.sleep(hold)
+    return {"answered": answered, "sent": sent}
+
+
 def main():
     scenario, port, tls = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
     args = sys.argv[4:]
@@ -148,6 +223,8 @@ def main():
         "statuses": lambda: statuses(port, tls, args[0], int(args[1]), *args[2:]),
         "half_open": lambda: half_open(port, tls, float(args[0])),
         "hold_half_open": lambda: hold_half_open(port, tls, int(args[0]), float(args[1])),
+        "trickle": lambda: trickle(port, tls, float(args[0]), float(args[1])),
+        "body_flood": lambda: body_flood(port, tls, *[int(a) for a in args[:3]], float(args[3])),
     }
     try:
         print(json.dumps(fns[scenario]()))

@@ -12,6 +12,11 @@ TLS). Each part failed on the code before its fix.
    the connection then idles out at --idle-timeout.
 3. At --max-connections, connections holding such streams are idle and
    evicted for a fresh client, which is answered.
+4. A request body sent a byte at a time is cut at the body timeout (the
+   HTTP/1.1 minimum rate applies to DATA): a DATA frame does not restart
+   the clock.
+5. Bodies nobody reads (POSTs to a file, 4 connections x 50 streams x
+   60 kB) are not buffered: the worker's memory stays flat.
 
 Run: python3 test/e2e/test_h2_redteam.py   (after dune build @install)
 The last line is `N passed, N failed`.
@@ -152,12 +157,49 @@ def eviction_part():
     srv.stop_and_check(R, "eviction: server exits 0")
 
 
+def trickle_part():
+    demo = H.example("async_demo")
+    if not R.check("examples/async_demo.exe built", os.path.exists(demo), demo):
+        return
+    srv = H.Program([demo, "--body-timeout", "2"]).start()
+    r = client("trickle", srv.port, 0.5, 12)
+    R.check("a body trickling a byte per 0.5 s is cut near --body-timeout 2 (408 or reset), not kept alive",
+            (r.get("status") == 408 or r.get("rst") is not None) and r.get("after", 99) < 5, r)
+    r = client("statuses", srv.port, "127.0.0.1", 1, "/sleep?ms=10")
+    R.check("... and the server still serves", r.get("statuses") == [200], r)
+    srv.stop_and_check(R, "trickle: server exits 0")
+
+
+def flood_part():
+    srv = H.Server(DOC, args=H.STATS_ARGS).start()
+    pid = srv.stats()["pid"]
+    before = H.rss_kib(pid)
+    conns, streams, size = 4, 50, 60000
+    argv = [SYS_PY, os.path.join(HERE, "h2_redteam_client.py"), "body_flood", str(srv.port),
+            "1" if H.TLS else "0", str(conns), str(streams), str(size), "3"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = p.stdout.readline()
+    time.sleep(0.5)
+    during = H.rss_kib(pid)
+    out, err = p.communicate(timeout=30)
+    grown = (during - before) / 1024.0
+    R.check("%d connections x %d streams x %d-byte bodies to a file: all sent" % (conns, streams, size),
+            b"sent\": %d" % (conns * streams * size) in first, (first, err[-500:]))
+    R.check("... the worker grows under 2 MiB (offered %.0f MiB; grew %.1f MiB)"
+            % (conns * streams * size / 1048576.0, grown), grown < 2, (before, during))
+    st, _, _ = H.request(srv.port, "GET", "/a.txt")
+    R.check("... and the server still serves", st == 200, st)
+    srv.stop_and_check(R, "flood: server exits 0")
+
+
 def main():
     H.part(R, "each stream judged by its own client", access_part, stop_servers=True)
     H.part(R, "the same in a configuration file", config_part, stop_servers=True)
     H.part(R, "a rate bucket per client", rate_part, stop_servers=True)
     H.part(R, "half-open stream", half_open_part, stop_servers=True)
     H.part(R, "eviction", eviction_part, stop_servers=True)
+    H.part(R, "a body trickling in", trickle_part, stop_servers=True)
+    H.part(R, "bodies nobody reads", flood_part, stop_servers=True)
     R.finish()
 
 
