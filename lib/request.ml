@@ -458,10 +458,35 @@ let finish t =
      t.keep_alive <- t.conn_keep_alive && not t.conn_close;
      t.expect_continue <- false)
 
+(* An absolute-form target names the host: the server MUST use it and
+   ignore Host (RFC 9112 §3.2.2), so [host] becomes the target's
+   authority (between "//" and the next '/', '?' or the end), checked as
+   a Host value is; one with userinfo ("user@host", RFC 9110 §4.2.4) or
+   without an authority is refused. Origin-form targets (a '/' first) do
+   not come here. *)
+let absolute_host t b =
+  let off = Span.off t.target and len = Span.len t.target in
+  let stop = off + len in
+  let colon = Bigstring.index_from b ~off ~stop ':' in
+  let a = colon + 3 in
+  if colon < 0 || a > stop || get b (colon + 1) <> '/' || get b (colon + 2) <> '/' then fail t Parse_error.Bad_target;
+  let e = ref a in
+  while !e < stop && (match get b !e with '/' | '?' -> false | _ -> true) do
+    if get b !e = '@' then fail t Parse_error.Bad_target;
+    incr e
+  done;
+  let n = !e - a in
+  if n = 0 || not (plain_host t b a n || Authority.valid_host ~simd:t.simd b ~off:a ~len:n) then
+    fail t Parse_error.Bad_target;
+  t.host <- Span.make ~off:a ~len:n
+
 let parse_head t b off stop =
   clear t;
   let pos = fields t b (request_line t b off stop) stop in
   finish t;
+  (match get b (Span.off t.target) with
+   | '/' | '*' -> ()
+   | _ -> if t.meth <> Meth.Connect then absolute_host t b);
   pos - off
 
 (* Is there an empty line (the end of a head) ending in [from, stop)? Looks

@@ -174,7 +174,10 @@ val expect_continue : t -> bool
     ignored in HTTP/1.0 requests, as the RFC requires). *)
 
 val host : t -> Span.t
-(** The Host value ({!Span.empty} when absent; see {!has_host}). *)
+(** The host the request is for: the Host value ({!Span.empty} when
+    absent; see {!has_host}), or, for an absolute-form target, the
+    target's authority, which wins over Host (RFC 9112 §3.2.2; HTTP/1.1
+    still needs a Host field). *)
 
 val has_host : t -> bool
 

@@ -205,6 +205,21 @@ let data x buf ~off ~len ~fin =
 
 exception Too_large
 
+(* A Host field naming another host than :authority: the request is
+   malformed (RFC 9113 §8.3.1), answered 400 as nginx does, so a site's
+   rules can never be chosen by one name and applied under another. *)
+exception Host_mismatch
+
+let same_host b (a : Span.t) (h : Span.t) =
+  let n = Span.len a in
+  n = Span.len h
+  && begin
+    let i = ref 0 in
+    while !i < n && Char.lowercase_ascii (Bigstring.unsafe_get b (Span.off a + !i))
+                    = Char.lowercase_ascii (Bigstring.unsafe_get b (Span.off h + !i)) do incr i done;
+    !i = n
+  end
+
 (* [len] bytes by whole words when both buffers have room for the last
    word: up to 7 bytes past the end are read and written too, which the
    next piece of the line covers. *)
@@ -276,6 +291,9 @@ let present x h2c =
       if plain then Request.build_field_checked req b Header_name.Host ~name ~value
       else Request.build_field req b Header_name.Host ~name ~value
   end;
+  if !ok && H2_head.has_authority h && Request.has_host req
+     && not (same_host b (Request.host req) (shifted line (H2_head.authority h)))
+  then raise_notrace Host_mismatch;
   if !ok then Request.build_end req ~head_length:(stop + 4) else Request.Error
 
 let take_exchange c =
@@ -382,6 +400,7 @@ let opened s c ~stream ~fin =
   add s x;
   match present x h2c with
   | exception Too_large -> refuse x Status.Request_header_fields_too_large
+  | exception Host_mismatch -> refuse x Status.Bad_request
   | status -> (
       match status with
       | Request.Complete ->

@@ -12,10 +12,14 @@ TLS). Each part failed on the code before its fix.
    the connection then idles out at --idle-timeout.
 3. At --max-connections, connections holding such streams are idle and
    evicted for a fresh client, which is answered.
-4. A request body sent a byte at a time is cut at the body timeout (the
+4. The site is the one :authority (HTTP/2) or an absolute-form target
+   (HTTP/1.1) names: a Host naming another is a malformed HTTP/2 request
+   (400, RFC 9113 §8.3.1) and ignored beside an absolute-form target
+   (RFC 9112 §3.2.2).
+5. A request body sent a byte at a time is cut at the body timeout (the
    HTTP/1.1 minimum rate applies to DATA): a DATA frame does not restart
    the clock.
-5. Bodies nobody reads (POSTs to a file, 4 connections x 50 streams x
+6. Bodies nobody reads (POSTs to a file, 4 connections x 50 streams x
    60 kB) are not buffered: the worker's memory stays flat.
 
 Run: python3 test/e2e/test_h2_redteam.py   (after dune build @install)
@@ -78,6 +82,48 @@ def access_part():
     R.check("allow 127.0.0.1 only: 127.0.0.9 over HTTP/2 gets 403", got == [403], got)
     got = statuses(srv.port, "127.0.0.1", 2)
     R.check("allow 127.0.0.1 only: then 127.0.0.1 over HTTP/2 gets 200 (was 403)", got == [200, 200], got)
+    srv.stop()
+
+
+def write_conf(name, sites):
+    conf = os.path.join(TMP, name)
+    _ca, cert, key = H.tls_files()
+    with open(conf, "w") as f:
+        f.write("listen 127.0.0.1:%%PORT%% %s;\nworkers 1;\n" % ("tls" if H.TLS else "plain"))
+        if H.IO:
+            f.write("io %s;\n" % H.IO)
+        if H.TLS:
+            f.write("tls_certificate %s;\ntls_certificate_key %s;\n" % (cert, key))
+        f.write(sites)
+    return conf
+
+
+def authority_part():
+    conf = write_conf("hosts.conf", "site a.test default {\n  root %s;\n}\n"
+                      "site b.test {\n  root %s;\n  location / {\n    deny all;\n  }\n}\n" % (DOC, DOC))
+    srv = ConfServer(conf).start()
+
+    def h2(authority, *extra):
+        return client("statuses", srv.port, "127.0.0.1", 1, "/a.txt", authority, *extra).get("statuses")
+
+    R.check("h2: :authority a.test gets site a (200)", h2("a.test") == [200], h2("a.test"))
+    R.check("h2: :authority b.test gets site b (403)", h2("b.test") == [403], h2("b.test"))
+    got = h2("b.test", "host=a.test")
+    R.check("h2: :authority b.test with host a.test is malformed: 400 (was site a's 200)", got == [400], got)
+    got = h2("A.test", "host=a.TEST")
+    R.check("h2: the same host in another case is no mismatch (200)", got == [200], got)
+    s = H.connect(srv.port)
+    s.sendall(b"GET http://b.test/a.txt HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+    r = H.Reader(s).read_response()
+    R.check("HTTP/1.1: an absolute-form target names the site over Host (b's 403, was a's 200)",
+            r is not None and r.status == 403, r and r.status)
+    s.close()
+    s = H.connect(srv.port)
+    s.sendall(b"GET http://user@a.test/a.txt HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+    r = H.Reader(s).read_response()
+    R.check("HTTP/1.1: an absolute-form target with userinfo is refused (400)", r is not None and r.status == 400,
+            r and r.status)
+    s.close()
     srv.stop()
 
 
@@ -196,6 +242,7 @@ def main():
     H.part(R, "each stream judged by its own client", access_part, stop_servers=True)
     H.part(R, "the same in a configuration file", config_part, stop_servers=True)
     H.part(R, "a rate bucket per client", rate_part, stop_servers=True)
+    H.part(R, ":authority and absolute-form targets choose the site", authority_part, stop_servers=True)
     H.part(R, "half-open stream", half_open_part, stop_servers=True)
     H.part(R, "eviction", eviction_part, stop_servers=True)
     H.part(R, "a body trickling in", trickle_part, stop_servers=True)
