@@ -584,6 +584,133 @@ let guarded_cycle () =
   Alcotest.(check int) "passed to the application" 1 !passed;
   T.zero_alloc "a guarded request that passes, through H1: 0 words" cycle
 
+(* A connection from [peer] (16 bytes) to [handler], through the HTTP/1.1
+   machine: [send req] is the head of the answer to [req]. *)
+let capturing = ref true
+
+let connection ~peer handler =
+  let sh =
+    Slot.create_shared ~server_name:"t" ~read_buffer:4096 ~write_buffer:1024 ~max_body:4096
+      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000 ~headers:""
+      ~listener_headers:[| "" |] ~keep:4
+  in
+  sh.hooks.handler <- (fun c -> handler (Ctx.of_conn c));
+  let c = Slot.create sh ~slot:0 ~peer:false in
+  ignore (H1.opened c ~fd:(-1) ~listener:0 ~peer_len:0 : H1.action);
+  Bytes.blit peer 0 c.peer_ip 0 16;
+  c.peer_family <- 4;
+  let rec go (a : H1.action) =
+    match a with
+    | Write ->
+        Output.advance c (Output.pending c);
+        go (H1.written c)
+    | Read | Close | Linger | Wait | Detach | Nothing -> a
+  in
+  let head = ref "" in
+  fun req ->
+    let n = String.length req in
+    (match H1.prepare_read c with
+     | Read -> (
+         Bigstring.blit_from_string req ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
+         match H1.received c n with
+         | Write ->
+             if !capturing then head := Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent);
+             ignore (go Write : H1.action)
+         | a -> ignore (go a : H1.action))
+     | _ -> Alcotest.fail "not reading");
+    !head
+
+let has_line head line = T.find_sub head ("\r\n" ^ line ^ "\r\n") >= 0
+
+let refusal_tests =
+  let users = [ ("alice", sha256) ] in
+  let guard ?(rate = 0.5) ?(entries = 64) ?(auth = true) () =
+    let file = Filename.temp_file "users" ".txt" in
+    let oc = open_out file in
+    List.iter (fun (u, h) -> output_string oc (u ^ ":" ^ h ^ "\n")) users;
+    close_out oc;
+    match
+      Guard.create ~rate_entries:entries
+        { Guard.access = [ (Address_rules.Deny, "192.0.2.66"); (Allow, "all") ];
+          rate = Some { Guard.per_second = rate; burst = 1 };
+          auth = (if auth then Some { Guard.realm = "Staff"; user_file = file } else None) }
+    with
+    | Ok g -> Sys.remove file; g
+    | Error e -> Alcotest.fail e
+  in
+  let app c = Ctx.start c Status.Ok; Ctx.body_string c "ok" in
+  let get = "GET / HTTP/1.1\r\nHost: t\r\n\r\n" in
+  let get_as pw = "GET / HTTP/1.1\r\nHost: t\r\nAuthorization: Basic " ^ b64 ("alice:" ^ pw) ^ "\r\n\r\n" in
+  [
+    Alcotest.test_case "answers: 403 bare, 401 with its challenge, 429 and 503 with Retry-After" `Quick (fun () ->
+        let g = guard () in
+        let denied = connection ~peer:(ip "192.0.2.66") (Guard.handler g ~app) in
+        let h = denied get in
+        Alcotest.(check bool) h true (T.find_sub h "HTTP/1.1 403 " = 0 && not (has_line h "Retry-After: 1"));
+        let send = connection ~peer:(ip "192.0.2.7") (Guard.handler g ~app) in
+        let h = send get in
+        Alcotest.(check bool) h true
+          (T.find_sub h "HTTP/1.1 401 " = 0 && has_line h "WWW-Authenticate: Basic realm=\"Staff\", charset=\"UTF-8\"");
+        let h = send (get_as "secret") in
+        Alcotest.(check bool) h true (T.find_sub h "HTTP/1.1 429 " = 0 && has_line h "Retry-After: 2");
+        let g = guard ~entries:16 ~auth:false () in
+        for x = 0 to 15 do
+          let h = connection ~peer:(v4 x) (Guard.handler g ~app) get in
+          Alcotest.(check bool) h true (T.find_sub h "HTTP/1.1 200 " = 0)
+        done;
+        let h = connection ~peer:(v4 16) (Guard.handler g ~app) get in
+        Alcotest.(check bool) h true (T.find_sub h "HTTP/1.1 503 " = 0 && has_line h "Retry-After: 2"));
+    Alcotest.test_case "check and refuse: the verdict without the answer, then the answer" `Quick (fun () ->
+        let g = guard ~auth:false () in
+        let seen = ref [] in
+        let handler c =
+          let v = Guard.check g c in
+          seen := v :: !seen;
+          match v with
+          | Guard.Admit -> app c
+          | Too_many -> Ctx.start c Status.Bad_request; Ctx.body_string c "mine"
+          | v -> Guard.refuse g c v
+        in
+        let send = connection ~peer:(ip "192.0.2.8") handler in
+        let h = send get in
+        Alcotest.(check bool) h true (T.find_sub h "HTTP/1.1 200 " = 0);
+        let h = send get in
+        Alcotest.(check bool) ("answered by the caller: " ^ h) true (T.find_sub h "HTTP/1.1 400 " = 0);
+        Alcotest.(check bool) "verdicts" true (!seen = [ Guard.Too_many; Guard.Admit ]);
+        Alcotest.(check int) "retry after" 2 (Guard.retry_after g);
+        let h = connection ~peer:(ip "192.0.2.66") handler get in
+        Alcotest.(check bool) h true (T.find_sub h "HTTP/1.1 403 " = 0));
+    (let g = guard ~rate:1e-6 ~auth:false () in
+     let send = connection ~peer:(ip "192.0.2.9") (Guard.handler g ~app) in
+     ignore (send get);
+     let h = send get in
+     if T.find_sub h "HTTP/1.1 429 " <> 0 then Alcotest.failf "not refused: %s" h;
+     T.zero_alloc "a refused request (429), through H1: 0 words" (fun () ->
+         capturing := false;
+         ignore (Sys.opaque_identity (send get));
+         capturing := true));
+  ]
+
+let stats_tests =
+  [
+    Alcotest.test_case "the stats token: the scheme in any case, the token exactly (issue 34)" `Quick (fun () ->
+        let app c = Ctx.start c Status.Not_found; Ctx.body_string c "app" in
+        let h = Stats.handler ~credentials:"Bearer s3cr3t-T0ken" ~report:(fun ~text:_ -> "{}") ~app in
+        let send = connection ~peer:(ip "192.0.2.1") h in
+        let ask auth = send ("GET /__httpz/stats HTTP/1.1\r\nHost: t\r\nAuthorization: " ^ auth ^ "\r\n\r\n") in
+        List.iter
+          (fun auth ->
+            let h = ask auth in
+            Alcotest.(check bool) (auth ^ ": " ^ h) true (T.find_sub h "HTTP/1.1 200 " = 0))
+          [ "Bearer s3cr3t-T0ken"; "bearer s3cr3t-T0ken"; "BEARER s3cr3t-T0ken"; "bEaReR   s3cr3t-T0ken" ];
+        List.iter
+          (fun auth ->
+            let h = ask auth in
+            Alcotest.(check bool) (auth ^ ": " ^ h) true (T.find_sub h "HTTP/1.1 404 " = 0))
+          [ "Bearer s3cr3t-t0ken"; "Bearer s3cr3t-T0ke"; "Bearer s3cr3t-T0kenX"; "Bearers3cr3t-T0ken";
+            "Basic s3cr3t-T0ken"; "s3cr3t-T0ken"; "Bearer" ]);
+  ]
+
 (* {1 Totals across processes} *)
 
 let totals_tests =
@@ -647,5 +774,5 @@ let totals_tests =
 let () =
   Alcotest.run "guard"
     [ ("crypt", crypt_tests); ("address rules", rules_tests); ("rate", rate_tests);
-      ("connections", conn_tests); ("basic auth", auth_tests); ("guard", guard_tests);
+      ("connections", conn_tests); ("basic auth", auth_tests); ("guard", guard_tests); ("refusals", refusal_tests); ("stats token", stats_tests);
       ("totals", totals_tests); ("through H1", [ guarded_cycle () ]) ]
