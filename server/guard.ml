@@ -24,7 +24,11 @@ let create ?(rate_entries = 16384) c =
         if not (r.per_second > 0. && Float.is_finite r.per_second) then
           Error (Printf.sprintf "rate %g: must be a positive number of requests per second" r.per_second)
         else if r.burst < 1 then Error (Printf.sprintf "burst %d: must be at least 1" r.burst)
-        else Ok (Some (Rate_limit.create ~rate:r.per_second ~burst:r.burst ~entries:rate_entries))
+        else
+          match Rate_limit.create ~rate:r.per_second ~burst:r.burst ~entries:rate_entries with
+          | l -> Ok (Some l)
+          | exception Httpz_sys.Entropy.Unavailable e ->
+              Error ("the rate table's secret: " ^ Httpz_sys.Entropy.error_to_string e)
   in
   let* users =
     match c.auth with

@@ -15,6 +15,10 @@
     + the password: no or wrong credentials get [401 Unauthorized] with
       [WWW-Authenticate: Basic realm="REALM", charset="UTF-8"].
 
+    {!admit} (and {!handler}) answer a refusal themselves; a caller that
+    answers refusals its own way (a configuration's [error_page]) takes
+    the verdict from {!check}, and may still have {!refuse} answer it.
+
     A request that passes every check costs no allocation (its
     credentials remembered, see {!Basic_auth}); answers to refused ones
     are short [text/plain] bodies. Each refusal is logged at debug level
@@ -57,7 +61,8 @@ val create : ?rate_entries:int -> config -> (t, string) result
 (** [create config] compiles the rules, makes the rate table
     ([rate_entries] clients, default 16384: 640 KiB) and reads the user
     file. [Error] names the first problem (a malformed address, a bad
-    rate, the user file's line). Allocates. *)
+    rate, the user file's line, no random bytes from the kernel for the
+    rate table's secret). Allocates. *)
 
 val handler : t -> app:(Ctx.t -> unit) -> Ctx.t -> unit
 (** [handler t ~app] checks every request, then [app] runs the ones that
