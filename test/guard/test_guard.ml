@@ -245,6 +245,11 @@ let rate_tests =
     Alcotest.test_case "the secret places keys: two tables, two placements" `Quick (fun () ->
         let k = Client_key.secret_of_ints 0x1234 0x5678 in
         let h sec a = Client_key.hash sec (Client_key.high a) (Client_key.middle a) (Client_key.low a) in
+        (* HalfSipHash-2-4's reference vector for 16 bytes 00..0f under
+           the key 00..07: d9 b5 ac 84 (vectors_hsip32[16]). *)
+        Alcotest.(check int) "the reference vector" 0x84acb5d9
+          (Client_key.hash (Client_key.secret_of_ints 0x03020100 0x07060504) 0x03020100 0x07060504
+             (0x0b0a0908 lor (0x0f0e0d0c lsl 32)));
         Alcotest.(check int) "same secret, same place" (h k (v4 7)) (h (Client_key.secret_of_ints 0x1234 0x5678) (v4 7));
         let a = Client_key.secret () and b = Client_key.secret () in
         let same = ref 0 in
