@@ -44,7 +44,7 @@ let make ~realm pairs ~where =
               Error
                 (Printf.sprintf
                    "%s: user %s: %s hashes are not supported (use bcrypt, htpasswd -B, or \
-                    SHA-crypt, openssl passwd -6)"
+                    SHA-crypt, openssl passwd -6; Apache MD5 and MD5-crypt are accepted)"
                    (where lineno) user (method_of hash))
             else begin
               (* A hash libcrypt cannot parse is refused now, not at the

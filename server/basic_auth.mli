@@ -1,10 +1,12 @@
 (** HTTP Basic authentication (RFC 7617) against a user file of
     [user:hash] lines, as Apache's [htpasswd -B] and nginx's
-    [auth_basic_user_file] use: bcrypt ([$2b$], [$2y$], [$2a$]) or
-    SHA-crypt ([$5$], [$6$]) hashes, checked by libcrypt ({!Crypt}).
+    [auth_basic_user_file] use: bcrypt ([$2b$], [$2y$], [$2a$]),
+    SHA-crypt ([$5$], [$6$]), and, as nginx, the MD5 ones: Apache's
+    [$apr1$] ([htpasswd]'s default) and MD5-crypt [$1$] ({!Crypt}).
     Blank lines and lines starting with [#] are skipped. Other methods
-    (MD5 [$apr1$] and [$1$], DES, plain text) are refused when the file is
-    read: they are too weak to put on a server.
+    (DES, plain text) are refused when the file is read. MD5 is weak
+    against an offline guess of a stolen file: prefer bcrypt
+    ([htpasswd -B]).
 
     {b Cost.} A password check costs what its hash costs (bcrypt of cost
     10: about 50 ms of the worker's time, during which it serves nothing
@@ -33,8 +35,8 @@ val cache_entries : int
 
 val load : realm:string -> string -> (t, string) result
 (** [load ~realm path] reads the user file at [path]; [Error] names the
-    file and the line ("FILE:3: user bob: $apr1$ hashes are not supported
-    (use bcrypt, htpasswd -B)"), or the system's error, or a realm that
+    file and the line ("FILE:3: user bob: $3$ hashes are not supported
+    (use bcrypt, htpasswd -B, ...)"), or the system's error, or a realm that
     holds a double quote, backslash or control byte. Allocates. *)
 
 val of_users : realm:string -> (string * string) list -> (t, string) result

@@ -15,6 +15,43 @@ let[@inline] middle addr = word addr 1
 let[@inline] low addr =
   if word addr 0 = 0 && word addr 1 = 0 && word addr 2 = mapped_word then word addr 3 lor (1 lsl 40) else 0
 
-let[@inline] hash a b c =
-  let h = (a * 0x9E3779B1) lxor (b * 0x85EBCA77) lxor (c * 0xC2B2AE3D) in
-  (h lxor (h lsr 29)) land max_int
+type secret = { s0 : int; s1 : int }
+
+let m32 = 0xffff_ffff
+let secret_of_ints a b = { s0 = a land m32; s1 = b land m32 }
+
+let secret () =
+  let b = Bytes.create 8 in
+  Httpz_sys.Entropy.fill b ~off:0 ~len:8;
+  secret_of_ints (word b 0) (word b 1)
+
+let[@inline] rotl x n = ((x lsl n) lor (x lsr (32 - n))) land m32
+
+(* HalfSipHash-2-4 (Aumasson's reference, 32-bit words, as the kernel's
+   hsiphash) of the key as four message words [high; middle; low's 32
+   bits; low's tag], the 16-byte length block last. A PRF of the secret:
+   without it, which keys share a neighbourhood cannot be computed, nor
+   found offline. On immediate ints kept in 32 bits: no allocation. *)
+let hash s a b c =
+  let v0 = ref s.s0 and v1 = ref s.s1 in
+  let v2 = ref (s.s0 lxor 0x6c796765) and v3 = ref (s.s1 lxor 0x74656462) in
+  for step = 0 to 5 do
+    let m =
+      match step with 0 -> a land m32 | 1 -> b land m32 | 2 -> c land m32 | 3 -> (c lsr 32) land m32 | _ -> 16 lsl 24
+    in
+    if step < 5 then v3 := !v3 lxor m else v2 := !v2 lxor 0xff;
+    for _ = 1 to (if step < 5 then 2 else 4) do
+      v0 := (!v0 + !v1) land m32;
+      v1 := rotl !v1 5 lxor !v0;
+      v0 := rotl !v0 16;
+      v2 := (!v2 + !v3) land m32;
+      v3 := rotl !v3 8 lxor !v2;
+      v0 := (!v0 + !v3) land m32;
+      v3 := rotl !v3 7 lxor !v0;
+      v2 := (!v2 + !v1) land m32;
+      v1 := rotl !v1 13 lxor !v2;
+      v2 := rotl !v2 16
+    done;
+    if step < 5 then v0 := !v0 lxor m
+  done;
+  !v1 lxor !v3

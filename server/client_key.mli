@@ -19,6 +19,22 @@ val low : Bytes.t -> int
 (** The key's third word: an IPv4 client's address (words 0-2 are
     [::ffff:]), tagged so that it never equals [0]; [0] for IPv6. *)
 
-val hash : int -> int -> int -> int
-(** [hash high middle low] mixes a key's words into a non-negative int
-    (mask it to a table's size). *)
+type secret
+(** The key of {!hash}: 64 bits. *)
+
+val secret : unit -> secret
+(** [secret ()] is 64 bits from the kernel ({!Httpz_sys.Entropy}): made
+    once per table, when it is created (never per request).
+    @raise Httpz_sys.Entropy.Unavailable when the kernel gives none. *)
+
+val secret_of_ints : int -> int -> secret
+(** [secret_of_ints a b]: a given secret (their low 32 bits each), for
+    tests that must place keys on purpose. *)
+
+val hash : secret -> int -> int -> int -> int
+(** [hash secret high middle low] is HalfSipHash-2-4 keyed by [secret]
+    of a key's words: a non-negative 32-bit int (mask it to a table's
+    size). Without the secret, which keys land together cannot be
+    computed: a table indexed by it cannot be crowded on purpose by
+    addresses picked offline (an unkeyed mix could, and a crowded
+    neighbourhood was a way past the limits). Does not allocate. *)

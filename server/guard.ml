@@ -7,7 +7,12 @@ type config = { access : Address_rules.rule list; rate : rate option; auth : aut
 let none = { access = []; rate = None; auth = None }
 let is_none c = c.access = [] && c.rate = None && c.auth = None
 
-type t = { rules : Address_rules.t; limit : Rate_limit.t option; users : Basic_auth.t option }
+type t = {
+  rules : Address_rules.t;
+  limit : Rate_limit.t option;
+  users : Basic_auth.t option;
+  mutable wait : int;  (** seconds of the latest [Too_many] or [Unavailable] *)
+}
 
 let create ?(rate_entries = 16384) c =
   let ( let* ) = Result.bind in
@@ -19,44 +24,55 @@ let create ?(rate_entries = 16384) c =
         if not (r.per_second > 0. && Float.is_finite r.per_second) then
           Error (Printf.sprintf "rate %g: must be a positive number of requests per second" r.per_second)
         else if r.burst < 1 then Error (Printf.sprintf "burst %d: must be at least 1" r.burst)
-        else Ok (Some (Rate_limit.create ~rate:r.per_second ~burst:r.burst ~entries:rate_entries))
+        else
+          match Rate_limit.create ~rate:r.per_second ~burst:r.burst ~entries:rate_entries with
+          | l -> Ok (Some l)
+          | exception Httpz_sys.Entropy.Unavailable e ->
+              Error ("the rate table's secret: " ^ Httpz_sys.Entropy.error_to_string e)
   in
   let* users =
     match c.auth with
     | None -> Ok None
     | Some a -> Result.map Option.some (Basic_auth.load ~realm:a.realm a.user_file)
   in
-  Ok { rules; limit; users }
+  Ok { rules; limit; users; wait = 1 }
 
-(* The checks as an immediate: [0] passes, [-1] denied, [-2] no or wrong
-   credentials, [n > 0] over the rate (retry after [n] s). *)
+type verdict = Admit | Forbidden | Unauthorized | Too_many | Unavailable
+
 let judge t addr now_ns buf authorization =
-  if not (Address_rules.allowed t.rules addr) then -1
+  if not (Address_rules.allowed t.rules addr) then Forbidden
   else
     let wait = match t.limit with None -> 0 | Some l -> Rate_limit.admit l addr ~now_ns in
-    if wait > 0 then wait
+    if wait > 0 then begin
+      t.wait <- wait;
+      Too_many
+    end
+    else if wait < 0 then begin
+      t.wait <- -wait;
+      Unavailable
+    end
     else
       match t.users with
-      | None -> 0
+      | None -> Admit
       | Some u -> (
           match Basic_auth.check u buf authorization with
-          | Basic_auth.Granted -> 0
-          | Missing | Refused -> -2)
+          | Basic_auth.Granted -> Admit
+          | Missing | Refused -> Unauthorized)
 
-type verdict = Pass | Denied | Limited of int | Unauthenticated
+let decide t ~addr ~now_ns buf authorization = judge t addr now_ns buf authorization
+let retry_after t = t.wait
 
-let decide t ~addr ~now_ns buf authorization =
-  match judge t addr now_ns buf authorization with
-  | 0 -> Pass
-  | -1 -> Denied
-  | -2 -> Unauthenticated
-  | n -> Limited n
-
-let refuse c status text =
-  Ctx.start c status;
-  Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
-  Ctx.header c Header_name.Cache_control "no-store";
-  Ctx.body_string c text
+let check t c =
+  let req = Ctx.request c and buf = Ctx.buffer c in
+  let authorization =
+    match t.users with
+    | None -> Span.empty
+    | Some _ ->
+        let i = Request.find req Header_name.Authorization in
+        if i >= 0 then Request.header_value req i else Span.empty
+  in
+  let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
+  judge t (Ctx.peer_ip c) now_ns buf authorization
 
 (* At debug level only (a flood of refused requests must not flood the
    log, nor allocate): who was refused what. *)
@@ -67,40 +83,44 @@ let log_refusal c code =
       (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)))
   end
 
-let admit t c =
-  let req = Ctx.request c and buf = Ctx.buffer c in
-  let authorization =
-    match t.users with
-    | None -> Span.empty
-    | Some _ ->
-        let i = Request.find req Header_name.Authorization in
-        if i >= 0 then Request.header_value req i else Span.empty
-  in
-  let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
-  match judge t (Ctx.peer_ip c) now_ns buf authorization with
-  | 0 -> true
-  | -1 ->
+(* Without a user file (a caller's verdict, not this guard's), a 401
+   still needs a challenge (RFC 9110 section 11.6.1). *)
+let default_challenge = "Basic realm=\"restricted\", charset=\"UTF-8\""
+
+let answer c text =
+  Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
+  Ctx.header c Header_name.Cache_control "no-store";
+  Ctx.body_string c text
+
+let refuse t c v =
+  match v with
+  | Admit -> ()
+  | Forbidden ->
       log_refusal c 403;
-      refuse c Status.Forbidden "403 Forbidden\n";
-      false
-  | -2 -> (
-      match t.users with
-      | Some u ->
-          log_refusal c 401;
-          Ctx.start c Status.Unauthorized;
-          Ctx.header c Header_name.Www_authenticate (Basic_auth.challenge u);
-          Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
-          Ctx.header c Header_name.Cache_control "no-store";
-          Ctx.body_string c "401 Unauthorized\n";
-          false
-      | None -> true)
-  | wait ->
+      Ctx.start c Status.Forbidden;
+      answer c "403 Forbidden\n"
+  | Unauthorized ->
+      log_refusal c 401;
+      Ctx.start c Status.Unauthorized;
+      Ctx.header c Header_name.Www_authenticate
+        (match t.users with Some u -> Basic_auth.challenge u | None -> default_challenge);
+      answer c "401 Unauthorized\n"
+  | Too_many ->
       log_refusal c 429;
       Ctx.start c Status.Too_many_requests;
-      Ctx.header_int c Header_name.Retry_after wait;
-      Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
-      Ctx.header c Header_name.Cache_control "no-store";
-      Ctx.body_string c "429 Too Many Requests\n";
+      Ctx.header_int c Header_name.Retry_after (max 1 t.wait);
+      answer c "429 Too Many Requests\n"
+  | Unavailable ->
+      log_refusal c 503;
+      Ctx.start c Status.Service_unavailable;
+      Ctx.header_int c Header_name.Retry_after (max 1 t.wait);
+      answer c "503 Service Unavailable: too many clients limited at once\n"
+
+let admit t c =
+  match check t c with
+  | Admit -> true
+  | v ->
+      refuse t c v;
       false
 
 let handler t ~app c = if admit t c then app c

@@ -8,9 +8,16 @@
     + address rules: the first that contains the client decides; a denied
       client gets [403 Forbidden] (no rate or password work spent on it);
     + the rate: a client over its rate gets [429 Too Many Requests] with
-      [Retry-After: SECONDS] (password guesses are rate-limited too);
+      [Retry-After: SECONDS] (password guesses are rate-limited too); a
+      client the rate table has no room for gets [503 Service
+      Unavailable] with [Retry-After: SECONDS] (as nginx when a
+      [limit_req] zone is exhausted; {!Rate_limit});
     + the password: no or wrong credentials get [401 Unauthorized] with
       [WWW-Authenticate: Basic realm="REALM", charset="UTF-8"].
+
+    {!admit} (and {!handler}) answer a refusal themselves; a caller that
+    answers refusals its own way (a configuration's [error_page]) takes
+    the verdict from {!check}, and may still have {!refuse} answer it.
 
     A request that passes every check costs no allocation (its
     credentials remembered, see {!Basic_auth}); answers to refused ones
@@ -21,8 +28,10 @@
     connection is accepted, before any request ({!Config.t.conn_limit},
     {!Conn_limit}).
 
-    {b State.} {!create} makes the rate table and the password cache;
-    made before the workers fork, each worker then has its own copy. *)
+    {b State.} {!create} makes the rate table (with its placement
+    secret, {!Rate_limit}) and the password cache; made before the
+    workers fork, each worker then has its own copy (of the same
+    secret). *)
 
 type auth = { realm : string; user_file : string }
 (** [user_file]: [user:hash] lines ({!Basic_auth.load}). *)
@@ -52,19 +61,52 @@ val create : ?rate_entries:int -> config -> (t, string) result
 (** [create config] compiles the rules, makes the rate table
     ([rate_entries] clients, default 16384: 640 KiB) and reads the user
     file. [Error] names the first problem (a malformed address, a bad
-    rate, the user file's line). Allocates. *)
+    rate, the user file's line, no random bytes from the kernel for the
+    rate table's secret). Allocates. *)
 
 val handler : t -> app:(Ctx.t -> unit) -> Ctx.t -> unit
 (** [handler t ~app] checks every request, then [app] runs the ones that
     pass. Deciding allocates nothing (see above). *)
 
+type verdict =
+  | Admit  (** every check passed *)
+  | Forbidden  (** the address rules deny the client: [403] *)
+  | Unauthorized  (** no or wrong credentials: [401] *)
+  | Too_many  (** over the rate: [429] *)
+  | Unavailable  (** no room in the rate table: [503] *)
+(** What the checks found: constant constructors (no allocation). *)
+
+val check : t -> Ctx.t -> verdict
+(** [check t c] runs the checks on the request of [c] and counts it
+    against the rate, but answers nothing: for a caller that answers a
+    refusal its own way (a configuration's [error_page]). The seconds to
+    wait of a [Too_many] or [Unavailable] are kept in [t] until the next
+    check ({!retry_after}). Does not allocate for a request that passes,
+    nor for a refusal (a password hash not remembered aside, see
+    {!Basic_auth}). *)
+
+val retry_after : t -> int
+(** [retry_after t] is the whole seconds ([>= 1]) a client refused
+    [Too_many] or [Unavailable] by the latest {!check} (or {!decide}) of
+    [t] should wait: its [Retry-After]. Meaningless after another
+    verdict. *)
+
+val refuse : t -> Ctx.t -> verdict -> unit
+(** [refuse t c v] answers verdict [v] of the latest {!check} of [t] (call
+    it right after, for the same request): a short [text/plain],
+    [no-store] answer; [401] with [WWW-Authenticate] (the user file's
+    realm, {!Basic_auth.challenge}; a generic one when [t] has no user
+    file), [429] and [503] with [Retry-After] ({!retry_after}), [403]
+    bare. [Admit] answers nothing. Logs the refusal at debug level. Does
+    not allocate at other levels. *)
+
 val admit : t -> Ctx.t -> bool
-(** [admit t c] runs the checks on the request of [c]: [true] when it
-    passes (nothing is answered: the caller answers it), else [false]
-    and the refusal (403, 429 or 401) is answered. What {!handler} does
-    before it calls the application, for a caller that has already picked
-    the guard (a location of a configuration file). Does not allocate for
-    a request that passes. *)
+(** [admit t c] is {!check}, then {!refuse} when refused: [true] when the
+    request passes (nothing is answered: the caller answers it), else
+    [false] and the refusal (403, 401, 429 or 503) is answered. What
+    {!handler} does before it calls the application, for a caller that
+    has already picked the guard (a location of a configuration file).
+    Does not allocate for a request that passes. *)
 
 val under : prefix:string -> t -> app:(Ctx.t -> unit) -> Ctx.t -> unit
 (** [under ~prefix t ~app] checks only requests whose path is [prefix]
@@ -75,12 +117,8 @@ val under : prefix:string -> t -> app:(Ctx.t -> unit) -> Ctx.t -> unit
     [/%61dmin/] and [//x/../admin/] are under [/admin] too; a target that
     does not decode is checked. Does not allocate. *)
 
-type verdict = Pass | Denied | Limited of int | Unauthenticated
-(** For tests: what {!decide} found ([Limited s]: retry after [s]
-    seconds). *)
-
 val decide : t -> addr:Bytes.t -> now_ns:int -> Httpz.Bigstring.t -> Httpz.Span.t -> verdict
-(** [decide t ~addr ~now_ns buf authorization] runs the checks for a
-    client at [addr] (16 bytes) at monotonic [now_ns], with its
-    [Authorization] value ({!Httpz.Span.empty} when absent). Allocates
-    only [Limited] and a password hash not remembered. *)
+(** [decide t ~addr ~now_ns buf authorization] is {!check} for a client
+    at [addr] (16 bytes) at monotonic [now_ns], with its [Authorization]
+    value ({!Httpz.Span.empty} when absent): for tests. Allocates only a
+    password hash not remembered. *)

@@ -6,13 +6,22 @@
     seconds to wait ([Retry-After]).
 
     {b Bounded memory.} The table has a fixed number of entries, chosen
-    at creation; a client is looked up among [probe] (8) neighbours of its
-    hash. A new client takes a free or expired entry (one whose client is
-    back to a full burst, so forgetting it changes nothing) and, when all
-    of them are busy, the entry of the least restricted of them, which
-    then starts over with a full burst. Ten thousand addresses cost what
-    the table costs; with far more active clients than entries, some are
-    limited less than configured, never more.
+    at creation; a client is looked up among [probe] (16) neighbours of
+    its hash. A new client takes a free or expired entry (one whose
+    client is back to a full burst, so forgetting it changes nothing);
+    when every one of them holds a client still below its full burst,
+    the new client is refused (as nginx answers [503] when its
+    [limit_req] zone is exhausted) until the first of them expires. It
+    never takes a live entry: that would hand two clients a fresh burst
+    each, and clients that share a neighbourhood could reset each other
+    at will. So a client is limited as configured or more, never less;
+    size the table above the clients limited at once.
+
+    {b Placement.} The hash is keyed by a secret drawn from the kernel
+    when the table is made ({!Client_key.hash}): which addresses share a
+    neighbourhood cannot be computed from outside, so a set of addresses
+    picked to crowd one (and, before, to get past the limit) cannot be
+    built offline.
 
     {b Keys.} An IPv4 client is its address; an IPv6 client is its /64
     (a host owns a /64 and picks addresses in it at will).
@@ -30,14 +39,23 @@ type t
 val create : rate:float -> burst:int -> entries:int -> t
 (** [create ~rate ~burst ~entries]: [rate] requests per second ([> 0]),
     [burst] requests at once ([>= 1]), in a table of [entries] (rounded up
-    to a power of two, at least 16; 40 bytes each).
-    @raise Invalid_argument on a bound out of range. *)
+    to a power of two, at least 16; 40 bytes each), placed by a fresh
+    {!Client_key.secret}.
+    @raise Invalid_argument on a bound out of range.
+    @raise Httpz_sys.Entropy.Unavailable when the kernel gives no random
+    bytes. *)
+
+val create_keyed : secret:Client_key.secret -> rate:float -> burst:int -> entries:int -> t
+(** [create_keyed ~secret ...] is {!create} placed by [secret]: for tests
+    that place clients on purpose. *)
 
 val admit : t -> Bytes.t -> now_ns:int -> int
 (** [admit t addr ~now_ns] is [0] when the client with address [addr]
     (16 bytes, {!Ctx.peer_ip}) may send a request at monotonic time
-    [now_ns], and counts it; otherwise the whole seconds ([>= 1]) until
-    it may, and nothing is counted. Does not allocate. *)
+    [now_ns], and counts it; [n > 0] when it is over its rate: the whole
+    seconds until it may; [-n < 0] when the table has no room for it:
+    the whole seconds ([n >= 1]) until an entry it may take expires.
+    Nothing is counted for a refusal. Does not allocate. *)
 
 val entries : t -> int
 (** The table's size. *)

@@ -5,11 +5,11 @@ let text_path = "/__httpz/stats.txt"
 
 (* The token is a secret: compared in time that depends on its length
    only, not on how many leading bytes match. *)
-let same_secret buf span secret =
+let same_secret buf ~off ~len secret =
   let n = String.length secret in
-  Span.len span = n
+  len = n
   &&
-  let off = Span.off span and d = ref 0 in
+  let d = ref 0 in
   for i = 0 to n - 1 do
     d := !d lor (Char.code (Bigstring.unsafe_get buf (off + i)) lxor Char.code (String.unsafe_get secret i))
   done;
@@ -24,10 +24,24 @@ let asked c =
       if Span.equal buf target path then 1 else if Span.equal buf target text_path then 2 else 0
   | _ -> 0
 
-let authorized ~credentials c =
+(* [value] is [scheme], in any case (auth schemes are case-insensitive,
+   RFC 9110 section 11.1), one or more spaces, then [token] exactly. *)
+let authorized ~scheme ~token c =
   let req = Ctx.request c in
   let i = Request.find req Header_name.Authorization in
-  i >= 0 && same_secret (Ctx.buffer c) (Request.header_value req i) credentials
+  i >= 0
+  &&
+  let v = Request.header_value req i and buf = Ctx.buffer c in
+  let off = Span.off v and len = Span.len v and sl = String.length scheme in
+  if sl = 0 then same_secret buf ~off ~len token
+  else
+    len > sl
+    && Bigstring.equal_caseless buf ~off ~len:sl scheme
+    && Bigstring.unsafe_get buf (off + sl) = ' '
+    &&
+    let p = ref (off + sl) in
+    while !p < off + len && Bigstring.unsafe_get buf !p = ' ' do incr p done;
+    same_secret buf ~off:!p ~len:(off + len - !p) token
 
 let answer c ~text body =
   Ctx.start c Status.Ok;
@@ -35,10 +49,16 @@ let answer c ~text body =
   Ctx.header c Header_name.Cache_control "no-store";
   Ctx.body_string c body
 
-let handler ~credentials ~report ~app c =
-  match asked c with
-  | 0 -> app c
-  | k -> if authorized ~credentials c then answer c ~text:(k = 2) (report ~text:(k = 2)) else app c
+let handler ~credentials ~report ~app =
+  let scheme, token =
+    match String.index_opt credentials ' ' with
+    | Some i -> (String.sub credentials 0 i, String.trim (String.sub credentials i (String.length credentials - i)))
+    | None -> ("", credentials)
+  in
+  fun c ->
+    match asked c with
+    | 0 -> app c
+    | k -> if authorized ~scheme ~token c then answer c ~text:(k = 2) (report ~text:(k = 2)) else app c
 
 let status_handler ~report c =
   match asked c with

@@ -16,7 +16,9 @@ val handler :
   credentials:string -> report:(text:bool -> string) -> app:(Ctx.t -> unit) -> Ctx.t -> unit
 (** [handler ~credentials ~report ~app] answers the stats requests
     ([GET] or [HEAD] of {!path} or {!text_path}; [credentials]: the
-    [Authorization] value they must carry, ["Bearer TOKEN"]) with
+    [Authorization] value they must carry, ["Bearer TOKEN"]: the scheme
+    in any case, as RFC 9110 section 11.1 has it, then one or more spaces
+    and the token exactly, compared in constant time) with
     [report ~text] (JSON, or [name value] lines when [text]), [no-store];
     every other request goes to [app]. Deciding allocates nothing;
     answering allocates (the report is built per request). *)
