@@ -10,7 +10,17 @@ type rule = {
   guard : Guard.t option;  (** the location's access control, inherited from the site *)
 }
 
-type site = { static : Static.t; rules : Rules.t; rule : rule array; plain : Static.rule; guard : Guard.t option }
+(* The location the static handler is answering under, for its relocate
+   question ({!Static.set_relocate}): per worker, one request at a time. *)
+type here = { mutable loc : int }
+
+type site = {
+  static : Static.t;
+  rules : Rules.t;
+  rule : rule array;
+  default_rule : rule;  (** a path under no location: the site's settings and guard *)
+  here : here;
+}
 
 type t = { hosts : Host_match.t; sites : site array; default : int; refuse : Status.t }
 
@@ -64,7 +74,14 @@ let create (conf : Conf_file.t) =
                 | _, Ok plain ->
                     let rule = Array.of_list (List.map Result.get_ok rules) in
                     let locs = Rules.create (List.map (fun (l : Conf_file.location) -> (l.exact, l.path)) s.locations) in
-                    build ({ static = st; rules = locs; rule; plain; guard = g.site } :: acc) (rest, guards)
+                    let here = { loc = -1 } in
+                    (* Another path served under the same location goes on;
+                       under another one, it is an internal redirect. *)
+                    Static.set_relocate st (fun m -> Rules.find locs (Static.path st) m = here.loc);
+                    build ({ static = st; rules = locs; rule; here;
+                             default_rule =
+                               { answer = plain; action = Serve; prefix_len = 0; status = Status.Ok; body = "";
+                                 page = false; guard = g.site } } :: acc) (rest, guards)
                 | Some (Ok _), _ -> assert false))
       in
       match build [] (conf.sites, guards) with
@@ -100,8 +117,46 @@ let return s c r =
   end
 
 (* The guard's verdict ([true]: answer the request); a refusal is answered
-   by the guard. *)
-let admitted guard c = match guard with None -> true | Some g -> Guard.admit g c
+   by the guard. [passed]: the guard the request has already passed (an
+   internal redirect to a location under the same guard is not checked,
+   nor counted against its rate, twice). *)
+let admitted guard passed c =
+  match guard, passed with
+  | None, _ -> true
+  | Some g, Some p when g == p -> true
+  | Some g, _ -> Guard.admit g c
+
+(* nginx's bound: 10 internal redirects, then 500. *)
+let max_redirects = 10
+
+(* Answers the decoded path of length [n] (or a code) under location [k]
+   ([-1]: the site's own settings), after [redirects] internal redirects
+   (a [rewrite], an index file or a fallback under another location). *)
+let rec serve_at s c k n passed redirects =
+  let r = if k < 0 then s.default_rule else Array.unsafe_get s.rule k in
+  if admitted r.guard passed c then begin
+    s.here.loc <- k;
+    match r.action with
+    | Serve -> moved s c (Static.answer s.static r.answer c n) r.guard redirects
+    | Internal ->
+        (* Only internal redirects reach it, as nginx's [internal]. *)
+        if redirects = 0 then Static.error s.static c Not_found
+        else moved s c (Static.answer s.static r.answer c n) r.guard redirects
+    | Rewrite replacement -> relocate s c (Static.rewrite s.static n ~prefix:r.prefix_len replacement) r.guard redirects
+    | Return _ -> return s c r
+  end
+
+and moved s c m passed redirects = if m >= 0 then relocate s c m passed redirects
+
+and relocate s c m passed redirects =
+  if redirects >= max_redirects then begin
+    Log.error "rewrite or internal redirection cycle while serving %S"
+      (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)));
+    Static.error s.static c Internal_server_error
+  end
+  else
+    let k = if m >= 0 then Rules.find s.rules (Static.path s.static) m else -1 in
+    serve_at s c k m passed (redirects + 1)
 
 let handler t c =
   let req = Ctx.request c in
@@ -111,14 +166,5 @@ let handler t c =
     let s = Array.unsafe_get t.sites i in
     let n = Static.decode s.static c in
     let k = if n >= 0 then Rules.find s.rules (Static.path s.static) n else -1 in
-    if k < 0 then (if admitted s.guard c then Static.answer s.static s.plain c n)
-    else begin
-      let r = Array.unsafe_get s.rule k in
-      if admitted r.guard c then
-      match r.action with
-      | Serve -> Static.answer s.static r.answer c n
-      | Internal -> Static.error s.static c Not_found
-      | Rewrite replacement -> Static.answer s.static r.answer c (Static.rewrite s.static n ~prefix:r.prefix_len replacement)
-      | Return _ -> return s c r
-    end
+    serve_at s c k n None 0
   end

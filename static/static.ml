@@ -101,6 +101,12 @@ type t = {
   plain_rule : Answer_rule.t;  (** the configuration's, without a per-path rule *)
   mutable rule : Answer_rule.t;  (** the rule of the request being answered *)
   mutable fell_back : bool;  (** the rule's fallback is being answered *)
+  mutable relocate : int -> bool;
+      (** asked before another path than the requested one is served
+          (an index file, the fallback): [true] lets the answer go on *)
+  mutable moved : int;
+      (** [-1], or the length of the path [answer] hands back to its
+          caller instead of serving it *)
   heads : Head_cache.t;  (** the fields of recent file answers *)
 }
 
@@ -196,6 +202,8 @@ let create cfg =
           plain_rule;
           rule = plain_rule;
           fell_back = false;
+          relocate = (fun _ -> true);
+          moved = -1;
           heads = Head_cache.create ~size:128 ~rule:plain_rule;
         }
 
@@ -699,7 +707,11 @@ let serve_directory t c req buf dfd n ~is_get =
     let fd = Beneath.openat t.beneath t.path 1 (m - 1) in
     if fd >= 0 && Syscall.fstat fd t.st = 0 && Syscall.stat_is_regular t.st then begin
       ignore (Syscall.close dfd);
-      serve_opened t c req buf fd m ~is_get
+      if t.relocate m then serve_opened t c req buf fd m ~is_get
+      else begin
+        ignore (Syscall.close fd);
+        t.moved <- m
+      end
     end
     else begin
       if fd >= 0 then ignore (Syscall.close fd);
@@ -798,6 +810,8 @@ let rec serve t c req n ~is_get =
       if slot >= 0 && (not (File_cache.is_absent t.cache slot))
          && File_cache.fresh t.cache slot ~now_ms:t.now_ms
       then begin
+        if key <> n && not (t.relocate key) then t.moved <- key
+        else
         let content = File_cache.content t.cache slot in
         if t.mem != content then t.mem <- content;
         t.mem_slot <- slot;
@@ -821,8 +835,9 @@ let rec serve t c req n ~is_get =
         (* try_files: the rule's fallback answers a path that is not there. *)
         t.fell_back <- true;
         let f = t.rule.fallback in
-        B.blit_from_string f ~src_off:0 t.path ~dst_off:0 ~len:(String.length f);
-        serve t c req (String.length f) ~is_get
+        let m = String.length f in
+        B.blit_from_string f ~src_off:0 t.path ~dst_off:0 ~len:m;
+        if t.relocate m then serve t c req m ~is_get else t.moved <- m
       end
       else if fd < 0 then begin
         let status = status_of_errno fd in
@@ -848,15 +863,19 @@ let rec serve t c req n ~is_get =
 let answer t rule c n =
   if t.rule != rule then t.rule <- rule;
   t.fell_back <- false;
+  t.moved <- -1;
   let req = Ctx.request c in
-  match Request.meth req with
-  | Get -> serve t c req n ~is_get:true
-  | Head -> serve t c req n ~is_get:false
-  | Options ->
-    Ctx.start c No_content;
-    Ctx.header c Allow allow;
-    Ctx.no_body c ~content_length:(-1)
-  | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page t c Method_not_allowed
+  (match Request.meth req with
+   | Get -> serve t c req n ~is_get:true
+   | Head -> serve t c req n ~is_get:false
+   | Options ->
+     Ctx.start c No_content;
+     Ctx.header c Allow allow;
+     Ctx.no_body c ~content_length:(-1)
+   | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page t c Method_not_allowed);
+  t.moved
+
+let set_relocate t f = t.relocate <- f
 
 let error t c status = t.rule <- t.plain_rule; error_page t c status
 let plain_rule t = t.plain_rule
@@ -864,7 +883,7 @@ let plain_rule t = t.plain_rule
 let handler t c =
   let req = Ctx.request c in
   match Request.meth req with
-  | Get | Head -> answer t t.plain_rule c (decode t c)
+  | Get | Head -> ignore (answer t t.plain_rule c (decode t c) : int)
   | Options ->
     Ctx.start c No_content;
     Ctx.header c Allow allow;
