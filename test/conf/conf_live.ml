@@ -12,7 +12,8 @@ let base = Httpz_test_support.temp_dir "httpz_conf"
 
 let () =
   let p = Filename.concat base in
-  List.iter (fun d -> Unix.mkdir (p d) 0o755) [ "a"; "a/assets"; "a/errors"; "a/admin"; "a/private"; "a/slow"; "b" ];
+  List.iter (fun d -> Unix.mkdir (p d) 0o755) [ "a"; "a/assets"; "a/errors"; "a/admin"; "a/private"; "a/slow"; "a/priv2"; "b" ];
+  write (p "a/priv2/index.html") "priv2\n";
   write (p "a/admin/index.html") "admin\n";
   write (p "a/private/index.html") "private\n";
   write (p "a/slow/index.html") "slow\n";
@@ -40,6 +41,11 @@ let conf_text =
   location /admin/ { auth_basic Admin; limit_req 100000r/s 100000; }
   location /private/ { deny all; }
   location /slow/ { limit_req 1r/m 2; }
+  location /styles/ { rewrite /; }
+  location /leak/ { try_files $uri /admin/index.html; }
+  location /oops/ { try_files $uri /errors/404.html; }
+  location = /priv2/index.html { deny all; }
+  location /loop/ { rewrite /loop/; }
 }
 site b.test default { root %s/b; }
 site c.test {
@@ -97,9 +103,15 @@ let test_answers () =
   let r = check "exact rule" "a.test" "/index.html" 200 "site a\n" in
   Alcotest.(check (option string)) "no-cache" (Some "no-cache") (header r "cache-control");
   Alcotest.(check (option string)) "its header" (Some "index") (header r "x-page");
-  let r = check "no rule" "a.test" "/" 200 "" in
-  Alcotest.(check (option string)) "no rule: no Cache-Control" None (header r "cache-control");
-  ignore (check "try_files" "a.test" "/app/settings/profile" 200 "site a\n");
+  let r = check "index file: the location of /index.html" "a.test" "/" 200 "site a\n" in
+  Alcotest.(check (option string)) "index file: its Cache-Control" (Some "no-cache") (header r "cache-control");
+  Alcotest.(check (option string)) "index file: its header" (Some "index") (header r "x-page");
+  let r = check "try_files" "a.test" "/app/settings/profile" 200 "site a\n" in
+  Alcotest.(check (option string)) "fallback: the location of /index.html" (Some "no-cache") (header r "cache-control");
+  let r = check "rewrite to another location" "a.test" "/styles/assets/app.css" 200 "body{}\n" in
+  Alcotest.(check (option string)) "rewrite: its rules" (Some "public, max-age=31536000, immutable") (header r "cache-control");
+  ignore (check "fallback into an internal location" "a.test" "/oops/x" 200 "custom 404\n");
+  ignore (check "redirection cycle" "a.test" "/loop/x" 500 "");
   let r = check "redirect" "a.test" "/old/page" 301 "" in
   Alcotest.(check (option string)) "location" (Some "https://a.test/new/") (header r "location");
   ignore (check "internal" "a.test" "/errors/404.html" 404 "custom 404\n");
@@ -128,7 +140,17 @@ let test_access () =
   ignore (st "site password" 401 (request "c.test" "/"));
   ignore (st "site password, given" 200 (request_as alice "c.test" "/"));
   ignore (st "auth_basic off in a location: no password asked" 404 (request "c.test" "/free/x"));
-  ignore (st "another site: none of a.test's rules" 200 (request "b.test" "/"))
+  ignore (st "another site: none of a.test's rules" 200 (request "b.test" "/"));
+  (* The rules of the path served, not of the path asked (nginx's
+     internal redirects): issue 34, finding 1. *)
+  ignore (st "rewrite into a guarded location" 401 (request "a.test" "/styles/admin/"));
+  ignore (st "rewrite into a guarded location, a file" 401 (request "a.test" "/styles/admin/index.html"));
+  let r = st "rewrite into a guarded location, password given" 200 (request_as alice "a.test" "/styles/admin/") in
+  Alcotest.(check string) "the admin page" "admin\n" r.body;
+  ignore (st "rewrite into a denied location" 403 (request "a.test" "/styles/private/"));
+  ignore (st "try_files fallback into a guarded location" 401 (request "a.test" "/leak/nothing"));
+  ignore (st "index file under a denied exact location" 403 (request "a.test" "/priv2/"));
+  ignore (st "the denied exact location itself" 403 (request "a.test" "/priv2/index.html"))
 
 let sites_error text =
   match Conf_file.read_string ~file:(Filename.concat base "e.conf") text with
@@ -169,10 +191,12 @@ let words_per_request c raw status n =
 let test_zero_alloc () =
   let s = Lazy.force server in
   let cases =
-    [ ("site by exact Host, no rule", request "a.test" "/", 200);
+    [ ("site by exact Host, index file under an exact rule", request "a.test" "/", 200);
       ("site by wildcard Host, prefix rule with a header", request "x.a.test:8443" "/assets/app.css", 200);
       ("exact rule with two headers", request "a.test" "/index.html", 200);
-      ("try_files fallback", request "a.test" "/app/deep/route", 200);
+      ("try_files fallback, under another location", request "a.test" "/app/deep/route", 200);
+      ("rewrite to another location", request "a.test" "/styles/assets/app.css", 200);
+      ("index file under the same settings", request "b.test" "/", 200);
       ("unknown Host, default site", request "elsewhere.test" "/", 200);
       ("return 301", request "a.test" "/old/x", 301);
       ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200) ]
