@@ -86,6 +86,9 @@ let cases =
     ("log level", "root /tmp;\nlog_level verbose;\n", "2:11", "give error, warn, info or debug");
     ("stats listener", "root /tmp;\nstats_listen 127.0.0.1:99999;\n", "2:14", "out of range");
     ("stats listener on a served address", "root /tmp;\nlisten 127.0.0.1:8080;\nstats_listen 127.0.0.1:8080;\n", "3:1", "is in both listen and stats_listen");
+    (* issue 34, finding 2: a nesting this deep overflowed the stack *)
+    ("blocks nested too deep", "root /tmp;\n" ^ String.concat "" (List.init 100_000 (fun _ -> "site a {")), "2:72",
+     "blocks nested more than 8 deep");
     ("try_files beside return", "root /tmp;\nlocation /a/ { try_files $uri /i; return 404; }\n", "2:35", "try_files does nothing beside return");
   ]
 
