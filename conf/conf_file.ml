@@ -183,7 +183,8 @@ type site_acc = {
   mutable hdrs : (string * string) list;
   mutable cert_file : (string * pos) option;
   mutable key_file : (string * pos) option;
-  mutable locs : location list;
+  mutable locs : location list;  (** the last first *)
+  mutable loc_lines : (bool * string, int) Hashtbl.t;  (** each location's line, to refuse it twice *)
   mutable acc : access list;
   mutable is_default : pos option;
 }
@@ -240,10 +241,12 @@ let site_directive ~dir a (d : directive) =
   | "tls_certificate_key" -> a.key_file <- Some (beside ~dir (one d).value, d.npos)
   | "location" ->
       let l = location ~dir d in
-      (match List.find_opt (fun (o : location) -> o.exact = l.exact && o.path = l.path) a.locs with
-       | Some o -> bad d.npos "location %s%s is already given at line %d" (if l.exact then "= " else "") l.path o.lpos.line
-       | None -> ());
-      a.locs <- a.locs @ [ l ]
+      (* A table and a reversed list: a file of 50,000 locations reads in
+         linear time. *)
+      (match Hashtbl.find_opt a.loc_lines (l.exact, l.path) with
+       | Some line -> bad d.npos "location %s%s is already given at line %d" (if l.exact then "= " else "") l.path line
+       | None -> Hashtbl.replace a.loc_lines (l.exact, l.path) l.lpos.line);
+      a.locs <- l :: a.locs
   | n when List.mem n access_directives -> a.acc <- a.acc @ [ Conf_access.read ~dir d ]
   | _ -> assert false
 
@@ -258,7 +261,7 @@ let finish_site a ~names ~spos =
     | Some (_, p), None -> bad p "tls_certificate needs tls_certificate_key beside it"
     | None, Some (_, p) -> bad p "tls_certificate_key needs tls_certificate beside it"
   in
-  { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = a.locs; access = a.acc }
+  { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = List.rev a.locs; access = a.acc }
 
 (* {1 The server} *)
 
@@ -266,7 +269,7 @@ let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
     { st = Static.default_config; rpos = { line = 0; col = 0 }; pages = []; hdrs = []; cert_file = None; key_file = None;
-      locs = []; acc = []; is_default = None }
+      locs = []; loc_lines = Hashtbl.create 16; acc = []; is_default = None }
   in
   let c = ref Config.default_config in
   let set f = c := f !c in
@@ -366,6 +369,7 @@ let read_tree ~file tree =
         let block = match d.block with Some b -> b | None -> bad d.npos "'site' needs a block { … }" in
         let a = copy base in
         a.locs <- [];
+        a.loc_lines <- Hashtbl.create 16;
         (* The top level's access directives are inherited kind by kind. *)
         a.acc <- [];
         (* The top level's certificate is the default one, not the site's. *)
@@ -401,7 +405,7 @@ let read_tree ~file tree =
     | [] -> ([ finish_site base ~names:[] ~spos:{ line = 1; col = 1 } ], 0)
     | _ ->
         if base.locs <> [] then
-          bad (List.hd base.locs).lpos "a location at the top level is for a file without site blocks: move it into a site";
+          bad (List.hd (List.rev base.locs)).lpos "a location at the top level is for a file without site blocks: move it into a site";
         let defaults = List.filter (fun (_, _, a) -> a.is_default <> None) sites in
         (match defaults with
          | _ :: (_, _, a) :: _ -> bad (Option.get a.is_default) "a second default site: one site takes the unknown hosts"

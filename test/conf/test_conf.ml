@@ -162,7 +162,46 @@ let test_rules () =
   let none = Rules.create [ (false, "/a/") ] in
   Alcotest.(check int) "no match" (-1) (Rules.find none (B.of_string "/b") 2)
 
+(* Against the plain definition (an exact path, else the longest prefix,
+   the first given of equal ones), on random sets of nested paths: the
+   sorted table's search must agree (issue 34, finding 4). *)
+let test_rules_reference () =
+  let st = Random.State.make [| 34 |] in
+  let word () = String.init (Random.State.int st 4) (fun _ -> "ab/".[Random.State.int st 3]) in
+  let path () = "/" ^ word () ^ (if Random.State.bool st then "/" ^ word () else "") in
+  for _ = 1 to 300 do
+    let locations = List.init (Random.State.int st 30) (fun _ -> (Random.State.int st 4 = 0, path ())) in
+    let t = Rules.create locations in
+    let naive p =
+      let indexed = List.mapi (fun i l -> (i, l)) locations in
+      match List.find_opt (fun (_, (e, q)) -> e && q = p) indexed with
+      | Some (i, _) -> i
+      | None ->
+          List.fold_left
+            (fun (best, len) (i, (e, q)) ->
+              let m = String.length q in
+              if (not e) && m <= String.length p && String.sub p 0 m = q && m > len then (i, m) else (best, len))
+            (-1, -1) indexed
+          |> fst
+    in
+    for _ = 1 to 30 do
+      let p = path () ^ word () in
+      let got = Rules.find t (B.of_string p) (String.length p) in
+      if got <> naive p then
+        Alcotest.failf "%S among [%s]: %d, want %d" p
+          (String.concat "; " (List.map (fun (e, q) -> (if e then "= " else "") ^ q) locations)) got (naive p)
+    done
+  done
+
 let rule_path = B.of_string "/assets/img/logo.png"
+
+(* 50,000 locations: the search still allocates nothing. *)
+let many = Rules.create (List.init 50_000 (fun i -> (i mod 5 = 0, Printf.sprintf "/p%d/" i)))
+let many_path = B.of_string "/p49999/x/y"
+
+let alloc_many_rules =
+  Httpz_test_support.zero_alloc "Rules.find among 50,000 locations" (fun () ->
+      if Rules.find many many_path 11 <> 49999 then failwith "wrong rule")
 
 let alloc_rules =
   Httpz_test_support.zero_alloc "Rules.find (longest prefix)" (fun () ->
@@ -177,5 +216,8 @@ let () =
           Alcotest.test_case "comments and quotes" `Quick test_comments_and_quotes;
           Alcotest.test_case "did you mean" `Quick test_suggest ] );
       ("hosts", [ Alcotest.test_case "exact, wildcard, default" `Quick test_hosts; alloc_hosts ]);
-      ("rules", [ Alcotest.test_case "exact, longest prefix" `Quick test_rules; alloc_rules ]);
+      ( "rules",
+        [ Alcotest.test_case "exact, longest prefix" `Quick test_rules;
+          Alcotest.test_case "as the plain definition, random sets" `Quick test_rules_reference; alloc_rules;
+          alloc_many_rules ] );
       ("live", Conf_live.tests) ]
