@@ -37,6 +37,7 @@ type t = {
   sites : site list;
   default_site : int;
   unknown_host : unknown_host;
+  logs : (string * pos) list;
 }
 
 
@@ -139,7 +140,10 @@ let location ~dir (d : directive) =
           | code :: rest ->
               let n = int_of_string_opt code.value in
               (match n with
-               | Some n when n >= 200 && n <= 599 && String.length code.value = 3 -> ()
+               | Some n when n >= 200 && n <= 599 && String.length code.value = 3 ->
+                   (* Only a status the server can write (299 would be a 500). *)
+                   if Httpz.Status.of_code n = None then
+                     bad code.apos "%d is not a status the server answers (give one HTTP defines, as 200, 403, 410, 503)" n
                | _ -> bad code.apos "%S is not a status code (200-599)" code.value);
               let n = Option.get n in
               let text =
@@ -274,7 +278,7 @@ let read_tree ~file tree =
   let c = ref Config.default_config in
   let set f = c := f !c in
   let global_headers = ref [] and listens = ref [] and unknown_host = ref Default_site in
-  let hsts = ref None and ticket = ref 3600 in
+  let hsts = ref None and ticket = ref 3600 and logs = ref [] in
   let positions = Hashtbl.create 16 in
   let seen = Hashtbl.create 32 in
   let site_blocks = ref [] in
@@ -284,7 +288,8 @@ let read_tree ~file tree =
       if d.name <> "site" && d.name <> "location" then no_block d;
       once seen d;
       Hashtbl.replace positions d.name d.npos;
-      let seconds () = duration (one d) in
+      (* A timeout of more than a day serves nobody: a mistake. *)
+      let seconds () = duration ~max:86400. ~max_text:"1 day (1d)" (one d) in
       match d.name with
       | "listen" -> listens := listen_arg d :: !listens
       | "io" -> (
@@ -295,7 +300,7 @@ let read_tree ~file tree =
           | v -> bad a.apos "%S: give uring or epoll" v)
       | "workers" ->
           let a = one d in
-          let n = if a.value = "auto" then 0 else int_arg ~min:1 a in
+          let n = if a.value = "auto" then 0 else int_arg ~min:1 ~max:1024 a in
           set (fun c -> { c with workers = n })
       | "user" ->
           let a = one d in
@@ -317,6 +322,7 @@ let read_tree ~file tree =
           let a, format = match d.args with [ a; f ] -> (a, Some f) | _ -> (one d, None) in
           let v = if a.value = "off" then None else if a.value = "-" then Some "-" else Some (beside ~dir a.value) in
           if v = None && format <> None then bad (Option.get format).apos "'access_log off' takes no format";
+          (match v with Some p when p <> "-" -> logs := (p, a.apos) :: !logs | _ -> ());
           set (fun c -> { c with access_log = v });
           Option.iter (fun f -> set (fun c -> { c with log_format = log_format f })) format
       | "log_format" -> let f = log_format (one d) in set (fun c -> { c with log_format = f })
@@ -328,6 +334,7 @@ let read_tree ~file tree =
       | "error_log" ->
           let a = one d in
           if a.value = "" then bad a.apos "the error log must not be empty";
+          if a.value <> "stderr" then logs := (beside ~dir a.value, a.apos) :: !logs;
           set (fun c -> { c with error_log = (if a.value = "stderr" then None else Some (beside ~dir a.value)) })
       | "log_level" -> (
           let a = one d in
@@ -478,7 +485,7 @@ let read_tree ~file tree =
          | None -> (match Hashtbl.find_opt positions "header" with Some p -> p | None -> { line = 1; col = 1 })
        in
        bad p "%s" e);
-  { file; server; sites; default_site; unknown_host = !unknown_host }
+  { file; server; sites; default_site; unknown_host = !unknown_host; logs = List.rev !logs }
 
 let read_string ~file text =
   match Conf_syntax.parse ~blocks:[ "site"; "location" ] text with

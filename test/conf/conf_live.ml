@@ -269,6 +269,41 @@ let test_serve_refuses_flags () =
   Alcotest.(check int) "exit 2" 2 code;
   Alcotest.(check bool) "says why" true (Httpz_test_support.find_sub err "--port cannot be combined with --config" >= 0)
 
+(* Issue 34, finding 3: what check accepted and serve then failed on (a
+   log in a missing directory), or blocked on for ever (a FIFO as user
+   file): refused at their directive, in bounded time. *)
+let test_check_files () =
+  let file = Filename.concat base "files.conf" in
+  let check () =
+    let err = Filename.temp_file "httpz_conf" ".err" in
+    let code =
+      Sys.command (Printf.sprintf "timeout 10 %s check --config %s >/dev/null 2>%s </dev/null" (Filename.quote exe) (Filename.quote file) (Filename.quote err))
+    in
+    let e = Httpz_test_support.read_file err in
+    Sys.remove err;
+    (code, e)
+  in
+  let expect name at part =
+    let code, err = check () in
+    Alcotest.(check int) (name ^ ": exit 2: " ^ err) 2 code;
+    Alcotest.(check bool) (name ^ ": at " ^ at ^ ": " ^ err) true
+      (Httpz_test_support.find_sub err (file ^ ":" ^ at ^ ": ") = 0 && Httpz_test_support.find_sub err part > 0)
+  in
+  write file "root /tmp;\naccess_log /nonexistent-httpz/access.log;\n";
+  expect "access log in a missing directory" "2:12" "no such directory /nonexistent-httpz";
+  write file "root /tmp;\nerror_log /nonexistent-httpz/error.log;\n";
+  expect "error log in a missing directory" "2:11" "no such directory /nonexistent-httpz";
+  write file (Printf.sprintf "root /tmp;\nerror_log %s;\n" base);
+  expect "a directory as error log" "2:11" "is a directory";
+  let fifo = Filename.concat base "fifo.users" in
+  Unix.mkfifo fifo 0o600;
+  write file "root /tmp;\nlocation /a/ {\n  auth_basic A;\n  auth_basic_user_file fifo.users;\n}\n";
+  expect "a FIFO as user file" "4:3" "not a regular file";
+  write file (Printf.sprintf "root /tmp;\naccess_log %s/ok.log;\nerror_log stderr;\n" base);
+  let code, err = check () in
+  Alcotest.(check int) ("a log that can be made: exit 0: " ^ err) 0 code;
+  Alcotest.(check bool) "check made no file" false (Sys.file_exists (Filename.concat base "ok.log"))
+
 let test_check_access () =
   let file = Filename.concat base "auth.conf" in
   write file "root /tmp;\nlocation /admin/ {\n  auth_basic Admin;\n  auth_basic_user_file missing.users;\n}\n";
@@ -288,4 +323,5 @@ let tests =
     Alcotest.test_case "serve --config refuses other options" `Quick test_serve_refuses_flags;
     Alcotest.test_case "access control from the file" `Quick test_access;
     Alcotest.test_case "access control errors at their directive" `Quick test_access_errors;
-    Alcotest.test_case "check: user files" `Quick test_check_access ]
+    Alcotest.test_case "check: user files" `Quick test_check_access;
+    Alcotest.test_case "check: logs and user files that serve could not use" `Quick test_check_files ]
