@@ -226,18 +226,21 @@ let site_directive ~dir a (d : directive) =
       if not (Mime.is_type v.value) then bad v.apos "%S is not a media type (type/subtype[; parameters])" v.value;
       a.st <- { st with default_type = v.value }
   | "error_page" -> (
-      arity d 2;
-      match d.args with
-      | [ code; path ] ->
-          let n = int_arg code in
-          if not (List.mem n Error_pages.statuses) then
-            bad code.apos "%d has no error page (give one of %s)" n
-              (String.concat ", " (List.map string_of_int Error_pages.statuses));
-          if List.mem_assoc n st.error_pages then bad code.apos "the error page of %d is already given" n;
+      (* As nginx: error_page 500 502 503 504 /50x.html; *)
+      match List.rev d.args with
+      | [] | [ _ ] -> bad d.npos "'error_page' takes status codes, then a path: error_page 500 502 503 /50x.html"
+      | path :: rev_codes ->
           let p = path_arg path ~what:"the error page" in
-          a.st <- { st with error_pages = st.error_pages @ [ (n, p) ] };
-          a.pages <- (n, d.npos) :: a.pages
-      | _ -> assert false)
+          List.iter
+            (fun code ->
+              let n = int_arg code in
+              if not (List.mem n Error_pages.statuses) then
+                bad code.apos "%d has no error page (give one of %s)" n
+                  (String.concat ", " (List.map string_of_int Error_pages.statuses));
+              if List.mem_assoc n a.st.error_pages then bad code.apos "the error page of %d is already given" n;
+              a.st <- { a.st with error_pages = a.st.error_pages @ [ (n, p) ] };
+              a.pages <- (n, d.npos) :: a.pages)
+            (List.rev rev_codes))
   | "header" ->
       let n, v = header_field d in
       a.hdrs <- List.filter (fun (m, _) -> String.lowercase_ascii m <> String.lowercase_ascii n) a.hdrs @ [ (n, v) ]
@@ -341,7 +344,13 @@ let read_tree ~file tree =
           match Log.level_of_string a.value with
           | Ok l -> set (fun c -> { c with log_level = l })
           | Error _ -> bad a.apos "%S: give error, warn, info or debug" a.value)
-      | "server_header" -> let a = one d in set (fun c -> { c with server_name = a.value })
+      | "server_header" ->
+          let a = one d in
+          (* The server always writes the field: "off" would be sent as
+             the product name. *)
+          if a.value = "" || a.value = "off" then
+            bad a.apos "%S: the Server field cannot be left out; give the product name to send (httpz)" a.value;
+          set (fun c -> { c with server_name = a.value })
       | "hsts" -> hsts := Some (int_of_float (duration (one d)))
       | "tls_ticket_rotation" -> ticket := int_of_float (duration (one d))
       | "unknown_host" -> (
@@ -437,6 +446,30 @@ let read_tree ~file tree =
         | Some (c, k, _) -> Some (c, k)
         | None -> ( match site_certs with (_, (c, k, _)) :: _ -> Some (c, k) | [] -> None))
   in
+  (* hsts writes the field on every https answer; a header of the same
+     name would send it twice (and the server's cannot be left out per
+     site): one or the other. *)
+  (match !hsts, Hashtbl.find_opt positions "hsts" with
+   | Some _, Some p ->
+       let sts (n, _) = String.lowercase_ascii n = "strict-transport-security" in
+       let where =
+         if List.exists sts !global_headers then Some "at the top level"
+         else
+           List.find_map
+             (fun s ->
+               let name = match s.names with n :: _ -> n | [] -> "the site" in
+               if List.exists sts s.site_headers then Some ("in " ^ name)
+               else
+                 List.find_map
+                   (fun (l : location) -> if List.exists sts l.headers then Some ("in " ^ name ^ ", location " ^ l.path) else None)
+                   s.locations)
+             sites
+       in
+       Option.iter
+         (fun w ->
+           bad p "hsts and 'header Strict-Transport-Security' (%s) would both send the field: give one of them" w)
+         where
+   | _ -> ());
   let tls_listens = of_role Tls_listen in
   let first_pos r = List.find_map (fun (_, role, p) -> if role = r then Some p else None) listens in
   let tls =

@@ -8,6 +8,7 @@ type rule = {
   body : string;  (** of [return]: the redirect's page or the text *)
   page : bool;  (** [return] answers with the site's error page *)
   guard : Guard.t option;  (** the location's access control, inherited from the site *)
+  challenge : string;  (** the [WWW-Authenticate] of the guard's 401 *)
 }
 
 (* The location the static handler is answering under, for its relocate
@@ -20,6 +21,9 @@ type site = {
   rule : rule array;
   default_rule : rule;  (** a path under no location: the site's settings and guard *)
   here : here;
+  refusal_pages : bool;
+      (** the site has an error page for 401, 403 or 429: the guards'
+          refusals are answered with it ({!admitted}) *)
 }
 
 type t = { hosts : Host_match.t; sites : site array; default : int; refuse : Status.t }
@@ -37,6 +41,12 @@ let redirect_page url =
   Printf.sprintf "<!DOCTYPE html>\n<title>Moved</title>\n<p>Moved to <a href=\"%s\">%s</a>.</p>\n"
     (Static.html_escape url) (Static.html_escape url)
 
+(* As {!Httpz_server.Basic_auth.challenge} writes it. *)
+let challenge entries =
+  match Conf_access.config entries with
+  | Ok { auth = Some a; _ } -> Printf.sprintf "Basic realm=\"%s\", charset=\"UTF-8\"" a.realm
+  | _ -> ""
+
 let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
   let ( let* ) = Result.bind in
   let* answer =
@@ -53,7 +63,8 @@ let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
         else (st, "", List.mem code Error_pages.statuses)
     | Serve | Rewrite _ | Internal -> (Status.Ok, "", false)
   in
-  Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page; guard }
+  Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page; guard;
+       challenge = challenge (Conf_access.within ~outer:s.access ~inner:l.access) }
 
 let create (conf : Conf_file.t) =
   match Site_guards.create conf with
@@ -78,10 +89,13 @@ let create (conf : Conf_file.t) =
                     (* Another path served under the same location goes on;
                        under another one, it is an internal redirect. *)
                     Static.set_relocate st (fun m -> Rules.find locs (Static.path st) m = here.loc);
-                    build ({ static = st; rules = locs; rule; here;
+                    let refusal_pages =
+                      List.exists (Static.has_page st) [ Status.Unauthorized; Forbidden; Too_many_requests ]
+                    in
+                    build ({ static = st; rules = locs; rule; here; refusal_pages;
                              default_rule =
                                { answer = plain; action = Serve; prefix_len = 0; status = Status.Ok; body = "";
-                                 page = false; guard = g.site } } :: acc) (rest, guards)
+                                 page = false; guard = g.site; challenge = challenge s.access } } :: acc) (rest, guards)
                 | Some (Ok _), _ -> assert false))
       in
       match build [] (conf.sites, guards) with
@@ -120,11 +134,33 @@ let return s c r =
    by the guard. [passed]: the guard the request has already passed (an
    internal redirect to a location under the same guard is not checked,
    nor counted against its rate, twice). *)
-let admitted guard passed c =
-  match guard, passed with
+let rec admitted s r passed c =
+  match r.guard, passed with
   | None, _ -> true
   | Some g, Some p when g == p -> true
-  | Some g, _ -> Guard.admit g c
+  | Some g, _ -> if s.refusal_pages then judged s r g c else Guard.admit g c
+
+(* The guard's verdict, its refusal answered with the site's error page
+   (nginx's error_page applies to its access phase's 401, 403 and 429 too);
+   the challenge and Retry-After kept. Allocates for a refusal only. *)
+and judged s r g c =
+  let req = Ctx.request c in
+  let i = Request.find req Authorization in
+  let authorization = if i >= 0 then Request.header_value req i else Span.empty in
+  match Guard.decide g ~addr:(Ctx.peer_ip c) ~now_ns:(Syscall.clock_monotonic_ns ()) (Ctx.buffer c) authorization with
+  | Pass -> true
+  | Denied -> refused c 403; Static.error s.static c Forbidden; false
+  | Unauthenticated -> refused c 401; Static.error_with s.static c Unauthorized Www_authenticate r.challenge; false
+  | Limited wait ->
+      refused c 429;
+      Static.error_with s.static c Too_many_requests Retry_after (string_of_int wait);
+      false
+
+(* As the guard logs its own refusals: at debug level only. *)
+and refused c code =
+  if Log.enabled Log.Debug then
+    Log.debug "guard: %d for %s (%s)" code (fst (Ctx.client c))
+      (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)))
 
 (* nginx's bound: 10 internal redirects, then 500. *)
 let max_redirects = 10
@@ -134,7 +170,7 @@ let max_redirects = 10
    (a [rewrite], an index file or a fallback under another location). *)
 let rec serve_at s c k n passed redirects =
   let r = if k < 0 then s.default_rule else Array.unsafe_get s.rule k in
-  if admitted r.guard passed c then begin
+  if admitted s r passed c then begin
     s.here.loc <- k;
     match r.action with
     | Serve -> moved s c (Static.answer s.static r.answer c n) r.guard redirects

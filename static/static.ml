@@ -878,6 +878,16 @@ let answer t rule c n =
 let set_relocate t f = t.relocate <- f
 
 let error t c status = t.rule <- t.plain_rule; error_page t c status
+
+let error_with t c status name value =
+  t.rule <- t.plain_rule;
+  let i = Error_pages.find t.errors status in
+  if i < 0 then Pages.error_page_extra c status (Some (name, value))
+  else
+    Error_pages.answer ~extra:(name, value) t.errors c status i ~cache:t.cache ~mime:t.mime ~content_range:t.scratch
+      ~range_len:0
+
+let has_page t status = Error_pages.find t.errors status >= 0
 let plain_rule t = t.plain_rule
 
 let handler t c =

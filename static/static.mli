@@ -217,8 +217,8 @@ type config = {
           file at [path] (relative to the root, with or without a leading
           ['/']) instead of the built-in page, keeping the status, with
           the file's [Content-Type] and no validators. The statuses the
-          handler answers with a page: 400, 403, 404, 405, 412, 414, 416,
-          500, 503 ({!create} refuses others). The file is opened like any
+          handler answers with a page: 400, 401, 403, 404, 405, 412, 414,
+          416, 429, 500, 502, 503 ({!create} refuses others). The file is opened like any
           request path (openat2 [RESOLVE_BENEATH] from the root's fd, the
           dotfile rule, the file cache), so it cannot lie outside the
           root; {!create} checks that it is a regular file there. If it
@@ -307,6 +307,14 @@ val set_relocate : t -> (int -> bool) -> unit
 val error : t -> Ctx.t -> Httpz.Status.t -> unit
 (** [error t c status] answers [status] with its page (custom or
     built-in), as the handler does. *)
+
+val error_with : t -> Ctx.t -> Httpz.Status.t -> Httpz.Header_name.t -> string -> unit
+(** [error_with t c status name value] is {!error} with the field
+    [name: value] added (a 401's challenge, a 429's [Retry-After]). *)
+
+val has_page : t -> Httpz.Status.t -> bool
+(** [has_page t status]: {!config.error_pages} gives a page for
+    [status]. *)
 
 val root_fd : t -> Syscall.fd
 (** [root_fd t] is the document root's directory fd. *)

@@ -22,6 +22,7 @@ let () =
   write (p "a/index.html") "site a\n";
   write (p "a/assets/app.css") "body{}\n";
   write (p "a/errors/404.html") "custom 404\n";
+  write (p "a/errors/denied.html") "custom denied\n";
   write (p "b/index.html") "site b\n"
 
 let conf_text =
@@ -29,6 +30,7 @@ let conf_text =
     {|site a.test *.a.test {
   root %s/a;
   error_page 404 /errors/404.html;
+  error_page 401 403 429 /errors/denied.html;
   location /assets/ { header Cache-Control "public, max-age=31536000, immutable"; }
   location = /index.html { header Cache-Control no-cache; header X-Page index; }
   location /app/ { try_files $uri /index.html; }
@@ -47,7 +49,7 @@ let conf_text =
   location = /priv2/index.html { deny all; }
   location /loop/ { rewrite /loop/; }
 }
-site b.test default { root %s/b; }
+site b.test default { root %s/b; location = /bad-gateway { return 502; } }
 site c.test {
   root %s/b;
   auth_basic "Site C";
@@ -127,9 +129,13 @@ let test_access () =
     r
   in
   ignore (st "site rules allow the loopback" 200 (request "a.test" "/"));
-  ignore (st "deny all in a location" 403 (request "a.test" "/private/"));
+  let r = st "deny all in a location" 403 (request "a.test" "/private/") in
+  (* Issue 34, finding 5: the site's error_page answers the guards'
+     refusals, with their fields. *)
+  Alcotest.(check string) "403: the site's error page" "custom denied\n" r.body;
   let r = st "a password in a location, none given" 401 (request "a.test" "/admin/") in
   Alcotest.(check (option string)) "challenge" (Some "Basic realm=\"Admin\", charset=\"UTF-8\"") (header r "www-authenticate");
+  Alcotest.(check string) "401: the site's error page" "custom denied\n" r.body;
   ignore (st "wrong password" 401 (request_as "Basic YWxpY2U6d3Jvbmc=" "a.test" "/admin/"));
   let r = st "the site's user file, the location's realm" 200 (request_as alice "a.test" "/admin/") in
   Alcotest.(check string) "the file" "admin\n" r.body;
@@ -137,7 +143,12 @@ let test_access () =
   ignore (st "burst of 2: second" 200 (request "a.test" "/slow/"));
   let r = st "over the rate" 429 (request "a.test" "/slow/") in
   Alcotest.(check (option string)) "Retry-After" (Some "60") (header r "retry-after");
-  ignore (st "site password" 401 (request "c.test" "/"));
+  Alcotest.(check string) "429: the site's error page" "custom denied\n" r.body;
+  let r = st "site password" 401 (request "c.test" "/") in
+  Alcotest.(check string) "no error page: the guard's answer" "401 Unauthorized\n" r.body;
+  Alcotest.(check (option string)) "... its challenge" (Some "Basic realm=\"Site C\", charset=\"UTF-8\"") (header r "www-authenticate");
+  let r = st "return 502: its built-in page" 502 (request "b.test" "/bad-gateway") in
+  Alcotest.(check bool) ("502 page: " ^ r.body) true (Httpz_test_support.find_sub r.body "502 Bad Gateway" >= 0);
   ignore (st "site password, given" 200 (request_as alice "c.test" "/"));
   ignore (st "auth_basic off in a location: no password asked" 404 (request "c.test" "/free/x"));
   ignore (st "another site: none of a.test's rules" 200 (request "b.test" "/"));
@@ -199,7 +210,8 @@ let test_zero_alloc () =
       ("index file under the same settings", request "b.test" "/", 200);
       ("unknown Host, default site", request "elsewhere.test" "/", 200);
       ("return 301", request "a.test" "/old/x", 301);
-      ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200) ]
+      ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200);
+      ("guarded site without refusal pages", request_as alice "c.test" "/", 200) ]
   in
   with_client s.port (fun c ->
       (* Past the server's 1000-request warm-up, through every path. *)

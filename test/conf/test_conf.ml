@@ -115,6 +115,15 @@ let test_implicit_site () =
   Alcotest.(check (list (pair string int))) "default address" [ ("127.0.0.1", 8080) ] t.server.listen;
   Alcotest.(check int) "its location" 1 (List.length (List.hd t.sites).locations)
 
+(* Issue 34, finding 5: several codes on one error_page line (nginx's
+   error_page 500 502 503 504 /50x.html;), and pages for 401, 429, 502. *)
+let test_error_page_codes () =
+  let t = read "root /srv;\nerror_page 500 502 503 /50x.html;\nerror_page 401 403 429 /denied.html;\n" in
+  Alcotest.(check (list (pair int string))) "one page per code"
+    [ (500, "/50x.html"); (502, "/50x.html"); (503, "/50x.html"); (401, "/denied.html"); (403, "/denied.html");
+      (429, "/denied.html") ]
+    (List.hd t.sites).static.error_pages
+
 let test_comments_and_quotes () =
   let t = read "# top\nroot '/srv/a b'; # trailing\nheader X-Note \"say \\\"hi\\\" # not a comment\";\n" in
   Alcotest.(check string) "single quotes" "/srv/a b" (List.hd t.sites).static.root;
@@ -214,6 +223,7 @@ let () =
         [ Alcotest.test_case "a full file" `Quick test_full;
           Alcotest.test_case "no site block" `Quick test_implicit_site;
           Alcotest.test_case "comments and quotes" `Quick test_comments_and_quotes;
+          Alcotest.test_case "error_page: several codes" `Quick test_error_page_codes;
           Alcotest.test_case "did you mean" `Quick test_suggest ] );
       ("hosts", [ Alcotest.test_case "exact, wildcard, default" `Quick test_hosts; alloc_hosts ]);
       ( "rules",
