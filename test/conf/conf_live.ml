@@ -252,7 +252,25 @@ let test_example () =
   let code, out, err = run ("check --config " ^ Filename.quote (Filename.concat copy "httpz.conf")) in
   Alcotest.(check int) ("exit 0: " ^ err) 0 code;
   Alcotest.(check bool) "one summary line" true (Httpz_test_support.find_sub out ": ok: 2 sites" >= 0);
-  Alcotest.(check int) "one line" 1 (List.length (String.split_on_char '\n' (String.trim out)))
+  Alcotest.(check int) "one line" 1 (List.length (String.split_on_char '\n' (String.trim out)));
+  (* Issue 34, finding 5: every site that serves the root with the
+     administration area asks its password there. *)
+  match Conf_file.read (Filename.concat copy "httpz.conf") with
+  | Error e -> Alcotest.fail e
+  | Ok t ->
+      List.iter
+        (fun (s : Conf_file.site) ->
+          let guarded =
+            List.exists
+              (fun (l : Conf_file.location) ->
+                l.path = "/admin/" && (not l.exact)
+                && List.exists
+                     (fun (e : Conf_file.access) -> e.directive = "auth_basic" && e.args <> [ "off" ])
+                     (Conf_access.within ~outer:s.access ~inner:l.access))
+              s.locations
+          in
+          Alcotest.(check bool) (String.concat " " s.names ^ ": /admin/ asks a password") true guarded)
+        t.sites
 
 let test_check_errors () =
   let file = Filename.concat base "bad.conf" in
