@@ -825,10 +825,13 @@ let rec serve t c req n ~is_get =
       then begin
         (* Out of descriptors, the re-check cannot open the file: the copy
            we hold is better than a 503; it is checked again next time. *)
+        if key <> n && not (t.relocate key) then t.moved <- key
+        else begin
         t.mem <- File_cache.content t.cache slot;
         t.mem_slot <- slot;
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
+        end
       end
       else if fd < 0 && t.rule.fallback <> "" && not t.fell_back
               && (fd = - Syscall.enoent || fd = - Syscall.enotdir) then begin
