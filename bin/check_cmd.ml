@@ -22,8 +22,9 @@ let cmd =
     `S Manpage.s_description;
     `P "Reads $(i,FILE) as $(b,httpz serve --config) would: its syntax, every directive's \
         values, that each site's root is a directory that opens, that every certificate \
-        loads with its key, that error pages exist and that every user file of \
-        $(b,auth_basic_user_file) reads (with hashes it accepts). Run it before $(b,kill -HUP): a \
+        loads with its key, that error pages exist, that every user file of \
+        $(b,auth_basic_user_file) is a regular file that reads (with hashes it accepts) and that \
+        the access and error logs can be opened (their directory exists; nothing is created). Run it before $(b,kill -HUP): a \
         reload with an invalid file changes nothing, but only the log says why.";
     `S Manpage.s_exit_status;
     `P "0: the file is valid (one summary line on standard output). 2: it is not (one line on \

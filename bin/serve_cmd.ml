@@ -41,11 +41,12 @@ let options_term =
 module Conf_file = Httpz_conf.Conf_file
 module Sites = Httpz_conf.Sites
 
-(* The file read and its sites opened; on SIGHUP again, by the supervisor. *)
+(* The file read and its sites opened; on SIGHUP again, by the supervisor.
+   Any exception on the way (a bug, memory) is an error like a bad file:
+   a reload must never take the supervisor, and the server, down. *)
 let load file =
-  match Conf_file.read file with
-  | Error e -> Error e
-  | Ok conf -> Result.map (fun sites -> (conf, sites)) (Sites.create conf)
+  try Result.bind (Conf_file.read file) (fun conf -> Result.map (fun sites -> (conf, sites)) (Sites.create conf))
+  with e -> Error (Printf.sprintf "%s: cannot be read: %s" file (Printexc.to_string e))
 
 (* Decision: with --config the file says everything; any other option of
    `serve` is refused rather than merged, so what runs is what `httpz

@@ -8,6 +8,10 @@ type entry = { directive : string; args : string list; at : Conf_lexer.pos }
 let directives = [ "auth_basic"; "auth_basic_user_file"; "allow"; "deny"; "limit_req" ]
 let repeatable d = d = "allow" || d = "deny"
 
+let min_rate = 1. /. 60.
+let max_rate = 1e6
+let max_burst = 100_000
+
 (* "10r/s", "30r/m", "2.5": requests per second. *)
 let rate_arg (a : arg) =
   let v = a.value in
@@ -19,10 +23,16 @@ let rate_arg (a : arg) =
   in
   match float_of_string_opt num with
   | Some r when num <> "" && String.for_all (fun c -> (c >= '0' && c <= '9') || c = '.') num && r > 0. ->
-      r /. per
+      (* Bounded so that the burst's time (burst / rate) stays far from
+         the nanosecond counter's range: a rate of 1r/m with a burst of
+         153722867 wrapped and refused everything. *)
+      let rate = r /. per in
+      if rate < min_rate then bad a.apos "%S is below the least rate, 1r/m" v
+      else if rate > max_rate then bad a.apos "%S is above the greatest rate, 1000000r/s" v
+      else rate
   | _ -> bad a.apos "%S is not a rate: give requests per second or minute (10r/s, 30r/m)" v
 
-let default_burst rate = max 1 (int_of_float (Float.ceil rate))
+let default_burst rate = min max_burst (max 1 (int_of_float (Float.ceil rate)))
 
 let read ~dir (d : directive) =
   no_block d;
@@ -47,7 +57,7 @@ let read ~dir (d : directive) =
         match d.args with
         | [ { value = "off"; quoted = false; _ } ] -> [ "off" ]
         | [ r ] -> let rate = rate_arg r in [ r.value; string_of_int (default_burst rate) ]
-        | [ r; b ] -> ignore (rate_arg r); [ r.value; string_of_int (int_arg ~min:1 b) ]
+        | [ r; b ] -> ignore (rate_arg r); [ r.value; string_of_int (int_arg ~min:1 ~max:max_burst b) ]
         | [] -> bad d.npos "'limit_req' takes a rate and a burst: limit_req 10r/s 20; (or off)"
         | _ :: _ :: x :: _ -> bad x.apos "'limit_req' takes a rate and a burst: unexpected %S" x.value)
     | n -> invalid_arg ("Conf_access.read: " ^ n)

@@ -1,8 +1,9 @@
 (** The access-control directives of a configuration file, as nginx
     writes them: [allow ADDRESS|all], [deny ADDRESS|all], [auth_basic
     REALM|off], [auth_basic_user_file FILE], [limit_req RATE [BURST]|off]
-    ([RATE]: [10r/s], [30r/m] or a number of requests per second; [BURST]
-    defaults to one second's worth, at least 1). Read in the top level
+    ([RATE]: [10r/s], [30r/m] or a number of requests per second, from
+    1r/m to 1000000r/s; [BURST] 1 to 100000, by default one second's
+    worth, at least 1). Read in the top level
     (every site's default), sites and locations; {!Site_guards} turns them
     into {!Httpz_server.Guard} values.
 

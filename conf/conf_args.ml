@@ -58,26 +58,33 @@ let int_arg ?(min = 0) ?(max = max_int) a =
       else n
   | _ -> bad a.apos "%S is not a whole number" a.value
 
-let unit_arg a ~units ~what =
+let unit_arg ?(max = infinity) ?(max_text = "") a ~units ~what =
   let v = a.value in
   let n = String.length v in
   let i = ref 0 in
   while !i < n && ((v.[!i] >= '0' && v.[!i] <= '9') || v.[!i] = '.') do incr i done;
   let num = String.sub v 0 !i and suffix = String.sub v !i (n - !i) in
   match float_of_string_opt num, List.assoc_opt suffix units with
-  | Some f, Some m when num <> "" && Float.is_finite f -> f *. m
+  | Some f, Some m when num <> "" && Float.is_finite f ->
+      (* Bounded before any conversion: a value past the bound used to
+         wrap when made milliseconds or an int. *)
+      if f *. m > max then bad a.apos "%S is above the greatest value, %s" v max_text else f *. m
   | _, None when num <> "" ->
       bad a.apos "%S: unknown unit %S (give %s)" v suffix
         (String.concat ", " (List.filter_map (fun (u, _) -> if u = "" then None else Some u) units))
   | _ -> bad a.apos "%S is not %s" v what
 
-let duration a =
-  unit_arg a ~units:[ ("", 1.); ("s", 1.); ("ms", 0.001); ("m", 60.); ("h", 3600.); ("d", 86400.) ]
+(* Ten years: every duration of the file fits (a year of HSTS or
+   max_age is common); timeouts get a tighter bound from their caller. *)
+let max_duration = 10. *. 365. *. 86400.
+
+let duration ?(max = max_duration) ?(max_text = "10 years (3650d)") a =
+  unit_arg ~max ~max_text a ~units:[ ("", 1.); ("s", 1.); ("ms", 0.001); ("m", 60.); ("h", 3600.); ("d", 86400.) ]
     ~what:"a duration (10, 10s, 500ms, 2m)"
 
 let size a =
   let f =
-    unit_arg a ~units:[ ("", 1.); ("k", 1024.); ("K", 1024.); ("m", 1048576.); ("M", 1048576.); ("g", 1073741824.); ("G", 1073741824.) ]
+    unit_arg ~max:(2. ** 50.) ~max_text:"1 PiB" a ~units:[ ("", 1.); ("k", 1024.); ("K", 1024.); ("m", 1048576.); ("M", 1048576.); ("g", 1073741824.); ("G", 1073741824.) ]
       ~what:"a size in bytes (4096, 64k, 1m)"
   in
   if Float.of_int (int_of_float f) <> f then bad a.apos "%S is not a whole number of bytes" a.value
@@ -122,6 +129,8 @@ let valid_host_name n =
 let address_arg ~host (a : arg) =
   let text = if a.value <> "" && String.for_all (fun c -> c >= '0' && c <= '9') a.value then host ^ ":" ^ a.value else a.value in
   match Config.parse_listen text with
+  (* Port 0 is a new random port on every start (and every address). *)
+  | Ok (_, 0) -> bad a.apos "%S: port 0 is a random port; give one of 1-65535" a.value
   | Ok hp -> hp
   | Error e -> bad a.apos "%s" e
 

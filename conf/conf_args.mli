@@ -24,11 +24,12 @@ val no_block : Conf_syntax.directive -> unit
 val int_arg : ?min:int -> ?max:int -> Conf_syntax.arg -> int
 (** Decimal digits within [min] (default 0) and [max]. *)
 
-val duration : Conf_syntax.arg -> float
-(** Seconds: [10], [10s], [500ms], [2m], [1h], [1d]. *)
+val duration : ?max:float -> ?max_text:string -> Conf_syntax.arg -> float
+(** Seconds: [10], [10s], [500ms], [2m], [1h], [1d]; at most [max]
+    (default ten years), which [max_text] names in the message. *)
 
 val size : Conf_syntax.arg -> int
-(** Bytes: [4096], [64k], [1m], [1g] (powers of 1024). *)
+(** Bytes: [4096], [64k], [1m], [1g] (powers of 1024); at most 1 PiB. *)
 
 val flag : Conf_syntax.arg -> bool
 (** [on] or [off]. *)
@@ -46,7 +47,8 @@ val valid_host_name : string -> bool
     ['_'], ['.'] (not first or last), or [*.] before one. *)
 
 val address_arg : host:string -> Conf_syntax.arg -> string * int
-(** An address: [HOST:PORT], [[IPv6]:PORT], or a bare port on [host]. *)
+(** An address: [HOST:PORT], [[IPv6]:PORT], or a bare port on [host];
+    the port is 1-65535. *)
 
 type listen_role = Plain | Tls_listen | Redirect
 

@@ -37,6 +37,7 @@ type t = {
   sites : site list;
   default_site : int;
   unknown_host : unknown_host;
+  logs : (string * pos) list;
 }
 
 
@@ -139,7 +140,10 @@ let location ~dir (d : directive) =
           | code :: rest ->
               let n = int_of_string_opt code.value in
               (match n with
-               | Some n when n >= 200 && n <= 599 && String.length code.value = 3 -> ()
+               | Some n when n >= 200 && n <= 599 && String.length code.value = 3 ->
+                   (* Only a status the server can write (299 would be a 500). *)
+                   if Httpz.Status.of_code n = None then
+                     bad code.apos "%d is not a status the server answers (give one HTTP defines, as 200, 403, 410, 503)" n
                | _ -> bad code.apos "%S is not a status code (200-599)" code.value);
               let n = Option.get n in
               let text =
@@ -183,7 +187,8 @@ type site_acc = {
   mutable hdrs : (string * string) list;
   mutable cert_file : (string * pos) option;
   mutable key_file : (string * pos) option;
-  mutable locs : location list;
+  mutable locs : location list;  (** the last first *)
+  mutable loc_lines : (bool * string, int) Hashtbl.t;  (** each location's line, to refuse it twice *)
   mutable acc : access list;
   mutable is_default : pos option;
 }
@@ -221,18 +226,21 @@ let site_directive ~dir a (d : directive) =
       if not (Mime.is_type v.value) then bad v.apos "%S is not a media type (type/subtype[; parameters])" v.value;
       a.st <- { st with default_type = v.value }
   | "error_page" -> (
-      arity d 2;
-      match d.args with
-      | [ code; path ] ->
-          let n = int_arg code in
-          if not (List.mem n Error_pages.statuses) then
-            bad code.apos "%d has no error page (give one of %s)" n
-              (String.concat ", " (List.map string_of_int Error_pages.statuses));
-          if List.mem_assoc n st.error_pages then bad code.apos "the error page of %d is already given" n;
+      (* As nginx: error_page 500 502 503 504 /50x.html; *)
+      match List.rev d.args with
+      | [] | [ _ ] -> bad d.npos "'error_page' takes status codes, then a path: error_page 500 502 503 /50x.html"
+      | path :: rev_codes ->
           let p = path_arg path ~what:"the error page" in
-          a.st <- { st with error_pages = st.error_pages @ [ (n, p) ] };
-          a.pages <- (n, d.npos) :: a.pages
-      | _ -> assert false)
+          List.iter
+            (fun code ->
+              let n = int_arg code in
+              if not (List.mem n Error_pages.statuses) then
+                bad code.apos "%d has no error page (give one of %s)" n
+                  (String.concat ", " (List.map string_of_int Error_pages.statuses));
+              if List.mem_assoc n a.st.error_pages then bad code.apos "the error page of %d is already given" n;
+              a.st <- { a.st with error_pages = a.st.error_pages @ [ (n, p) ] };
+              a.pages <- (n, d.npos) :: a.pages)
+            (List.rev rev_codes))
   | "header" ->
       let n, v = header_field d in
       a.hdrs <- List.filter (fun (m, _) -> String.lowercase_ascii m <> String.lowercase_ascii n) a.hdrs @ [ (n, v) ]
@@ -240,10 +248,12 @@ let site_directive ~dir a (d : directive) =
   | "tls_certificate_key" -> a.key_file <- Some (beside ~dir (one d).value, d.npos)
   | "location" ->
       let l = location ~dir d in
-      (match List.find_opt (fun (o : location) -> o.exact = l.exact && o.path = l.path) a.locs with
-       | Some o -> bad d.npos "location %s%s is already given at line %d" (if l.exact then "= " else "") l.path o.lpos.line
-       | None -> ());
-      a.locs <- a.locs @ [ l ]
+      (* A table and a reversed list: a file of 50,000 locations reads in
+         linear time. *)
+      (match Hashtbl.find_opt a.loc_lines (l.exact, l.path) with
+       | Some line -> bad d.npos "location %s%s is already given at line %d" (if l.exact then "= " else "") l.path line
+       | None -> Hashtbl.replace a.loc_lines (l.exact, l.path) l.lpos.line);
+      a.locs <- l :: a.locs
   | n when List.mem n access_directives -> a.acc <- a.acc @ [ Conf_access.read ~dir d ]
   | _ -> assert false
 
@@ -258,7 +268,7 @@ let finish_site a ~names ~spos =
     | Some (_, p), None -> bad p "tls_certificate needs tls_certificate_key beside it"
     | None, Some (_, p) -> bad p "tls_certificate_key needs tls_certificate beside it"
   in
-  { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = a.locs; access = a.acc }
+  { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = List.rev a.locs; access = a.acc }
 
 (* {1 The server} *)
 
@@ -266,12 +276,12 @@ let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
     { st = Static.default_config; rpos = { line = 0; col = 0 }; pages = []; hdrs = []; cert_file = None; key_file = None;
-      locs = []; acc = []; is_default = None }
+      locs = []; loc_lines = Hashtbl.create 16; acc = []; is_default = None }
   in
   let c = ref Config.default_config in
   let set f = c := f !c in
   let global_headers = ref [] and listens = ref [] and unknown_host = ref Default_site in
-  let hsts = ref None and ticket = ref 3600 in
+  let hsts = ref None and ticket = ref 3600 and logs = ref [] in
   let positions = Hashtbl.create 16 in
   let seen = Hashtbl.create 32 in
   let site_blocks = ref [] in
@@ -281,7 +291,8 @@ let read_tree ~file tree =
       if d.name <> "site" && d.name <> "location" then no_block d;
       once seen d;
       Hashtbl.replace positions d.name d.npos;
-      let seconds () = duration (one d) in
+      (* A timeout of more than a day serves nobody: a mistake. *)
+      let seconds () = duration ~max:86400. ~max_text:"1 day (1d)" (one d) in
       match d.name with
       | "listen" -> listens := listen_arg d :: !listens
       | "io" -> (
@@ -292,7 +303,7 @@ let read_tree ~file tree =
           | v -> bad a.apos "%S: give uring or epoll" v)
       | "workers" ->
           let a = one d in
-          let n = if a.value = "auto" then 0 else int_arg ~min:1 a in
+          let n = if a.value = "auto" then 0 else int_arg ~min:1 ~max:1024 a in
           set (fun c -> { c with workers = n })
       | "user" ->
           let a = one d in
@@ -314,6 +325,7 @@ let read_tree ~file tree =
           let a, format = match d.args with [ a; f ] -> (a, Some f) | _ -> (one d, None) in
           let v = if a.value = "off" then None else if a.value = "-" then Some "-" else Some (beside ~dir a.value) in
           if v = None && format <> None then bad (Option.get format).apos "'access_log off' takes no format";
+          (match v with Some p when p <> "-" -> logs := (p, a.apos) :: !logs | _ -> ());
           set (fun c -> { c with access_log = v });
           Option.iter (fun f -> set (fun c -> { c with log_format = log_format f })) format
       | "log_format" -> let f = log_format (one d) in set (fun c -> { c with log_format = f })
@@ -325,13 +337,20 @@ let read_tree ~file tree =
       | "error_log" ->
           let a = one d in
           if a.value = "" then bad a.apos "the error log must not be empty";
+          if a.value <> "stderr" then logs := (beside ~dir a.value, a.apos) :: !logs;
           set (fun c -> { c with error_log = (if a.value = "stderr" then None else Some (beside ~dir a.value)) })
       | "log_level" -> (
           let a = one d in
           match Log.level_of_string a.value with
           | Ok l -> set (fun c -> { c with log_level = l })
           | Error _ -> bad a.apos "%S: give error, warn, info or debug" a.value)
-      | "server_header" -> let a = one d in set (fun c -> { c with server_name = a.value })
+      | "server_header" ->
+          let a = one d in
+          (* The server always writes the field: "off" would be sent as
+             the product name. *)
+          if a.value = "" || a.value = "off" then
+            bad a.apos "%S: the Server field cannot be left out; give the product name to send (httpz)" a.value;
+          set (fun c -> { c with server_name = a.value })
       | "hsts" -> hsts := Some (int_of_float (duration (one d)))
       | "tls_ticket_rotation" -> ticket := int_of_float (duration (one d))
       | "unknown_host" -> (
@@ -366,6 +385,7 @@ let read_tree ~file tree =
         let block = match d.block with Some b -> b | None -> bad d.npos "'site' needs a block { … }" in
         let a = copy base in
         a.locs <- [];
+        a.loc_lines <- Hashtbl.create 16;
         (* The top level's access directives are inherited kind by kind. *)
         a.acc <- [];
         (* The top level's certificate is the default one, not the site's. *)
@@ -401,7 +421,7 @@ let read_tree ~file tree =
     | [] -> ([ finish_site base ~names:[] ~spos:{ line = 1; col = 1 } ], 0)
     | _ ->
         if base.locs <> [] then
-          bad (List.hd base.locs).lpos "a location at the top level is for a file without site blocks: move it into a site";
+          bad (List.hd (List.rev base.locs)).lpos "a location at the top level is for a file without site blocks: move it into a site";
         let defaults = List.filter (fun (_, _, a) -> a.is_default <> None) sites in
         (match defaults with
          | _ :: (_, _, a) :: _ -> bad (Option.get a.is_default) "a second default site: one site takes the unknown hosts"
@@ -426,6 +446,30 @@ let read_tree ~file tree =
         | Some (c, k, _) -> Some (c, k)
         | None -> ( match site_certs with (_, (c, k, _)) :: _ -> Some (c, k) | [] -> None))
   in
+  (* hsts writes the field on every https answer; a header of the same
+     name would send it twice (and the server's cannot be left out per
+     site): one or the other. *)
+  (match !hsts, Hashtbl.find_opt positions "hsts" with
+   | Some _, Some p ->
+       let sts (n, _) = String.lowercase_ascii n = "strict-transport-security" in
+       let where =
+         if List.exists sts !global_headers then Some "at the top level"
+         else
+           List.find_map
+             (fun s ->
+               let name = match s.names with n :: _ -> n | [] -> "the site" in
+               if List.exists sts s.site_headers then Some ("in " ^ name)
+               else
+                 List.find_map
+                   (fun (l : location) -> if List.exists sts l.headers then Some ("in " ^ name ^ ", location " ^ l.path) else None)
+                   s.locations)
+             sites
+       in
+       Option.iter
+         (fun w ->
+           bad p "hsts and 'header Strict-Transport-Security' (%s) would both send the field: give one of them" w)
+         where
+   | _ -> ());
   let tls_listens = of_role Tls_listen in
   let first_pos r = List.find_map (fun (_, role, p) -> if role = r then Some p else None) listens in
   let tls =
@@ -474,7 +518,7 @@ let read_tree ~file tree =
          | None -> (match Hashtbl.find_opt positions "header" with Some p -> p | None -> { line = 1; col = 1 })
        in
        bad p "%s" e);
-  { file; server; sites; default_site; unknown_host = !unknown_host }
+  { file; server; sites; default_site; unknown_host = !unknown_host; logs = List.rev !logs }
 
 let read_string ~file text =
   match Conf_syntax.parse ~blocks:[ "site"; "location" ] text with

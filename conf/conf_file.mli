@@ -86,6 +86,9 @@ type t = {
   sites : site list;  (** at least one *)
   default_site : int;  (** index in [sites] of the one unknown hosts get *)
   unknown_host : unknown_host;
+  logs : (string * pos) list;
+      (** the access and error log files named (not [-] nor [stderr]),
+          where: [httpz check] checks that they can be opened *)
 }
 
 val static_error_pos : site -> string -> pos

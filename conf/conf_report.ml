@@ -19,7 +19,31 @@ let check_files t =
                 | Error e -> at p "%s" e
                 | Ok srv -> Tls.free srv; sites rest)))
   in
-  match Result.bind (Site_guards.create t) (fun _ -> sites t.sites) with
+  (* A log [serve] could not open would stop it (exit 1): its directory
+     must exist, and it or its directory be writable. Nothing is created. *)
+  let rec logs = function
+    | [] -> Ok ()
+    | (path, p) :: rest -> (
+        let dir = Filename.dirname path in
+        match Unix.stat path with
+        | { Unix.st_kind = Unix.S_DIR; _ } -> at p "%s: is a directory, not a log file" path
+        | _ -> (
+            match Unix.access path [ Unix.W_OK ] with
+            | () -> logs rest
+            | exception Unix.Unix_error (e, _, _) -> at p "%s: cannot be written: %s" path (Unix.error_message e))
+        | exception Unix.Unix_error (Unix.ENOENT, _, _) -> (
+            match Unix.stat dir with
+            | { Unix.st_kind = Unix.S_DIR; _ } -> (
+                match Unix.access dir [ Unix.W_OK; Unix.X_OK ] with
+                | () -> logs rest
+                | exception Unix.Unix_error (e, _, _) ->
+                    at p "%s: its directory %s cannot be written: %s" path dir (Unix.error_message e))
+            | _ -> at p "%s: %s is not a directory" path dir
+            | exception Unix.Unix_error ((Unix.ENOENT | Unix.ENOTDIR), _, _) -> at p "%s: no such directory %s" path dir
+            | exception Unix.Unix_error (e, _, _) -> at p "%s: its directory %s: %s" path dir (Unix.error_message e))
+        | exception Unix.Unix_error (e, _, _) -> at p "%s: %s" path (Unix.error_message e))
+  in
+  match Result.bind (logs t.logs) (fun () -> Result.bind (Site_guards.create t) (fun _ -> sites t.sites)) with
   | Error e -> Error e
   | Ok () -> (
       match t.server.tls with

@@ -33,4 +33,6 @@ val parse : blocks:string list -> string -> (directive list, error) result
     the first lexical or syntax error. Only the directives named in
     [blocks] may open a block: a [{] after another one is reported at that
     directive as a missing [;], which is what a forgotten [;] before a
-    block looks like. *)
+    block looks like. Blocks nest at most 8 deep (a valid file needs 2):
+    deeper is an error at the [{] that goes too deep, so no file can
+    exhaust the stack. *)

@@ -1,8 +1,7 @@
 module B = Httpz.Bigstring
 
 type t = {
-  exact : string array;
-  exact_site : int array;
+  exact : Name_table.t;  (** lower case *)
   suffixes : string array;  (** ".example.com", longest first *)
   suffix_site : int array;
   default : int;
@@ -17,7 +16,7 @@ let create ~names ~default =
     |> List.map (fun (n, i) -> (String.sub n 1 (String.length n - 1), i))
     |> List.stable_sort (fun (a, _) (b, _) -> compare (String.length b) (String.length a))
   in
-  { exact = Array.of_list (List.map fst exact); exact_site = Array.of_list (List.map snd exact);
+  { exact = Name_table.create (List.map (fun (n, i) -> (String.lowercase_ascii n, i)) exact);
     suffixes = Array.of_list (List.map fst wild); suffix_site = Array.of_list (List.map snd wild); default }
 
 (* The length of the name in [buf.{off .. off+len-1}]: without a port, nor
@@ -38,7 +37,7 @@ let name_length buf off len =
 let find t buf host =
   let off = Httpz.Span.off host in
   let len = name_length buf off (Httpz.Span.len host) in
-  let found = ref (Name_table.find_equal t.exact t.exact_site buf ~off ~len ~caseless:true) in
+  let found = ref (Name_table.find t.exact buf ~off ~len ~caseless:true) in
   let i = ref 0 in
   let n = Array.length t.suffixes in
   while !found < 0 && !i < n do

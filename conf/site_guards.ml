@@ -10,7 +10,18 @@ let create (conf : Conf_file.t) =
   (* Where user files are given, and which a password in effect uses: one
      that none uses protects nothing, which is a mistake. *)
   let files = ref [] and used = ref [] in
-  let make c entries =
+  let make (c : Guard.config) entries =
+    (* A FIFO or device would block the reading for ever (or read a
+       stream): only a regular file is a user file. *)
+    (match c.auth with
+     | Some { user_file; _ } -> (
+         match Unix.stat user_file with
+         | { Unix.st_kind = Unix.S_REG; _ } -> ()
+         | _ ->
+             fail (match Conf_access.user_file entries with Some p -> p | None -> (List.hd entries).at)
+               (Printf.sprintf "%s: not a regular file" user_file)
+         | exception Unix.Unix_error _ -> (* Guard.create says why *) ())
+     | None -> ());
     match Guard.create c with
     | Ok g -> Hashtbl.replace made c g; g
     | Error e ->

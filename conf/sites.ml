@@ -8,9 +8,23 @@ type rule = {
   body : string;  (** of [return]: the redirect's page or the text *)
   page : bool;  (** [return] answers with the site's error page *)
   guard : Guard.t option;  (** the location's access control, inherited from the site *)
+  challenge : string;  (** the [WWW-Authenticate] of the guard's 401 *)
 }
 
-type site = { static : Static.t; rules : Rules.t; rule : rule array; plain : Static.rule; guard : Guard.t option }
+(* The location the static handler is answering under, for its relocate
+   question ({!Static.set_relocate}): per worker, one request at a time. *)
+type here = { mutable loc : int }
+
+type site = {
+  static : Static.t;
+  rules : Rules.t;
+  rule : rule array;
+  default_rule : rule;  (** a path under no location: the site's settings and guard *)
+  here : here;
+  refusal_pages : bool;
+      (** the site has an error page for 401, 403 or 429: the guards'
+          refusals are answered with it ({!admitted}) *)
+}
 
 type t = { hosts : Host_match.t; sites : site array; default : int; refuse : Status.t }
 
@@ -26,6 +40,12 @@ let merge site_headers headers =
 let redirect_page url =
   Printf.sprintf "<!DOCTYPE html>\n<title>Moved</title>\n<p>Moved to <a href=\"%s\">%s</a>.</p>\n"
     (Static.html_escape url) (Static.html_escape url)
+
+(* As {!Httpz_server.Basic_auth.challenge} writes it. *)
+let challenge entries =
+  match Conf_access.config entries with
+  | Ok { auth = Some a; _ } -> Printf.sprintf "Basic realm=\"%s\", charset=\"UTF-8\"" a.realm
+  | _ -> ""
 
 let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
   let ( let* ) = Result.bind in
@@ -43,7 +63,8 @@ let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
         else (st, "", List.mem code Error_pages.statuses)
     | Serve | Rewrite _ | Internal -> (Status.Ok, "", false)
   in
-  Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page; guard }
+  Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page; guard;
+       challenge = challenge (Conf_access.within ~outer:s.access ~inner:l.access) }
 
 let create (conf : Conf_file.t) =
   match Site_guards.create conf with
@@ -64,7 +85,17 @@ let create (conf : Conf_file.t) =
                 | _, Ok plain ->
                     let rule = Array.of_list (List.map Result.get_ok rules) in
                     let locs = Rules.create (List.map (fun (l : Conf_file.location) -> (l.exact, l.path)) s.locations) in
-                    build ({ static = st; rules = locs; rule; plain; guard = g.site } :: acc) (rest, guards)
+                    let here = { loc = -1 } in
+                    (* Another path served under the same location goes on;
+                       under another one, it is an internal redirect. *)
+                    Static.set_relocate st (fun m -> Rules.find locs (Static.path st) m = here.loc);
+                    let refusal_pages =
+                      List.exists (Static.has_page st) [ Status.Unauthorized; Forbidden; Too_many_requests ]
+                    in
+                    build ({ static = st; rules = locs; rule; here; refusal_pages;
+                             default_rule =
+                               { answer = plain; action = Serve; prefix_len = 0; status = Status.Ok; body = "";
+                                 page = false; guard = g.site; challenge = challenge s.access } } :: acc) (rest, guards)
                 | Some (Ok _), _ -> assert false))
       in
       match build [] (conf.sites, guards) with
@@ -100,8 +131,68 @@ let return s c r =
   end
 
 (* The guard's verdict ([true]: answer the request); a refusal is answered
-   by the guard. *)
-let admitted guard c = match guard with None -> true | Some g -> Guard.admit g c
+   by the guard. [passed]: the guard the request has already passed (an
+   internal redirect to a location under the same guard is not checked,
+   nor counted against its rate, twice). *)
+let rec admitted s r passed c =
+  match r.guard, passed with
+  | None, _ -> true
+  | Some g, Some p when g == p -> true
+  | Some g, _ -> if s.refusal_pages then judged s r g c else Guard.admit g c
+
+(* The guard's verdict, its refusal answered with the site's error page
+   (nginx's error_page applies to its access phase's 401, 403 and 429 too);
+   the challenge and Retry-After kept. Allocates for a refusal only. *)
+and judged s r g c =
+  let req = Ctx.request c in
+  let i = Request.find req Authorization in
+  let authorization = if i >= 0 then Request.header_value req i else Span.empty in
+  match Guard.decide g ~addr:(Ctx.peer_ip c) ~now_ns:(Syscall.clock_monotonic_ns ()) (Ctx.buffer c) authorization with
+  | Pass -> true
+  | Denied -> refused c 403; Static.error s.static c Forbidden; false
+  | Unauthenticated -> refused c 401; Static.error_with s.static c Unauthorized Www_authenticate r.challenge; false
+  | Limited wait ->
+      refused c 429;
+      Static.error_with s.static c Too_many_requests Retry_after (string_of_int wait);
+      false
+
+(* As the guard logs its own refusals: at debug level only. *)
+and refused c code =
+  if Log.enabled Log.Debug then
+    Log.debug "guard: %d for %s (%s)" code (fst (Ctx.client c))
+      (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)))
+
+(* nginx's bound: 10 internal redirects, then 500. *)
+let max_redirects = 10
+
+(* Answers the decoded path of length [n] (or a code) under location [k]
+   ([-1]: the site's own settings), after [redirects] internal redirects
+   (a [rewrite], an index file or a fallback under another location). *)
+let rec serve_at s c k n passed redirects =
+  let r = if k < 0 then s.default_rule else Array.unsafe_get s.rule k in
+  if admitted s r passed c then begin
+    s.here.loc <- k;
+    match r.action with
+    | Serve -> moved s c (Static.answer s.static r.answer c n) r.guard redirects
+    | Internal ->
+        (* Only internal redirects reach it, as nginx's [internal]. *)
+        if redirects = 0 then Static.error s.static c Not_found
+        else moved s c (Static.answer s.static r.answer c n) r.guard redirects
+    | Rewrite replacement -> relocate s c (Static.rewrite s.static n ~prefix:r.prefix_len replacement) r.guard redirects
+    | Return _ -> return s c r
+  end
+
+and moved s c m passed redirects = if m >= 0 then relocate s c m passed redirects
+
+and relocate s c m passed redirects =
+  if redirects >= max_redirects then begin
+    Log.error "rewrite or internal redirection cycle while serving %S"
+      (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)));
+    Static.error s.static c Internal_server_error
+  end
+  else
+    let k = if m >= 0 then Rules.find s.rules (Static.path s.static) m else -1 in
+    serve_at s c k m passed (redirects + 1)
 
 let handler t c =
   let req = Ctx.request c in
@@ -111,14 +202,5 @@ let handler t c =
     let s = Array.unsafe_get t.sites i in
     let n = Static.decode s.static c in
     let k = if n >= 0 then Rules.find s.rules (Static.path s.static) n else -1 in
-    if k < 0 then (if admitted s.guard c then Static.answer s.static s.plain c n)
-    else begin
-      let r = Array.unsafe_get s.rule k in
-      if admitted r.guard c then
-      match r.action with
-      | Serve -> Static.answer s.static r.answer c n
-      | Internal -> Static.error s.static c Not_found
-      | Rewrite replacement -> Static.answer s.static r.answer c (Static.rewrite s.static n ~prefix:r.prefix_len replacement)
-      | Return _ -> return s c r
-    end
+    serve_at s c k n None 0
   end

@@ -15,10 +15,18 @@
       / [404] with [unknown_host].
     - [return] answers its status: a redirect with [Location], a text as
       [text/plain], or the site's error page of that status.
-    - [rewrite] serves the replaced path in place; [internal] answers 404
-      (the location's files still serve as error pages, which the static
-      handler opens itself); [try_files] answers the fallback path when
-      the file is not found.
+    - [rewrite] replaces the path; [internal] answers 404 to a request
+      that asks for it (the location's files still serve as error pages,
+      which the static handler opens itself, and after an internal
+      redirect); [try_files] answers the fallback path when the file is
+      not found.
+    - Internal redirects (nginx's): the path a [rewrite] makes, a
+      [try_files] fallback and a directory's index file are served under
+      the location they fall in, not the one requested (the static
+      handler hands them back, {!Httpz_static.Static.answer}): that
+      location's access control, headers and action apply. A guard the
+      request has already passed is not asked again. The 11th redirect of
+      a request answers 500 (a cycle, as nginx) and logs it.
     - A request without [Host] (HTTP/1.0) gets the default site.
     - Access control runs after the location is found and before any
       answer, [return] and [internal] included: the location's guard

@@ -8,7 +8,7 @@ type t = {
   beneath : Beneath.t;
 }
 
-let statuses = [ 400; 403; 404; 405; 412; 414; 416; 500; 503 ]
+let statuses = [ 400; 401; 403; 404; 405; 412; 414; 416; 429; 500; 502; 503 ]
 
 let path_of p = if String.length p > 0 && p.[0] = '/' then p else "/" ^ p
 
@@ -57,7 +57,7 @@ let find t (status : Status.t) =
 (* From the file cache when the page is small (checked once per TTL like
    any file), else sent from its fd; the built-in page if it cannot be
    opened now. *)
-let answer t c (status : Status.t) i ~cache ~mime ~content_range ~range_len =
+let answer ?extra t c (status : Status.t) i ~cache ~mime ~content_range ~range_len =
   let p = t.paths.(i) in
   let n = B.length p in
   let now_ms = Syscall.clock_monotonic_ns () / 1_000_000 in
@@ -86,11 +86,12 @@ let answer t c (status : Status.t) i ~cache ~mime ~content_range ~range_len =
       Ctx.header c Content_type Pages.html_type;
       Ctx.body_string c Pages.p416
     end
-    else Pages.error_page c status
+    else Pages.error_page_extra c status extra
   end
   else begin
     Ctx.start c status;
     (match status with Method_not_allowed -> Ctx.header c Allow Pages.allow | _ -> ());
+    (match extra with Some (name, value) -> Ctx.header c name value | None -> ());
     if range_len > 0 then Ctx.header_bytes c Content_range content_range ~off:0 ~len:range_len;
     Ctx.header c Content_type (Mime.Cache.type_of mime (Mime.Cache.slot_of_path mime p n));
     if fd >= 0 then Ctx.body_file c ~fd ~off:0 ~len:(Syscall.stat_size t.st) ~close:true

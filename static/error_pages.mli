@@ -7,8 +7,9 @@
 type t
 
 val statuses : int list
-(** The statuses the static handler answers with a page of its own: 400,
-    403, 404, 405, 412, 414, 416, 500, 503. *)
+(** The statuses answered with a page: 400, 401, 403, 404, 405, 412,
+    414, 416, 429, 500, 502, 503 (401 and 429 are the refusals of a
+    configuration file's access control, 502 a [return]'s). *)
 
 val create : Beneath.t -> (int * string) list -> (t, string) result
 (** [create beneath pages] checks every [(status, path)]: a status of
@@ -20,6 +21,7 @@ val find : t -> Httpz.Status.t -> int
 (** [find t status] is the page for [status], or [-1]. Does not allocate. *)
 
 val answer :
+  ?extra:Httpz.Header_name.t * string ->
   t ->
   Httpz_server.Ctx.t ->
   Httpz.Status.t ->
@@ -33,4 +35,5 @@ val answer :
     [status] with page [i] (from {!find}), its [Content-Type] from its
     extension, [Allow] for a 405 and, when [range_len > 0] (a 416), the
     [Content-Range] [content_range.{0 .. range_len-1}]. A page that cannot
-    be opened now (removed since) gets the built-in page. *)
+    be opened now (removed since) gets the built-in page. [extra]: one
+    more field, as a 401's [WWW-Authenticate]. *)

@@ -16,22 +16,29 @@ let p414 = page_of Uri_too_long
 let p416 = page_of Range_not_satisfiable
 let p500 = page_of Internal_server_error
 let p503 = page_of Service_unavailable
+let p401 = page_of Unauthorized
+let p429 = page_of Too_many_requests
+let p502 = page_of Bad_gateway
 
 let html_type = "text/html; charset=utf-8"
 let allow = "GET, HEAD, OPTIONS"
 
-let error_page c (status : Status.t) =
+let error_page_extra c (status : Status.t) extra =
   let body =
     match status with
     | Bad_request -> p400 | Forbidden -> p403 | Not_found -> p404
     | Method_not_allowed -> p405 | Precondition_failed -> p412 | Uri_too_long -> p414
     | Range_not_satisfiable -> p416 | Service_unavailable -> p503
+    | Unauthorized -> p401 | Too_many_requests -> p429 | Bad_gateway -> p502
     | _ -> p500
   in
   Ctx.start c status;
   (match status with Method_not_allowed -> Ctx.header c Allow allow | _ -> ());
+  (match extra with Some (name, value) -> Ctx.header c name value | None -> ());
   Ctx.header c Content_type html_type;
   Ctx.body_string c body
+
+let error_page c status = error_page_extra c status None
 
 let status_of_errno e =
   let e = -e in

@@ -18,6 +18,10 @@ val error_page : Httpz_server.Ctx.t -> Httpz.Status.t -> unit
 (** [error_page c status] answers [status] with its page (and [Allow] for
     405). Does not allocate. *)
 
+val error_page_extra : Httpz_server.Ctx.t -> Httpz.Status.t -> (Httpz.Header_name.t * string) option -> unit
+(** [error_page_extra c status extra] is {!error_page} with one more
+    field ([WWW-Authenticate] of a 401, [Retry-After] of a 429). *)
+
 val status_of_errno : int -> Httpz.Status.t
 (** [status_of_errno (-errno)] of a failed open: 404 for what does not
     exist or is refused as an escape (ENOENT, ENOTDIR, EXDEV, ELOOP,

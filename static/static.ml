@@ -101,6 +101,12 @@ type t = {
   plain_rule : Answer_rule.t;  (** the configuration's, without a per-path rule *)
   mutable rule : Answer_rule.t;  (** the rule of the request being answered *)
   mutable fell_back : bool;  (** the rule's fallback is being answered *)
+  mutable relocate : int -> bool;
+      (** asked before another path than the requested one is served
+          (an index file, the fallback): [true] lets the answer go on *)
+  mutable moved : int;
+      (** [-1], or the length of the path [answer] hands back to its
+          caller instead of serving it *)
   heads : Head_cache.t;  (** the fields of recent file answers *)
 }
 
@@ -196,6 +202,8 @@ let create cfg =
           plain_rule;
           rule = plain_rule;
           fell_back = false;
+          relocate = (fun _ -> true);
+          moved = -1;
           heads = Head_cache.create ~size:128 ~rule:plain_rule;
         }
 
@@ -699,7 +707,11 @@ let serve_directory t c req buf dfd n ~is_get =
     let fd = Beneath.openat t.beneath t.path 1 (m - 1) in
     if fd >= 0 && Syscall.fstat fd t.st = 0 && Syscall.stat_is_regular t.st then begin
       ignore (Syscall.close dfd);
-      serve_opened t c req buf fd m ~is_get
+      if t.relocate m then serve_opened t c req buf fd m ~is_get
+      else begin
+        ignore (Syscall.close fd);
+        t.moved <- m
+      end
     end
     else begin
       if fd >= 0 then ignore (Syscall.close fd);
@@ -798,6 +810,8 @@ let rec serve t c req n ~is_get =
       if slot >= 0 && (not (File_cache.is_absent t.cache slot))
          && File_cache.fresh t.cache slot ~now_ms:t.now_ms
       then begin
+        if key <> n && not (t.relocate key) then t.moved <- key
+        else
         let content = File_cache.content t.cache slot in
         if t.mem != content then t.mem <- content;
         t.mem_slot <- slot;
@@ -811,18 +825,22 @@ let rec serve t c req n ~is_get =
       then begin
         (* Out of descriptors, the re-check cannot open the file: the copy
            we hold is better than a 503; it is checked again next time. *)
+        if key <> n && not (t.relocate key) then t.moved <- key
+        else begin
         t.mem <- File_cache.content t.cache slot;
         t.mem_slot <- slot;
         serve_file t c req buf (-1) key ~is_get ~size:(File_cache.size t.cache slot)
           ~mtime_s:(File_cache.mtime_s t.cache slot) ~mtime_ns:(File_cache.mtime_ns t.cache slot)
+        end
       end
       else if fd < 0 && t.rule.fallback <> "" && not t.fell_back
               && (fd = - Syscall.enoent || fd = - Syscall.enotdir) then begin
         (* try_files: the rule's fallback answers a path that is not there. *)
         t.fell_back <- true;
         let f = t.rule.fallback in
-        B.blit_from_string f ~src_off:0 t.path ~dst_off:0 ~len:(String.length f);
-        serve t c req (String.length f) ~is_get
+        let m = String.length f in
+        B.blit_from_string f ~src_off:0 t.path ~dst_off:0 ~len:m;
+        if t.relocate m then serve t c req m ~is_get else t.moved <- m
       end
       else if fd < 0 then begin
         let status = status_of_errno fd in
@@ -848,23 +866,37 @@ let rec serve t c req n ~is_get =
 let answer t rule c n =
   if t.rule != rule then t.rule <- rule;
   t.fell_back <- false;
+  t.moved <- -1;
   let req = Ctx.request c in
-  match Request.meth req with
-  | Get -> serve t c req n ~is_get:true
-  | Head -> serve t c req n ~is_get:false
-  | Options ->
-    Ctx.start c No_content;
-    Ctx.header c Allow allow;
-    Ctx.no_body c ~content_length:(-1)
-  | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page t c Method_not_allowed
+  (match Request.meth req with
+   | Get -> serve t c req n ~is_get:true
+   | Head -> serve t c req n ~is_get:false
+   | Options ->
+     Ctx.start c No_content;
+     Ctx.header c Allow allow;
+     Ctx.no_body c ~content_length:(-1)
+   | Post | Put | Delete | Connect | Trace | Patch | Other -> error_page t c Method_not_allowed);
+  t.moved
+
+let set_relocate t f = t.relocate <- f
 
 let error t c status = t.rule <- t.plain_rule; error_page t c status
+
+let error_with t c status name value =
+  t.rule <- t.plain_rule;
+  let i = Error_pages.find t.errors status in
+  if i < 0 then Pages.error_page_extra c status (Some (name, value))
+  else
+    Error_pages.answer ~extra:(name, value) t.errors c status i ~cache:t.cache ~mime:t.mime ~content_range:t.scratch
+      ~range_len:0
+
+let has_page t status = Error_pages.find t.errors status >= 0
 let plain_rule t = t.plain_rule
 
 let handler t c =
   let req = Ctx.request c in
   match Request.meth req with
-  | Get | Head -> answer t t.plain_rule c (decode t c)
+  | Get | Head -> ignore (answer t t.plain_rule c (decode t c) : int)
   | Options ->
     Ctx.start c No_content;
     Ctx.header c Allow allow;

@@ -217,8 +217,8 @@ type config = {
           file at [path] (relative to the root, with or without a leading
           ['/']) instead of the built-in page, keeping the status, with
           the file's [Content-Type] and no validators. The statuses the
-          handler answers with a page: 400, 403, 404, 405, 412, 414, 416,
-          500, 503 ({!create} refuses others). The file is opened like any
+          handler answers with a page: 400, 401, 403, 404, 405, 412, 414,
+          416, 429, 500, 502, 503 ({!create} refuses others). The file is opened like any
           request path (openat2 [RESOLVE_BENEATH] from the root's fd, the
           dotfile rule, the file cache), so it cannot lie outside the
           root; {!create} checks that it is a regular file there. If it
@@ -283,16 +283,38 @@ val rewrite : t -> int -> prefix:int -> string -> int
     the decoded path of length [n] with [replacement]; the new length ([n]
     unchanged when it would not fit, or [n] is a code). *)
 
-val answer : t -> rule -> Ctx.t -> int -> unit
+val answer : t -> rule -> Ctx.t -> int -> int
 (** [answer t rule c n] answers the request of [c] as {!handler} does,
     for the decoded path of length [n] (or the code) from {!decode} (and
     {!rewrite}), with [rule]'s fields, listing, compression and fallback:
     a path that is not found ([ENOENT], [ENOTDIR]) is answered as the
-    fallback path instead, once (a missing fallback is a 404). *)
+    fallback path instead, once (a missing fallback is a 404).
+
+    Before it serves another path than [n]'s (a directory's index file
+    that exists, the fallback), it asks the function given to
+    {!set_relocate} with that path's length (the path is in {!path}).
+    [true]: it serves it under [rule]. [false]: it answers nothing and
+    returns that length, and the caller must treat the request as an
+    internal redirect to {!path} (pick its rule, check its access, and
+    call [answer] again); this is how a location's rules apply to the
+    path actually served, as nginx's [index] and [try_files] do.
+    Otherwise the request is answered and the result is [-1]. *)
+
+val set_relocate : t -> (int -> bool) -> unit
+(** [set_relocate t f]: [f m] is asked as said in {!answer}; it must not
+    allocate nor touch {!path}. Default: always [true]. Start-up only. *)
 
 val error : t -> Ctx.t -> Httpz.Status.t -> unit
 (** [error t c status] answers [status] with its page (custom or
     built-in), as the handler does. *)
+
+val error_with : t -> Ctx.t -> Httpz.Status.t -> Httpz.Header_name.t -> string -> unit
+(** [error_with t c status name value] is {!error} with the field
+    [name: value] added (a 401's challenge, a 429's [Retry-After]). *)
+
+val has_page : t -> Httpz.Status.t -> bool
+(** [has_page t status]: {!config.error_pages} gives a page for
+    [status]. *)
 
 val root_fd : t -> Syscall.fd
 (** [root_fd t] is the document root's directory fd. *)

@@ -86,6 +86,26 @@ let cases =
     ("log level", "root /tmp;\nlog_level verbose;\n", "2:11", "give error, warn, info or debug");
     ("stats listener", "root /tmp;\nstats_listen 127.0.0.1:99999;\n", "2:14", "out of range");
     ("stats listener on a served address", "root /tmp;\nlisten 127.0.0.1:8080;\nstats_listen 127.0.0.1:8080;\n", "3:1", "is in both listen and stats_listen");
+    (* issue 34, finding 3: values check accepted that then misbehaved *)
+    ("a timeout that overflows", "root /tmp;\nidle_timeout 99999999999999999h;\n", "2:14", "above the greatest value, 1 day");
+    ("a max_age that overflows", "root /tmp;\nmax_age 99999999999999999h;\n", "2:9", "above the greatest value, 10 years");
+    ("a size that overflows", "root /tmp;\nmax_body 99999999999999999g;\n", "2:10", "above the greatest value, 1 PiB");
+    ("a burst that overflows the rate's clock", "root /tmp;\nlimit_req 1r/m 153722867;\n", "2:16", "above the greatest value, 100000");
+    ("a rate too slow", "root /tmp;\nlimit_req 0.001;\n", "2:11", "below the least rate, 1r/m");
+    ("a rate too fast", "root /tmp;\nlimit_req 2000000r/s;\n", "2:11", "above the greatest rate");
+    ("a status the server cannot answer", "root /tmp;\nlocation /a/ { return 299; }\n", "2:23", "299 is not a status the server answers");
+    ("too many workers", "root /tmp;\nworkers 100000000;\n", "2:9", "above the greatest value, 1024");
+    ("listen on port 0", "root /tmp;\nlisten 0;\n", "2:8", "port 0 is a random port");
+    ("stats on port 0", "root /tmp;\nstats_listen 127.0.0.1:0;\n", "2:14", "port 0 is a random port");
+    (* issue 34, finding 5 *)
+    ("error_page without a path", "root /tmp;\nerror_page 404;\n", "2:1", "'error_page' takes status codes, then a path");
+    ("error_page, one code given twice", "root /tmp;\nerror_page 500 502 500 /x.html;\n", "2:20", "the error page of 500 is already given");
+    ("server_header off", "root /tmp;\nserver_header off;\n", "2:15", "the Server field cannot be left out");
+    ("hsts and a Strict-Transport-Security header", "listen 8443 tls;\ntls_certificate a.crt;\ntls_certificate_key a.key;\nhsts 1d;\nsite a.test {\n  root /tmp;\n  header Strict-Transport-Security \"max-age=60\";\n}\n", "4:1", "(in a.test) would both send the field");
+    ("hsts and a location's Strict-Transport-Security", "listen 8443 tls;\ntls_certificate a.crt;\ntls_certificate_key a.key;\nhsts 1d;\nroot /tmp;\nlocation /a/ { header strict-transport-security max-age=60; }\n", "4:1", "location /a/) would both send");
+    (* issue 34, finding 2: a nesting this deep overflowed the stack *)
+    ("blocks nested too deep", "root /tmp;\n" ^ String.concat "" (List.init 100_000 (fun _ -> "site a {")), "2:72",
+     "blocks nested more than 8 deep");
     ("try_files beside return", "root /tmp;\nlocation /a/ { try_files $uri /i; return 404; }\n", "2:35", "try_files does nothing beside return");
   ]
 

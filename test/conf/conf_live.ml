@@ -12,7 +12,8 @@ let base = Httpz_test_support.temp_dir "httpz_conf"
 
 let () =
   let p = Filename.concat base in
-  List.iter (fun d -> Unix.mkdir (p d) 0o755) [ "a"; "a/assets"; "a/errors"; "a/admin"; "a/private"; "a/slow"; "b" ];
+  List.iter (fun d -> Unix.mkdir (p d) 0o755) [ "a"; "a/assets"; "a/errors"; "a/admin"; "a/private"; "a/slow"; "a/priv2"; "b" ];
+  write (p "a/priv2/index.html") "priv2\n";
   write (p "a/admin/index.html") "admin\n";
   write (p "a/private/index.html") "private\n";
   write (p "a/slow/index.html") "slow\n";
@@ -21,6 +22,7 @@ let () =
   write (p "a/index.html") "site a\n";
   write (p "a/assets/app.css") "body{}\n";
   write (p "a/errors/404.html") "custom 404\n";
+  write (p "a/errors/denied.html") "custom denied\n";
   write (p "b/index.html") "site b\n"
 
 let conf_text =
@@ -28,6 +30,7 @@ let conf_text =
     {|site a.test *.a.test {
   root %s/a;
   error_page 404 /errors/404.html;
+  error_page 401 403 429 /errors/denied.html;
   location /assets/ { header Cache-Control "public, max-age=31536000, immutable"; }
   location = /index.html { header Cache-Control no-cache; header X-Page index; }
   location /app/ { try_files $uri /index.html; }
@@ -40,8 +43,13 @@ let conf_text =
   location /admin/ { auth_basic Admin; limit_req 100000r/s 100000; }
   location /private/ { deny all; }
   location /slow/ { limit_req 1r/m 2; }
+  location /styles/ { rewrite /; }
+  location /leak/ { try_files $uri /admin/index.html; }
+  location /oops/ { try_files $uri /errors/404.html; }
+  location = /priv2/index.html { deny all; }
+  location /loop/ { rewrite /loop/; }
 }
-site b.test default { root %s/b; }
+site b.test default { root %s/b; location = /bad-gateway { return 502; } }
 site c.test {
   root %s/b;
   auth_basic "Site C";
@@ -97,9 +105,15 @@ let test_answers () =
   let r = check "exact rule" "a.test" "/index.html" 200 "site a\n" in
   Alcotest.(check (option string)) "no-cache" (Some "no-cache") (header r "cache-control");
   Alcotest.(check (option string)) "its header" (Some "index") (header r "x-page");
-  let r = check "no rule" "a.test" "/" 200 "" in
-  Alcotest.(check (option string)) "no rule: no Cache-Control" None (header r "cache-control");
-  ignore (check "try_files" "a.test" "/app/settings/profile" 200 "site a\n");
+  let r = check "index file: the location of /index.html" "a.test" "/" 200 "site a\n" in
+  Alcotest.(check (option string)) "index file: its Cache-Control" (Some "no-cache") (header r "cache-control");
+  Alcotest.(check (option string)) "index file: its header" (Some "index") (header r "x-page");
+  let r = check "try_files" "a.test" "/app/settings/profile" 200 "site a\n" in
+  Alcotest.(check (option string)) "fallback: the location of /index.html" (Some "no-cache") (header r "cache-control");
+  let r = check "rewrite to another location" "a.test" "/styles/assets/app.css" 200 "body{}\n" in
+  Alcotest.(check (option string)) "rewrite: its rules" (Some "public, max-age=31536000, immutable") (header r "cache-control");
+  ignore (check "fallback into an internal location" "a.test" "/oops/x" 200 "custom 404\n");
+  ignore (check "redirection cycle" "a.test" "/loop/x" 500 "");
   let r = check "redirect" "a.test" "/old/page" 301 "" in
   Alcotest.(check (option string)) "location" (Some "https://a.test/new/") (header r "location");
   ignore (check "internal" "a.test" "/errors/404.html" 404 "custom 404\n");
@@ -115,9 +129,13 @@ let test_access () =
     r
   in
   ignore (st "site rules allow the loopback" 200 (request "a.test" "/"));
-  ignore (st "deny all in a location" 403 (request "a.test" "/private/"));
+  let r = st "deny all in a location" 403 (request "a.test" "/private/") in
+  (* Issue 34, finding 5: the site's error_page answers the guards'
+     refusals, with their fields. *)
+  Alcotest.(check string) "403: the site's error page" "custom denied\n" r.body;
   let r = st "a password in a location, none given" 401 (request "a.test" "/admin/") in
   Alcotest.(check (option string)) "challenge" (Some "Basic realm=\"Admin\", charset=\"UTF-8\"") (header r "www-authenticate");
+  Alcotest.(check string) "401: the site's error page" "custom denied\n" r.body;
   ignore (st "wrong password" 401 (request_as "Basic YWxpY2U6d3Jvbmc=" "a.test" "/admin/"));
   let r = st "the site's user file, the location's realm" 200 (request_as alice "a.test" "/admin/") in
   Alcotest.(check string) "the file" "admin\n" r.body;
@@ -125,10 +143,25 @@ let test_access () =
   ignore (st "burst of 2: second" 200 (request "a.test" "/slow/"));
   let r = st "over the rate" 429 (request "a.test" "/slow/") in
   Alcotest.(check (option string)) "Retry-After" (Some "60") (header r "retry-after");
-  ignore (st "site password" 401 (request "c.test" "/"));
+  Alcotest.(check string) "429: the site's error page" "custom denied\n" r.body;
+  let r = st "site password" 401 (request "c.test" "/") in
+  Alcotest.(check string) "no error page: the guard's answer" "401 Unauthorized\n" r.body;
+  Alcotest.(check (option string)) "... its challenge" (Some "Basic realm=\"Site C\", charset=\"UTF-8\"") (header r "www-authenticate");
+  let r = st "return 502: its built-in page" 502 (request "b.test" "/bad-gateway") in
+  Alcotest.(check bool) ("502 page: " ^ r.body) true (Httpz_test_support.find_sub r.body "502 Bad Gateway" >= 0);
   ignore (st "site password, given" 200 (request_as alice "c.test" "/"));
   ignore (st "auth_basic off in a location: no password asked" 404 (request "c.test" "/free/x"));
-  ignore (st "another site: none of a.test's rules" 200 (request "b.test" "/"))
+  ignore (st "another site: none of a.test's rules" 200 (request "b.test" "/"));
+  (* The rules of the path served, not of the path asked (nginx's
+     internal redirects): issue 34, finding 1. *)
+  ignore (st "rewrite into a guarded location" 401 (request "a.test" "/styles/admin/"));
+  ignore (st "rewrite into a guarded location, a file" 401 (request "a.test" "/styles/admin/index.html"));
+  let r = st "rewrite into a guarded location, password given" 200 (request_as alice "a.test" "/styles/admin/") in
+  Alcotest.(check string) "the admin page" "admin\n" r.body;
+  ignore (st "rewrite into a denied location" 403 (request "a.test" "/styles/private/"));
+  ignore (st "try_files fallback into a guarded location" 401 (request "a.test" "/leak/nothing"));
+  ignore (st "index file under a denied exact location" 403 (request "a.test" "/priv2/"));
+  ignore (st "the denied exact location itself" 403 (request "a.test" "/priv2/index.html"))
 
 let sites_error text =
   match Conf_file.read_string ~file:(Filename.concat base "e.conf") text with
@@ -169,13 +202,16 @@ let words_per_request c raw status n =
 let test_zero_alloc () =
   let s = Lazy.force server in
   let cases =
-    [ ("site by exact Host, no rule", request "a.test" "/", 200);
+    [ ("site by exact Host, index file under an exact rule", request "a.test" "/", 200);
       ("site by wildcard Host, prefix rule with a header", request "x.a.test:8443" "/assets/app.css", 200);
       ("exact rule with two headers", request "a.test" "/index.html", 200);
-      ("try_files fallback", request "a.test" "/app/deep/route", 200);
+      ("try_files fallback, under another location", request "a.test" "/app/deep/route", 200);
+      ("rewrite to another location", request "a.test" "/styles/assets/app.css", 200);
+      ("index file under the same settings", request "b.test" "/", 200);
       ("unknown Host, default site", request "elsewhere.test" "/", 200);
       ("return 301", request "a.test" "/old/x", 301);
-      ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200) ]
+      ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200);
+      ("guarded site without refusal pages", request_as alice "c.test" "/", 200) ]
   in
   with_client s.port (fun c ->
       (* Past the server's 1000-request warm-up, through every path. *)
@@ -216,7 +252,25 @@ let test_example () =
   let code, out, err = run ("check --config " ^ Filename.quote (Filename.concat copy "httpz.conf")) in
   Alcotest.(check int) ("exit 0: " ^ err) 0 code;
   Alcotest.(check bool) "one summary line" true (Httpz_test_support.find_sub out ": ok: 2 sites" >= 0);
-  Alcotest.(check int) "one line" 1 (List.length (String.split_on_char '\n' (String.trim out)))
+  Alcotest.(check int) "one line" 1 (List.length (String.split_on_char '\n' (String.trim out)));
+  (* Issue 34, finding 5: every site that serves the root with the
+     administration area asks its password there. *)
+  match Conf_file.read (Filename.concat copy "httpz.conf") with
+  | Error e -> Alcotest.fail e
+  | Ok t ->
+      List.iter
+        (fun (s : Conf_file.site) ->
+          let guarded =
+            List.exists
+              (fun (l : Conf_file.location) ->
+                l.path = "/admin/" && (not l.exact)
+                && List.exists
+                     (fun (e : Conf_file.access) -> e.directive = "auth_basic" && e.args <> [ "off" ])
+                     (Conf_access.within ~outer:s.access ~inner:l.access))
+              s.locations
+          in
+          Alcotest.(check bool) (String.concat " " s.names ^ ": /admin/ asks a password") true guarded)
+        t.sites
 
 let test_check_errors () =
   let file = Filename.concat base "bad.conf" in
@@ -245,6 +299,41 @@ let test_serve_refuses_flags () =
   Alcotest.(check int) "exit 2" 2 code;
   Alcotest.(check bool) "says why" true (Httpz_test_support.find_sub err "--port cannot be combined with --config" >= 0)
 
+(* Issue 34, finding 3: what check accepted and serve then failed on (a
+   log in a missing directory), or blocked on for ever (a FIFO as user
+   file): refused at their directive, in bounded time. *)
+let test_check_files () =
+  let file = Filename.concat base "files.conf" in
+  let check () =
+    let err = Filename.temp_file "httpz_conf" ".err" in
+    let code =
+      Sys.command (Printf.sprintf "timeout 10 %s check --config %s >/dev/null 2>%s </dev/null" (Filename.quote exe) (Filename.quote file) (Filename.quote err))
+    in
+    let e = Httpz_test_support.read_file err in
+    Sys.remove err;
+    (code, e)
+  in
+  let expect name at part =
+    let code, err = check () in
+    Alcotest.(check int) (name ^ ": exit 2: " ^ err) 2 code;
+    Alcotest.(check bool) (name ^ ": at " ^ at ^ ": " ^ err) true
+      (Httpz_test_support.find_sub err (file ^ ":" ^ at ^ ": ") = 0 && Httpz_test_support.find_sub err part > 0)
+  in
+  write file "root /tmp;\naccess_log /nonexistent-httpz/access.log;\n";
+  expect "access log in a missing directory" "2:12" "no such directory /nonexistent-httpz";
+  write file "root /tmp;\nerror_log /nonexistent-httpz/error.log;\n";
+  expect "error log in a missing directory" "2:11" "no such directory /nonexistent-httpz";
+  write file (Printf.sprintf "root /tmp;\nerror_log %s;\n" base);
+  expect "a directory as error log" "2:11" "is a directory";
+  let fifo = Filename.concat base "fifo.users" in
+  Unix.mkfifo fifo 0o600;
+  write file "root /tmp;\nlocation /a/ {\n  auth_basic A;\n  auth_basic_user_file fifo.users;\n}\n";
+  expect "a FIFO as user file" "4:3" "not a regular file";
+  write file (Printf.sprintf "root /tmp;\naccess_log %s/ok.log;\nerror_log stderr;\n" base);
+  let code, err = check () in
+  Alcotest.(check int) ("a log that can be made: exit 0: " ^ err) 0 code;
+  Alcotest.(check bool) "check made no file" false (Sys.file_exists (Filename.concat base "ok.log"))
+
 let test_check_access () =
   let file = Filename.concat base "auth.conf" in
   write file "root /tmp;\nlocation /admin/ {\n  auth_basic Admin;\n  auth_basic_user_file missing.users;\n}\n";
@@ -264,4 +353,5 @@ let tests =
     Alcotest.test_case "serve --config refuses other options" `Quick test_serve_refuses_flags;
     Alcotest.test_case "access control from the file" `Quick test_access;
     Alcotest.test_case "access control errors at their directive" `Quick test_access_errors;
-    Alcotest.test_case "check: user files" `Quick test_check_access ]
+    Alcotest.test_case "check: user files" `Quick test_check_access;
+    Alcotest.test_case "check: logs and user files that serve could not use" `Quick test_check_files ]
