@@ -86,3 +86,19 @@ let page e bt =
      dev_errors and you are on the loopback):</p>\n<pre>%s</pre>\n<pre>%s</pre>\n</body></html>"
     (html_escape (Printexc.to_string e))
     (if trace = "" then "(no backtrace recorded)" else html_escape trace)
+
+let wants_page c = c.Slot.sh.Slot.dev_errors && loopback c
+
+(* Through Ctx, which writes the head in the slot's protocol ([c.proto]):
+   one call serves HTTP/1.1 and an HTTP/2 stream alike. Ctx copies a short
+   page behind the head and sends a longer one from the string itself, so
+   [out] need not grow for it. *)
+let write_page c e bt =
+  let page = page e bt in
+  Slot.reset_response c;
+  c.Slot.unlogged <- Slot.Unlogged_request;
+  let cx = Ctx.of_conn c in
+  Ctx.start cx Status.Internal_server_error;
+  Ctx.header cx Header_name.Content_type "text/html; charset=utf-8";
+  Ctx.header cx Header_name.Cache_control "no-store";
+  Ctx.body_string cx page

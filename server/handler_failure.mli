@@ -1,7 +1,7 @@
 (** What the server says when a handler fails: the operator's log line
     and, in development mode, the 500 page.
 
-    Used by {!H1} on its error path only: everything here allocates
+    Used by {!H1} and {!H2_exchange} on their error paths only: everything here allocates
     (strings, a [getpeername]) and none of it runs for a request that is
     answered normally. The request's spans are read from the slot's read
     buffer, which holds the head until the response is over. *)
@@ -41,3 +41,17 @@ val html_escape : string -> string
 val page : exn -> Printexc.raw_backtrace -> string
 (** [page e bt]: the development 500 page: an HTML document showing the
     exception and the backtrace, HTML-escaped. *)
+
+val wants_page : Slot.t -> bool
+(** [wants_page c]: the development page is for this client: the server
+    runs with [dev_errors] and the client is on the {!loopback}. *)
+
+val write_page : Slot.t -> exn -> Printexc.raw_backtrace -> unit
+(** [write_page c e bt] answers the request of [c] with a [500] whose body
+    is {!page}[ e bt] ([text/html], [Cache-Control: no-store]), in
+    whichever protocol [c] speaks: it is written through {!Ctx}, so it
+    serves an HTTP/1.1 connection and an HTTP/2 stream alike. Any head
+    already started is dropped first: call it only while none of the
+    response has left (over HTTP/2: [resp] is [Idle] or [Head], as for
+    [H2_exchange.answer_error]). Afterwards [resp = Done]; the caller
+    sends it as any complete response. *)

@@ -4,7 +4,8 @@
      handler answered in full (the client left while it slept), never
      after a complete answer (at once, after a sleep, after the body);
    - Ws.accept over HTTP/2 answers 400 "WebSocket needs HTTP/1.1", with
-     no handler failure logged. *)
+     no handler failure logged;
+   - the development 500 page written through Ctx (any protocol). *)
 
 open Httpz
 open Httpz_server
@@ -151,6 +152,42 @@ let h2_websocket () =
       Alcotest.(check bool) ("no handler failure logged: " ^ log) true
         (find log "raised" < 0 && find log "Invalid_argument" < 0 && find log "rror" < 0))
 
+(* {1 The development page, protocol-independent} Handler_failure.write_page
+   writes through Ctx, so the same call answers an HTTP/2 stream; here on an
+   HTTP/1.1 slot in memory, over a head the handler had started. *)
+let dev_page () =
+  let sh =
+    Slot.create_shared ~server_name:"t" ~read_buffer:4096 ~write_buffer:1024 ~max_body:(1 lsl 20)
+      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000 ~headers:""
+      ~listener_headers:[| "" |] ~keep:4
+  in
+  sh.dev_errors <- true;
+  let c = Slot.create sh ~slot:0 ~peer:false in
+  ignore (H1.opened c ~fd:(-1) ~listener:0 ~peer_len:0 : Conn_action.t);
+  Alcotest.(check bool) "no peer: not a loopback client" false (Handler_failure.wants_page c);
+  let cx = Ctx.of_conn c in
+  Ctx.start cx Status.Ok;
+  Ctx.header cx Header_name.Etag "\"half\"";
+  let bt = Printexc.get_callstack 5 in
+  Handler_failure.write_page c (Failure "<b>boom</b>") bt;
+  Alcotest.(check int) "500" 500 (Status.code c.status);
+  Alcotest.(check bool) "complete" true (c.resp = Slot.Done);
+  (* A short page is copied behind the head, a long one is sent from
+     where it is. *)
+  let out = Bigstring.sub_string c.out ~off:0 ~len:c.out_len in
+  let head_end = find out "\r\n\r\n" + 4 in
+  let head = String.sub out 0 head_end in
+  let body =
+    String.sub out head_end (String.length out - head_end) ^ if c.ext = Slot.Ext_string then c.ext_str else ""
+  in
+  Alcotest.(check bool) ("the status line: " ^ head) true (find head "HTTP/1.1 500" = 0);
+  Alcotest.(check bool) "HTML" true (find head "text/html" > 0);
+  Alcotest.(check bool) "the started head is gone" true (find head "half" < 0);
+  Alcotest.(check bool) "the exception, escaped" true (find body "Failure(&quot;&lt;b&gt;boom&lt;/b&gt;&quot;)" > 0);
+  Alcotest.(check int) "Content-Length: the page" (String.length body)
+    (let i = find head "Content-Length: " + 16 in
+     int_of_string (String.sub head i (String.index_from head i '\r' - i)))
+
 let group name io =
   ( name,
     List.map
@@ -161,4 +198,6 @@ let group name io =
 
 let () =
   Httpz_sys.Syscall.ignore_sigpipe ();
-  Alcotest.run "lifecycle" [ group "uring" Server.Uring; group "epoll" Server.Epoll ]
+  Alcotest.run "lifecycle"
+    [ group "uring" Server.Uring; group "epoll" Server.Epoll;
+      ("units", [ Alcotest.test_case "the dev page through Ctx" `Quick dev_page ]) ]
