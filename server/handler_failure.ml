@@ -49,12 +49,18 @@ let is_loopback s =
   let prefix p = String.length s >= String.length p && String.sub s 0 (String.length p) = p in
   prefix "127." || s = "::1" || prefix "::ffff:127."
 
+(* A handler that failed before answering in full did not answer: its
+   cancel hooks run here, before the server's 500 completes the response
+   (after which [Slot.next_gen] would drop them). *)
 let log c e bt ~answered =
   if answered then
     match e with
     | Slot.Answered_twice -> Log.error "the handler answered twice (%s)" (describe c)
     | e -> Log.error "handler raised %s after answering (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
-  else Log.error "handler raised %s (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
+  else begin
+    Log.error "handler raised %s (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt);
+    Slot.run_cancels c
+  end
 
 let loopback c =
   let open Slot in

@@ -27,7 +27,9 @@ val log : Slot.t -> exn -> Printexc.raw_backtrace -> answered:bool -> unit
 (** [log c e bt ~answered]: the log line for a handler (or continuation)
     of [c] that raised [e]: a second answer ({!Slot.Answered_twice}) or a
     late failure when the response was complete ([answered]), else a
-    failure the client gets a 500 (or a close) for. *)
+    failure the client gets a 500 (or a close) for; then the request's
+    {!Ctx.on_cancel} hooks run ({!Slot.run_cancels}): the handler did not
+    answer. Call it before writing the error answer. *)
 
 val loopback : Slot.t -> bool
 (** [loopback c]: the client is on this host ([127.0.0.0/8], [::1], or

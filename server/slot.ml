@@ -382,14 +382,18 @@ let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_n
    timeout, shutdown); after a complete answer ([resp = Done], so callers
    run this before [reset_response]) they are dropped: undoing work that
    succeeded would be wrong. *)
-let next_gen c =
-  c.gen <- c.gen + 1;
+let run_cancels c =
   match c.cancels with
   | [] -> ()
   | l ->
       c.cancels <- [];
-      if c.resp <> Done then
-        List.iter (fun f -> try f () with e -> Log.error "a cancel hook raised %s" (Printexc.to_string e)) l
+      List.iter (fun f -> try f () with e -> Log.error "a cancel hook raised %s" (Printexc.to_string e)) l
+
+let next_gen c =
+  c.gen <- c.gen + 1;
+  match c.cancels with
+  | [] -> ()
+  | _ :: _ -> if c.resp = Done then c.cancels <- [] else run_cancels c
 
 let log_response c complete =
   match c.unlogged with

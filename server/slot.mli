@@ -527,6 +527,11 @@ val set_deadline : t -> timer -> int -> unit
 
 val clear_timer : t -> unit
 
+val run_cancels : t -> unit
+(** [run_cancels c] runs the request's [cancels] now and empties them (one
+    that raises is logged): for a handler that failed, whose error answer
+    (a 500 the server writes, [resp = Done]) is not the handler's. *)
+
 val next_gen : t -> unit
 (** [next_gen c]: the request in progress ended (answered, upgraded, or
     the connection closed): [gen] changes, so its continuations are

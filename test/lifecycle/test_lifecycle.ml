@@ -44,6 +44,10 @@ let handler c =
     Ctx.sleep c 10. (fun c -> answer c "too late")
   end
   else if is "/ws" then ignore (Ws.accept c ws_handlers : bool)
+  else if is "/raise" then begin
+    hook c;
+    failwith "raised on purpose"
+  end
   else if is "/count" then answer c (string_of_int !cancelled)
   else begin
     Ctx.start c Status.Not_found;
@@ -103,7 +107,13 @@ let h1_answered () =
       (* The client leaves while the handler sleeps: the hook runs. *)
       with_client s.port (fun cl -> send cl (get "/hang"); Unix.sleepf 0.1);
       settle ();
-      Alcotest.(check int) "the hook ran for the client that left" 1 (count s.port))
+      Alcotest.(check int) "the hook ran for the client that left" 1 (count s.port);
+      (* A handler that raised did not answer: the server's 500 is not its
+         answer, and the hook runs. *)
+      with_client s.port (fun cl ->
+          send cl (get "/raise");
+          Alcotest.(check int) "500" 500 (read_response cl).status);
+      Alcotest.(check int) "the hook ran for the handler that raised" 2 (count s.port))
 
 let h2_answered () =
   with_server ~config:(config ()) handler (fun s ->
@@ -123,7 +133,12 @@ let h2_answered () =
       Unix.sleepf 0.1;
       close cl;
       settle ();
-      Alcotest.(check int) "the hook ran for the client that left" 1 (count s.port))
+      Alcotest.(check int) "the hook ran for the client that left" 1 (count s.port);
+      let cl = h2_connect s.port in
+      h2_get cl 1 "/raise";
+      wait_for cl "Internal Server Error";
+      close cl;
+      Alcotest.(check int) "the hook ran for the handler that raised" 2 (count s.port))
 
 (* A WebSocket upgrade over HTTP/2 (the fields a client that does not know
    RFC 8441 may send): a clean 400, no failure in the log. *)
