@@ -1,8 +1,8 @@
 (** WebSocket (RFC 6455) messages on the worker's loop, over ws:// and
     wss://, on both backends.
 
-    A handler accepts an upgrade with {!accept}: the handshake is checked
-    ({!Httpz.Ws_handshake}), permessage-deflate negotiated
+    A handler accepts an upgrade with {!accept}: the handshake and its
+    [Origin] are checked ({!Httpz.Ws_handshake}), permessage-deflate negotiated
     ({!Httpz.Ws_extension}, RFC 7692, when [config.deflate]), and the [101]
     written. The connection then stays in its slot, with its backend and
     its transport (TLS too), in mode [Websocket]: {!H1}'s entry points
@@ -107,14 +107,18 @@ type handlers = {
 
 val accept : ?config:config -> ?protocols:string list -> Ctx.t -> handlers -> bool
 (** [accept ctx h] answers the request with [101] and makes its
-    connection a WebSocket ([true]); or, when the request is not a valid
-    upgrade, answers [400] (or [426] for another version), when it comes
-    from an origin [config.origins] refuses (cross-site WebSocket
-    hijacking: by default any page other than the server's own), [403],
-    and over HTTP/2 (RFC 8441 is not implemented; a client falls back to
-    HTTP/1.1) [400] ["WebSocket needs HTTP/1.1"], and is [false]. Either
-    way the response is complete, and the handler should return. Messages may be sent at once
-    (they follow the 101). [protocols]: the subprotocols the application
+    connection a WebSocket ([true]); or answers and is [false]:
+    - [400] (or [426] for another version) when the request is not a
+      valid upgrade;
+    - [403] when it comes from an origin [config.origins] refuses
+      (cross-site WebSocket hijacking: by default a browser page of any
+      origin but the server's own), checked after the handshake;
+    - [400] ["WebSocket needs HTTP/1.1"] over HTTP/2, where no upgrade
+      exists (RFC 8441's extended CONNECT is not implemented, and not
+      advertised, so browsers open their WebSockets over HTTP/1.1): a
+      plain answer, no handler failure.
+    Either way the response is complete, and the handler should return.
+    Messages may be sent at once (they follow the 101). [protocols]: the subprotocols the application
     speaks, by preference; the first one the client offers
     ([Sec-WebSocket-Protocol]) is answered ({!protocol}); none in common:
     the upgrade goes on without one, as RFC 6455 §4.2.2 lets the client
