@@ -108,3 +108,9 @@ let write_page c e bt =
   Ctx.header cx Header_name.Content_type "text/html; charset=utf-8";
   Ctx.header cx Header_name.Cache_control "no-store";
   Ctx.body_string cx page
+
+(* As [log] for a handler that returned without answering: no answer,
+   so its cancel hooks run before the server's 500. *)
+let incomplete c =
+  Log.error "handler returned without a complete response (%s)" (describe c);
+  Slot.run_cancels c

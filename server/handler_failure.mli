@@ -31,6 +31,12 @@ val log : Slot.t -> exn -> Printexc.raw_backtrace -> answered:bool -> unit
     {!Ctx.on_cancel} hooks run ({!Slot.run_cancels}): the handler did not
     answer. Call it before writing the error answer. *)
 
+val incomplete : Slot.t -> unit
+(** [incomplete c]: the log line for a handler of [c] that returned
+    without a complete response (and is not waiting), then its
+    {!Ctx.on_cancel} hooks, as {!log} for a failure. Call it before
+    writing the 500. *)
+
 val loopback : Slot.t -> bool
 (** [loopback c]: the client is on this host ([127.0.0.0/8], [::1], or
     an IPv4-mapped loopback address). [false] when the socket has no
