@@ -55,6 +55,8 @@ let on_close c _code =
     broadcast (name c ^ " left")
   end
 
+(* The page's own script connects from the same origin, which the default
+   [origins] (Ws.same_origin) accepts; another site's page gets 403. *)
 let config = { Ws.default_config with max_message = 64 * 1024; max_send_buffer = 1 lsl 20 }
 
 let join ctx =

@@ -8,10 +8,12 @@ type verdict =
   | Unsupported_version
   | No_key
   | Bad_key
+  | Cross_origin
 
 let status = function
   | Valid -> 101
   | Unsupported_version -> 426
+  | Cross_origin -> 403
   | Not_get | Not_http_1_1 | No_upgrade_websocket | No_connection_upgrade | No_version | No_key
   | Bad_key -> 400
 
@@ -25,6 +27,7 @@ let verdict_to_string = function
   | Unsupported_version -> "unsupported_version"
   | No_key -> "no_key"
   | Bad_key -> "bad_key"
+  | Cross_origin -> "cross_origin"
 
 let find_field req buf name ~after =
   let n = Request.header_count req in
@@ -149,3 +152,69 @@ let accept_of_key k =
   let src = Bigstring.of_string k and dst = Bigstring.create accept_length in
   ignore (write_accept (Sha1.create ()) src ~key:(Span.make ~off:0 ~len:(String.length k)) dst ~off:0 : int);
   Bigstring.to_string dst
+
+(* {1 Origins} *)
+
+type origins = Same_origin of string array | Any_origin
+
+let same_origin = Same_origin [||]
+let any_origin = Any_origin
+let allow_origins l = Same_origin (Array.of_list (List.filter (fun o -> o <> "") l))
+
+let listed buf v allowed =
+  let found = ref false and i = ref 0 in
+  while (not !found) && !i < Array.length allowed do
+    if Span.equal_caseless buf v (Array.unsafe_get allowed !i) then found := true;
+    incr i
+  done;
+  !found
+
+(* The host (and port) of an origin "scheme://host[:port]": after "://",
+   up to a '/' if any; [-1] for one without "://" ("null", garbage). *)
+let host_start buf v =
+  let off = Span.off v and stop = Span.off v + Span.len v in
+  let i = ref off in
+  while !i + 2 < stop && not (Bigstring.unsafe_get buf !i = ':'
+                              && Bigstring.unsafe_get buf (!i + 1) = '/'
+                              && Bigstring.unsafe_get buf (!i + 2) = '/') do incr i done;
+  if !i + 2 < stop then !i + 3 else -1
+
+let host_end buf start stop =
+  let i = ref start in
+  while !i < stop && Bigstring.unsafe_get buf !i <> '/' do incr i done;
+  !i
+
+let same_host req buf v =
+  let start = host_start buf v in
+  start >= 0
+  && Request.has_host req
+  &&
+  let h = Request.host req in
+  let stop = host_end buf start (Span.off v + Span.len v) in
+  stop - start = Span.len h
+  && Span.len h > 0
+  && begin
+    let eq = ref true and k = ref 0 in
+    while !eq && !k < Span.len h do
+      if Char.lowercase_ascii (Bigstring.unsafe_get buf (start + !k))
+         <> Char.lowercase_ascii (Bigstring.unsafe_get buf (Span.off h + !k))
+      then eq := false;
+      incr k
+    done;
+    !eq
+  end
+
+let check_origin policy req buf =
+  match policy with
+  | Any_origin -> Valid
+  | Same_origin allowed ->
+      let o = Request.find req Header_name.Origin in
+      if o >= 0 && Request.find_next req Header_name.Origin ~after:o >= 0 then Cross_origin
+      else if o >= 0 && listed buf (Request.header_value req o) allowed then Valid
+      else begin
+        let f = Request.find req Header_name.Sec_fetch_site in
+        if f >= 0 && Span.equal_caseless buf (Request.header_value req f) "cross-site" then Cross_origin
+        else if o < 0 then Valid
+        else if same_host req buf (Request.header_value req o) then Valid
+        else Cross_origin
+      end

@@ -7,7 +7,8 @@
 
     {b Allocation.} {!check}, {!key}, {!write_accept} and
     {!write_response_head} allocate nothing ({!write_accept} hashes with a
-    caller-owned {!Sha1.t}); {!accept_of_key} allocates (for tests). The
+    caller-owned {!Sha1.t}), nor does {!check_origin}; {!accept_of_key}
+    allocates (for tests). The
     spans read are those of the request's buffer, valid as {!Request}
     says. *)
 
@@ -25,6 +26,8 @@ type verdict =
   | Bad_key
       (** a key that is not 24 base64 characters decoding to 16 bytes, or
           more than one key field (§11.3.1): 400 *)
+  | Cross_origin
+      (** refused by {!check_origin}: 403 (never returned by {!check}) *)
 
 val check : Request.t -> Bigstring.t -> verdict
 (** [check req buf] checks, in the order of the constructors, the request
@@ -36,7 +39,8 @@ val check : Request.t -> Bigstring.t -> verdict
     has them zero, and a decoder ignores them). *)
 
 val status : verdict -> int
-(** [101] for [Valid], [426] for [Unsupported_version], [400] otherwise. *)
+(** [101] for [Valid], [426] for [Unsupported_version], [403] for
+    [Cross_origin], [400] otherwise. *)
 
 val verdict_to_string : verdict -> string
 
@@ -65,6 +69,39 @@ val write_response_head : Sha1.t -> Bigstring.t -> key:Span.t -> Bigstring.t -> 
 val accept_of_key : string -> string
 (** [accept_of_key k] is the [Sec-WebSocket-Accept] value for the key [k].
     Allocates. *)
+
+(** {1 Origins}
+
+    A browser sends the session's cookies with a WebSocket upgrade from
+    any site, and the same-origin policy does not apply to WebSockets: a
+    server that trusts the cookie must look at [Origin] itself, or any
+    page can talk to it as the user (cross-site WebSocket hijacking). *)
+
+type origins
+(** Which origins may open a WebSocket. Built once (configuration time):
+    {!check_origin} allocates nothing. *)
+
+val same_origin : origins
+(** The default, as gorilla/websocket's: a request without [Origin] (not
+    a browser) passes; one with an [Origin] whose host (and port) equals
+    the [Host] field, ignoring ASCII case, passes (the scheme is not
+    compared, as a TLS-terminating proxy would hide it); any other
+    ([null], another site, two [Origin] fields) is [Cross_origin], and so
+    is every request with [Sec-Fetch-Site: cross-site]. Over HTTP/2 the
+    [Host] compared is [:authority] (as {!Request} presents it). *)
+
+val allow_origins : string list -> origins
+(** [allow_origins l]: {!same_origin}, and also any request whose
+    [Origin] is one of [l] (["https://app.example.com"]: scheme, host,
+    port when not the default; compared whole, ignoring ASCII case),
+    whatever its [Sec-Fetch-Site]. *)
+
+val any_origin : origins
+(** No check: for a WebSocket that trusts nothing the browser sends on
+    its own (no cookie, no HTTP authentication, no client address). *)
+
+val check_origin : origins -> Request.t -> Bigstring.t -> verdict
+(** [check_origin policy req buf] is [Valid] or [Cross_origin]. *)
 
 (** {1 Helpers shared with {!Ws_extension}} *)
 

@@ -272,10 +272,13 @@ val offload : t -> (unit -> 'a) -> ('a -> t -> unit) -> unit
 
 val on_cancel : t -> (unit -> unit) -> unit
 (** [on_cancel c f]: [f ()] runs if the request ends before the handler
-    answered (the client left, the handler timeout). The hook is kept until
-    the request ends: register it once per request (a wait's own undo
-    belongs in {!suspend_with_cancel}, which forgets it when the wait is
-    over). *)
+    answered in full (the client left, the handler timeout, the worker
+    shut down), whether it was waiting or streaming a body. Once the
+    response is complete ({!body_string}, {!chunked_end}, {!Ws.accept}...)
+    the hook is dropped without running, even if the client then leaves
+    before every byte reached it: what the handler did stands. Register
+    it once per request (a wait's own undo belongs in
+    {!suspend_with_cancel}, which forgets it when the wait is over). *)
 
 (** {1 Handing the connection over} *)
 

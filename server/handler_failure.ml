@@ -49,12 +49,18 @@ let is_loopback s =
   let prefix p = String.length s >= String.length p && String.sub s 0 (String.length p) = p in
   prefix "127." || s = "::1" || prefix "::ffff:127."
 
+(* A handler that failed before answering in full did not answer: its
+   cancel hooks run here, before the server's 500 completes the response
+   (after which [Slot.next_gen] would drop them). *)
 let log c e bt ~answered =
   if answered then
     match e with
     | Slot.Answered_twice -> Log.error "the handler answered twice (%s)" (describe c)
     | e -> Log.error "handler raised %s after answering (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
-  else Log.error "handler raised %s (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt)
+  else begin
+    Log.error "handler raised %s (%s)%s" (Printexc.to_string e) (describe c) (backtrace bt);
+    Slot.run_cancels c
+  end
 
 let loopback c =
   let open Slot in
@@ -86,3 +92,25 @@ let page e bt =
      dev_errors and you are on the loopback):</p>\n<pre>%s</pre>\n<pre>%s</pre>\n</body></html>"
     (html_escape (Printexc.to_string e))
     (if trace = "" then "(no backtrace recorded)" else html_escape trace)
+
+let wants_page c = c.Slot.sh.Slot.dev_errors && loopback c
+
+(* Through Ctx, which writes the head in the slot's protocol ([c.proto]):
+   one call serves HTTP/1.1 and an HTTP/2 stream alike. Ctx copies a short
+   page behind the head and sends a longer one from the string itself, so
+   [out] need not grow for it. *)
+let write_page c e bt =
+  let page = page e bt in
+  Slot.reset_response c;
+  c.Slot.unlogged <- Slot.Unlogged_request;
+  let cx = Ctx.of_conn c in
+  Ctx.start cx Status.Internal_server_error;
+  Ctx.header cx Header_name.Content_type "text/html; charset=utf-8";
+  Ctx.header cx Header_name.Cache_control "no-store";
+  Ctx.body_string cx page
+
+(* As [log] for a handler that returned without answering: no answer,
+   so its cancel hooks run before the server's 500. *)
+let incomplete c =
+  Log.error "handler returned without a complete response (%s)" (describe c);
+  Slot.run_cancels c

@@ -1,7 +1,7 @@
 (** What the server says when a handler fails: the operator's log line
     and, in development mode, the 500 page.
 
-    Used by {!H1} on its error path only: everything here allocates
+    Used by {!H1} and {!H2_exchange} on their error paths only: everything here allocates
     (strings, a [getpeername]) and none of it runs for a request that is
     answered normally. The request's spans are read from the slot's read
     buffer, which holds the head until the response is over. *)
@@ -27,7 +27,15 @@ val log : Slot.t -> exn -> Printexc.raw_backtrace -> answered:bool -> unit
 (** [log c e bt ~answered]: the log line for a handler (or continuation)
     of [c] that raised [e]: a second answer ({!Slot.Answered_twice}) or a
     late failure when the response was complete ([answered]), else a
-    failure the client gets a 500 (or a close) for. *)
+    failure the client gets a 500 (or a close) for; then the request's
+    {!Ctx.on_cancel} hooks run ({!Slot.run_cancels}): the handler did not
+    answer. Call it before writing the error answer. *)
+
+val incomplete : Slot.t -> unit
+(** [incomplete c]: the log line for a handler of [c] that returned
+    without a complete response (and is not waiting), then its
+    {!Ctx.on_cancel} hooks, as {!log} for a failure. Call it before
+    writing the 500. *)
 
 val loopback : Slot.t -> bool
 (** [loopback c]: the client is on this host ([127.0.0.0/8], [::1], or
@@ -41,3 +49,17 @@ val html_escape : string -> string
 val page : exn -> Printexc.raw_backtrace -> string
 (** [page e bt]: the development 500 page: an HTML document showing the
     exception and the backtrace, HTML-escaped. *)
+
+val wants_page : Slot.t -> bool
+(** [wants_page c]: the development page is for this client: the server
+    runs with [dev_errors] and the client is on the {!loopback}. *)
+
+val write_page : Slot.t -> exn -> Printexc.raw_backtrace -> unit
+(** [write_page c e bt] answers the request of [c] with a [500] whose body
+    is {!page}[ e bt] ([text/html], [Cache-Control: no-store]), in
+    whichever protocol [c] speaks: it is written through {!Ctx}, so it
+    serves an HTTP/1.1 connection and an HTTP/2 stream alike. Any head
+    already started is dropped first: call it only while none of the
+    response has left (over HTTP/2: [resp] is [Idle] or [Head], as for
+    [H2_exchange.answer_error]). Afterwards [resp = Done]; the caller
+    sends it as any complete response. *)

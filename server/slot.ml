@@ -379,15 +379,23 @@ let note_set c p start =
 let[@inline] timed c = Bigstring.length c.peer > 0
 let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_ns ()
 
-(* A continuation of the request that just ended must not run; its cancel
-   hooks run now. *)
-let next_gen c =
-  c.gen <- c.gen + 1;
+let run_cancels c =
   match c.cancels with
   | [] -> ()
   | l ->
       c.cancels <- [];
       List.iter (fun f -> try f () with e -> Log.error "a cancel hook raised %s" (Printexc.to_string e)) l
+
+(* A continuation of the request that just ended must not run. Its cancel
+   hooks run now if the handler had not answered in full (client gone,
+   timeout, shutdown); after a complete answer ([resp = Done], so callers
+   run this before [reset_response]) they are dropped: undoing work that
+   succeeded would be wrong. *)
+let next_gen c =
+  c.gen <- c.gen + 1;
+  match c.cancels with
+  | [] -> ()
+  | _ :: _ -> if c.resp = Done then c.cancels <- [] else run_cancels c
 
 let log_response c complete =
   match c.unlogged with

@@ -544,11 +544,18 @@ val body_progress : t -> int -> unit
 
 val clear_timer : t -> unit
 
+val run_cancels : t -> unit
+(** [run_cancels c] runs the request's [cancels] now and empties them (one
+    that raises is logged): for a handler that failed, whose error answer
+    (a 500 the server writes, [resp = Done]) is not the handler's. *)
+
 val next_gen : t -> unit
 (** [next_gen c]: the request in progress ended (answered, upgraded, or
     the connection closed): [gen] changes, so its continuations are
-    dropped, and its [cancels] run (and are emptied); one that raises is
-    logged. Allocates only when there are cancels. *)
+    dropped, and its [cancels] are emptied: run (one that raises is
+    logged) unless the handler's response was complete ([resp = Done]):
+    call it before {!reset_response}. Allocates only when there are
+    cancels. *)
 
 val compact_rbuf : t -> unit
 (** [compact_rbuf c] moves the unconsumed bytes [\[rpos, rlen)] of [rbuf] to

@@ -12,12 +12,19 @@ module Reader = Ws_reader
 type t = Slot.t
 type kind = Ws_session.kind = Text | Binary
 
+type origins = Ws_handshake.origins
+
+let same_origin = Ws_handshake.same_origin
+let allow_origins = Ws_handshake.allow_origins
+let any_origin = Ws_handshake.any_origin
+
 type config = Ws_session.config = {
   max_message : int;
   max_send_buffer : int;
   ping_interval_ms : int;
   idle_timeout_ms : int;
   deflate : bool;
+  origins : Ws_handshake.origins;
 }
 
 type handlers = Ws_session.handlers = {
@@ -426,6 +433,12 @@ let choose_protocol req buf ours =
   done;
   match List.find_opt (fun p -> List.mem p !offered) ours with Some p -> p | None -> ""
 
+let refuse_text c status text =
+  let c = Ctx.of_conn c in
+  Ctx.start c status;
+  Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
+  Ctx.body_string c text
+
 let refuse c v =
   let c = Ctx.of_conn c in
   Ctx.start c (Status.of_code_or ~default:Status.Bad_request (Ws_handshake.status v));
@@ -433,12 +446,24 @@ let refuse c v =
   Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
   Ctx.body_string c (Ws_handshake.verdict_to_string v ^ "\n")
 
+let needs_http_1_1 = "WebSocket needs HTTP/1.1\n"
+
 let accept ?(config = default_config) ?(protocols = []) ctx handlers =
   let c = Ctx.to_conn ctx in
   if c.resp <> Idle then invalid_arg "Ws.accept: the response was already started";
-  if c.proto != H1_response.protocol then invalid_arg "Ws.accept: only over HTTP/1.1";
   let req = Slot.req c in
-  match Ws_handshake.check req c.rbuf with
+  if c.proto != H1_response.protocol then begin
+    (* HTTP/2 (RFC 8441's extended CONNECT is not implemented): a clean
+       answer the client can act on, not a handler failure. *)
+    refuse_text c Status.Bad_request needs_http_1_1;
+    false
+  end
+  else
+  match
+    (match Ws_handshake.check req c.rbuf with
+     | Ws_handshake.Valid -> Ws_handshake.check_origin config.origins req c.rbuf
+     | v -> v)
+  with
   | Ws_handshake.Valid ->
       let ext = Ws_extension.create () in
       let deflate =

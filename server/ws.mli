@@ -1,8 +1,8 @@
 (** WebSocket (RFC 6455) messages on the worker's loop, over ws:// and
     wss://, on both backends.
 
-    A handler accepts an upgrade with {!accept}: the handshake is checked
-    ({!Httpz.Ws_handshake}), permessage-deflate negotiated
+    A handler accepts an upgrade with {!accept}: the handshake and its
+    [Origin] are checked ({!Httpz.Ws_handshake}), permessage-deflate negotiated
     ({!Httpz.Ws_extension}, RFC 7692, when [config.deflate]), and the [101]
     written. The connection then stays in its slot, with its backend and
     its transport (TLS too), in mode [Websocket]: {!H1}'s entry points
@@ -69,6 +69,22 @@ type t
 
 type kind = Text | Binary
 
+type origins = Httpz.Ws_handshake.origins
+(** Which pages may open the WebSocket ({!Httpz.Ws_handshake.origins}):
+    built once, at configuration time. *)
+
+val same_origin : origins
+(** The default: no [Origin] (not a browser), or one naming the request's
+    own [Host]; never [Sec-Fetch-Site: cross-site]. *)
+
+val allow_origins : string list -> origins
+(** [allow_origins ["https://app.example.com"]]: {!same_origin} and these
+    origins (scheme, host and port as the browser sends them). *)
+
+val any_origin : origins
+(** No check: only for a WebSocket that trusts nothing the browser sends by
+    itself (cookies, HTTP authentication). *)
+
 type config = {
   max_message : int;  (** largest message received (bytes, inflated); 1009 past it *)
   max_send_buffer : int;
@@ -77,11 +93,12 @@ type config = {
   ping_interval_ms : int;  (** [0]: no pings *)
   idle_timeout_ms : int;
   deflate : bool;  (** accept permessage-deflate when offered *)
+  origins : origins;  (** a cross-origin upgrade gets 403 *)
 }
 
 val default_config : config
 (** 1 MiB messages, 4 MiB queue, a ping every 30 s, 90 s idle, deflate
-    on. *)
+    on, {!same_origin}. *)
 
 type handlers = {
   on_message : t -> kind -> Httpz.Bigstring.t -> off:int -> len:int -> unit;
@@ -90,16 +107,23 @@ type handlers = {
 
 val accept : ?config:config -> ?protocols:string list -> Ctx.t -> handlers -> bool
 (** [accept ctx h] answers the request with [101] and makes its
-    connection a WebSocket ([true]); or, when the request is not a valid
-    upgrade, answers [400] (or [426] for another version) and is [false].
-    Either way the response is complete. Messages may be sent at once
-    (they follow the 101). [protocols]: the subprotocols the application
+    connection a WebSocket ([true]); or answers and is [false]:
+    - [400] (or [426] for another version) when the request is not a
+      valid upgrade;
+    - [403] when it comes from an origin [config.origins] refuses
+      (cross-site WebSocket hijacking: by default a browser page of any
+      origin but the server's own), checked after the handshake;
+    - [400] ["WebSocket needs HTTP/1.1"] over HTTP/2, where no upgrade
+      exists (RFC 8441's extended CONNECT is not implemented, and not
+      advertised, so browsers open their WebSockets over HTTP/1.1): a
+      plain answer, no handler failure.
+    Either way the response is complete, and the handler should return.
+    Messages may be sent at once (they follow the 101). [protocols]: the subprotocols the application
     speaks, by preference; the first one the client offers
     ([Sec-WebSocket-Protocol]) is answered ({!protocol}); none in common:
     the upgrade goes on without one, as RFC 6455 §4.2.2 lets the client
     decide whether to stay.
-    @raise Invalid_argument when the response was started or the request
-    did not come over HTTP/1.1. *)
+    @raise Invalid_argument when the response was started. *)
 
 val send : t -> kind -> Httpz.Bigstring.t -> off:int -> len:int -> unit
 (** Queues one message (one frame), copying its payload. Ignored once the

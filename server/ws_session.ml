@@ -13,11 +13,12 @@ type config = {
   ping_interval_ms : int;
   idle_timeout_ms : int;
   deflate : bool;
+  origins : Ws_handshake.origins;
 }
 
 let default_config =
   { max_message = 1 lsl 20; max_send_buffer = 4 lsl 20; ping_interval_ms = 30_000;
-    idle_timeout_ms = 90_000; deflate = true }
+    idle_timeout_ms = 90_000; deflate = true; origins = Ws_handshake.same_origin }
 
 type handlers = {
   on_message : Slot.t -> kind -> Bigstring.t -> off:int -> len:int -> unit;

@@ -30,6 +30,7 @@ type config = {
   ping_interval_ms : int;
   idle_timeout_ms : int;
   deflate : bool;
+  origins : Ws_handshake.origins;
 }
 
 val default_config : config

@@ -9,7 +9,10 @@
   close handshake, close codes for bad input (1002, 1007, 1009), a deflate
   bomb (1009), a client that never reads while another is served;
 - examples/chat.exe: its page, and a broadcast reaching every reader
-  while one member never reads.
+  while one member never reads;
+- origins: a cross-site upgrade gets 403 by default, the server's own
+  page and a client without Origin 101, a site given to --allow-origin
+  101.
 
 Autobahn is installed by scripts/deps.sh (test step) into AUTOBAHN_DIR
 (default ~/.cache/httpz/autobahn); missing, it is a failure, not a skip.
@@ -318,6 +321,68 @@ def chat_checks():
     b.close()
 
 
+def upgrade_status(port, path="/", origin=None, fetch_site=None):
+    """The status code answering a raw upgrade with these fields (Host is
+    the server's own, as a browser sends it)."""
+    fields = ["GET %s HTTP/1.1" % path, "Host: 127.0.0.1:%d" % port, "Upgrade: websocket",
+              "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+              "Sec-WebSocket-Version: 13"]
+    if origin:
+        fields.append("Origin: " + origin)
+    if fetch_site:
+        fields.append("Sec-Fetch-Site: " + fetch_site)
+    sock = H.connect(port, timeout=5)
+    try:
+        sock.sendall(("\r\n".join(fields) + "\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            data = sock.recv(4096)
+            if not data:
+                break
+            head += data
+        line = head.split(b"\r\n", 1)[0].split()
+        return int(line[1]) if len(line) > 1 else None
+    finally:
+        sock.close()
+
+
+def origin_checks():
+    """Cross-site WebSocket hijacking: a page of another site is refused
+    (403) by default; the server's own pages and non-browser clients are
+    not; --allow-origin lets a listed site in."""
+    srv = echo_server()
+    own = "%s://127.0.0.1:%d" % (H.SCHEME, srv.port)
+    for name, origin, site, want in [
+            ("no Origin (not a browser)", None, None, 101),
+            ("the server's own page", own, "same-origin", 101),
+            ("another site", "https://evil.example", "cross-site", 403),
+            ("another site, no Sec-Fetch-Site", "https://evil.example", None, 403),
+            ("another port of the same host", "%s://127.0.0.1:%d" % (H.SCHEME, srv.port + 1), None, 403),
+            ("Origin null", "null", None, 403),
+            ("Sec-Fetch-Site: cross-site alone", None, "cross-site", 403)]:
+        got = upgrade_status(srv.port, origin=origin, fetch_site=site)
+        R.check("default origins, %s: %d" % (name, want), got == want, got)
+    c = Client(srv.port)
+    c.send(Message(data="after a refusal"))
+    R.check("echo still served", c.message() == "after a refusal")
+    c.close()
+    srv.stop()
+    srv = echo_server("--allow-origin", "https://app.example")
+    for name, origin, site, want in [
+            ("a listed site", "https://app.example", "cross-site", 101),
+            ("the server's own page", "%s://127.0.0.1:%d" % (H.SCHEME, srv.port), "same-origin", 101),
+            ("a site not listed", "https://evil.example", "cross-site", 403)]:
+        got = upgrade_status(srv.port, origin=origin, fetch_site=site)
+        R.check("--allow-origin, %s: %d" % (name, want), got == want, got)
+    # The chat page's own script: same origin, accepted.
+    chat = H.Program([H.example("chat")]).start()
+    got = upgrade_status(chat.port, "/ws", origin="%s://127.0.0.1:%d" % (H.SCHEME, chat.port))
+    R.check("chat: its own page connects (101)", got == 101, got)
+    got = upgrade_status(chat.port, "/ws", origin="https://evil.example", fetch_site="cross-site")
+    R.check("chat: another site's page is refused (403)", got == 403, got)
+
+
+H.part(R, "origins: cross-site upgrades refused", origin_checks, stop_servers=True)
 H.part(R, "real clients: echo, fragments, ping, close, deflate", echo_checks, stop_servers=True)
 H.part(R, "bad input: close codes, deflate bomb", bad_input_checks, stop_servers=True)
 H.part(R, "a client that never reads", slow_reader_checks, stop_servers=True)

@@ -37,7 +37,12 @@ let on_close _ code = closes := code :: !closes
 let handlers = { Ws.on_message; on_close }
 let config = ref { Ws.default_config with max_message = 100_000; ping_interval_ms = 0 }
 let protocols = [ "chat.v2"; "chat" ]
-let handler c = ignore (Ws.accept ~config:!config ~protocols c handlers : bool)
+let hook_ran = ref 0
+let hook_before_accept = ref false
+
+let handler c =
+  if !hook_before_accept then Ctx.on_cancel c (fun () -> incr hook_ran);
+  ignore (Ws.accept ~config:!config ~protocols c handlers : bool)
 
 let shared () =
   let sh =
@@ -262,6 +267,86 @@ let refused () =
   Alcotest.(check bool) "version 13" true (S.find_sub out "Sec-WebSocket-Version: 13" > 0);
   Alcotest.(check bool) "still HTTP/1.1" false (Ws.is_websocket c)
 
+(* {1 Origins} Cross-site WebSocket hijacking: a page of another site
+   must not open a socket that the user's cookies authenticate. *)
+
+(* The head answering an upgrade with [fields], under [origins]. *)
+let answer_with ?(origins = Ws.same_origin) fields =
+  let saved = !config in
+  config := { saved with origins };
+  let c = Slot.create (shared ()) ~slot:0 ~peer:false in
+  input := upgrade_request ~extra:fields ();
+  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  ignore (drive c Read : outcome);
+  config := saved;
+  let out = contents () in
+  let line = try String.sub out 0 (String.index out '\r') with Not_found -> out in
+  (line, Ws.is_websocket c)
+
+let check_answer name want ?origins fields =
+  let line, ws = answer_with ?origins fields in
+  Alcotest.(check string) name want line;
+  Alcotest.(check bool) (name ^ ": a WebSocket") (want = "HTTP/1.1 101 Switching Protocols") ws
+
+let ok = "HTTP/1.1 101 Switching Protocols"
+let forbidden = "HTTP/1.1 403 Forbidden"
+
+let origins () =
+  (* upgrade_request's Host is "t". *)
+  check_answer "no Origin (not a browser)" ok "";
+  check_answer "same origin" ok "Origin: http://t\r\n";
+  check_answer "same origin, other case and scheme" ok "Origin: HTTPS://T\r\n";
+  check_answer "same origin, same-origin fetch" ok "Origin: http://t\r\nSec-Fetch-Site: same-origin\r\n";
+  check_answer "another site" forbidden "Origin: http://evil.example\r\n";
+  check_answer "another site, marked cross-site" forbidden
+    "Origin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n";
+  check_answer "a port of its own" forbidden "Origin: http://t:8080\r\n";
+  check_answer "a host that only starts alike" forbidden "Origin: http://tt\r\n";
+  check_answer "null" forbidden "Origin: null\r\n";
+  check_answer "cross-site, whatever the Origin says" forbidden
+    "Origin: http://t\r\nSec-Fetch-Site: cross-site\r\n";
+  check_answer "cross-site without Origin" forbidden "Sec-Fetch-Site: cross-site\r\n";
+  check_answer "two Origins" forbidden "Origin: http://t\r\nOrigin: http://evil.example\r\n";
+  let listed = Ws.allow_origins [ "https://app.example"; "http://localhost:3000" ] in
+  check_answer "listed" ok ~origins:listed "Origin: https://app.example\r\nSec-Fetch-Site: cross-site\r\n";
+  check_answer "listed, other case" ok ~origins:listed "Origin: HTTP://LOCALHOST:3000\r\n";
+  check_answer "listed: same origin still" ok ~origins:listed "Origin: http://t\r\n";
+  check_answer "not listed" forbidden ~origins:listed "Origin: https://evil.example\r\n";
+  check_answer "listed host, another scheme" forbidden ~origins:listed "Origin: http://app.example\r\n";
+  check_answer "any origin" ok ~origins:Ws.any_origin
+    "Origin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n";
+  (* A refused upgrade is a complete answer: the connection goes on. *)
+  let line, _ = answer_with "Origin: http://evil.example\r\n" in
+  Alcotest.(check string) "403 again" forbidden line
+
+let check_origin_no_alloc () =
+  let s =
+    "GET /chat HTTP/1.1\r\nHost: t\r\nOrigin: https://other.example\r\nSec-Fetch-Site: same-site\r\n\r\n"
+  in
+  let buf = Bigstring.of_string s in
+  let req = Request.create () in
+  (match Request.parse req buf ~off:0 ~len:(String.length s) with
+   | Complete -> ()
+   | _ -> Alcotest.fail "does not parse");
+  let listed = Ws.allow_origins [ "https://a.example"; "https://b.example" ] in
+  let v = ref Ws_handshake.Valid in
+  let once () = v := Ws_handshake.check_origin listed req buf in
+  once ();
+  Alcotest.(check string) "refused" "cross_origin" (Ws_handshake.verdict_to_string !v);
+  Alcotest.(check (float 0.0)) "words per check" 0.0 (S.minor_words_per_op ~iters:10_000 once)
+
+(* A hook registered before the upgrade: the 101 is a complete answer, so
+   it never runs (it ran when the 101 left), not even when the WebSocket
+   later drops. *)
+let hook_after_upgrade () =
+  hook_ran := 0;
+  hook_before_accept := true;
+  let c = opened () in
+  hook_before_accept := false;
+  Alcotest.(check int) "not when the 101 left" 0 !hook_ran;
+  H1.closed c;
+  Alcotest.(check int) "not when the connection drops" 0 !hook_ran
+
 let idle_holds_no_buffer () =
   let c = opened () in
   ignore (exchange c (client_frame text (String.make 3000 'a')) : outcome);
@@ -456,13 +541,16 @@ let () =
           Alcotest.test_case "bad input closes with its code" `Quick bad_input;
           Alcotest.test_case "close handshake both ways" `Quick close_handshake;
           Alcotest.test_case "refused upgrade" `Quick refused;
+          Alcotest.test_case "cross-origin upgrades refused (403)" `Quick origins;
+          Alcotest.test_case "an on_cancel hook does not run after the 101" `Quick hook_after_upgrade;
           Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
           Alcotest.test_case "pings, then the idle timeout" `Quick pings_and_idle;
           Alcotest.test_case "a shared payload is not copied" `Quick shared_payload;
           Alcotest.test_case "subprotocol" `Quick subprotocol;
           Alcotest.test_case "permessage-deflate and a bomb" `Quick deflated ] );
       ( "zero_alloc",
-        [ Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc;
+        [ Alcotest.test_case "check_origin: 0 words" `Quick check_origin_no_alloc;
+          Alcotest.test_case "receive two messages: 0 words" `Quick recv_no_alloc;
           Alcotest.test_case "receive a fragmented message: 0 words" `Quick fragmented_no_alloc;
           Alcotest.test_case "echo a message: 0 words" `Quick echo_no_alloc;
           Alcotest.test_case "receive a compressed message: 0 words" `Quick deflated_no_alloc ] ) ]
