@@ -144,16 +144,19 @@ let rec admitted s r passed c =
    (nginx's error_page applies to its access phase's 401, 403 and 429 too);
    the challenge and Retry-After kept. Allocates for a refusal only. *)
 and judged s r g c =
-  let req = Ctx.request c in
-  let i = Request.find req Authorization in
-  let authorization = if i >= 0 then Request.header_value req i else Span.empty in
-  match Guard.decide g ~addr:(Ctx.peer_ip c) ~now_ns:(Syscall.clock_monotonic_ns ()) (Ctx.buffer c) authorization with
-  | Pass -> true
-  | Denied -> refused c 403; Static.error s.static c Forbidden; false
-  | Unauthenticated -> refused c 401; Static.error_with s.static c Unauthorized Www_authenticate r.challenge; false
-  | Limited wait ->
+  match Guard.check g c with
+  | Admit -> true
+  | Forbidden -> refused c 403; Static.error s.static c Forbidden; false
+  | Unauthorized -> refused c 401; Static.error_with s.static c Unauthorized Www_authenticate r.challenge; false
+  | Too_many ->
       refused c 429;
-      Static.error_with s.static c Too_many_requests Retry_after (string_of_int wait);
+      Static.error_with s.static c Too_many_requests Retry_after (string_of_int (Guard.retry_after g));
+      false
+  | Unavailable ->
+      (* The rate table has no room: the guard's own 503 (no page is
+         configured for it). *)
+      refused c 503;
+      Guard.refuse g c Unavailable;
       false
 
 (* As the guard logs its own refusals: at debug level only. *)

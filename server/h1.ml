@@ -251,7 +251,7 @@ let rec answered c =
   end
   else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
   else begin
-    Log.error "handler returned without a complete response (%s)" (Handler_failure.describe c);
+    Handler_failure.incomplete c;
     (* Part of it left: the client sees the connection close. *)
     if on_wire c then Close else internal_error c ~parsed:true
   end

@@ -70,7 +70,7 @@ and answered x =
   end
   else if x.resp = Idle && x.body = Body_wanted then wanted x
   else begin
-    Log.error "handler returned without a complete response (%s)" (Handler_failure.describe x);
+    Handler_failure.incomplete x;
     answer_error x Status.Internal_server_error
   end
 
@@ -79,6 +79,13 @@ and failed x e bt =
   if x.resp = Done then begin
     x.wait <- Running;
     answered x
+  end
+  else if (x.resp = Idle || x.resp = Head) && Handler_failure.wants_page x then begin
+    (* dev_errors: the page H1 shows, written through Ctx. *)
+    x.wait <- Running;
+    writing x;
+    Handler_failure.write_page x e bt;
+    queue_rest x
   end
   else answer_error x Status.Internal_server_error
 

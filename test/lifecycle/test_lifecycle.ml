@@ -48,6 +48,8 @@ let handler c =
     hook c;
     failwith "raised on purpose"
   end
+  else if is "/noanswer" then hook c
+  else if is "/boom" then failwith "<b>boom</b>"
   else if is "/count" then answer c (string_of_int !cancelled)
   else begin
     Ctx.start c Status.Not_found;
@@ -203,13 +205,29 @@ let dev_page () =
     (let i = find head "Content-Length: " + 16 in
      int_of_string (String.sub head i (String.index_from head i '\r' - i)))
 
+let wired () =
+  with_server ~config:{ (config ()) with dev_errors = true } handler (fun s ->
+      with_client s.port (fun cl ->
+          send cl (get "/noanswer");
+          Alcotest.(check int) "500" 500 (read_response cl).status);
+      Alcotest.(check int) "h1 hook ran" 1 (count s.port);
+      let cl = h2_connect s.port in
+      h2_get cl 1 "/noanswer";
+      wait_for cl "Internal Server Error";
+      h2_get cl 3 "/boom";
+      wait_for cl "</html>";
+      Alcotest.(check bool) "the exception shown" true (find (pending cl) "&lt;b&gt;boom" > 0);
+      close cl;
+      Alcotest.(check int) "h2 hook ran" 2 (count s.port))
+
 let group name io =
   ( name,
     List.map
       (fun (n, f) -> Alcotest.test_case n `Quick (fun () -> backend := io; f ()))
       [ ("on_cancel over HTTP/1.1", h1_answered);
         ("on_cancel over HTTP/2", h2_answered);
-        ("Ws.accept over HTTP/2: 400", h2_websocket) ] )
+        ("Ws.accept over HTTP/2: 400", h2_websocket);
+        ("a handler without an answer runs its hooks; the dev page over HTTP/2", wired) ] )
 
 let () =
   Httpz_sys.Syscall.ignore_sigpipe ();
