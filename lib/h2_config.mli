@@ -28,7 +28,10 @@ type t = {
   max_pings : int;  (** PING frames per window; default 100 *)
   max_empty_data : int;  (** empty DATA frames without END_STREAM per window; default 100 *)
   max_window_updates : int;  (** WINDOW_UPDATE frames per window; default 10000 *)
-  max_refused : int;  (** streams refused for concurrency per window; default 100 *)
+  max_refused : int;
+      (** streams refused for concurrency per window; default 100 (plus twice
+          [max_concurrent_streams] before the client acknowledged our SETTINGS:
+          its first flight could not know the limit) *)
 }
 
 val default : t

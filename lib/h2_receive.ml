@@ -11,7 +11,15 @@ let open_stream t id ~end_stream =
   let h = t.ws.head in
   if t.streams.active >= t.config.max_concurrent_streams then begin
     t.refused <- t.refused + 1;
-    if t.refused > t.config.max_refused then calm t "too many refused streams"
+    (* Before it acknowledged our SETTINGS the client could not know the
+       limit (the default is none): a browser's first flight of a few
+       hundred requests gets REFUSED_STREAM for the excess (it retries
+       them), not a GOAWAY; the allowance is bounded all the same. *)
+    let allowed =
+      if t.settings_acked then t.config.max_refused
+      else t.config.max_refused + (2 * t.config.max_concurrent_streams)
+    in
+    if t.refused > allowed then calm t "too many refused streams"
     else refuse t id Err.Refused_stream
   end
   else if end_stream && H2_head.content_length h > 0 then refuse t id Err.Protocol_error

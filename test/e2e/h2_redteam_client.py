@@ -216,6 +216,29 @@ def body_flood(port, tls, conns, streams, size, hold):
     return {"answered": answered, "sent": sent}
 
 
+def first_flight(port, tls, n):
+    """[n] GETs sent with the preface, before the server's SETTINGS are
+    read (so not acknowledged): how many are answered, how many refused
+    (REFUSED_STREAM), and the GOAWAY code if any."""
+    s = C.connect(port, tls)
+    enc = hpack.Encoder()
+    out = C.PREFACE + F.SettingsFrame(0).serialize()
+    for i in range(n):
+        out += F.HeadersFrame(1 + 2 * i, data=C.request_block(enc),
+                              flags=["END_HEADERS", "END_STREAM"]).serialize()
+    s.sendall(out)
+    def done(fs):
+        ends = sum(1 for t, _s, c, fl, _d in fs
+                   if (t == F.DataFrame.type and "END_STREAM" in fl) or (t == F.RstStreamFrame.type and c == 7))
+        return ends >= n or any(t == F.GoAwayFrame.type for t, *_ in fs)
+
+    frames, _ = read_until(s, done, 4.0)
+    answered = len({sid for t, sid, _c, fl, _d in frames if t == F.DataFrame.type and "END_STREAM" in fl})
+    refused = sum(1 for t, _s, c, _fl, _d in frames if t == F.RstStreamFrame.type and c == 7)
+    goaway = next((c for t, _s, c, _fl, _d in frames if t == F.GoAwayFrame.type), None)
+    return {"answered": answered, "refused": refused, "goaway": goaway}
+
+
 def main():
     scenario, port, tls = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
     args = sys.argv[4:]
@@ -223,6 +246,7 @@ def main():
         "statuses": lambda: statuses(port, tls, args[0], int(args[1]), *args[2:]),
         "half_open": lambda: half_open(port, tls, float(args[0])),
         "hold_half_open": lambda: hold_half_open(port, tls, int(args[0]), float(args[1])),
+        "first_flight": lambda: first_flight(port, tls, int(args[0])),
         "trickle": lambda: trickle(port, tls, float(args[0]), float(args[1])),
         "body_flood": lambda: body_flood(port, tls, *[int(a) for a in args[:3]], float(args[3])),
     }

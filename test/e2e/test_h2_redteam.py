@@ -19,7 +19,9 @@ TLS). Each part failed on the code before its fix.
 5. A request body sent a byte at a time is cut at the body timeout (the
    HTTP/1.1 minimum rate applies to DATA): a DATA frame does not restart
    the clock.
-6. Bodies nobody reads (POSTs to a file, 4 connections x 50 streams x
+6. A first flight of 250 GETs before our SETTINGS are acknowledged: the
+   excess over the stream limit is refused (REFUSED_STREAM), no GOAWAY.
+7. Bodies nobody reads (POSTs to a file, 4 connections x 50 streams x
    60 kB) are not buffered: the worker's memory stays flat.
 
 Run: python3 test/e2e/test_h2_redteam.py   (after dune build @install)
@@ -238,6 +240,17 @@ def flood_part():
     srv.stop_and_check(R, "flood: server exits 0")
 
 
+def first_flight_part():
+    srv = H.Server(DOC).start()
+    r = client("first_flight", srv.port, 250)
+    H.log("# first flight: %s" % r)
+    R.check("250 GETs before SETTINGS are acknowledged: no GOAWAY (was ENHANCE_YOUR_CALM, 0 answered)",
+            r.get("goaway") is None, r)
+    R.check("... every one answered or refused with REFUSED_STREAM (a retry), most answered",
+            r.get("answered", 0) + r.get("refused", 0) == 250 and r.get("answered", 0) >= 100, r)
+    srv.stop_and_check(R, "first flight: server exits 0")
+
+
 def main():
     H.part(R, "each stream judged by its own client", access_part, stop_servers=True)
     H.part(R, "the same in a configuration file", config_part, stop_servers=True)
@@ -246,6 +259,7 @@ def main():
     H.part(R, "half-open stream", half_open_part, stop_servers=True)
     H.part(R, "eviction", eviction_part, stop_servers=True)
     H.part(R, "a body trickling in", trickle_part, stop_servers=True)
+    H.part(R, "a first flight of 250 requests", first_flight_part, stop_servers=True)
     H.part(R, "bodies nobody reads", flood_part, stop_servers=True)
     R.finish()
 
