@@ -258,14 +258,27 @@ let present x h2c =
   let m = H2_head.method_span h in
   let used = C.head_length h2c in
   let m_len = Span.len m and t_len = Span.len target in
-  take_head_rbuf x (m_len + t_len + 13 + used + 4);
+  let n = H2_head.field_count h in
+  (* Cookie crumbs (RFC 9113 §8.2.3: a client may split Cookie into one
+     field per pair, for HPACK) are one Cookie field for the handler,
+     joined by "; " after the other fields, so 300 crumbs are one field,
+     not 300 of the header count. *)
+  let cookies = ref 0 and cookie_bytes = ref 0 in
+  for i = 0 to n - 1 do
+    if H2_head.field_name h i = Header_name.Cookie then begin
+      incr cookies;
+      cookie_bytes := !cookie_bytes + Span.len (H2_head.field_value h i)
+    end
+  done;
+  let merged = if !cookies > 1 then !cookie_bytes + (2 * (!cookies - 1)) else 0 in
+  take_head_rbuf x (m_len + t_len + 13 + used + 4 + merged);
   let b = x.rbuf in
   let t_off = m_len + 1 in
   let line = t_off + t_len + 11 in
-  (* Room for the line, the fields and a "host" name; each piece is
-     written left to right, covering what the one before wrote past its
-     end. *)
-  if line + used + 4 > Bigstring.length b then raise_notrace Too_large;
+  (* Room for the line, the fields, a "host" name and the joined cookie;
+     each piece is written left to right, covering what the one before
+     wrote past its end. *)
+  if line + used + 4 + merged > Bigstring.length b then raise_notrace Too_large;
   copy_short src (Span.off m) b 0 m_len;
   Bigstring.unsafe_set b m_len ' ';
   copy_short src (Span.off target) b t_off t_len;
@@ -280,17 +293,37 @@ let present x h2c =
   in
   (* Plain values (the pseudo-headers' too) passed the check build_field
      would make, in H2_head; names are lower-case tokens there. *)
-  let n = H2_head.field_count h and i = ref 0 and plain = H2_head.values_plain h in
+  let i = ref 0 and plain = H2_head.values_plain h in
+  let stop = line + used in
+  let cookie_start = stop + 4 in
+  let cookie_end = ref cookie_start and cookie_name = ref Span.empty in
   while !ok && !i < n do
     let id = H2_head.field_name h !i
     and name = shifted line (H2_head.field_name_span h !i)
     and value = shifted line (H2_head.field_value h !i) in
-    ok :=
-      if plain then Request.build_field_checked req b id ~name ~value
-      else Request.build_field req b id ~name ~value;
+    if merged > 0 && id = Header_name.Cookie then begin
+      if !cookie_end > cookie_start then begin
+        Bigstring.unsafe_set b !cookie_end ';';
+        Bigstring.unsafe_set b (!cookie_end + 1) ' ';
+        cookie_end := !cookie_end + 2
+      end
+      else cookie_name := name;
+      let len = Span.len value in
+      Bigstring.blit ~src:b ~src_off:(Span.off value) ~dst:b ~dst_off:!cookie_end ~len;
+      cookie_end := !cookie_end + len
+    end
+    else
+      ok :=
+        if plain then Request.build_field_checked req b id ~name ~value
+        else Request.build_field req b id ~name ~value;
     incr i
   done;
-  let stop = line + used in
+  if !ok && merged > 0 then begin
+    let value = Span.make ~off:cookie_start ~len:(!cookie_end - cookie_start) in
+    ok :=
+      if plain then Request.build_field_checked req b Header_name.Cookie ~name:!cookie_name ~value
+      else Request.build_field req b Header_name.Cookie ~name:!cookie_name ~value
+  end;
   if !ok && H2_head.has_authority h && not (Request.has_host req) then begin
     Bigstring.unsafe_blit_from_string "host" ~src_off:0 b ~dst_off:stop ~len:4;
     let name = Span.make ~off:stop ~len:4 and value = shifted line (H2_head.authority h) in
@@ -301,7 +334,7 @@ let present x h2c =
   if !ok && H2_head.has_authority h && Request.has_host req
      && not (same_host b (Request.host req) (shifted line (H2_head.authority h)))
   then raise_notrace Host_mismatch;
-  if !ok then Request.build_end req ~head_length:(stop + 4) else Request.Error
+  if !ok then Request.build_end req ~head_length:(if merged > 0 then !cookie_end else stop + 4) else Request.Error
 
 let take_exchange c =
   let sh = c.sh in
