@@ -96,6 +96,10 @@ let body_pending t ~stream =
   let slot = S.find t.streams stream in
   if slot < 0 then 0 else if get t.streams.out_kind slot = S.out_none then 0 else get t.streams.out_len slot
 
+let data_sent t ~stream =
+  let slot = S.find t.streams stream in
+  if slot < 0 then -1 else get t.streams.data_sent slot
+
 let reset_stream t ~stream code =
   let slot = S.find t.streams stream in
   if slot >= 0 then

@@ -199,6 +199,11 @@ val send_data_external : t -> stream:int -> offset:int -> len:int -> end_stream:
 
 val body_pending : t -> stream:int -> int
 
+val data_sent : t -> stream:int -> int
+(** The DATA payload bytes of [stream] written into the output so far (its
+    frames built; a file's bytes counted as their frame is); [-1] once the
+    stream is closed. *)
+
 val reset_stream : t -> stream:int -> H2_error.t -> unit
 (** RST_STREAM from the application (e.g. CANCEL, INTERNAL_ERROR). *)
 

@@ -377,6 +377,7 @@ let next t out ~off ~len ~inline =
       end;
       set s.out_off slot (from + n);
       set s.out_len slot (left - n);
+      set s.data_sent slot (get s.data_sent slot + n);
       set s.send_window slot (window - n);
       t.conn_send_window <- t.conn_send_window - n;
       if left = n then begin

@@ -25,6 +25,7 @@ type t = {
   mutable priority : int array;
   mutable content_length : int array;
   mutable data_received : int array;
+  mutable data_sent : int array;
   mutable response : int array;
   mutable out_kind : int array;
   mutable sending : int;
@@ -64,6 +65,7 @@ let arrays t capacity =
   t.priority <- grow t.priority (H2_priority.default :> int);
   t.content_length <- grow t.content_length (-1);
   t.data_received <- grow t.data_received 0;
+  t.data_sent <- grow t.data_sent 0;
   t.response <- grow t.response 0;
   t.out_kind <- grow t.out_kind 0;
   t.out_buf <- grow t.out_buf no_buffer;
@@ -103,6 +105,7 @@ let create max_capacity =
       priority = [||];
       content_length = [||];
       data_received = [||];
+      data_sent = [||];
       response = [||];
       out_kind = [||];
       sending = 0;
@@ -211,6 +214,7 @@ let open_slot t ~id ~recv_window ~send_window =
     set t.priority slot (H2_priority.default :> int);
     set t.content_length slot (-1);
     set t.data_received slot 0;
+    set t.data_sent slot 0;
     set t.response slot 0;
     (* [out_kind], [out_len] and [out_end] of a free slot are as [free]
        (or the arrays' growth) left them: nothing queued. *)

@@ -58,6 +58,7 @@ type t = {
   mutable priority : int array;  (** an {!H2_priority.t} *)
   mutable content_length : int array;  (** the request's content-length, [-1] when absent *)
   mutable data_received : int array;  (** DATA payload bytes received (padding excluded) *)
+  mutable data_sent : int array;  (** DATA payload bytes put in the output (frames written) *)
   mutable response : int array;  (** [0] no response yet, [1] HEADERS queued, [2] END_STREAM queued *)
   mutable out_kind : int array;  (** written by {!set_out_kind} only, which counts [sending] *)
   mutable sending : int;

@@ -278,7 +278,9 @@ let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~
 let body_sent (c : Slot.t) ~complete =
   if complete then c.resp_bytes
   else
-    let n = c.sent - c.head_len in
+    (* HTTP/2: [sent] counts body bytes only (H2_exchange.account); the
+       head went as HEADERS. *)
+    let n = if c.mode = Slot.H2_stream then c.sent else c.sent - c.head_len in
     if n <= 0 then 0 else if n > c.resp_bytes then c.resp_bytes else n
 
 let request t (c : Slot.t) ~parsed ~complete =

@@ -473,12 +473,21 @@ let opened s c ~stream ~fin =
    that "already in place" is a pointer comparison. *)
 let no_cont : Slot.t -> unit = ignore
 
+(* The body bytes of [x] that left, for the log line of a response cut
+   short (Access_log.body_sent): as HTTP/1.1 counts what the socket took,
+   HTTP/2 counts what went into the connection's output, read while the
+   stream is open (a reset closes it before the exchange ends). *)
+let[@inline] account h2c x =
+  let n = C.data_sent h2c ~stream:x.stream in
+  if n >= 0 then x.sent <- n
+
 (* The exchange at index [i] of its session is over (answered, reset, or
    its connection closed): logged, its stream closed if it is not, and
    the slot back in the pool holding nothing. *)
 let finish s i ~complete =
   let x = s.streams.(i) in
   let c = s.conn in
+  account s.h2c x;
   log_response x complete;
   (* Cut short: the stream is reset (CANCEL). Answered in full while the
      client's side is still open (a body it has not finished, or HEADERS
@@ -537,6 +546,7 @@ let emitted s ~ext_fd =
   for i = s.nstreams - 1 downto 0 do
     if i < s.nstreams then begin
       let x = s.streams.(i) in
+      account h2c x;
       if x.resp = Done && x.fin_queued && (x.file_fd < 0 || x.file_fd <> ext_fd)
          && C.body_pending h2c ~stream:x.stream = 0
       then finish s i ~complete:(not x.broken)

@@ -239,6 +239,23 @@ def first_flight(port, tls, n):
     return {"answered": answered, "refused": refused, "goaway": goaway}
 
 
+def abort_download(port, tls, path):
+    """GET [path] (a large file) within the default 65,535-byte window,
+    reset (CANCEL) once that much came: how many body bytes arrived."""
+    s = C.raw_connect(port, tls)
+    enc = hpack.Encoder()
+    s.sendall(F.HeadersFrame(1, data=C.request_block(enc, path), flags=["END_HEADERS", "END_STREAM"]).serialize())
+
+    def got(fs):
+        return sum(len(d) for t, sid, _c, _fl, d in fs if t == F.DataFrame.type and sid == 1)
+
+    frames, _ = read_until(s, lambda fs: got(fs) >= 65535, 5.0)
+    s.sendall(F.RstStreamFrame(1, error_code=8).serialize())
+    time.sleep(0.3)
+    s.close()
+    return {"received": got(frames)}
+
+
 def main():
     scenario, port, tls = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
     args = sys.argv[4:]
@@ -247,6 +264,7 @@ def main():
         "half_open": lambda: half_open(port, tls, float(args[0])),
         "hold_half_open": lambda: hold_half_open(port, tls, int(args[0]), float(args[1])),
         "first_flight": lambda: first_flight(port, tls, int(args[0])),
+        "abort_download": lambda: abort_download(port, tls, args[0]),
         "trickle": lambda: trickle(port, tls, float(args[0]), float(args[1])),
         "body_flood": lambda: body_flood(port, tls, *[int(a) for a in args[:3]], float(args[3])),
     }

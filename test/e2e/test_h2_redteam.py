@@ -23,6 +23,8 @@ TLS). Each part failed on the code before its fix.
    excess over the stream limit is refused (REFUSED_STREAM), no GOAWAY.
 7. Bodies nobody reads (POSTs to a file, 4 connections x 50 streams x
    60 kB) are not buffered: the worker's memory stays flat.
+8. An aborted download's log line counts the body bytes that left, as
+   over HTTP/1.1 (it said 0).
 
 Run: python3 test/e2e/test_h2_redteam.py   (after dune build @install)
 The last line is `N passed, N failed`.
@@ -30,6 +32,7 @@ The last line is `N passed, N failed`.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -251,6 +254,20 @@ def first_flight_part():
     srv.stop_and_check(R, "first flight: server exits 0")
 
 
+def aborted_part():
+    H.write_file(DOC, "big.bin", os.urandom(1 << 20))
+    log_path = os.path.join(TMP, "access.log")
+    srv = H.Server(DOC, args=["--access-log", log_path]).start()
+    r = client("abort_download", srv.port, "/big.bin")
+    R.check("a download reset after its first window: 65,535 bytes came", r.get("received") == 65535, r)
+    line = []
+    H.wait_until(lambda: line.extend(l for l in open(log_path).read().splitlines() if "big.bin" in l) or line, 5)
+    m = re.search(r'"GET /big.bin HTTP/2.0" 200 (\d+)', line[0]) if line else None
+    sent = int(m.group(1)) if m else -1
+    R.check("its log line counts the body bytes that left (65,535 to 1 MiB, was 0)", 65535 <= sent < (1 << 20), line)
+    srv.stop_and_check(R, "aborted: server exits 0")
+
+
 def main():
     H.part(R, "each stream judged by its own client", access_part, stop_servers=True)
     H.part(R, "the same in a configuration file", config_part, stop_servers=True)
@@ -261,6 +278,7 @@ def main():
     H.part(R, "a body trickling in", trickle_part, stop_servers=True)
     H.part(R, "a first flight of 250 requests", first_flight_part, stop_servers=True)
     H.part(R, "bodies nobody reads", flood_part, stop_servers=True)
+    H.part(R, "an aborted download's log line", aborted_part, stop_servers=True)
     R.finish()
 
 
