@@ -18,6 +18,9 @@ deps-bench:
 # What `make serve` builds: the libraries, the httpz binary and the
 # examples, and nothing that needs a test-only package (test/build/
 # build_test.sh builds exactly this with those packages out of reach).
+# Every target builds in the release profile (dune-workspace), so `make
+# test` and `make bench` test and measure the binary `make serve` runs and
+# `dune install` installs (test/build/profile_test.sh checks it).
 BUILD_TARGETS = @install @examples/all
 
 build: deps-build
@@ -28,11 +31,11 @@ test: deps
 	scripts/test.sh
 
 bench: deps-bench
-	$(DUNE) build --profile release @install @default
+	$(DUNE) build @install @default
 	bench/run.sh full
 
 bench-quick: deps-bench
-	$(DUNE) build --profile release @install @default
+	$(DUNE) build @install @default
 	bench/run.sh quick
 
 # Where HTTP/2 server CPU goes per request (kernel, OpenSSL, the rest) for
@@ -40,7 +43,7 @@ bench-quick: deps-bench
 # kernel's and OpenSSL's part leaves httpz (bench/server/h2_floor.py; perf
 # needs the right to sample another process: root here). About 4 minutes.
 bench-h2-floor: deps-bench
-	$(DUNE) build --profile release @install @default
+	$(DUNE) build @install @default
 	bench/server/h2_floor.py
 
 # Differential fuzzing of the request parser against Node's http_parser and

@@ -33,7 +33,7 @@
 # (2 cores, AMD EPYC): parser bench --full 15 s (60 ms batches; 30 s with the
 # earlier 120 ms), callgrind instruction counts 11 s (the two runs of each
 # pair in parallel; 18 s one at a time), latency bench --full 33 s, report
-# ≈ 3 s, `scripts/deps.sh bench` 0.3 s, `dune build --profile release`
+# ≈ 3 s, `scripts/deps.sh bench` 0.3 s, `dune build`
 # 1-2 s when up to date and 17 s after edits to server/*.ml. Server
 # cases per pair: start 0.05 s, warm-up 1.02 s, a 5 s wrk run 5.04 s,
 # an h2load run warm-up + duration + 0.02 s, stop ≈ 0.1 s (MODES in

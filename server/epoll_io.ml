@@ -202,6 +202,12 @@ let accept_ready e listener =
       stop_listening e;
       W.pause_accepts w
     end
+    else if not (W.may_accept w) then
+      (* Every slot is taken, some by connections the ring is closing
+         (evicted with a receive in flight): the client waits in the listen
+         queue until one comes back ({!Loop_state.release_slot} resumes),
+         not refused. *)
+      stop_listening e
     else begin
       let fd = Syscall.accept4 w.lfds.(listener) in
       if fd >= 0 then begin

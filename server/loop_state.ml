@@ -200,11 +200,11 @@ let waiting w c = if H1.idle c then idle_add w c else idle_remove w c
    only once it has been silent this long. *)
 let fresh_grace_ns = 1_000_000_000
 
-(* Closes the keep-alive connection idle longest (or a silent fresh one,
-   see [fresh_grace_ns]); [false] when none can be. The list is oldest
-   first, so the walk stops at the first that qualifies, after at most 64
-   fresh ones. *)
-let evict w =
+(* The slot of the keep-alive connection idle longest (or of a silent
+   fresh one, see [fresh_grace_ns]), [-1] when none may be closed. The list
+   is oldest first, so the walk stops at the first that qualifies, after at
+   most 64 fresh ones. *)
+let eviction_candidate w =
   let s = ref w.idle_head and budget = ref 64 in
   while
     !s >= 0 && !budget > 0
@@ -214,9 +214,16 @@ let evict w =
     s := w.idle_next.(!s);
     decr budget
   done;
-  if !s < 0 || !budget = 0 then false
+  if !budget = 0 then -1 else !s
+
+let can_evict w = eviction_candidate w >= 0
+
+(* Closes that connection; [false] when there is none. *)
+let evict w =
+  let s = eviction_candidate w in
+  if s < 0 then false
   else begin
-    let c = w.conns.(!s) in
+    let c = w.conns.(s) in
     idle_remove w c;
     w.evicted <- w.evicted + 1;
     w.close c;
@@ -354,10 +361,15 @@ let pause_accepts w =
    meets an answer or a close, not a wait as long as the header timeout.
    Accepting then pauses, so that other workers take the next clients.
    (An evicted connection of the completion backend keeps its slot until
-   the kernel lets go of it: [spare_slots] are for new clients then.) *)
+   the kernel lets go of it: [spare_slots] are for new clients then, and
+   with none free, closing one more idle connection gives no slot now, so
+   none is closed; the callers wait for a slot before accepting,
+   {!may_accept}.) *)
+let at_limit w = w.active - w.closing >= w.p.max_connections
+
 let admit w =
   if w.active - w.closing < w.p.max_connections && w.nfree > 0 then true
-  else if evict w && w.nfree > 0 then true
+  else if w.nfree > 0 && evict w then true
   else begin
     w.refused <- w.refused + 1;
     if not w.refusing then begin

@@ -180,6 +180,13 @@ val admit : t -> bool
     by closing an idle connection for it; [false]: the caller closes it and
     pauses accepting ({!pause_accepts}). *)
 
+val at_limit : t -> bool
+(** As many connections as [max_connections] (those closing aside): the
+    next client needs an idle one closed. *)
+
+val can_evict : t -> bool
+(** {!admit} would find an idle connection to close. *)
+
 val pause_accepts : t -> unit
 (** Accepting stops for 100 ms ([accept_resume_ns]). *)
 

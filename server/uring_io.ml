@@ -31,6 +31,10 @@ let max_stash = 1 lsl 20
 
 let batch = 256
 
+(* Clients the ring accepted and the worker has not admitted yet, at most:
+   the default listen backlog, as many as the kernel would have held. *)
+let max_held = 4096
+
 (* User data: the kind in the low 3 bits, the slot (or listener) above. *)
 let k_accept = 1
 let k_recv = 2
@@ -65,6 +69,15 @@ type t = {
   starved_slots : int array;  (** slots with the [starved] bit, [nstarved] of them *)
   mutable nstarved : int;
   accepting : bool array;  (** per listener *)
+  accept_cancelled : bool array;  (** per listener: its accept's cancellation is on its way *)
+  (* Accepted clients not admitted yet, oldest first: a ring of [nheld]
+     from [held_head] (see {!on_accept}). *)
+  held_fd : int array;
+  held_listener : int array;
+  mutable held_head : int;
+  mutable nheld : int;
+  mutable turns : int;
+  mutable admitted_turn : int;  (** the last turn that admitted a held client *)
   cq_ud : int array;
   cq_res : int array;
   cq_flags : int array;
@@ -357,14 +370,19 @@ let on_pollout u c =
 
 (* {1 Accepting} *)
 
-(* Runs at every close: loops, not closures, so it allocates nothing. *)
+(* Runs at every close: loops, not closures, so it allocates nothing. While
+   accepted clients wait to be admitted, the ring accepts no more: they go
+   first ({!admit_held}, at the turn's start and end, not here: a close
+   must not open a connection in the slot it just gave back). *)
 let resume_accept u =
   let w = u.w in
-  if (not w.draining) && w.accept_resume_ns = 0 && W.may_accept w then
+  if (not w.draining) && w.accept_resume_ns = 0 && W.may_accept w && u.nheld = 0 then
     for i = 0 to Array.length w.lfds - 1 do
       let fd = w.lfds.(i) in
-      if fd >= 0 && (not u.accepting.(i)) && Uring.accept fd (ud k_accept i) = 0 then
-        u.accepting.(i) <- true
+      if fd >= 0 && (not u.accepting.(i)) && Uring.accept fd (ud k_accept i) = 0 then begin
+        u.accepting.(i) <- true;
+        u.accept_cancelled.(i) <- false
+      end
     done;
   let any = ref false in
   for i = 0 to Array.length u.accepting - 1 do
@@ -375,22 +393,79 @@ let resume_accept u =
 (* By user data, not by descriptor: the listening socket may be closed
    before the cancellation reaches the kernel. *)
 let stop_accepting u =
-  Array.iteri (fun i on -> if on then ignore (Uring.cancel (ud k_accept i) : int)) u.accepting
+  for i = 0 to Array.length u.accepting - 1 do
+    if u.accepting.(i) && not u.accept_cancelled.(i) then begin
+      ignore (Uring.cancel (ud k_accept i) : int);
+      u.accept_cancelled.(i) <- true
+    end
+  done
 
 let start u c a =
   set u c.slot ring;
   perform u c a
 
+(* Turns a connection admitted at the limit may take before it can be
+   closed for the next client: its receive reaches the kernel in the next
+   one, its request comes back in it, its response completes in the one
+   after. *)
+let settle_turns = 3
+
+(* Admits the clients held, oldest first, as the readiness backend takes
+   them from the listen queue ({!Epoll_io.accept_ready}): while there is a
+   slot and no pause, each gets one (at the limit, by closing an idle
+   connection, {!Loop_state.admit}); the first that cannot is refused and
+   accepting pauses; the others wait. Two waits the readiness backend does
+   not need, since it reads a request and writes its response at once:
+   when the slots are all held by connections whose cancellation the
+   kernel has not completed yet (evicting gave slots, just not yet), and,
+   at the limit with no idle connection to close, while clients admitted
+   in the last [settle_turns] turns are still on their first request (they
+   become idle ones). Waiting, not refused. While any is held, the ring
+   accepts no more. *)
+let admit_held u =
+  let w = u.w in
+  let stop = ref false in
+  while u.nheld > 0 && not !stop do
+    let fd = u.held_fd.(u.held_head) and listener = u.held_listener.(u.held_head) in
+    if w.draining then begin
+      ignore (Syscall.close fd : int);
+      u.held_head <- (u.held_head + 1) mod max_held;
+      u.nheld <- u.nheld - 1
+    end
+    else if w.accept_resume_ns <> 0 || not (W.may_accept w) then stop := true
+    else if W.must_wait w then begin
+      (* Full: the next clients are left to other workers for a while. *)
+      W.pause_accepts w;
+      stop := true
+    end
+    else if W.at_limit w && u.turns - u.admitted_turn < settle_turns && not (W.can_evict w) then
+      stop := true
+    else begin
+      u.held_head <- (u.held_head + 1) mod max_held;
+      u.nheld <- u.nheld - 1;
+      if W.accepted w fd listener then u.admitted_turn <- u.turns else stop := true
+    end
+  done;
+  if u.nheld > 0 then stop_accepting u
+
+(* A multishot accept claims every client in the listen queue at once, more
+   than the worker may take at its limit: each is held and admitted in
+   turn ({!admit_held}), not refused for arriving together. *)
 let on_accept u listener res flags =
   let w = u.w in
   if flags land Uring.more = 0 then u.accepting.(listener) <- false;
   if res >= 0 then begin
-    if not (W.accepted w res listener) then stop_accepting u;
-    (* Full: the next clients are left to other workers for a while. *)
-    if W.must_wait w then begin
-      stop_accepting u;
-      W.pause_accepts w
+    if u.nheld = max_held then begin
+      (* As a full listen queue would: the client is turned away. *)
+      ignore (Syscall.close res : int);
+      w.refused <- w.refused + 1
     end
+    else begin
+      u.held_fd.((u.held_head + u.nheld) mod max_held) <- res;
+      u.held_listener.((u.held_head + u.nheld) mod max_held) <- listener;
+      u.nheld <- u.nheld + 1
+    end;
+    admit_held u
   end
   else if res <> - Syscall.ecanceled && res <> - Syscall.econnaborted then begin
     stop_accepting u;
@@ -423,6 +498,12 @@ let dispatch u i =
 (* Waits at most [timeout_ms] (negative: no limit) and handles what
    completed. *)
 let turn u ~timeout_ms =
+  u.turns <- u.turns + 1;
+  (* Clients held across a pause, or until slots came back. *)
+  if u.nheld > 0 then begin
+    admit_held u;
+    resume_accept u
+  end;
   let n = Uring.submit_wait ~timeout_ns:(if timeout_ms < 0 then -1 else timeout_ms * 1_000_000) in
   W.update_clock u.w;
   if n < 0 && n <> - Syscall.eintr then begin
@@ -447,6 +528,11 @@ let turn u ~timeout_ms =
       let c = u.w.conns.(s) in
       if c.fd >= 0 && has u s ring && u.stash_len.(s) = 0 then arm_recv u c
     done
+  end;
+  (* This turn's completions may have given slots back. *)
+  if u.nheld > 0 then begin
+    admit_held u;
+    resume_accept u
   end
 
 (* {1 Set-up} *)
@@ -468,6 +554,13 @@ let create (w : W.t) e =
         starved_slots = Array.make n 0;
         nstarved = 0;
         accepting = Array.make (Array.length w.lfds) false;
+        accept_cancelled = Array.make (Array.length w.lfds) false;
+        held_fd = Array.make max_held (-1);
+        held_listener = Array.make max_held 0;
+        held_head = 0;
+        nheld = 0;
+        turns = 0;
+        admitted_turn = min_int / 2;
         cq_ud = Array.make batch 0;
         cq_res = Array.make batch 0;
         cq_flags = Array.make batch 0;
@@ -478,6 +571,10 @@ let create (w : W.t) e =
    the descriptors. *)
 let shutdown u =
   Uring.exit ();
+  for i = 0 to u.nheld - 1 do
+    ignore (Syscall.close u.held_fd.((u.held_head + i) mod max_held) : int)
+  done;
+  u.nheld <- 0;
   for s = 0 to Array.length u.flags - 1 do
     if has u s ring then begin
       (* The ring is gone: nothing is in flight, and its buffers are no

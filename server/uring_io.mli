@@ -3,7 +3,12 @@
 
     {2 How bytes move}
     - Accepting: multishot accepts on the listening sockets when the worker
-      is alone on them (see {!Loop}).
+      is alone on them (see {!Loop}). One claims every client waiting in
+      the listen queue at once; they are held, oldest first, and admitted
+      as the readiness backend would take them from the queue
+      ({!Loop_state.admit}: at the limit, each closes an idle connection),
+      so that clients arriving together at the limit are not closed for
+      it; while any is held, the ring accepts no more.
     - Receiving: one multishot receive per connection into the ring's
       provided buffers (256 of 4 KiB): the kernel takes a buffer only when
       bytes arrive, so an idle connection holds none. Received bytes queue

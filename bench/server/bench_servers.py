@@ -318,7 +318,7 @@ class Httpz(Server):
     def available(self):
         exe = httpz_exe()
         if not exe:
-            return False, "not built (%s missing; run `dune build --profile release @install`)" % (
+            return False, "not built (%s missing; run `dune build @install`)" % (
                 os.path.relpath(HTTPZ_CANDIDATES[0], ROOT))
         # Cmdliner answers --help for an unknown command with the main help and
         # status 0, so look for `serve` among the listed commands instead.
