@@ -346,11 +346,9 @@ let read_tree ~file tree =
           | Error _ -> bad a.apos "%S: give error, warn, info or debug" a.value)
       | "server_header" ->
           let a = one d in
-          (* The server always writes the field: "off" would be sent as
-             the product name. *)
-          if a.value = "" || a.value = "off" then
-            bad a.apos "%S: the Server field cannot be left out; give the product name to send (httpz)" a.value;
-          set (fun c -> { c with server_name = a.value })
+          (* "off": no Server field at all. *)
+          if a.value = "" then bad a.apos "give the product name to send (httpz), or off for no Server field";
+          set (fun c -> { c with server_name = (if a.value = "off" then "" else a.value) })
       | "hsts" -> hsts := Some (int_of_float (duration (one d)))
       | "tls_ticket_rotation" -> ticket := int_of_float (duration (one d))
       | "unknown_host" -> (

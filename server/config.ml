@@ -204,7 +204,7 @@ let hsts_line c =
 let fixed_head_bytes c =
   List.fold_left
     (fun acc (n, v) -> acc + String.length n + String.length v + 4)
-    (String.length "Server: \r\n" + String.length c.server_name + String.length (hsts_line c))
+    ((if c.server_name = "" then 0 else String.length "Server: \r\n") + String.length c.server_name + String.length (hsts_line c))
     c.headers
 
 type field =
@@ -292,7 +292,7 @@ let check ?(name = field_name) ?(role_name = role_name) c =
     bad "tls: give both a certificate and a key file"
   else if (match c.stats with Some t -> t = "" || not (String.for_all Httpz.Charset.is_tchar t) | None -> false)
   then bad "the stats token must be a non-empty token (letters, digits and !#$%%&'*+-.^_`|~)"
-  else if not (Httpz.Response.is_field_value c.server_name) then
+  else if c.server_name <> "" && not (Httpz.Response.is_field_value c.server_name) then
     bad "server_name %S is not a valid header value" c.server_name
   else
     match

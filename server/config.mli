@@ -268,7 +268,9 @@ type t = {
           always runs when [user] is given, keeps the caller's. Only root
           may name another user. Default [None]: as the caller, with a
           warning on stderr when that is root. *)
-  server_name : string;  (** The [Server] header value. Default ["httpz"]. *)
+  server_name : string;
+      (** The [Server] header value; [""]: no [Server] field at all.
+          Default ["httpz"]. *)
   root : string option;
       (** Shown in the start line only (the static file handler's document
           root). Default [None]. *)

@@ -214,7 +214,7 @@ let ticks ms = (ms + tick_ms - 1) / tick_ms
 
 let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~idle_ms ~body_ms
     ~write_ms ~handler_ms ~headers ~listener_headers ~keep =
-  if not (Response.is_field_value server_name) then
+  if server_name <> "" && not (Response.is_field_value server_name) then
     invalid_arg "Slot.create_shared: server_name is not a field value";
   let nop _ = () in
   (* Content-Length is bounded per use: [max_body] for a body read whole
@@ -223,7 +223,9 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
   {
     date = Date.Cache.create ();
     server_lines =
-      Array.map (fun extra -> "Server: " ^ server_name ^ "\r\n" ^ headers ^ extra) listener_headers;
+      (* [""]: no Server field (server_header off). *)
+      (let server = if server_name = "" then "" else "Server: " ^ server_name ^ "\r\n" in
+       Array.map (fun extra -> server ^ headers ^ extra) listener_headers);
     headers;
     now = 0;
     tick = 0;

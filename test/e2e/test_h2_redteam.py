@@ -25,6 +25,8 @@ TLS). Each part failed on the code before its fix.
    60 kB) are not buffered: the worker's memory stays flat.
 8. An aborted download's log line counts the body bytes that left, as
    over HTTP/1.1 (it said 0).
+9. `server_header off` sends no Server field (it sent "Server: off"),
+   over HTTP/1.1 and HTTP/2.
 
 Run: python3 test/e2e/test_h2_redteam.py   (after dune build @install)
 The last line is `N passed, N failed`.
@@ -268,6 +270,20 @@ def aborted_part():
     srv.stop_and_check(R, "aborted: server exits 0")
 
 
+def server_header_part():
+    conf = write_conf("noserver.conf", "server_header off;\nsite localhost default {\n  root %s;\n}\n" % DOC)
+    srv = ConfServer(conf).start()
+    st, hd, _ = H.request(srv.port, "GET", "/a.txt")
+    names = [k.lower() for k, _v in hd]
+    R.check("server_header off: no Server field over HTTP/1.1 (was 'Server: off')", st == 200 and "server" not in names, hd)
+    mode = ["--http2"] if H.TLS else ["--http2-prior-knowledge"]
+    r = H.curl(mode + ["-sS", "-D", "-", "-o", "/dev/null", H.url(srv.port, "/a.txt")])
+    heads = r.stdout.decode("latin-1").lower()
+    R.check("server_header off: none over HTTP/2 either", heads.startswith("http/2 200") and "\nserver:" not in heads,
+            heads[:300])
+    srv.stop()
+
+
 def main():
     H.part(R, "each stream judged by its own client", access_part, stop_servers=True)
     H.part(R, "the same in a configuration file", config_part, stop_servers=True)
@@ -279,6 +295,7 @@ def main():
     H.part(R, "a first flight of 250 requests", first_flight_part, stop_servers=True)
     H.part(R, "bodies nobody reads", flood_part, stop_servers=True)
     H.part(R, "an aborted download's log line", aborted_part, stop_servers=True)
+    H.part(R, "server_header off", server_header_part, stop_servers=True)
     R.finish()
 
 
