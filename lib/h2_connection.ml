@@ -32,6 +32,19 @@ let consumed t ~stream n =
     O.credit_connection t.out n
   end
 
+let consumed_stream t ~stream n =
+  let slot = S.find t.streams stream in
+  if slot >= 0 && n > 0 then O.credit_stream t.out slot n
+
+let consumed_connection t ~stream n =
+  let slot = S.find t.streams stream in
+  if slot >= 0 && n > 0 then begin
+    let s = t.streams in
+    let n = if n > s.recv_held.(slot) then s.recv_held.(slot) else n in
+    s.recv_held.(slot) <- s.recv_held.(slot) - n;
+    O.credit_connection t.out n
+  end
+
 let start_response t ~stream ~status =
   t.response_stream <- stream;
   O.start_headers t.out ~status

@@ -36,6 +36,51 @@ let reading_body x =
 
 let error_head = "text/plain; charset=utf-8"
 
+(* What one connection's whole bodies may hold credited: the larger of
+   one [max_body] (a single body always fits) and the connection window
+   HTTP/2 gives by default. *)
+let whole_budget x = if x.sh.max_body > 1 lsl 20 then x.sh.max_body else 1 lsl 20
+
+(* [len] more bytes of [x]'s whole body: the stream's window credited, and
+   the connection's as far as the budget allows (the rest owed). *)
+let credit_whole s x len =
+  if len > 0 then begin
+    let room = whole_budget x - s.whole_bodies in
+    let now = if len < room then len else if room > 0 then room else 0 in
+    if now > 0 then begin
+      C.consumed s.h2c ~stream:x.stream now;
+      s.whole_bodies <- s.whole_bodies + now;
+      x.whole_credited <- x.whole_credited + now
+    end;
+    if len > now then begin
+      C.consumed_stream s.h2c ~stream:x.stream (len - now);
+      x.conn_debt <- x.conn_debt + (len - now)
+    end
+  end
+
+(* [x] ends: its whole body leaves the budget, and what other exchanges
+   are owed is paid as far as it allows. Its own debt the stream's close
+   pays (H2_connection credits what a closed stream held). *)
+let release_whole s x =
+  if x.whole_credited > 0 || x.conn_debt > 0 then begin
+    s.whole_bodies <- s.whole_bodies - x.whole_credited;
+    x.whole_credited <- 0;
+    if x.conn_debt > 0 && C.stream_state s.h2c ~stream:x.stream <> 0 then
+      C.consumed_connection s.h2c ~stream:x.stream x.conn_debt;
+    x.conn_debt <- 0;
+    for i = 0 to s.nstreams - 1 do
+      let y = s.streams.(i) in
+      let room = whole_budget y - s.whole_bodies in
+      if y != x && y.conn_debt > 0 && room > 0 then begin
+        let n = if y.conn_debt < room then y.conn_debt else room in
+        C.consumed_connection s.h2c ~stream:y.stream n;
+        y.conn_debt <- y.conn_debt - n;
+        y.whole_credited <- y.whole_credited + n;
+        s.whole_bodies <- s.whole_bodies + n
+      end
+    done
+  end
+
 let rec run h x =
   x.state <- Handling;
   match h x with
@@ -114,14 +159,19 @@ and reset x code =
 (* {2 Request bodies} DATA goes to the handler as it asks: a piece it
    waits for straight from the connection's read buffer, otherwise into
    [body_store]. Bytes are credited to the client's windows as the handler
-   takes them (a body read whole: as they arrive, up to [max_body]), so
-   a body nobody reads stops at the stream window. *)
+   takes them, so a body nobody reads stops at the stream window. A body
+   read whole (Ctx.await_body) is credited as it arrives, up to
+   [max_body], to its stream's window; to the connection's only while the
+   connection's whole bodies stay within [whole_budget] (see
+   [credit_whole]): past it the client waits for exchanges to end, so one
+   connection makes the worker hold at most that much, not a body per
+   stream. *)
 
 and wanted x =
-  let h2c = (session x).h2c in
+  let s = session x in
   if x.body_len > x.sh.max_body then answer_error x Status.Content_too_large
   else begin
-    C.consumed h2c ~stream:x.stream x.body_len;
+    credit_whole s x x.body_len;
     if x.peer_done then body_arrived x else reading_body x
   end
 
@@ -202,7 +252,7 @@ let data x buf ~off ~len ~fin =
       end
       else begin
         buffer_body x buf ~off ~len;
-        C.consumed h2c ~stream:x.stream len;
+        credit_whole (session x) x len;
         if x.peer_done && x.state = Reading_body then body_arrived x
       end
   | Body_unread | Body_streaming -> buffer_body x buf ~off ~len
@@ -433,6 +483,8 @@ let opened s c ~stream ~fin =
   x.unlogged <- Logged;
   x.body_limit <- max_int;
   x.window_wait <- -1;
+  x.whole_credited <- 0;
+  x.conn_debt <- 0;
   (* The body clock starts when the handler first waits for the body. *)
   x.body_deadline <- 0;
   x.body_credit <- 0;
@@ -488,6 +540,7 @@ let finish s i ~complete =
   let x = s.streams.(i) in
   let c = s.conn in
   account s.h2c x;
+  release_whole s x;
   log_response x complete;
   (* Cut short: the stream is reset (CANCEL). Answered in full while the
      client's side is still open (a body it has not finished, or HEADERS

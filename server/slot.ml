@@ -76,6 +76,7 @@ and h2 = {
   mutable streams : t array;
   mutable nstreams : int;
   mutable ended : bool;
+  mutable whole_bodies : int;
 }
 
 and state = Free | Reading_head | Reading_body | Handling | Writing | Lingering
@@ -186,6 +187,8 @@ and t = {
   mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
   mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
   mutable window_wait : int;
+  mutable whole_credited : int;
+  mutable conn_debt : int;
   mutable field_names : Header_name.t array;
       (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
           order: their names, and their lines' [\[start, stop)] at
@@ -352,6 +355,8 @@ let create sh ~slot ~peer =
     peer_done = false;
     fin_queued = false;
     window_wait = -1;
+    whole_credited = 0;
+    conn_debt = 0;
     field_names = [||];
     field_lines = [||];
     field_sets = [||];

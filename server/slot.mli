@@ -153,6 +153,11 @@ and h2 = {
   mutable streams : t array;  (** its exchanges, [nstreams] of them, in no order *)
   mutable nstreams : int;
   mutable ended : bool;  (** input ended or failed: close once output is flushed *)
+  mutable whole_bodies : int;
+      (** bytes of bodies read whole (Ctx.await_body) that its exchanges hold
+          and that were credited to the connection's window: at most
+          H2_exchange's budget, so one connection cannot make the worker hold
+          a body per stream *)
 }
 (** Per-connection HTTP/2 state, taken from [h2_free] when a connection
     turns HTTP/2 and given back when it closes; it holds no I/O buffer. *)
@@ -361,6 +366,11 @@ and t = {
   mutable window_wait : int;
       (** [H2_stream]: the response bytes the client's windows held back
           when last looked at ([-1]: not looked at yet) *)
+  mutable whole_credited : int;
+      (** [H2_stream]: bytes of its body counted in its session's [whole_bodies] *)
+  mutable conn_debt : int;
+      (** [H2_stream]: bytes of its body credited to its stream's window only
+          (over the budget), owed to the connection's *)
   mutable field_names : Httpz.Header_name.t array;
       (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
           order: their names, and their lines' [\[start, stop)] at

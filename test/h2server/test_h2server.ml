@@ -512,6 +512,58 @@ let cookie_crumbs () =
   Alcotest.(check bool) "one cookie field as it is" true
     (S.find_sub head "x-cookie-fields=1 " >= 0 && S.find_sub head "x-cookie=a=1" >= 0)
 
+(* Whole bodies (await_body) one connection holds credited to its window
+   stay within a budget (1 MiB here: [max_body] is 1 MiB): 20 streams of
+   60,000 bytes each awaited whole are 1.2 MB, of which at most 1 MiB is
+   credited to the connection's window until exchanges end (the rest is
+   owed: the client cannot send more than its window beyond that); the
+   streams' own windows are credited, and once the bodies end and are
+   answered everything is paid. Before, every byte was credited to the
+   connection as it came, so 128 streams could make the worker hold 128
+   bodies. *)
+let whole_body_budget () =
+  let sh = shared () in
+  let p = connect sh in
+  let s = match p.c.h2 with Some s -> s | None -> Alcotest.fail "no HTTP/2 session" in
+  let body = String.make 60000 'w' in
+  let open_body sid =
+    ignore (send p (K.request ~end_stream:false sid
+                      [ (":method", "POST"); (":scheme", "https"); (":path", "/echo"); (":authority", "x");
+                        ("content-length", "60000") ]));
+    (* In frames of at most 16,384 bytes (the peer's frame size). *)
+    let rec data off =
+      if off < 60000 then begin
+        let n = min 16384 (60000 - off) in
+        ignore (send p (K.data sid (String.sub body off n)));
+        data (off + n)
+      end
+    in
+    data 0;
+    ignore (frames p)
+  in
+  let debts () =
+    let d = ref 0 in
+    for i = 0 to s.nstreams - 1 do d := !d + s.streams.(i).conn_debt done;
+    !d
+  in
+  let sids = List.init 20 (fun i -> 1 + (2 * i)) in
+  List.iteri (fun i sid -> if i < 17 then open_body sid) sids;
+  Alcotest.(check int) "17 bodies (within the budget): all credited" (17 * 60000) s.whole_bodies;
+  Alcotest.(check int) "nothing owed" 0 (debts ());
+  List.iteri (fun i sid -> if i >= 17 then open_body sid) sids;
+  Alcotest.(check int) "20 bodies: the connection's window credited up to the budget" (1 lsl 20) s.whole_bodies;
+  Alcotest.(check int) "the rest owed" ((20 * 60000) - (1 lsl 20)) (debts ());
+  (* Room for the 20 echoes (the client's connection window). *)
+  ignore (send p (K.window_update 0 (2 * 20 * 60000)));
+  let answered = ref 0 in
+  List.iter (fun sid ->
+      ignore (send p (K.data ~end_stream:true sid ""));
+      if has (frames p) (Printf.sprintf "HEADERS %d 200" sid) then incr answered) sids;
+  Alcotest.(check int) "every body answered" 20 !answered;
+  Alcotest.(check int) "all paid once the exchanges ended" 0 (s.whole_bodies + debts ());
+  ignore (send p (get 41 "/a"));
+  Alcotest.(check bool) "the connection goes on" true (List.mem "DATA 41 5 ES" (frames p))
+
 let answered_early () =
   let sh = shared () in
   let p = connect sh in
@@ -891,6 +943,7 @@ let () =
           Alcotest.test_case "POST: a body the handler asks for" `Quick post_echo;
           Alcotest.test_case "answered before the body: RST NO_ERROR at once" `Quick answered_early;
           Alcotest.test_case "cookie crumbs: one field" `Quick cookie_crumbs;
+          Alcotest.test_case "whole bodies: a budget per connection" `Quick whole_body_budget;
           Alcotest.test_case "streamed request body" `Quick streamed_body;
           Alcotest.test_case "flushed response pieces" `Quick flushed;
           Alcotest.test_case "a head larger than the first buffer" `Quick big_head;
