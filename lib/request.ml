@@ -28,6 +28,7 @@ type t = {
   mutable expect_continue : bool;
   mutable host : Span.t;
   mutable host_count : int;
+  mutable host_from_target : bool;  (** [host] is an absolute-form target's authority *)
   mutable upgrade : bool;
   mutable head_length : int;
   mutable error : Parse_error.t;
@@ -57,7 +58,7 @@ let create ?(limits = default_limits) ?(simd = Simd.available) () =
     value_spans = Array.make limits.max_headers 0;
     count = 0; meth = Meth.Other; meth_span = Span.empty; target = Span.empty;
     version = Version.Http_1_1; content_length = -1; chunked = false; keep_alive = false;
-    expect_continue = false; host = Span.empty; host_count = 0; upgrade = false;
+    expect_continue = false; host = Span.empty; host_count = 0; host_from_target = false; upgrade = false;
     head_length = 0; error = Parse_error.Bad_request_line;
     te_seen = false; te_chunked_last = false; te_other = false;
     conn_close = false; conn_keep_alive = false;
@@ -74,7 +75,7 @@ let clear t =
   t.count <- 0; t.meth <- Meth.Other; t.meth_span <- Span.empty; t.target <- Span.empty;
   t.version <- Version.Http_1_1; t.content_length <- -1; t.chunked <- false;
   t.keep_alive <- false; t.expect_continue <- false; t.host <- Span.empty;
-  t.host_count <- 0; t.upgrade <- false; t.head_length <- 0;
+  t.host_count <- 0; t.host_from_target <- false; t.upgrade <- false; t.head_length <- 0;
   t.te_seen <- false; t.te_chunked_last <- false; t.te_other <- false;
   t.conn_close <- false; t.conn_keep_alive <- false
 
@@ -173,7 +174,7 @@ let host_field t b voff vlen =
   if t.host_count > 1 then fail t Parse_error.Duplicate_host;
   if not (plain_host t b voff vlen || Authority.valid_host ~simd:t.simd b ~off:voff ~len:vlen) then
     fail t Parse_error.Bad_host;
-  t.host <- Span.make ~off:voff ~len:vlen
+  if not t.host_from_target then t.host <- Span.make ~off:voff ~len:vlen
 
 let field_semantics t b id voff vlen =
   match (id : Header_name.t) with
@@ -235,6 +236,31 @@ let get_sp = 0x20544547 (* "GET " *)
 let post_sp = 0x2054534f50 (* "POST " *)
 let http_1_1 = 0x312e312f50545448L (* "HTTP/1.1" *)
 
+(* An absolute-form target with an authority ("scheme://host...") names
+   the host: the server MUST use it and ignore Host (RFC 9112 §3.2.2), so
+   [host] becomes the target's authority (between "//" and the next '/',
+   '?' or the end), checked as a Host value is; one with userinfo
+   ("user@host", RFC 9110 §4.2.4) is refused. An absolute-URI without an
+   authority ("urn:a") or with an empty one leaves Host as it is.
+   Origin-form targets (a '/' first) do not come here. *)
+let absolute_host t b off stop =
+  let colon = Bigstring.index_from b ~off ~stop ':' in
+  let a = colon + 3 in
+  if colon >= 0 && a <= stop && get b (colon + 1) = '/' && get b (colon + 2) = '/' then begin
+    let e = ref a in
+    while !e < stop && (match get b !e with '/' | '?' -> false | _ -> true) do
+      if get b !e = '@' then fail t Parse_error.Bad_target;
+      incr e
+    done;
+    let n = !e - a in
+    if n > 0 then begin
+      if not (plain_host t b a n || Authority.valid_host ~simd:t.simd b ~off:a ~len:n) then
+        fail t Parse_error.Bad_target;
+      t.host <- Span.make ~off:a ~len:n;
+      t.host_from_target <- true
+    end
+  end
+
 (* The request-target [b\[t_start, t_stop)] (no SP, CTL, DEL or '#' in
    it) has a form the method allows. *)
 let[@inline] target_form t b t_start t_stop =
@@ -257,7 +283,8 @@ let[@inline] target_form t b t_start t_stop =
                 | '0' .. '9' | '+' | '-' | '.' -> !i > t_start
                 | _ -> false)
       do incr i done;
-      if !i = t_start || !i >= t_stop || get b !i <> ':' then fail t Parse_error.Bad_target
+      if !i = t_start || !i >= t_stop || get b !i <> ':' then fail t Parse_error.Bad_target;
+      absolute_host t b t_start t_stop
     end
 
 let request_line t b off stop =
@@ -458,35 +485,10 @@ let finish t =
      t.keep_alive <- t.conn_keep_alive && not t.conn_close;
      t.expect_continue <- false)
 
-(* An absolute-form target names the host: the server MUST use it and
-   ignore Host (RFC 9112 §3.2.2), so [host] becomes the target's
-   authority (between "//" and the next '/', '?' or the end), checked as
-   a Host value is; one with userinfo ("user@host", RFC 9110 §4.2.4) or
-   without an authority is refused. Origin-form targets (a '/' first) do
-   not come here. *)
-let absolute_host t b =
-  let off = Span.off t.target and len = Span.len t.target in
-  let stop = off + len in
-  let colon = Bigstring.index_from b ~off ~stop ':' in
-  let a = colon + 3 in
-  if colon < 0 || a > stop || get b (colon + 1) <> '/' || get b (colon + 2) <> '/' then fail t Parse_error.Bad_target;
-  let e = ref a in
-  while !e < stop && (match get b !e with '/' | '?' -> false | _ -> true) do
-    if get b !e = '@' then fail t Parse_error.Bad_target;
-    incr e
-  done;
-  let n = !e - a in
-  if n = 0 || not (plain_host t b a n || Authority.valid_host ~simd:t.simd b ~off:a ~len:n) then
-    fail t Parse_error.Bad_target;
-  t.host <- Span.make ~off:a ~len:n
-
 let parse_head t b off stop =
   clear t;
   let pos = fields t b (request_line t b off stop) stop in
   finish t;
-  (match get b (Span.off t.target) with
-   | '/' | '*' -> ()
-   | _ -> if t.meth <> Meth.Connect then absolute_host t b);
   pos - off
 
 (* Is there an empty line (the end of a head) ending in [from, stop)? Looks

@@ -425,6 +425,21 @@ let all : category list =
             in
             when_ (not ok_form) Explained
           | _ -> None) };
+    { id = "absolute_authority"; oracles = [ H11; Http_parser ];
+      check = (fun p ->
+          match rline_words p.input with
+          | [ m; t; v ] when rejects_with p [ "bad_target" ] && scheme_colon t -> (
+              let k = String.index t ':' in
+              let n = String.length t in
+              if k + 3 > n || String.sub t (k + 1) 2 <> "//" then None
+              else
+                let e = ref (k + 3) in
+                while !e < n && t.[!e] <> '/' && t.[!e] <> '?' do incr e done;
+                let a = String.sub t (k + 3) (!e - k - 3) in
+                if a <> "" && (String.contains a '@' || not (valid_uri_host a)) then
+                  Some (Repair (with_rline p.input [ m; String.sub t 0 (k + 3) ^ "h" ^ String.sub t !e (n - !e); v ]))
+                else None)
+          | _ -> None) };
     (* --- the oracle refuses, httpz reads it --- *)
     { id = "method_not_in_http_parser"; oracles = [ Http_parser ];
       check = (fun p ->

@@ -64,7 +64,12 @@ let conn_errors =
      headers ~end_headers:false 1 (String.sub big_block 0 10_000)
      ^ continuation 1 (String.sub big_block 10_000 (String.length big_block - 10_000)),
      "ENHANCE_YOUR_CALM", `Started);
-    ("refused streams flood", repeat 8 (fun i -> request ~end_stream:false ((2 * i) + 1) (post ())), "ENHANCE_YOUR_CALM", `Tiny);
+    (* Before the client acknowledged our SETTINGS it could not know the
+       limit: twice max_concurrent_streams more refusals are allowed. *)
+    ("refused streams flood before the SETTINGS ack",
+     repeat 9 (fun i -> request ~end_stream:false ((2 * i) + 1) (post ())), "ENHANCE_YOUR_CALM", `Tiny);
+    ("refused streams flood after the SETTINGS ack",
+     settings_ack ^ repeat 7 (fun i -> request ~end_stream:false ((2 * i) + 1) (post ())), "ENHANCE_YOUR_CALM", `Tiny);
     ("oversized frame", data 1 (String.make 16385 'a'), "FRAME_SIZE_ERROR", `Started);
   ]
 
