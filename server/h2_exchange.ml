@@ -542,20 +542,15 @@ let finish s i ~complete =
   account s.h2c x;
   release_whole s x;
   log_response x complete;
-  (* Cut short: the stream is reset (CANCEL). Answered in full while the
-     client's side is still open (a body it has not finished, or HEADERS
-     without END_STREAM and nothing after): RST_STREAM NO_ERROR asks it to
-     stop (RFC 9113 §8.1), as nginx does. Left open, the stream would
-     hold a slot of the connection's concurrency with no exchange and so
-     no timer: the connection would never idle out, never be evicted and
-     keep a retired worker alive. Frames of it still on their way are
-     ignored (WINDOW_UPDATE) or answered RST_STREAM STREAM_CLOSED (DATA),
-     never a connection error. *)
-  let state = C.stream_state s.h2c ~stream:x.stream in
-  if state <> 0 && not (C.failed s.h2c) then begin
-    if not complete then C.reset_stream s.h2c ~stream:x.stream H2_error.Cancel
-    else if state = H2_stream.half_closed_local then C.reset_stream s.h2c ~stream:x.stream H2_error.No_error
-  end;
+  (* Cut short: the stream is reset. Answered while the client still
+     sends: nothing yet (its frames may still be on their way, a
+     WINDOW_UPDATE among them, or DATA whose length the stream's
+     content-length must still check); more DATA then gets RST_STREAM
+     NO_ERROR (RFC 9113 §8.1), see H2_session. Such a stream has no
+     exchange, so it keeps no timer of its own: the connection's idle
+     timer runs (H2_session.next), and the connection is evictable. *)
+  if (not complete) && C.stream_state s.h2c ~stream:x.stream <> 0 && not (C.failed s.h2c) then
+    C.reset_stream s.h2c ~stream:x.stream H2_error.Cancel;
   next_gen x;
   x.wait <- Running;
   if x.cont != no_cont then x.cont <- no_cont;

@@ -263,7 +263,11 @@ let next c =
     end
     else begin
       if Bigstring.length c.out > 0 then release_idle c;
-      if s.ended || C.finished s.h2c then begin
+      (* Draining (a reload or a stop): once no exchange is in progress
+         the GOAWAY has said all; streams the client left open with their
+         answers sent hold nothing of ours, so they do not keep a retired
+         worker alive. *)
+      if s.ended || C.finished s.h2c || (c.sh.draining && s.nstreams = 0) then begin
         (* The GOAWAY left: shut the write side, drain what the client
            still sends, then close (a close with unread input would reset
            the connection and could destroy the GOAWAY). *)
