@@ -27,13 +27,17 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HOST = "127.0.0.1"
 
 
-def connect(port, tls, timeout=5.0, rcvbuf=0):
-    if rcvbuf:
-        # Set before connecting: the window the client announces is then
-        # small from the start.
+def connect(port, tls, timeout=5.0, rcvbuf=0, src=None):
+    """[src]: the source address (any 127/8 address reaches the loopback)."""
+    if rcvbuf or src:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        if rcvbuf:
+            # Set before connecting: the window the client announces is
+            # then small from the start.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         s.settimeout(timeout)
+        if src:
+            s.bind((src, 0))
         s.connect((HOST, port))
     else:
         s = socket.create_connection((HOST, port), timeout=timeout)

@@ -17,20 +17,9 @@ from hyperframe import frame as F
 import h2_client as C
 
 
-def connect_from(src, port, tls, timeout=5.0):
-    """A raw HTTP/2 connection (preface and SETTINGS sent) whose source
-    address is [src]: any 127/8 address reaches the loopback."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.bind((src, 0))
-    s.connect((C.HOST, port))
-    if tls:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-        ctx.set_alpn_protocols(["h2"])
-        s = ctx.wrap_socket(s, server_hostname="localhost")
-        assert s.selected_alpn_protocol() == "h2", s.selected_alpn_protocol()
+def connect_from(src, port, tls):
+    """A raw HTTP/2 connection from [src], preface and SETTINGS sent."""
+    s = C.connect(port, tls, src=src)
     s.sendall(C.PREFACE + F.SettingsFrame(0).serialize())
     return s
 

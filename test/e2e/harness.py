@@ -603,19 +603,31 @@ def transport_args(pair=None, io=True):
     return io + ["--tls-cert", cert, "--tls-key", key]
 
 
-def connect(port, timeout=5.0, rcvbuf=None):
+def connect(port, timeout=5.0, rcvbuf=None, src=None):
     """A connection to the server on [port] in the suite's transport (TLS
-    handshake done); [rcvbuf]: SO_RCVBUF set before connecting."""
+    handshake done); [rcvbuf]: SO_RCVBUF set before connecting; [src]: the
+    source address (any 127/8 address reaches the loopback: a client of
+    its own for the server's per-address rules)."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     if rcvbuf:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
     s.settimeout(timeout)
     try:
+        if src:
+            s.bind((src, 0))
         s.connect((HOST, port))
         return wrap(s) if TLS else s
     except BaseException:
         s.close()
         raise
+
+
+def send_get(sock, path, headers=None):
+    """A keep-alive GET of [path] written on [sock] (Host: 127.0.0.1)."""
+    h = {"Host": "127.0.0.1"}
+    h.update(headers or {})
+    raw = "GET %s HTTP/1.1\r\n" % path + "".join("%s: %s\r\n" % kv for kv in h.items()) + "\r\n"
+    sock.sendall(raw.encode("latin-1"))
 
 
 def request(port, method, path, headers=None, body=b"", timeout=5.0):

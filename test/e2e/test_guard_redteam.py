@@ -76,18 +76,10 @@ def colliding(n, mask, start=2):
 
 
 def connect_from(src, port, timeout=5.0):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.bind((src, 0))
-    s.connect((H.HOST, port))
-    return H.wrap(s) if H.TLS else s
+    return H.connect(port, timeout=timeout, src=src)
 
 
-def get(sock, path, headers=None):
-    h = {"Host": "127.0.0.1"}
-    h.update(headers or {})
-    raw = "GET %s HTTP/1.1\r\n" % path + "".join("%s: %s\r\n" % kv for kv in h.items()) + "\r\n"
-    sock.sendall(raw.encode("latin-1"))
+get = H.send_get
 
 
 def rate_part():
