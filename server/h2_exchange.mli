@@ -6,20 +6,31 @@
 
     {b The request.} The decoded head is written into the exchange's read
     buffer as an HTTP/1.1 head (the method, the path, [:authority] as Host,
-    the fields) and parsed there by [Httpz.Request], so handlers get the
-    spans and checks they know; the request line is then marked
-    [HTTP/2.0] for the access log. A head that does not fit gets 431, one
-    the parser refuses its 4xx, without a handler.
+    the fields, cookie crumbs joined into one Cookie field) and parsed
+    there by [Httpz.Request], so handlers get the spans and checks they
+    know; the request line is then marked [HTTP/2.0] for the access log. A
+    head that does not fit gets 431, one the parser refuses its 4xx, one
+    whose Host names another host than [:authority] 400 (RFC 9113 §8.3.1),
+    without a handler. What the exchange takes from its connection (its
+    stream, descriptor, listener, TLS, the address for the log) is set for
+    every stream ([bind]): the record is pooled, and what its last stream
+    (another client's, perhaps) left there must not survive; the client's
+    address is asked of the connection ([Ctx.peer_ip]).
 
-    {b Bodies.} A request that ends with its HEADERS has none. A body
-    announced by Content-Length of at most 65535 bytes (the client's
-    initial window) is read before the handler runs, which gets it whole
-    ([Ctx.body_ready]); a malformed one never reaches it. Any other body
-    is the handler's to ask for: [Ctx.await_body] (read whole up to
-    [max_body]) or [Ctx.read_body] (pieces, straight from the connection's
-    read buffer when the handler waits for one, else kept in
-    [body_store]). DATA is credited to the client's windows as the handler
-    takes it, so a body nobody reads stops at the stream window.
+    {b Bodies.} A request that ends with its HEADERS has none. Any other
+    body is the handler's to ask for, and the handler runs at once:
+    [Ctx.await_body] (read whole up to [max_body]) or [Ctx.read_body]
+    (pieces, straight from the connection's read buffer when the handler
+    waits for one, else kept in [body_store]). DATA is credited to the
+    client's windows as the handler takes it, so a body nobody reads stops
+    at the stream window and a handler that answers without it (a GET to a
+    file) buffers nothing. A body read whole is credited as it arrives to
+    its stream's window, and to the connection's only while the
+    connection's whole bodies stay within a budget (the larger of
+    [max_body] and 1 MiB; [Slot.h2.whole_bodies]): past it the client
+    waits until exchanges end. Waiting for body bytes runs the body clock
+    of HTTP/1.1 ({!Slot.start_body_clock}): [body_timeout] in all, moved on
+    only by bytes arriving at {!Slot.min_body_rate} on average.
 
     {b The response} goes through {!H2_response}. The exchange ends (is
     logged, and gives its slot and buffers back) once its END_STREAM (or
@@ -27,7 +38,11 @@
     output buffer ({!emitted}), or, for file bytes sent from its
     descriptor, once they left ({!settle}); a stream the client then
     still sends DATA on is reset with NO_ERROR (RFC 9113 §8.1) by
-    {!H2_session}.
+    {!H2_session}. Such a stream has no exchange and no timer: the
+    connection's idle timer runs once no exchange is in progress, the
+    connection can be evicted, and draining ends it after its GOAWAY.
+    The body bytes that left are counted per stream
+    ([H2_connection.data_sent]) for the log line of a response cut short.
 
     {b Ending early.} RST_STREAM from the client, a connection that closes
     ({!cancel}, {!cancel_all}): the request's [cancels] run and its
@@ -44,7 +59,7 @@ val find : Slot.h2 -> int -> int
 val opened : Slot.h2 -> Slot.t -> stream:int -> fin:bool -> unit
 (** [opened s c ~stream ~fin]: HEADERS opened [stream] on connection [c]
     ([fin]: with END_STREAM); the head is [H2_connection.head]. Takes an
-    exchange and runs the handler (or waits for a small body). *)
+    exchange and runs the handler. *)
 
 val data : Slot.t -> Httpz.Bigstring.t -> off:int -> len:int -> fin:bool -> unit
 (** [data x buf ~off ~len ~fin]: body bytes of [x]'s stream (valid during
@@ -70,7 +85,7 @@ val next_deadline : Slot.h2 -> int
 (** The earliest tick at which an exchange's wait times out, [-1] when
     none waits. Each exchange keeps its own timer ([timer], [deadline]):
     its handler's answer ([handler_timeout]), its body ([body_timeout],
-    moved by each DATA of its own), the client's window for its response
+    moved by its own DATA at the minimum rate only), the client's window for its response
     ([write_timeout], moved as its bytes leave). Traffic on other streams
     or PINGs do not move it. *)
 
