@@ -45,6 +45,7 @@ type t = {
   mutable ev_end_stream : bool;
   mutable ev_data_off : int;
   mutable ev_data_len : int;
+  mutable ev_sent : int;  (** [Reset]: the DATA payload bytes the stream had sent *)
   mutable ev_error : Err.t;
   mutable ev_last_stream : int;
   mutable reason : string;
@@ -146,6 +147,7 @@ let create ?(config = H2_config.default) ?workspace () =
       ev_end_stream = false;
       ev_data_off = 0;
       ev_data_len = 0;
+      ev_sent = 0;
       ev_error = Err.No_error;
       ev_last_stream = 0;
       reason = "";

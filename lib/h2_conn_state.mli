@@ -47,6 +47,7 @@ type t = {
   mutable ev_end_stream : bool;
   mutable ev_data_off : int;
   mutable ev_data_len : int;
+  mutable ev_sent : int;  (** [Reset]: the DATA payload bytes the stream had sent *)
   mutable ev_error : H2_error.t;
   mutable ev_last_stream : int;
   mutable reason : string;

@@ -13,6 +13,7 @@ let event_stream t = t.ev_stream
 let event_end_stream t = t.ev_end_stream
 let event_data_off t = t.ev_data_off
 let event_data_len t = t.ev_data_len
+let event_sent t = t.ev_sent
 let event_error t = t.ev_error
 let goaway_last_stream t = t.ev_last_stream
 let reason t = t.reason

@@ -126,6 +126,10 @@ val event_end_stream : t -> bool
 
 val event_data_off : t -> int
 val event_data_len : t -> int
+val event_sent : t -> int
+(** [Reset]: the DATA payload bytes the stream had put in the output
+    ({!data_sent}, which the reset made unreadable). *)
+
 val event_error : t -> H2_error.t
 val goaway_last_stream : t -> int
 val reason : t -> string

@@ -14,6 +14,8 @@ type t = {
   mutable reason : string;
   mutable has_reason : bool;  (** [reason <> ""], without a string compare *)
   mutable controls : int;  (** values holding a control byte (HTAB...) *)
+  mutable cookies : int;  (** Cookie fields (crumbs, RFC 9113 §8.2.3) *)
+  mutable cookie_bytes : int;  (** their values' bytes *)
 }
 
 let create ~max_fields =
@@ -31,6 +33,8 @@ let create ~max_fields =
     reason = "";
     has_reason = false;
     controls = 0;
+    cookies = 0;
+    cookie_bytes = 0;
   }
 
 type result = Valid | Malformed | Too_many_fields | Compression_error
@@ -92,6 +96,8 @@ let value_check buf s =
 
 let reset t =
   t.count <- 0;
+  t.cookies <- 0;
+  t.cookie_bytes <- 0;
   t.meth <- Meth.Other;
   let p = t.pseudo_spans in
   Array.unsafe_set p 0 (-1);
@@ -168,6 +174,9 @@ let regular t d out ~trailers =
         else if t.content_length >= 0 && t.content_length <> n then
           fail t "content-length values differ"
         else if not trailers then t.content_length <- n
+    | Cookie ->
+        t.cookies <- t.cookies + 1;
+        t.cookie_bytes <- t.cookie_bytes + Span.len value
     | Other ->
         if Span.equal out name "proxy-connection" then fail t "connection-specific field"
         else if Span.equal out name "priority" && not trailers then
@@ -267,3 +276,5 @@ let has_authority t = has t 3
 let content_length t = t.content_length
 let priority t = t.priority
 let values_plain t = t.controls = 0
+let cookies t = t.cookies
+let cookie_bytes t = t.cookie_bytes

@@ -61,6 +61,13 @@ val reason : t -> string
 val field_count : t -> int
 (** Regular fields. *)
 
+val cookies : t -> int
+(** Cookie fields among them (a client may split one into crumbs, RFC
+    9113 §8.2.3). *)
+
+val cookie_bytes : t -> int
+(** The bytes of their values. *)
+
 val field_name : t -> int -> Header_name.t
 val field_name_span : t -> int -> Span.t
 val field_value : t -> int -> Span.t

@@ -262,6 +262,7 @@ let on_rst_stream t =
     let slot = S.find t.streams id in
     if slot < 0 then Need_more
     else begin
+      t.ev_sent <- t.streams.data_sent.(slot);
       O.close_stream t.out slot;
       t.resets <- t.resets + 1;
       if t.resets > t.config.max_resets then calm t "rapid reset"

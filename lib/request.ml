@@ -243,7 +243,7 @@ let http_1_1 = 0x312e312f50545448L (* "HTTP/1.1" *)
    ("user@host", RFC 9110 §4.2.4) is refused. An absolute-URI without an
    authority ("urn:a") or with an empty one leaves Host as it is.
    Origin-form targets (a '/' first) do not come here. *)
-let absolute_host t b off stop =
+let[@inline never] absolute_host t b off stop =
   let colon = Bigstring.index_from b ~off ~stop ':' in
   let a = colon + 3 in
   if colon >= 0 && a <= stop && get b (colon + 1) = '/' && get b (colon + 2) = '/' then begin

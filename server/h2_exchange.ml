@@ -61,8 +61,8 @@ let credit_whole s x len =
 (* [x] ends: its whole body leaves the budget, and what other exchanges
    are owed is paid as far as it allows. Its own debt the stream's close
    pays (H2_connection credits what a closed stream held). *)
-let release_whole s x =
-  if x.whole_credited > 0 || x.conn_debt > 0 then begin
+let[@inline never] release_whole s x =
+  begin
     s.whole_bodies <- s.whole_bodies - x.whole_credited;
     x.whole_credited <- 0;
     if x.conn_debt > 0 && C.stream_state s.h2c ~stream:x.stream <> 0 then
@@ -80,6 +80,15 @@ let release_whole s x =
       end
     done
   end
+
+(* The body bytes of [x] that left, for the log line of a response cut
+   short (Access_log.body_sent): as HTTP/1.1 counts what the socket took,
+   HTTP/2 counts what went into the connection's output. Read while the
+   stream is open, before a reset of ours closes it; a reset by the
+   client says it with its event ([cancel ~sent]). *)
+let account h2c x =
+  let n = C.data_sent h2c ~stream:x.stream in
+  if n >= 0 then x.sent <- n
 
 let rec run h x =
   x.state <- Handling;
@@ -150,6 +159,7 @@ and answer_error x status =
   else reset x H2_error.Internal_error
 
 and reset x code =
+  account (session x).h2c x;
   C.reset_stream (session x).h2c ~stream:x.stream code;
   x.resp <- Done;
   x.broken <- true;
@@ -294,6 +304,34 @@ let copy_short src soff dst doff len =
 (* [s] moved [by] bytes on: the offset is the int's upper part. *)
 let[@inline] shifted by (s : Span.t) = Span.unsafe_of_int ((s :> int) + (by lsl 31))
 
+(* The head's fields built as [present] does, but the Cookie fields
+   joined by "; " into one, written at [at] (room for it is there). *)
+let[@inline] build_field req b ~plain id ~name ~value =
+  if plain then Request.build_field_checked req b id ~name ~value else Request.build_field req b id ~name ~value
+
+let[@inline never] fields_joining_cookies req b h ~line ~plain ~at =
+  let n = H2_head.field_count h and i = ref 0 and ok = ref true in
+  let stop = ref at and cookie_name = ref Span.empty in
+  while !ok && !i < n do
+    let id = H2_head.field_name h !i
+    and name = shifted line (H2_head.field_name_span h !i)
+    and value = shifted line (H2_head.field_value h !i) in
+    if id = Header_name.Cookie then begin
+      if !stop > at then begin
+        Bigstring.unsafe_set b !stop ';';
+        Bigstring.unsafe_set b (!stop + 1) ' ';
+        stop := !stop + 2
+      end
+      else cookie_name := name;
+      let len = Span.len value in
+      Bigstring.blit ~src:b ~src_off:(Span.off value) ~dst:b ~dst_off:!stop ~len;
+      stop := !stop + len
+    end
+    else ok := build_field req b ~plain id ~name ~value;
+    incr i
+  done;
+  !ok && build_field req b ~plain Header_name.Cookie ~name:!cookie_name ~value:(Span.make ~off:at ~len:(!stop - at))
+
 (* The head presented to Ctx.request, in [rbuf]: a request line for the
    access log ("GET /a HTTP/2.0"), then the decoded names and values as
    they lie in the worker's workspace (their spans shifted by the line's
@@ -313,14 +351,8 @@ let present x h2c =
      field per pair, for HPACK) are one Cookie field for the handler,
      joined by "; " after the other fields, so 300 crumbs are one field,
      not 300 of the header count. *)
-  let cookies = ref 0 and cookie_bytes = ref 0 in
-  for i = 0 to n - 1 do
-    if H2_head.field_name h i = Header_name.Cookie then begin
-      incr cookies;
-      cookie_bytes := !cookie_bytes + Span.len (H2_head.field_value h i)
-    end
-  done;
-  let merged = if !cookies > 1 then !cookie_bytes + (2 * (!cookies - 1)) else 0 in
+  let cookies = H2_head.cookies h in
+  let merged = if cookies > 1 then H2_head.cookie_bytes h + (2 * (cookies - 1)) else 0 in
   take_head_rbuf x (m_len + t_len + 13 + used + 4 + merged);
   let b = x.rbuf in
   let t_off = m_len + 1 in
@@ -345,46 +377,29 @@ let present x h2c =
      would make, in H2_head; names are lower-case tokens there. *)
   let i = ref 0 and plain = H2_head.values_plain h in
   let stop = line + used in
-  let cookie_start = stop + 4 in
-  let cookie_end = ref cookie_start and cookie_name = ref Span.empty in
-  while !ok && !i < n do
-    let id = H2_head.field_name h !i
-    and name = shifted line (H2_head.field_name_span h !i)
-    and value = shifted line (H2_head.field_value h !i) in
-    if merged > 0 && id = Header_name.Cookie then begin
-      if !cookie_end > cookie_start then begin
-        Bigstring.unsafe_set b !cookie_end ';';
-        Bigstring.unsafe_set b (!cookie_end + 1) ' ';
-        cookie_end := !cookie_end + 2
-      end
-      else cookie_name := name;
-      let len = Span.len value in
-      Bigstring.blit ~src:b ~src_off:(Span.off value) ~dst:b ~dst_off:!cookie_end ~len;
-      cookie_end := !cookie_end + len
-    end
-    else
+  if merged = 0 then
+    while !ok && !i < n do
+      let id = H2_head.field_name h !i
+      and name = shifted line (H2_head.field_name_span h !i)
+      and value = shifted line (H2_head.field_value h !i) in
       ok :=
         if plain then Request.build_field_checked req b id ~name ~value
         else Request.build_field req b id ~name ~value;
-    incr i
-  done;
-  if !ok && merged > 0 then begin
-    let value = Span.make ~off:cookie_start ~len:(!cookie_end - cookie_start) in
-    ok :=
-      if plain then Request.build_field_checked req b Header_name.Cookie ~name:!cookie_name ~value
-      else Request.build_field req b Header_name.Cookie ~name:!cookie_name ~value
+      incr i
+    done
+  else if !ok then ok := fields_joining_cookies req b h ~line ~plain ~at:(stop + 4);
+  if !ok && H2_head.has_authority h then begin
+    if not (Request.has_host req) then begin
+      Bigstring.unsafe_blit_from_string "host" ~src_off:0 b ~dst_off:stop ~len:4;
+      let name = Span.make ~off:stop ~len:4 and value = shifted line (H2_head.authority h) in
+      ok :=
+        if plain then Request.build_field_checked req b Header_name.Host ~name ~value
+        else Request.build_field req b Header_name.Host ~name ~value
+    end
+    else if not (same_host b (Request.host req) (shifted line (H2_head.authority h))) then
+      raise_notrace Host_mismatch
   end;
-  if !ok && H2_head.has_authority h && not (Request.has_host req) then begin
-    Bigstring.unsafe_blit_from_string "host" ~src_off:0 b ~dst_off:stop ~len:4;
-    let name = Span.make ~off:stop ~len:4 and value = shifted line (H2_head.authority h) in
-    ok :=
-      if plain then Request.build_field_checked req b Header_name.Host ~name ~value
-      else Request.build_field req b Header_name.Host ~name ~value
-  end;
-  if !ok && H2_head.has_authority h && Request.has_host req
-     && not (same_host b (Request.host req) (shifted line (H2_head.authority h)))
-  then raise_notrace Host_mismatch;
-  if !ok then Request.build_end req ~head_length:(if merged > 0 then !cookie_end else stop + 4) else Request.Error
+  if !ok then Request.build_end req ~head_length:(stop + 4 + merged) else Request.Error
 
 let take_exchange c =
   let sh = c.sh in
@@ -525,22 +540,15 @@ let opened s c ~stream ~fin =
    that "already in place" is a pointer comparison. *)
 let no_cont : Slot.t -> unit = ignore
 
-(* The body bytes of [x] that left, for the log line of a response cut
-   short (Access_log.body_sent): as HTTP/1.1 counts what the socket took,
-   HTTP/2 counts what went into the connection's output, read while the
-   stream is open (a reset closes it before the exchange ends). *)
-let[@inline] account h2c x =
-  let n = C.data_sent h2c ~stream:x.stream in
-  if n >= 0 then x.sent <- n
-
 (* The exchange at index [i] of its session is over (answered, reset, or
    its connection closed): logged, its stream closed if it is not, and
    the slot back in the pool holding nothing. *)
 let finish s i ~complete =
   let x = s.streams.(i) in
   let c = s.conn in
-  account s.h2c x;
-  release_whole s x;
+  (* A complete response's log line counts its whole body. *)
+  if not complete then account s.h2c x;
+  if x.whole_credited > 0 || x.conn_debt > 0 then release_whole s x;
   log_response x complete;
   (* Cut short: the stream is reset. Answered while the client still
      sends: nothing yet (its frames may still be on their way, a
@@ -574,9 +582,12 @@ let finish s i ~complete =
      anyway; one the GC is to take is not held from here. *)
   if not (give_exchange x) then s.streams.(last) <- c
 
-let cancel s stream =
+let cancel s stream ~sent =
   let i = find s stream in
-  if i >= 0 then finish s i ~complete:false
+  if i >= 0 then begin
+    s.streams.(i).sent <- sent;
+    finish s i ~complete:false
+  end
 
 let cancel_all s =
   for i = s.nstreams - 1 downto 0 do
@@ -594,7 +605,6 @@ let emitted s ~ext_fd =
   for i = s.nstreams - 1 downto 0 do
     if i < s.nstreams then begin
       let x = s.streams.(i) in
-      account h2c x;
       if x.resp = Done && x.fin_queued && (x.file_fd < 0 || x.file_fd <> ext_fd)
          && C.body_pending h2c ~stream:x.stream = 0
       then finish s i ~complete:(not x.broken)

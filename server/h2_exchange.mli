@@ -65,8 +65,9 @@ val data : Slot.t -> Httpz.Bigstring.t -> off:int -> len:int -> fin:bool -> unit
 (** [data x buf ~off ~len ~fin]: body bytes of [x]'s stream (valid during
     the call), [fin] the end of the request. *)
 
-val cancel : Slot.h2 -> int -> unit
-(** The stream was reset: its exchange, if any, ends. *)
+val cancel : Slot.h2 -> int -> sent:int -> unit
+(** [cancel s stream ~sent]: the client reset the stream, whose DATA had
+    put [sent] body bytes in the output: its exchange, if any, ends. *)
 
 val cancel_all : Slot.h2 -> unit
 (** The connection closed: every exchange ends. *)

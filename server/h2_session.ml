@@ -101,7 +101,7 @@ let input c =
         data s c ~stream:(C.event_stream h2c) ~off:(C.event_data_off h2c) ~len:(C.event_data_len h2c)
           ~fin:(C.event_end_stream h2c)
     | Trailers -> data s c ~stream:(C.event_stream h2c) ~off:0 ~len:0 ~fin:true
-    | Reset -> X.cancel s (C.event_stream h2c)
+    | Reset -> X.cancel s (C.event_stream h2c) ~sent:(C.event_sent h2c)
     | Goaway -> () (* the client opens no more streams; ours finish *)
     | Connection_error ->
         s.ended <- true;
