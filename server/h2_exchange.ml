@@ -48,13 +48,13 @@ let credit_whole s x len =
     let room = whole_budget x - s.whole_bodies in
     let now = if len < room then len else if room > 0 then room else 0 in
     if now > 0 then begin
-      C.consumed s.h2c ~stream:x.stream now;
+      C.consumed s.h2c ~stream:x.h2s.stream now;
       s.whole_bodies <- s.whole_bodies + now;
-      x.whole_credited <- x.whole_credited + now
+      x.h2s.whole_credited <- x.h2s.whole_credited + now
     end;
     if len > now then begin
-      C.consumed_stream s.h2c ~stream:x.stream (len - now);
-      x.conn_debt <- x.conn_debt + (len - now)
+      C.consumed_stream s.h2c ~stream:x.h2s.stream (len - now);
+      x.h2s.conn_debt <- x.h2s.conn_debt + (len - now)
     end
   end
 
@@ -63,19 +63,19 @@ let credit_whole s x len =
    pays (H2_connection credits what a closed stream held). *)
 let[@inline never] release_whole s x =
   begin
-    s.whole_bodies <- s.whole_bodies - x.whole_credited;
-    x.whole_credited <- 0;
-    if x.conn_debt > 0 && C.stream_state s.h2c ~stream:x.stream <> 0 then
-      C.consumed_connection s.h2c ~stream:x.stream x.conn_debt;
-    x.conn_debt <- 0;
+    s.whole_bodies <- s.whole_bodies - x.h2s.whole_credited;
+    x.h2s.whole_credited <- 0;
+    if x.h2s.conn_debt > 0 && C.stream_state s.h2c ~stream:x.h2s.stream <> 0 then
+      C.consumed_connection s.h2c ~stream:x.h2s.stream x.h2s.conn_debt;
+    x.h2s.conn_debt <- 0;
     for i = 0 to s.nstreams - 1 do
       let y = s.streams.(i) in
       let room = whole_budget y - s.whole_bodies in
-      if y != x && y.conn_debt > 0 && room > 0 then begin
-        let n = if y.conn_debt < room then y.conn_debt else room in
-        C.consumed_connection s.h2c ~stream:y.stream n;
-        y.conn_debt <- y.conn_debt - n;
-        y.whole_credited <- y.whole_credited + n;
+      if y != x && y.h2s.conn_debt > 0 && room > 0 then begin
+        let n = if y.h2s.conn_debt < room then y.h2s.conn_debt else room in
+        C.consumed_connection s.h2c ~stream:y.h2s.stream n;
+        y.h2s.conn_debt <- y.h2s.conn_debt - n;
+        y.h2s.whole_credited <- y.h2s.whole_credited + n;
         s.whole_bodies <- s.whole_bodies + n
       end
     done
@@ -87,7 +87,7 @@ let[@inline never] release_whole s x =
    stream is open, before a reset of ours closes it; a reset by the
    client says it with its event ([cancel ~sent]). *)
 let account h2c x =
-  let n = C.data_sent h2c ~stream:x.stream in
+  let n = C.data_sent h2c ~stream:x.h2s.stream in
   if n >= 0 then x.sent <- n
 
 let rec run h x =
@@ -160,10 +160,10 @@ and answer_error x status =
 
 and reset x code =
   account (session x).h2c x;
-  C.reset_stream (session x).h2c ~stream:x.stream code;
+  C.reset_stream (session x).h2c ~stream:x.h2s.stream code;
   x.resp <- Done;
   x.broken <- true;
-  x.fin_queued <- true;
+  x.h2s.fin_queued <- true;
   writing x
 
 (* {2 Request bodies} DATA goes to the handler as it asks: a piece it
@@ -182,7 +182,7 @@ and wanted x =
   if x.body_len > x.sh.max_body then answer_error x Status.Content_too_large
   else begin
     credit_whole s x x.body_len;
-    if x.peer_done then body_arrived x else reading_body x
+    if x.h2s.peer_done then body_arrived x else reading_body x
   end
 
 and body_arrived x =
@@ -208,10 +208,10 @@ and stream_next x =
       if x.body_len > 0 then begin
         let len = x.body_len in
         x.body_len <- 0;
-        C.consumed (session x).h2c ~stream:x.stream len;
+        C.consumed (session x).h2c ~stream:x.h2s.stream len;
         deliver x x.body_store ~off:0 ~len
       end
-      else if x.peer_done then begin
+      else if x.h2s.peer_done then begin
         x.body <- Body_streamed;
         deliver x x.sh.empty ~off:0 ~len:0
       end
@@ -236,7 +236,7 @@ let buffer_body x buf ~off ~len =
 
 let data x buf ~off ~len ~fin =
   let h2c = (session x).h2c in
-  if fin then x.peer_done <- true;
+  if fin then x.h2s.peer_done <- true;
   (* Body bytes arrived: they buy time at the body's rate. *)
   if x.body_deadline > 0 then begin
     body_progress x len;
@@ -246,7 +246,7 @@ let data x buf ~off ~len ~fin =
   | Body_streaming when x.state = Reading_body && x.body_len = 0 ->
       (* The handler waits for a piece: it reads it where it is. *)
       if len > 0 then begin
-        C.consumed h2c ~stream:x.stream len;
+        C.consumed h2c ~stream:x.h2s.stream len;
         x.state <- Handling;
         deliver x buf ~off ~len
       end
@@ -257,16 +257,16 @@ let data x buf ~off ~len ~fin =
       end
   | Body_wanted ->
       if x.body_len + len > x.sh.max_body then begin
-        C.consumed h2c ~stream:x.stream len;
+        C.consumed h2c ~stream:x.h2s.stream len;
         if x.resp = Idle then answer_error x Status.Content_too_large
       end
       else begin
         buffer_body x buf ~off ~len;
         credit_whole (session x) x len;
-        if x.peer_done && x.state = Reading_body then body_arrived x
+        if x.h2s.peer_done && x.state = Reading_body then body_arrived x
       end
   | Body_unread | Body_streaming -> buffer_body x buf ~off ~len
-  | No_body | Body_ready | Body_streamed -> C.consumed h2c ~stream:x.stream len
+  | No_body | Body_ready | Body_streamed -> C.consumed h2c ~stream:x.h2s.stream len
 
 (* {1 Opening} *)
 
@@ -439,7 +439,7 @@ let add s x =
 let find s stream =
   let r = ref (-1) in
   for i = 0 to s.nstreams - 1 do
-    if s.streams.(i).stream = stream then r := i
+    if s.streams.(i).h2s.stream = stream then r := i
   done;
   !r
 
@@ -461,7 +461,7 @@ let refuse x status =
    through one pooled exchange). *)
 let bind x c ~stream =
   x.h2 <- c.h2;
-  x.stream <- stream;
+  x.h2s.stream <- stream;
   x.fd <- c.fd;
   x.listener <- c.listener;
   x.ssl <- c.ssl;
@@ -489,17 +489,17 @@ let opened s c ~stream ~fin =
   end;
   bind x c ~stream;
   if x.proto != protocol then x.proto <- protocol;
-  x.peer_done <- fin;
-  x.fin_queued <- false;
+  x.h2s.peer_done <- fin;
+  x.h2s.fin_queued <- false;
   x.close <- false;
   x.broken <- false;
   x.wait <- Running;
   x.after <- Then_next;
   x.unlogged <- Logged;
   x.body_limit <- max_int;
-  x.window_wait <- -1;
-  x.whole_credited <- 0;
-  x.conn_debt <- 0;
+  x.h2s.window_wait <- -1;
+  x.h2s.whole_credited <- 0;
+  x.h2s.conn_debt <- 0;
   (* The body clock starts when the handler first waits for the body. *)
   x.body_deadline <- 0;
   x.body_credit <- 0;
@@ -548,7 +548,7 @@ let finish s i ~complete =
   let c = s.conn in
   (* A complete response's log line counts its whole body. *)
   if not complete then account s.h2c x;
-  if x.whole_credited > 0 || x.conn_debt > 0 then release_whole s x;
+  if x.h2s.whole_credited > 0 || x.h2s.conn_debt > 0 then release_whole s x;
   log_response x complete;
   (* Cut short: the stream is reset. Answered while the client still
      sends: nothing yet (its frames may still be on their way, a
@@ -557,8 +557,8 @@ let finish s i ~complete =
      NO_ERROR (RFC 9113 §8.1), see H2_session. Such a stream has no
      exchange, so it keeps no timer of its own: the connection's idle
      timer runs (H2_session.next), and the connection is evictable. *)
-  if (not complete) && C.stream_state s.h2c ~stream:x.stream <> 0 && not (C.failed s.h2c) then
-    C.reset_stream s.h2c ~stream:x.stream H2_error.Cancel;
+  if (not complete) && C.stream_state s.h2c ~stream:x.h2s.stream <> 0 && not (C.failed s.h2c) then
+    C.reset_stream s.h2c ~stream:x.h2s.stream H2_error.Cancel;
   next_gen x;
   x.wait <- Running;
   if x.cont != no_cont then x.cont <- no_cont;
@@ -605,8 +605,8 @@ let emitted s ~ext_fd =
   for i = s.nstreams - 1 downto 0 do
     if i < s.nstreams then begin
       let x = s.streams.(i) in
-      if x.resp = Done && x.fin_queued && (x.file_fd < 0 || x.file_fd <> ext_fd)
-         && C.body_pending h2c ~stream:x.stream = 0
+      if x.resp = Done && x.h2s.fin_queued && (x.file_fd < 0 || x.file_fd <> ext_fd)
+         && C.body_pending h2c ~stream:x.h2s.stream = 0
       then finish s i ~complete:(not x.broken)
     end
   done
@@ -619,15 +619,15 @@ let settle s =
   for i = s.nstreams - 1 downto 0 do
     if i < s.nstreams then begin
       let x = s.streams.(i) in
-      let left = C.body_pending h2c ~stream:x.stream in
+      let left = C.body_pending h2c ~stream:x.h2s.stream in
       let pending = left > 0 in
       (* Its bytes are leaving: the wait for the client's window starts
          again. *)
-      if x.state = Writing && left <> x.window_wait then begin
-        x.window_wait <- left;
+      if x.state = Writing && left <> x.h2s.window_wait then begin
+        x.h2s.window_wait <- left;
         set_timer x Write_timer x.sh.write_ticks
       end;
-      if x.resp = Done && x.fin_queued && not pending then finish s i ~complete:(not x.broken)
+      if x.resp = Done && x.h2s.fin_queued && not pending then finish s i ~complete:(not x.broken)
       else if x.after = Then_resume && not pending then begin
         x.out_len <- 0;
         x.out_sent <- 0;
@@ -635,7 +635,7 @@ let settle s =
         x.flushed <- true;
         run x.cont x
       end
-      else if x.resp = Done && not x.fin_queued then queue_rest x
+      else if x.resp = Done && not x.h2s.fin_queued then queue_rest x
     end
   done
 
@@ -652,13 +652,13 @@ let expire s =
       clear_timer x;
       match x.state with
       | Handling ->
-          Log.warn "a handler did not answer within the handler timeout (HTTP/2 stream %d)" x.stream;
+          Log.warn "a handler did not answer within the handler timeout (HTTP/2 stream %d)" x.h2s.stream;
           next_gen x;
           answer_error x Status.Service_unavailable
       | Reading_body | Reading_head ->
           if x.resp = Idle then answer_error x Status.Request_timeout else reset x H2_error.Cancel
       | Writing ->
-          if C.body_pending h2c ~stream:x.stream > 0 || not x.fin_queued then reset x H2_error.Cancel
+          if C.body_pending h2c ~stream:x.h2s.stream > 0 || not x.h2s.fin_queued then reset x H2_error.Cancel
       | Free | Lingering -> ()
     end
   done

@@ -162,7 +162,7 @@ let header_content_length h2c n =
 
 let end_head x ~content_length ~chunked =
   let h2c = (session x).h2c in
-  C.start_response h2c ~stream:x.stream ~status:(Status.code x.status);
+  C.start_response h2c ~stream:x.h2s.stream ~status:(Status.code x.status);
   C.header_prepared h2c (date x);
   C.header_prepared h2c (server_fields x);
   encode_fields x h2c;
@@ -170,12 +170,12 @@ let end_head x ~content_length ~chunked =
     header_content_length h2c content_length;
   let end_stream = x.suppress || ((not chunked) && content_length = 0) in
   (match C.send_headers h2c ~end_stream with
-   | Queued -> x.fin_queued <- end_stream
+   | Queued -> x.h2s.fin_queued <- end_stream
    | Stream_closed | No_space ->
        (* Reset by the client meanwhile (or a queue the client does not
           drain): nothing more goes out for this stream. *)
        x.broken <- true;
-       x.fin_queued <- true);
+       x.h2s.fin_queued <- true);
   x.out_len <- 0;
   x.out_sent <- 0
 
@@ -208,17 +208,17 @@ let keep_body x =
 
 let submitted x (r : C.submit) =
   match r with
-  | Queued -> x.fin_queued <- true
+  | Queued -> x.h2s.fin_queued <- true
   | Stream_closed ->
       x.broken <- true;
-      x.fin_queued <- true
+      x.h2s.fin_queued <- true
   | No_space -> () (* an earlier piece is pending: tried again when it left *)
 
 (* The response is complete: what is left of it is queued, ending the
    stream. *)
 let queue_rest x =
-  if not x.fin_queued then begin
-    let h2c = (session x).h2c and stream = x.stream in
+  if not x.h2s.fin_queued then begin
+    let h2c = (session x).h2c and stream = x.h2s.stream in
     (* Once nothing queued refers to [out] (the head was copied into the
        connection's queue; the body is elsewhere), it goes back to the
        pool at once rather than when the stream ends: thousands of
@@ -250,6 +250,6 @@ let queue_piece x =
   let h2c = (session x).h2c in
   x.after <- Then_resume;
   if x.out_len > x.out_sent && not x.broken then
-    match C.send_data h2c ~stream:x.stream x.out ~off:x.out_sent ~len:(x.out_len - x.out_sent) ~end_stream:false with
+    match C.send_data h2c ~stream:x.h2s.stream x.out ~off:x.out_sent ~len:(x.out_len - x.out_sent) ~end_stream:false with
     | Queued | No_space -> ()
     | Stream_closed -> x.broken <- true

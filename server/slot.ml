@@ -6,6 +6,20 @@ exception Answered_twice
 type session = ..
 type session += No_session
 
+type stream_state = {
+  mutable stream : int;
+  mutable peer_done : bool;
+  mutable fin_queued : bool;
+  mutable window_wait : int;
+  mutable whole_credited : int;
+  mutable conn_debt : int;
+}
+
+let new_stream_state () =
+  { stream = 0; peer_done = false; fin_queued = false; window_wait = -1; whole_credited = 0; conn_debt = 0 }
+
+let no_stream_state = new_stream_state ()
+
 type hooks = {
   mutable handler : t -> unit;
   mutable app : t -> unit;
@@ -183,12 +197,7 @@ and t = {
   mutable tls_version : int;
   mutable mode : mode;
   mutable h2 : h2 option;  (** [H2_conn]: its session; [H2_stream]: its connection's *)
-  mutable stream : int;  (** [H2_stream]: the stream id *)
-  mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
-  mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
-  mutable window_wait : int;
-  mutable whole_credited : int;
-  mutable conn_debt : int;
+  h2s : stream_state;
   mutable field_names : Header_name.t array;
       (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
           order: their names, and their lines' [\[start, stop)] at
@@ -351,12 +360,9 @@ let create sh ~slot ~peer =
     tls_version = 0;
     mode = H1_mode;
     h2 = None;
-    stream = 0;
-    peer_done = false;
-    fin_queued = false;
-    window_wait = -1;
-    whole_credited = 0;
-    conn_debt = 0;
+    (* A connection slot never is a stream: its record is the shared
+       one, never written. *)
+    h2s = (if slot < 0 then new_stream_state () else no_stream_state);
     field_names = [||];
     field_lines = [||];
     field_sets = [||];

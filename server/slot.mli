@@ -40,6 +40,23 @@ type session = ..
 
 type session += No_session
 
+(** What an HTTP/2 exchange keeps of its stream: one small record per
+    exchange slot, so connection slots (HTTP/1.1, an HTTP/2 connection)
+    do not carry these fields. *)
+type stream_state = {
+  mutable stream : int;  (** the stream id *)
+  mutable peer_done : bool;  (** the client ended the stream (no more body) *)
+  mutable fin_queued : bool;  (** the response's END_STREAM is queued *)
+  mutable window_wait : int;
+      (** the response bytes the client's windows held back when last
+          looked at ([-1]: not looked at yet) *)
+  mutable whole_credited : int;
+      (** bytes of its body counted in its session's [whole_bodies] *)
+  mutable conn_debt : int;
+      (** bytes of its body credited to its stream's window only (over the
+          budget), owed to the connection's *)
+}
+
 exception Answered_twice
 (** Raised by a {!Ctx} answer call when the response is complete already
     (the handler answers twice); {!H1} logs it and keeps the first
@@ -360,17 +377,9 @@ and t = {
           of a cut response still has it *)
   mutable mode : mode;  (** which protocol drives the slot *)
   mutable h2 : h2 option;  (** [H2_conn]: its session; [H2_stream]: its connection's *)
-  mutable stream : int;  (** [H2_stream]: the stream id *)
-  mutable peer_done : bool;  (** [H2_stream]: the client ended the stream (no more body) *)
-  mutable fin_queued : bool;  (** [H2_stream]: the response's END_STREAM is queued *)
-  mutable window_wait : int;
-      (** [H2_stream]: the response bytes the client's windows held back
-          when last looked at ([-1]: not looked at yet) *)
-  mutable whole_credited : int;
-      (** [H2_stream]: bytes of its body counted in its session's [whole_bodies] *)
-  mutable conn_debt : int;
-      (** [H2_stream]: bytes of its body credited to its stream's window only
-          (over the budget), owed to the connection's *)
+  h2s : stream_state;
+      (** [H2_stream]: the stream's own state (an exchange slot has one of
+          its own; a connection slot shares one that is never written) *)
   mutable field_names : Httpz.Header_name.t array;
       (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
           order: their names, and their lines' [\[start, stop)] at

@@ -555,7 +555,7 @@ let whole_body_budget () =
   in
   let debts () =
     let d = ref 0 in
-    for i = 0 to s.nstreams - 1 do d := !d + s.streams.(i).conn_debt done;
+    for i = 0 to s.nstreams - 1 do d := !d + s.streams.(i).h2s.conn_debt done;
     !d
   in
   let sids = List.init 20 (fun i -> 1 + (2 * i)) in
