@@ -466,15 +466,15 @@ let bind x c ~stream =
   x.listener <- c.listener;
   x.ssl <- c.ssl;
   x.tls_version <- c.tls_version;
-  (* Ctx.peer_ip asks the connection (Slot.carrier); the cache is cleared
-     all the same, so no reader of the exchange's own can see a stale one. *)
-  x.peer_family <- 0;
+  (* The client's address: Ctx.peer_ip asks the connection
+     (Slot.carrier), so an exchange's own [peer_ip] and [peer_family] are
+     never read; the access log's copy (an exchange is [timed] when the
+     log is on) is made for every stream. *)
   if timed x then begin
     let n = if timed c then c.peer_len else 0 in
     if n > 0 then Bigstring.blit ~src:c.peer ~src_off:0 ~dst:x.peer ~dst_off:0 ~len:n;
     x.peer_len <- n
   end
-  else x.peer_len <- 0
 
 let opened s c ~stream ~fin =
   let h2c = s.h2c in
@@ -498,8 +498,8 @@ let opened s c ~stream ~fin =
   x.unlogged <- Logged;
   x.body_limit <- max_int;
   x.h2s.window_wait <- -1;
-  x.h2s.whole_credited <- 0;
-  x.h2s.conn_debt <- 0;
+  (* [whole_credited] and [conn_debt] are 0 here: [release_whole] leaves
+     them so when an exchange ends. *)
   (* The body clock starts when the handler first waits for the body. *)
   x.body_deadline <- 0;
   x.body_credit <- 0;
@@ -548,7 +548,7 @@ let finish s i ~complete =
   let c = s.conn in
   (* A complete response's log line counts its whole body. *)
   if not complete then account s.h2c x;
-  if x.h2s.whole_credited > 0 || x.h2s.conn_debt > 0 then release_whole s x;
+  if x.h2s.whole_credited lor x.h2s.conn_debt <> 0 then release_whole s x;
   log_response x complete;
   (* Cut short: the stream is reset. Answered while the client still
      sends: nothing yet (its frames may still be on their way, a

@@ -896,7 +896,12 @@ let plain_rule t = t.plain_rule
 let handler t c =
   let req = Ctx.request c in
   match Request.meth req with
-  | Get | Head -> ignore (answer t t.plain_rule c (decode t c) : int)
+  | (Get | Head) as m ->
+    (* [answer] for the configuration's own rule, where nothing relocates
+       a path (no per-path rules): straight to [serve]. *)
+    if t.rule != t.plain_rule then t.rule <- t.plain_rule;
+    t.fell_back <- false;
+    serve t c req (decode t c) ~is_get:(match m with Get -> true | _ -> false)
   | Options ->
     Ctx.start c No_content;
     Ctx.header c Allow allow;
