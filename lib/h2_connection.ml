@@ -23,29 +23,15 @@ let head_length t = Hpack_decoder.output_length t.decoder
 
 (* {1 The application's side} *)
 
-(* Up to [n] of the bytes [slot] holds uncredited to the connection, no
-   longer held: how many. *)
-let take_held (s : S.t) slot n =
-  let held = s.recv_held.(slot) in
-  let n = if n > held then held else n in
-  s.recv_held.(slot) <- held - n;
-  n
-
 let consumed t ~stream n =
   let slot = S.find t.streams stream in
   if slot >= 0 && n > 0 then begin
-    let n = take_held t.streams slot n in
+    let s = t.streams in
+    let n = if n > s.recv_held.(slot) then s.recv_held.(slot) else n in
+    s.recv_held.(slot) <- s.recv_held.(slot) - n;
     O.credit_stream t.out slot n;
     O.credit_connection t.out n
   end
-
-let consumed_stream t ~stream n =
-  let slot = S.find t.streams stream in
-  if slot >= 0 && n > 0 then O.credit_stream t.out slot n
-
-let consumed_connection t ~stream n =
-  let slot = S.find t.streams stream in
-  if slot >= 0 && n > 0 then O.credit_connection t.out (take_held t.streams slot n)
 
 let start_response t ~stream ~status =
   t.response_stream <- stream;

@@ -148,16 +148,6 @@ val consumed : t -> stream:int -> int -> unit
     stream's DATA; the receive windows are credited, and WINDOW_UPDATEs
     queued once half a window is owed. *)
 
-val consumed_stream : t -> stream:int -> int -> unit
-(** [consumed_stream t ~stream n]: the stream's window only is credited
-    with [n] bytes; the connection's stays debited (the bytes are still
-    held) until {!consumed_connection} or the stream closes. *)
-
-val consumed_connection : t -> stream:int -> int -> unit
-(** [consumed_connection t ~stream n]: [n] bytes of [stream] that
-    {!consumed_stream} credited to the stream alone are credited to the
-    connection too. Together the two are {!consumed}. *)
-
 (** {1 Responses} Build a head with {!start_response}, the [header]
     functions, then {!send_headers}; the encoder's exceptions
     ({!Hpack_encoder.Invalid_field}, {!Hpack_encoder.No_space} past

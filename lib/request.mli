@@ -180,6 +180,8 @@ val host : t -> Span.t
     still needs a Host field). *)
 
 val has_host : t -> bool
+(** A host is known: a Host field, or an absolute-form target's authority
+    (an HTTP/1.0 request may have only the latter). *)
 
 val has_upgrade : t -> bool
 (** An [Upgrade] field is present (RFC 9110 §7.8). *)

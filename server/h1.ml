@@ -123,6 +123,9 @@ let write_answer c status msg ~ctype ~parsed =
 (* A response of which bytes already left cannot be replaced: the
    connection closes, and [closed] logs what the client got, cut. *)
 let respond_error c status msg ~parsed =
+  (* The server's answer, not the handler's (a body that timed out or was
+     too large while the handler waited for it): its cancel hooks run. *)
+  if c.resp <> Done then Slot.run_cancels c;
   if on_wire c then Close else write_answer c status msg ~ctype:error_head ~parsed
 
 let status_of_code n = Status.of_code_or ~default:Status.Bad_request n

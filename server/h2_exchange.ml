@@ -42,41 +42,66 @@ let error_head = "text/plain; charset=utf-8"
 let whole_budget x = if x.sh.max_body > 1 lsl 20 then x.sh.max_body else 1 lsl 20
 
 (* [len] more bytes of [x]'s whole body: the stream's window credited, and
-   the connection's as far as the budget allows (the rest owed). *)
+   the connection's as far as the budget allows (the rest owed). One
+   exchange at a time passes the budget ([whole_pass]): it is credited in
+   full, so a connection whose bodies together exceed the budget still
+   completes them one after another instead of stalling them all (the
+   connection then holds at most the budget and one [max_body]). *)
 let credit_whole s x len =
   if len > 0 then begin
+    let stream = x.h2s.stream in
     let room = whole_budget x - s.whole_bodies in
-    let now = if len < room then len else if room > 0 then room else 0 in
+    let now =
+      if len <= room || s.whole_pass = stream then len
+      else if s.whole_pass = 0 then begin
+        s.whole_pass <- stream;
+        len
+      end
+      else if room > 0 then room
+      else 0
+    in
     if now > 0 then begin
-      C.consumed s.h2c ~stream:x.h2s.stream now;
+      C.consumed s.h2c ~stream now;
       s.whole_bodies <- s.whole_bodies + now;
       x.h2s.whole_credited <- x.h2s.whole_credited + now
     end;
-    if len > now then begin
-      C.consumed_stream s.h2c ~stream:x.h2s.stream (len - now);
-      x.h2s.conn_debt <- x.h2s.conn_debt + (len - now)
-    end
+    (* Owed: credited to neither window, so the stream's own window (not
+       the connection's, which the exchange passing the budget needs)
+       bounds what the client can send it meanwhile. *)
+    if len > now then x.h2s.conn_debt <- x.h2s.conn_debt + (len - now)
   end
 
-(* [x] ends: its whole body leaves the budget, and what other exchanges
-   are owed is paid as far as it allows. Its own debt the stream's close
-   pays (H2_connection credits what a closed stream held). *)
+(* [y] is paid [n] of what it is owed. *)
+let pay s y n =
+  C.consumed s.h2c ~stream:y.h2s.stream n;
+  y.h2s.conn_debt <- y.h2s.conn_debt - n;
+  y.h2s.whole_credited <- y.h2s.whole_credited + n;
+  s.whole_bodies <- s.whole_bodies + n
+
+(* [x] ends: its whole body leaves the budget (and the pass, if it held
+   it), and what other exchanges are owed is paid: in full to the one
+   that takes the pass, then as far as the budget allows. Its own debt
+   the stream's close pays (H2_connection credits what a closed stream
+   held). *)
 let[@inline never] release_whole s x =
   begin
     s.whole_bodies <- s.whole_bodies - x.h2s.whole_credited;
     x.h2s.whole_credited <- 0;
     if x.h2s.conn_debt > 0 && C.stream_state s.h2c ~stream:x.h2s.stream <> 0 then
-      C.consumed_connection s.h2c ~stream:x.h2s.stream x.h2s.conn_debt;
+      C.consumed s.h2c ~stream:x.h2s.stream x.h2s.conn_debt;
     x.h2s.conn_debt <- 0;
+    if s.whole_pass = x.h2s.stream then s.whole_pass <- 0;
     for i = 0 to s.nstreams - 1 do
       let y = s.streams.(i) in
-      let room = whole_budget y - s.whole_bodies in
-      if y != x && y.h2s.conn_debt > 0 && room > 0 then begin
-        let n = if y.h2s.conn_debt < room then y.h2s.conn_debt else room in
-        C.consumed_connection s.h2c ~stream:y.h2s.stream n;
-        y.h2s.conn_debt <- y.h2s.conn_debt - n;
-        y.h2s.whole_credited <- y.h2s.whole_credited + n;
-        s.whole_bodies <- s.whole_bodies + n
+      if y != x && y.h2s.conn_debt > 0 then begin
+        if s.whole_pass = 0 then begin
+          s.whole_pass <- y.h2s.stream;
+          pay s y y.h2s.conn_debt
+        end
+        else begin
+          let room = whole_budget y - s.whole_bodies in
+          if room > 0 then pay s y (if y.h2s.conn_debt < room then y.h2s.conn_debt else room)
+        end
       end
     done
   end
@@ -145,6 +170,8 @@ and failed x e bt =
 
 (* A short error answer while no HEADERS left; a reset after. *)
 and answer_error x status =
+  (* The server's answer, not the handler's: its cancel hooks run. *)
+  if x.resp <> Done then run_cancels x;
   x.wait <- Running;
   writing x;
   if x.resp = Idle || x.resp = Head then begin
@@ -159,6 +186,7 @@ and answer_error x status =
   else reset x H2_error.Internal_error
 
 and reset x code =
+  if x.resp <> Done then run_cancels x;
   account (session x).h2c x;
   C.reset_stream (session x).h2c ~stream:x.h2s.stream code;
   x.resp <- Done;
@@ -272,9 +300,10 @@ let data x buf ~off ~len ~fin =
 
 exception Too_large
 
-(* A Host field naming another host than :authority: the request is
-   malformed (RFC 9113 §8.3.1), answered 400 as nginx does, so a site's
-   rules can never be chosen by one name and applied under another. *)
+(* A Host field naming another host than :authority, or a :path that is
+   not origin-form: the request is malformed (RFC 9113 §8.3.1), answered
+   400 as nginx does, so a site's rules can never be chosen by one name
+   and applied under another. *)
 exception Host_mismatch
 
 let same_host b (a : Span.t) (h : Span.t) =
@@ -343,6 +372,16 @@ let present x h2c =
   let target =
     match H2_head.meth h with Meth.Connect -> H2_head.authority h | _ -> H2_head.path h
   in
+  (* :path is origin-form, or "*" for OPTIONS (RFC 9113 §8.3.1): an
+     absolute URI there would name a host of its own beside :authority. *)
+  (match H2_head.meth h with
+   | Meth.Connect -> ()
+   | _ -> (
+       if Span.len target = 0 then raise_notrace Host_mismatch;
+       match Bigstring.unsafe_get src (Span.off target) with
+       | '/' -> ()
+       | '*' when Span.len target = 1 -> ()
+       | _ -> raise_notrace Host_mismatch));
   let m = H2_head.method_span h in
   let used = C.head_length h2c in
   let m_len = Span.len m and t_len = Span.len target in
@@ -655,6 +694,10 @@ let expire s =
           Log.warn "a handler did not answer within the handler timeout (HTTP/2 stream %d)" x.h2s.stream;
           next_gen x;
           answer_error x Status.Service_unavailable
+      | Reading_body when x.h2s.conn_debt > 0 ->
+          (* Its bytes wait for credit we withheld (the whole-body budget),
+             not for the client: the clock starts again. *)
+          start_body_clock x
       | Reading_body | Reading_head ->
           if x.resp = Idle then answer_error x Status.Request_timeout else reset x H2_error.Cancel
       | Writing ->

@@ -25,10 +25,13 @@
     client's windows as the handler takes it, so a body nobody reads stops
     at the stream window and a handler that answers without it (a GET to a
     file) buffers nothing. A body read whole is credited as it arrives to
-    its stream's window, and to the connection's only while the
-    connection's whole bodies stay within a budget (the larger of
-    [max_body] and 1 MiB; [Slot.h2.whole_bodies]): past it the client
-    waits until exchanges end. Waiting for body bytes runs the body clock
+    both windows only while the connection's whole bodies stay within a
+    budget (the larger of [max_body] and 1 MiB; [Slot.h2.whole_bodies]),
+    and for one exchange at a time past it ([Slot.h2.whole_pass]), so
+    bodies that together exceed it complete one after another; the
+    others' bytes are owed (credited to neither window, so each stream's
+    window bounds them) and paid as exchanges end. A body waiting only
+    for owed credit is not timed out. Waiting for body bytes runs the body clock
     of HTTP/1.1 ({!Slot.start_body_clock}): [body_timeout] in all, moved on
     only by bytes arriving at {!Slot.min_body_rate} on average.
 

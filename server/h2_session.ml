@@ -28,13 +28,14 @@ let start c =
   let s =
     if Stack.is_empty sh.h2_free then
       { h2c = C.create ~workspace:(Lazy.force workspace) (); conn = c; streams = [||]; nstreams = 0; ended = false;
-        whole_bodies = 0 }
+        whole_bodies = 0; whole_pass = 0 }
     else begin
       let s = Stack.pop sh.h2_free in
       C.reset s.h2c;
       s.conn <- c;
       s.ended <- false;
       s.whole_bodies <- 0;
+      s.whole_pass <- 0;
       s
     end
   in

@@ -91,6 +91,7 @@ and h2 = {
   mutable nstreams : int;
   mutable ended : bool;
   mutable whole_bodies : int;
+  mutable whole_pass : int;
 }
 
 and state = Free | Reading_head | Reading_body | Handling | Writing | Lingering

@@ -175,6 +175,9 @@ and h2 = {
           and that were credited to the connection's window: at most
           H2_exchange's budget, so one connection cannot make the worker hold
           a body per stream *)
+  mutable whole_pass : int;
+      (** the stream whose whole body is credited past that budget ([0]:
+          none), so bodies that together exceed it still complete *)
 }
 (** Per-connection HTTP/2 state, taken from [h2_free] when a connection
     turns HTTP/2 and given back when it closes; it holds no I/O buffer. *)

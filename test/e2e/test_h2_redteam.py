@@ -121,6 +121,15 @@ def authority_part():
     R.check("h2: :authority b.test with host a.test is malformed: 400 (was site a's 200)", got == [400], got)
     got = h2("A.test", "host=a.TEST")
     R.check("h2: the same host in another case is no mismatch (200)", got == [200], got)
+    got = client("statuses", srv.port, "127.0.0.1", 1, "http://b.test/a.txt", "a.test").get("statuses")
+    R.check("h2: a :path in absolute form is malformed: 400 (would name site b beside :authority a)",
+            got == [400], got)
+    s = H.connect(srv.port)
+    s.sendall(b"GET http://b.test/a.txt HTTP/1.0\r\n\r\n")
+    r = H.Reader(s).read_response()
+    R.check("HTTP/1.0 without Host: the absolute-form target names the site (b's 403)",
+            r is not None and r.status == 403, r and r.status)
+    s.close()
     s = H.connect(srv.port)
     s.sendall(b"GET http://b.test/a.txt HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
     r = H.Reader(s).read_response()

@@ -220,6 +220,27 @@ let wired () =
       close cl;
       Alcotest.(check int) "h2 hook ran" 2 (count s.port))
 
+(* The server, not the handler, ends a request the handler waits on: a
+   body that stops coming gets 408 (body_timeout), and the hook runs, as
+   for a client that left (HTTP/1.1 and HTTP/2). *)
+let body_timeout () =
+  with_server ~config:{ (config ()) with body_timeout = 1. } handler (fun s ->
+      with_client s.port (fun cl ->
+          send cl "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhe";
+          Alcotest.(check int) "HTTP/1.1: 408" 408 (read_response cl).status);
+      settle ();
+      Alcotest.(check int) "HTTP/1.1: the hook ran" 1 (count s.port);
+      let cl = h2_connect s.port in
+      send cl
+        (K.request ~end_stream:false 1
+           [ (":method", "POST"); (":scheme", "http"); (":path", "/body"); (":authority", "127.0.0.1");
+             ("content-length", "5") ]);
+      send cl (K.data 1 "he");
+      wait_for cl "Request Timeout";
+      close cl;
+      settle ();
+      Alcotest.(check int) "HTTP/2: the hook ran" 2 (count s.port))
+
 let group name io =
   ( name,
     List.map
@@ -227,7 +248,8 @@ let group name io =
       [ ("on_cancel over HTTP/1.1", h1_answered);
         ("on_cancel over HTTP/2", h2_answered);
         ("Ws.accept over HTTP/2: 400", h2_websocket);
-        ("a handler without an answer runs its hooks; the dev page over HTTP/2", wired) ] )
+        ("a handler without an answer runs its hooks; the dev page over HTTP/2", wired);
+        ("the server's 408 for a body the handler waits on runs its hooks", body_timeout) ] )
 
 let () =
   Httpz_sys.Syscall.ignore_sigpipe ();
