@@ -164,8 +164,16 @@ def under_load():
     H.log("# wrk -c200 over --max-connections %d: %d requests; fresh clients %s (%s)"
           % (LIMIT, total, got, counters(srv)))
     R.check("load: wrk gets requests answered (%d)" % total, total > 0, out.get("text"))
-    R.check("load: 20 fresh clients under wrk -c200 all get 200 within 3 s (%s)" % got,
-            all(st == 200 and d < 3.0 for st, d in got), got)
+    if H.TLS:
+        # As in the burst: when every slot holds a client still in its
+        # handshake (wrk reconnects all the time), a fresh one is closed at
+        # once (Loop_state.admit), never kept waiting.
+        answered = sum(1 for st, d in got if st == 200 and d < 3.0)
+        R.check("load: 20 fresh TLS clients under wrk -c200: answered within 3 s, or closed at once (%d of 20 answered)"
+                % answered, answered >= 17 and all((st == 200 and d < 3.0) or d < 2.0 for st, d in got), got)
+    else:
+        R.check("load: 20 fresh clients under wrk -c200 all get 200 within 3 s (%s)" % got,
+                all(st == 200 and d < 3.0 for st, d in got), got)
     R.check("load: serving afterwards", H.wait_until(lambda: fresh(srv.port, 2.0)[0] == 200, 3.0))
     srv.stop_and_check(R, "load: exits 0")
 
