@@ -124,24 +124,21 @@ def authority_part():
     got = client("statuses", srv.port, "127.0.0.1", 1, "http://b.test/a.txt", "a.test").get("statuses")
     R.check("h2: a :path in absolute form is malformed: 400 (would name site b beside :authority a)",
             got == [400], got)
-    s = H.connect(srv.port)
-    s.sendall(b"GET http://b.test/a.txt HTTP/1.0\r\n\r\n")
-    r = H.Reader(s).read_response()
-    R.check("HTTP/1.0 without Host: the absolute-form target names the site (b's 403)",
-            r is not None and r.status == 403, r and r.status)
-    s.close()
-    s = H.connect(srv.port)
-    s.sendall(b"GET http://b.test/a.txt HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
-    r = H.Reader(s).read_response()
-    R.check("HTTP/1.1: an absolute-form target names the site over Host (b's 403, was a's 200)",
-            r is not None and r.status == 403, r and r.status)
-    s.close()
-    s = H.connect(srv.port)
-    s.sendall(b"GET http://user@a.test/a.txt HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
-    r = H.Reader(s).read_response()
-    R.check("HTTP/1.1: an absolute-form target with userinfo is refused (400)", r is not None and r.status == 400,
-            r and r.status)
-    s.close()
+    def raw(head):
+        s = H.connect(srv.port)
+        try:
+            s.sendall(head)
+            r = H.Reader(s).read_response()
+            return r and r.status
+        finally:
+            s.close()
+
+    st = raw(b"GET http://b.test/a.txt HTTP/1.0\r\n\r\n")
+    R.check("HTTP/1.0 without Host: the absolute-form target names the site (b's 403)", st == 403, st)
+    st = raw(b"GET http://b.test/a.txt HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+    R.check("HTTP/1.1: an absolute-form target names the site over Host (b's 403, was a's 200)", st == 403, st)
+    st = raw(b"GET http://user@a.test/a.txt HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+    R.check("HTTP/1.1: an absolute-form target with userinfo is refused (400)", st == 400, st)
     srv.stop()
 
 
