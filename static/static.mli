@@ -302,7 +302,9 @@ val answer : t -> rule -> Ctx.t -> int -> int
 
 val set_relocate : t -> (int -> bool) -> unit
 (** [set_relocate t f]: [f m] is asked as said in {!answer}; it must not
-    allocate nor touch {!path}. Default: always [true]. Start-up only. *)
+    allocate nor touch {!path}. Default: always [true]. Start-up only.
+    {!handler} serves the configuration's own rule and never relocates: a
+    [t] given such a function is to be answered through {!answer}. *)
 
 val error : t -> Ctx.t -> Httpz.Status.t -> unit
 (** [error t c status] answers [status] with its page (custom or
