@@ -1,7 +1,7 @@
 open Conf_syntax
 open Conf_args
 
-type pos = Conf_lexer.pos = { line : int; col : int }
+type pos = Conf_lexer.pos = { file : string; line : int; col : int }
 type access = Conf_access.entry = { directive : string; args : string list; at : pos }
 type action = Serve | Return of int * string | Rewrite of string | Internal
 
@@ -95,7 +95,7 @@ let once seen (d : directive) =
      && not (Conf_access.repeatable d.name)
   then
     match Hashtbl.find_opt seen d.name with
-    | Some p -> bad d.npos "'%s' is already given at line %d" d.name p.line
+    | Some p -> bad d.npos "'%s' is already given at %s" d.name (Conf_lexer.line_of ~here:d.npos p)
     | None -> Hashtbl.replace seen d.name d.npos
 
 (* {1 Locations} *)
@@ -119,7 +119,7 @@ let location ~dir (d : directive) =
   let set_action (d : directive) a =
     match !action with
     | Serve, _ -> action := (a, d.npos)
-    | _, p -> bad d.npos "'%s' conflicts with the answer given at line %d (one of return, rewrite, internal)" d.name p.line
+    | _, p -> bad d.npos "'%s' conflicts with the answer given at %s (one of return, rewrite, internal)" d.name (Conf_lexer.line_of ~here:d.npos p)
   in
   List.iter
     (fun (d : directive) ->
@@ -188,7 +188,7 @@ type site_acc = {
   mutable cert_file : (string * pos) option;
   mutable key_file : (string * pos) option;
   mutable locs : location list;  (** the last first *)
-  mutable loc_lines : (bool * string, int) Hashtbl.t;  (** each location's line, to refuse it twice *)
+  mutable loc_lines : (bool * string, pos) Hashtbl.t;  (** each location's line, to refuse it twice *)
   mutable acc : access list;
   mutable is_default : pos option;
 }
@@ -251,8 +251,8 @@ let site_directive ~dir a (d : directive) =
       (* A table and a reversed list: a file of 50,000 locations reads in
          linear time. *)
       (match Hashtbl.find_opt a.loc_lines (l.exact, l.path) with
-       | Some line -> bad d.npos "location %s%s is already given at line %d" (if l.exact then "= " else "") l.path line
-       | None -> Hashtbl.replace a.loc_lines (l.exact, l.path) l.lpos.line);
+       | Some p -> bad d.npos "location %s%s is already given at %s" (if l.exact then "= " else "") l.path (Conf_lexer.line_of ~here:d.npos p)
+       | None -> Hashtbl.replace a.loc_lines (l.exact, l.path) l.lpos);
       a.locs <- l :: a.locs
   | n when List.mem n access_directives -> a.acc <- a.acc @ [ Conf_access.read ~dir d ]
   | _ -> assert false
@@ -275,7 +275,7 @@ let finish_site a ~names ~spos =
 let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
-    { st = Static.default_config; rpos = { line = 0; col = 0 }; pages = []; hdrs = []; cert_file = None; key_file = None;
+    { st = Static.default_config; rpos = Conf_lexer.nowhere; pages = []; hdrs = []; cert_file = None; key_file = None;
       locs = []; loc_lines = Hashtbl.create 16; acc = []; is_default = None }
   in
   let c = ref Config.default_config in
@@ -416,7 +416,7 @@ let read_tree ~file tree =
   in
   let sites, default_site =
     match sites with
-    | [] -> ([ finish_site base ~names:[] ~spos:{ line = 1; col = 1 } ], 0)
+    | [] -> ([ finish_site base ~names:[] ~spos:{ file = ""; line = 1; col = 1 } ], 0)
     | _ ->
         if base.locs <> [] then
           bad (List.hd (List.rev base.locs)).lpos "a location at the top level is for a file without site blocks: move it into a site";
@@ -513,16 +513,16 @@ let read_tree ~file tree =
        let p =
          match Option.bind !named (Hashtbl.find_opt positions) with
          | Some p -> p
-         | None -> (match Hashtbl.find_opt positions "header" with Some p -> p | None -> { line = 1; col = 1 })
+         | None -> (match Hashtbl.find_opt positions "header" with Some p -> p | None -> { file = ""; line = 1; col = 1 })
        in
        bad p "%s" e);
   { file; server; sites; default_site; unknown_host = !unknown_host; logs = List.rev !logs }
 
 let read_string ~file text =
-  match Conf_syntax.parse ~blocks:[ "site"; "location" ] text with
-  | Error e -> Error (Printf.sprintf "%s:%d:%d: %s" file e.pos.line e.pos.col e.message)
+  match Conf_syntax.parse ~file ~blocks:[ "site"; "location" ] text with
+  | Error e -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file e.pos) e.message)
   | Ok tree -> (
-      try Ok (read_tree ~file tree) with Bad (p, m) -> Error (Printf.sprintf "%s:%d:%d: %s" file p.line p.col m))
+      try Ok (read_tree ~file tree) with Bad (p, m) -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file p) m))
 
 let read path =
   let slurp path =

@@ -32,7 +32,7 @@
     {!Sites} through {!Httpz_server.Guard}. [limit_conn N] is the
     server's (connections per client address), at the top level only. *)
 
-type pos = Conf_lexer.pos = { line : int; col : int }
+type pos = Conf_lexer.pos = { file : string; line : int; col : int }
 
 type access = Conf_access.entry = { directive : string; args : string list; at : pos }
 (** An access-control directive as written ({!Conf_access}): a site's

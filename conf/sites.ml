@@ -31,7 +31,7 @@ type t = { hosts : Host_match.t; sites : site array; default : int; refuse : Sta
 let close t = Array.iter (fun s -> Static.close s.static) t.sites
 
 let located file (p : Conf_file.pos) fmt =
-  Printf.ksprintf (fun m -> Error (Printf.sprintf "%s:%d:%d: %s" file p.line p.col m)) fmt
+  Printf.ksprintf (fun m -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file p) m)) fmt
 
 let merge site_headers headers =
   let named n = List.exists (fun (m, _) -> String.lowercase_ascii m = String.lowercase_ascii n) headers in
