@@ -5,8 +5,16 @@ type pos = Conf_lexer.pos = { file : string; line : int; col : int }
 type access = Conf_access.entry = { directive : string; args : string list; at : pos }
 type action = Serve | Return of int * string | Rewrite of string | Internal
 
+type kind =
+  | Prefix  (** [location /prefix/] *)
+  | Exact  (** [location = /path] *)
+  | Prefix_stop  (** [location ^~ /prefix/]: when it is the longest prefix, no regex is tried *)
+  | Regex of { pattern : string; caseless : bool; re : Pcre2.t }
+      (** [location ~ REGEX] ([~*]: ASCII case ignored), tried in file order *)
+
 type location = {
   exact : bool;
+  kind : kind;
   path : string;
   lpos : pos;
   headers : (string * string) list;
@@ -102,16 +110,32 @@ let once seen (d : directive) =
 
 let redirect_codes = [ 301; 302; 303; 307; 308 ]
 
+let modifiers = [ "="; "^~"; "~"; "~*" ]
+
 let location ~dir (d : directive) =
-  let exact, path_a =
+  let modifier, path_a =
     match d.args with
-    | [ { value = "="; quoted = false; _ }; p ] -> (true, p)
-    | [ p ] when not (p.value = "=" && not p.quoted) -> (false, p)
-    | [] | [ _ ] -> bad d.npos "'location' takes a path: location /prefix/ { … } or location = /exact { … }"
+    | [ { value = m; quoted = false; _ }; p ] when List.mem m modifiers -> (m, p)
+    | [ p ] when not (List.mem p.value modifiers && not p.quoted) -> ("", p)
+    | [] | [ _ ] ->
+        bad d.npos "'location' takes a path: location /prefix/, = /exact, ^~ /prefix/, ~ REGEX or ~* REGEX { … }"
+    | [ m; _ ] when not m.quoted && m.value <> "" && m.value.[0] <> '/' ->
+        bad m.apos "%S is not a location modifier: give =, ^~, ~ or ~* (or only a path)" m.value
     | _ :: _ :: extra :: _ | [ _; extra ] ->
-        bad extra.apos "'location' takes a path (and '=' before it for an exact match): unexpected %S" extra.value
+        bad extra.apos "'location' takes a path (after =, ^~, ~ or ~* if any): unexpected %S" extra.value
   in
-  let path = path_arg path_a ~what:"the location path" in
+  let exact = modifier = "=" in
+  let kind, path =
+    match modifier with
+    | "~" | "~*" -> (
+        let caseless = modifier = "~*" in
+        match Pcre2.compile ~caseless path_a.value with
+        | Ok re -> (Regex { pattern = path_a.value; caseless; re }, path_a.value)
+        | Error e -> bad path_a.apos "%S is not a regular expression PCRE2 accepts: %s" path_a.value e)
+    | "=" -> (Exact, path_arg path_a ~what:"the location path")
+    | "^~" -> (Prefix_stop, path_arg path_a ~what:"the location path")
+    | _ -> (Prefix, path_arg path_a ~what:"the location path")
+  in
   let block = match d.block with Some b -> b | None -> bad d.npos "'location %s' needs a block { … }" path in
   let seen = Hashtbl.create 8 in
   let headers = ref [] and try_files = ref "" and action = ref (Serve, d.npos) and listing = ref None
@@ -175,7 +199,7 @@ let location ~dir (d : directive) =
    | (Return _ | Rewrite _ | Internal), p when !try_files <> "" ->
        bad p "try_files does nothing beside return, rewrite or internal: give one"
    | _ -> ());
-  { exact; path; lpos = d.npos; headers = List.rev !headers; try_files = !try_files; action = fst !action;
+  { exact; kind; path; lpos = d.npos; headers = List.rev !headers; try_files = !try_files; action = fst !action;
     listing = !listing; compress = !compress; access = List.rev !access }
 
 (* {1 Sites} *)
@@ -188,7 +212,7 @@ type site_acc = {
   mutable cert_file : (string * pos) option;
   mutable key_file : (string * pos) option;
   mutable locs : location list;  (** the last first *)
-  mutable loc_lines : (bool * string, pos) Hashtbl.t;  (** each location's line, to refuse it twice *)
+  mutable loc_lines : (string, pos) Hashtbl.t;  (** each location's line, to refuse it twice *)
   mutable acc : access list;
   mutable is_default : pos option;
 }
@@ -250,9 +274,12 @@ let site_directive ~dir a (d : directive) =
       let l = location ~dir d in
       (* A table and a reversed list: a file of 50,000 locations reads in
          linear time. *)
-      (match Hashtbl.find_opt a.loc_lines (l.exact, l.path) with
-       | Some p -> bad d.npos "location %s%s is already given at %s" (if l.exact then "= " else "") l.path (Conf_lexer.line_of ~here:d.npos p)
-       | None -> Hashtbl.replace a.loc_lines (l.exact, l.path) l.lpos);
+      (* [/a/] and [^~ /a/] are one prefix, as nginx has it; a regex is
+         told apart by its modifier. *)
+      let key = match l.kind with Exact -> "= " ^ l.path | Prefix | Prefix_stop -> l.path | Regex r -> (if r.caseless then "~* " else "~ ") ^ r.pattern in
+      (match Hashtbl.find_opt a.loc_lines key with
+       | Some p -> bad d.npos "location %s is already given at %s" key (Conf_lexer.line_of ~here:d.npos p)
+       | None -> Hashtbl.replace a.loc_lines key l.lpos);
       a.locs <- l :: a.locs
   | n when List.mem n access_directives -> a.acc <- a.acc @ [ Conf_access.read ~dir d ]
   | _ -> assert false

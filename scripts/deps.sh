@@ -8,7 +8,7 @@ build_pkgs=(
   ocaml-nox ocaml-dune ocaml-findlib gcc make
   libcmdliner-ocaml-dev libmagic-mime-ocaml-dev liblwt-ocaml-dev
   libssl-dev liburing-dev libzip-ocaml-dev zlib1g-dev libcrypt-dev libipaddr-ocaml-dev
-  libre-ocaml-dev
+  libre-ocaml-dev libpcre2-dev
 )
 # `dune build` compiles the benchmarks too (so CI keeps them building), hence
 # cohttp and http_parser are test dependencies, not only bench ones.
