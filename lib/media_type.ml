@@ -214,7 +214,11 @@ let rec s_essence_end s i stop =
     let c = sget s i in
     if c = ';' || Charset.is_ows c then i else s_essence_end s (i + 1) stop
 
-let accepts buf v offered =
+(* The deciding range's specificity and weight as one int,
+   [((spec + 1) lsl 11) lor q], or 0 when no range matches: several
+   Accept field lines are one list, so the most specific range over all
+   of them decides. *)
+let weigh buf v offered =
   Bigstring.check_range "Media_type.accepts" buf ~off:(Span.off v) ~len:(Span.len v);
   let olen = String.length offered in
   let oe = s_essence_end offered 0 olen in
@@ -281,8 +285,10 @@ let accepts buf v offered =
         end
       end
     done;
-    !best_q
+    if !best_spec < 0 then 0 else ((!best_spec + 1) lsl 11) lor !best_q
   end
+
+let accepts buf v offered = weigh buf v offered land 2047
 
 let best buf v offered =
   let bi = ref (-1) and bq = ref 0 in
@@ -291,3 +297,36 @@ let best buf v offered =
     if q > !bq then (bi := k; bq := q)
   done;
   !bi
+
+let accepts_request buf req offered =
+  let i = ref (Request.find req Header_name.Accept) in
+  if !i < 0 then 1000
+  else begin
+    let w = ref 0 in
+    while !i >= 0 do
+      let x = weigh buf (Request.header_value req !i) offered in
+      if x lsr 11 > !w lsr 11 then w := x;
+      i := Request.find_next req Header_name.Accept ~after:!i
+    done;
+    !w land 2047
+  end
+
+let best_request buf req offered =
+  let bi = ref (-1) and bq = ref 0 in
+  for k = 0 to Array.length offered - 1 do
+    let q = accepts_request buf req (Array.unsafe_get offered k) in
+    if q > !bq then (bi := k; bq := q)
+  done;
+  !bi
+
+let content_type _buf req =
+  let i = Request.find req Header_name.Content_type in
+  if i < 0 then Span.empty else Request.header_value req i
+
+let request_is buf req pattern =
+  let i = Request.find req Header_name.Content_type in
+  i >= 0 && matches buf (Request.header_value req i) pattern
+
+let request_is_json buf req =
+  let i = Request.find req Header_name.Content_type in
+  i >= 0 && is_json buf (Request.header_value req i)

@@ -77,3 +77,27 @@ val best : Bigstring.t -> Span.t -> string array -> int
     {!accepts} weight, the earliest on a tie (list the server's preference
     first), or [-1] when every weight is [0] (answer 406, or ignore
     [Accept] and send the default: RFC 9110 allows both). *)
+
+(** {1 In a request} *)
+
+val accepts_request : Bigstring.t -> Request.t -> string -> int
+(** [accepts_request buf req offered] is {!accepts} over every [Accept]
+    field line of [req] (values in [buf]) taken as one list, so the most
+    specific range of all of them decides; [1000] when [req] has no
+    [Accept] field (RFC 9110 §12.5.1: any type is acceptable). *)
+
+val best_request : Bigstring.t -> Request.t -> string array -> int
+(** [best_request buf req offered] is {!best} by {!accepts_request}: [0]
+    (the server's first choice) when [req] has no [Accept] field and
+    [offered] is not empty. *)
+
+val content_type : Bigstring.t -> Request.t -> Span.t
+(** The value of the first [Content-Type] field, {!Span.empty} when there
+    is none. *)
+
+val request_is : Bigstring.t -> Request.t -> string -> bool
+(** [request_is buf req "application/json"]: [req]'s first [Content-Type]
+    {!matches} that type; [false] without one. *)
+
+val request_is_json : Bigstring.t -> Request.t -> bool
+(** [req]'s first [Content-Type] {!is_json}. *)

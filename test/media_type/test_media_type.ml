@@ -168,7 +168,36 @@ let qvalues () =
     Alcotest.(check int) s k (accepts ("x/y;q=" ^ s) "x/y")
   done
 
+let parse_req head =
+  let b = Bigstring.of_string head in
+  let r = Request.create () in
+  (match Request.parse r b ~off:0 ~len:(String.length head) with
+   | Request.Complete -> ()
+   | _ -> Alcotest.fail ("does not parse: " ^ head));
+  (b, r)
+
+let in_request () =
+  let b, r = parse_req "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/problem+json; charset=utf-8\r\nAccept: text/*;q=0.5\r\nAccept: text/html, image/png;q=0\r\n\r\n" in
+  Alcotest.(check bool) "request_is_json" true (Media_type.request_is_json b r);
+  Alcotest.(check bool) "request_is" true (Media_type.request_is b r "application/problem+json");
+  Alcotest.(check bool) "request_is other" false (Media_type.request_is b r "application/json");
+  Alcotest.(check string) "content_type" "application/problem+json; charset=utf-8"
+    (Span.to_string b (Media_type.content_type b r));
+  (* The two Accept lines are one list: text/html (second line) beats text/* (first). *)
+  Alcotest.(check int) "text/html" 1000 (Media_type.accepts_request b r "text/html");
+  Alcotest.(check int) "text/plain" 500 (Media_type.accepts_request b r "text/plain");
+  Alcotest.(check int) "image/png refused" 0 (Media_type.accepts_request b r "image/png");
+  Alcotest.(check int) "best" 2 (Media_type.best_request b r [| "image/png"; "text/plain"; "text/html" |]);
+  Alcotest.(check int) "best, text/plain" 0 (Media_type.best_request b r [| "text/plain"; "image/png" |]);
+  let b, r = parse_req "GET / HTTP/1.1\r\nHost: x\r\n\r\n" in
+  Alcotest.(check int) "no Accept: all acceptable" 1000 (Media_type.accepts_request b r "image/png");
+  Alcotest.(check int) "no Accept: first offered" 0 (Media_type.best_request b r [| "application/json"; "text/html" |]);
+  Alcotest.(check int) "no Accept, nothing offered" (-1) (Media_type.best_request b r [||]);
+  Alcotest.(check bool) "no Content-Type" false (Media_type.request_is_json b r);
+  Alcotest.(check int) "no Content-Type: empty" 0 (Span.len (Media_type.content_type b r))
+
 let zero_alloc =
+  let rb, rq = parse_req "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: text/*;q=0.5\r\nAccept: text/html\r\n\r\n" in
   let ct, ctv = at "Application/JSON ; charset=\"utf-8\"; boundary=abc" in
   let ac, acv = at "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;format=flowed,*/*;q=0.8" in
   let offered = [| "application/json"; "text/plain;format=flowed"; "text/html" |] in
@@ -180,6 +209,8 @@ let zero_alloc =
     S.zero_alloc "param_present" (fun () -> ignore (Media_type.param_present ct ctv "charset"));
     S.zero_alloc "accepts" (fun () -> ignore (Media_type.accepts ac acv "application/json"));
     S.zero_alloc "best" (fun () -> ignore (Media_type.best ac acv offered));
+    S.zero_alloc "best_request" (fun () -> ignore (Media_type.best_request rb rq offered));
+    S.zero_alloc "request_is_json" (fun () -> ignore (Media_type.request_is_json rb rq));
   ]
 
 let () =
@@ -193,6 +224,7 @@ let () =
           Alcotest.test_case "weights" `Quick check_accepts;
           Alcotest.test_case "best" `Quick check_best;
           Alcotest.test_case "every q-value" `Quick qvalues;
+          Alcotest.test_case "in a request" `Quick in_request;
         ] );
       ("properties", [ S.qcheck robust ]);
       ("allocation", zero_alloc);
