@@ -15,7 +15,7 @@ behind test/upload/upload_server.exe, with real clients.
    files over /small's limits: 413, nothing left.
 5. Malformed multipart (junk after a delimiter, no closing delimiter, a
    part without a name): 400; a body that is not multipart: 415. Nothing
-   left.
+   left. Storing into a directory that does not exist: 500.
 6. A client that disconnects in the middle of a body (to_file, multipart):
    no file and no temporary file left after a short wait.
 7. HTTP/2 (curl --http2-prior-knowledge, or --http2 over TLS): a multipart
@@ -258,6 +258,14 @@ def malformed(port):
     r = raw(port, multipart_head("/form", len(body_), ctype="multipart/form-data; boundary=\"bad;\""), body_)
     R.check("multipart with an invalid boundary: 415", r is not None and r.status == 415, r)
     empty_after("415")
+    code, j, body = curl_json(["-T", SMALL_PATH, H.url(port, "/nodir")])
+    R.check("to_file into a missing directory: 500", code == 500, (code, body[:200]))
+    code, j, body = curl_json(["-F", "f=@%s" % SMALL_PATH, H.url(port, "/nodir")])
+    R.check("multipart into a missing directory: 500", code == 500, (code, body[:200]))
+    code, j, body = curl_json(["-F", "f=only a field", H.url(port, "/nodir")])
+    R.check("multipart without files needs no directory: 200", code == 200 and j == {"fields": [["f", "only a field"]], "files": []},
+            (code, body[:200]))
+    empty_after("500")
 
 
 def disconnect(port):

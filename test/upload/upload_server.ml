@@ -3,6 +3,7 @@
    PUT  /file             the body into DIR (generated name), 8 MiB at most
    PUT  /file/:name       the body into DIR/name
    POST /form             a multipart form, files into DIR (8 MiB body)
+   PUT|POST /nodir        to_file / multipart into a directory that does not exist
    POST /small            the same with small limits: body 64 KiB, field 16 B,
                           2 files of 1 KiB at most, 4 parts
    Answers JSON: {"path":..,"size":..} or {"fields":[[n,v]..],"files":[{..}..]};
@@ -51,6 +52,10 @@ let routes dir =
   Route.put r "/file/:name" (fun c -> Upload.to_file c ~dir ~name:(Route.param c "name") ~limit ~fsync:true stored);
   Route.post r "/form" (fun c -> Upload.multipart c ~dir ~limits:big form);
   Route.post r "/small" (fun c -> Upload.multipart c ~dir ~limits:small form);
+  (* A directory that does not exist: the disk error path (500). *)
+  let missing = Filename.concat dir "missing/sub" in
+  Route.put r "/nodir" (fun c -> Upload.to_file c ~dir:missing stored);
+  Route.post r "/nodir" (fun c -> Upload.multipart c ~dir:missing form);
   Route.compile r
 
 let () =
