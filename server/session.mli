@@ -30,7 +30,7 @@
        {!backend} that every worker and machine shares: a database,
        read and written on the worker's offload pool ({!Ctx.offload}) so
        the loop never blocks. [httpz.session_sqlite]
-       ({!Httpz_session_sqlite.Session_sqlite}: one file, every worker of
+       ([Httpz_session_sqlite.Session_sqlite]: one file, every worker of
        one machine, survives restarts) and [httpz.session_postgresql]
        (several machines) are two. Such a store is loaded with
        {!with_session} and written with {!save}, which take a

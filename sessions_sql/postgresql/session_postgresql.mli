@@ -1,7 +1,7 @@
 (** Sessions in PostgreSQL: {!Httpz_server.Session.offloaded} over one
     table, shared by every worker of every server that uses the same
     database (several machines behind a load balancer; one machine is
-    served as well by {!Httpz_session_sqlite}).
+    served as well by [Httpz_session_sqlite.Session_sqlite]).
 
     {[
       let db = Session_postgresql.create ~conninfo:"host=db.internal dbname=app user=web" () in

@@ -1,6 +1,6 @@
 (** Sessions in an SQLite file: {!Httpz_server.Session.offloaded} over
     one table, shared by every worker of the machine and kept across
-    restarts (the embedded choice; {!Httpz_session_postgresql} for
+    restarts (the embedded choice; [Httpz_session_postgresql.Session_postgresql] for
     several machines).
 
     {[
