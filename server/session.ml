@@ -230,6 +230,9 @@ let save s c k =
       let pairs = s.pairs and expires = Ctx.now c + store.max_age in
       s.id <- id;
       s.fresh_id <- false;
+      (* A session made and emptied in one request: nothing stored. *)
+      if old = "" && id = "" then k c
+      else
       Ctx.offload c
         (fun () ->
           if old <> "" then b.delete old;
