@@ -9,7 +9,7 @@ Server.run's on_start / on_worker_start / on_worker_stop / on_stop) on
    and after a restart of the server on the same file.
 2. Session.regenerate at login: a new id (the pre-login cookie is dead)
    and a new CSRF token (the pre-login token gets 403).
-3. Logout deletes the row; expiry (--max-age 2); a cookie that is no id
+3. Logout deletes the row; expiry (--max-age 3); a cookie that is no id
    the server made is not looked up (200, no session).
 4. PostgreSQL: a server the test starts (initdb + pg_ctl as nobody, its
    socket in a private directory under /tmp, stopped at the end); two
@@ -125,6 +125,17 @@ def fan_out(srv, cookie, n=160, threads=8):
     return seen
 
 
+def fan_out_all(srv, cookie, want, rounds=5):
+    """fan_out until every pid of [want] answered (the kernel's choice of
+    worker may favour one on a busy machine), at most [rounds] times."""
+    seen = []
+    for _ in range(rounds):
+        seen += fan_out(srv, cookie)
+        if want <= set(p for _s, p, _u in seen):
+            break
+    return seen
+
+
 def events(path):
     try:
         with open(path) as f:
@@ -159,11 +170,11 @@ def sqlite_part():
     st, cookie, body = login(a, "alice")
     R.check("sqlite: login answers 200 with a session cookie", st == 200 and cookie and len(cookie) == 43,
             (st, cookie, body))
-    seen = fan_out(a, cookie)
     workers = set(p for k, p in events(ev) if k == "worker_start")
+    seen = fan_out_all(a, cookie, workers)
     pids = set(p for _st, p, _u in seen)
-    R.check("sqlite: 160 requests on fresh connections all answered 200 user=alice",
-            len(seen) == 160 and all(s == 200 and u == "alice" for s, _p, u in seen),
+    R.check("sqlite: %d requests on fresh connections all answered 200 user=alice" % len(seen),
+            len(seen) >= 160 and all(s == 200 and u == "alice" for s, _p, u in seen),
             [x for x in seen if x[0] != 200 or x[2] != "alice"][:5])
     R.check("sqlite: both workers answered (%d workers started, pids seen %s)" % (len(workers), sorted(pids)),
             len(workers) == 2 and pids == workers, (workers, pids))
@@ -219,11 +230,11 @@ def sqlite_part():
     b.stop_and_check(R, "sqlite: the restarted server exits 0")
 
     # Expiry.
-    c = server("--workers", "2", "--sqlite", db, "--max-age", "2").start()
+    c = server("--workers", "2", "--sqlite", db, "--max-age", "3").start()
     _st, short, _b = login(c, "dave")
     R.check("expiry: seen before it expires", whoami(c, short)[2] == "dave")
-    time.sleep(3.1)
-    R.check("expiry: gone after --max-age 2", whoami(c, short)[2] == "-")
+    time.sleep(4.1)
+    R.check("expiry: gone after --max-age 3", whoami(c, short)[2] == "-")
     c.stop_and_check(R, "expiry: the server exits 0")
 
 
@@ -272,7 +283,7 @@ def pg_part():
     seen_b = fan_out(b, cookie, n=40, threads=4)
     R.check("postgresql: the second server sees the session (40 requests)",
             len(seen_b) == 40 and all(s == 200 and u == "erin" for s, _p, u in seen_b), seen_b[:3])
-    seen_a = fan_out(a, cookie, n=80)
+    seen_a = fan_out_all(a, cookie, set(p for k, p in events(ev) if k == "worker_start"))
     R.check("postgresql: both workers of the first see it",
             all(u == "erin" for _s, _p, u in seen_a) and len(set(p for _s, p, _u in seen_a)) == 2, seen_a[:3])
     st, h, _b = req(b, "POST", "/set?k=cart&v=3", cookie)
@@ -284,11 +295,11 @@ def pg_part():
     b.stop_and_check(R, "postgresql: the second server exits 0")
     a.stop_and_check(R, "postgresql: the first server exits 0")
     check_lifecycle("postgresql", events(ev), a.proc.pid, 2)
-    c = server("--workers", "1", "--pg", conninfo, "--max-age", "2").start()
+    c = server("--workers", "1", "--pg", conninfo, "--max-age", "3").start()
     _st, short, _b = login(c, "frank")
     R.check("postgresql expiry: seen before it expires", whoami(c, short)[2] == "frank")
-    time.sleep(3.1)
-    R.check("postgresql expiry: gone after --max-age 2", whoami(c, short)[2] == "-")
+    time.sleep(4.1)
+    R.check("postgresql expiry: gone after --max-age 3", whoami(c, short)[2] == "-")
     c.stop_and_check(R, "postgresql expiry: the server exits 0")
 
 
