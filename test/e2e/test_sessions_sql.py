@@ -19,7 +19,8 @@ Server.run's on_start / on_worker_start / on_worker_stop / on_stop) on
    stop, in that order, in the right processes; a request in flight at
    SIGTERM ends before its worker's stop hook; a hook that raises is
    logged (a stop hook: exit 0; a start hook: the start fails); a stop
-   hook that hangs is cut after the grace period.
+   hook that hangs is cut after the grace period; SIGHUP's new generation
+   runs the worker hooks, not on_start/on_stop.
 
 Run: HTTPZ_IO=epoll HTTPZ_TRANSPORT=plain python3 test/e2e/test_sessions_sql.py
 (needs `dune build`: test/sessions/sessions_server.exe; the postgresql
@@ -327,6 +328,29 @@ def lifecycle_part():
     R.check("one worker: start, worker_start, slow_done, worker_stop, stop, all in the one process",
             [k for k, _ in e] == ["start", "worker_start", "slow_done", "worker_stop", "stop"]
             and set(p for _k, p in e) == {a.proc.pid}, e)
+
+    # SIGHUP: a new generation of workers runs on_worker_start, the
+    # retired one on_worker_stop once drained; on_start/on_stop do not run
+    # again, and the session goes on.
+    os.unlink(ev)
+    g = server("--workers", "2", "--sqlite", db, "--events", ev, "--access-log", os.path.join(d, "access.log")).start()
+    _st, ck, _b = login(g, "gina")
+    first = set(p for k, p in events(ev) if k == "worker_start")
+    os.kill(g.proc.pid, signal.SIGHUP)
+    H.wait_until(lambda: len([1 for k, _p in events(ev) if k == "worker_stop"]) == 2, 10)
+    e = events(ev)
+    second = set(p for k, p in e if k == "worker_start") - first
+    R.check("SIGHUP: the new generation's 2 workers ran on_worker_start", len(second) == 2, e)
+    R.check("SIGHUP: the retired workers ran on_worker_stop, the new ones not yet",
+            sorted(p for k, p in e if k == "worker_stop") == sorted(first), e)
+    seen = fan_out(g, ck, n=40)
+    R.check("SIGHUP: the session is seen by the new generation",
+            seen and all(u == "gina" for _s, _p, u in seen) and set(p for _s, p, _u in seen) <= second, seen[:3])
+    g.stop_and_check(R, "SIGHUP: the server exits 0")
+    e = events(ev)
+    R.check("SIGHUP: on_start and on_stop once each, every worker stopped once",
+            [k for k, _p in e].count("start") == 1 and [k for k, _p in e].count("stop") == 1
+            and sorted(p for k, p in e if k == "worker_stop") == sorted(first | second), e)
 
     # A stop hook that raises: logged, the exit stays 0.
     os.unlink(ev)

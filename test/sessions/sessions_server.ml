@@ -14,7 +14,7 @@ open Httpz_server
 let () =
   let port = ref 8080 and cert = ref "" and key = ref "" and io = ref Server.default_config.io in
   let workers = ref 1 and sqlite = ref "" and pg = ref "" and events = ref "" and max_age = ref 3600 in
-  let grace = ref 5. and stop_sleep = ref 0. and raise_in = ref "" in
+  let grace = ref 5. and stop_sleep = ref 0. and raise_in = ref "" and access_log = ref "" in
   Arg.parse
     [ ("-p", Arg.Set_int port, "PORT");
       ("--tls-cert", Arg.Set_string cert, "FILE"); ("--tls-key", Arg.Set_string key, "FILE");
@@ -24,7 +24,8 @@ let () =
       ("--max-age", Arg.Set_int max_age, "SECONDS session lifetime");
       ("--grace", Arg.Set_float grace, "SECONDS grace period");
       ("--stop-sleep", Arg.Set_float stop_sleep, "SECONDS on_worker_stop sleeps that long");
-      ("--raise-in", Arg.Set_string raise_in, "HOOK that hook raises") ]
+      ("--raise-in", Arg.Set_string raise_in, "HOOK that hook raises");
+      ("--access-log", Arg.Set_string access_log, "FILE (so that SIGHUP reloads: a new generation)") ]
     (fun _ -> ()) "sessions_server.exe [options]";
   let event what =
     if !events <> "" then begin
@@ -97,5 +98,5 @@ let () =
          if !stop_sleep > 0. then Unix.sleepf !stop_sleep;
          event "worker_stop")
        { Server.default_config with port = !port; host = "127.0.0.1"; workers = !workers; tls; io = !io;
-         grace_period = !grace }
+         grace_period = !grace; access_log = (if !access_log = "" then None else Some !access_log) }
        (Route.handler (Route.compile r)))
