@@ -24,7 +24,7 @@
        the map stays in a table {e of this worker process}. With several
        workers each has its own table, and a client's next request may
        reach another worker that does not know its session: use the
-       signed store, or [workers = 1]. Sessions die with the process.
+       signed store, an SQL store ({!offloaded}), or [workers = 1]. Sessions die with the process.
        Expired entries are swept as new sessions are made.}
     {- {!offloaded}: the cookie is a random id, the map is kept by a
        {!backend} that every worker and machine shares: a database,
