@@ -10,7 +10,9 @@ Server.run's on_start / on_worker_start / on_worker_stop / on_stop) on
 2. Session.regenerate at login: a new id (the pre-login cookie is dead)
    and a new CSRF token (the pre-login token gets 403).
 3. Logout deletes the row; expiry (--max-age 3); a cookie that is no id
-   the server made is not looked up (200, no session).
+   the server made is not looked up (200, no session); with the file
+   locked by another process a login waits off the loop while the worker
+   answers other requests.
 4. PostgreSQL: a server the test starts (initdb + pg_ctl as nobody, its
    socket in a private directory under /tmp, stopped at the end); two
    server processes on two ports share the sessions (login on one, seen
@@ -229,6 +231,37 @@ def sqlite_part():
     R.check("logout: the row is deleted", rows == 0, rows)
     R.check("logout: the old cookie finds no session", whoami(b, cookie)[2] == "-")
     b.stop_and_check(R, "sqlite: the restarted server exits 0")
+
+    # The loop never waits for the database: with the file's write lock
+    # held by another process, a login waits (busy_timeout, on an offload
+    # thread) while the one worker answers other requests at once; the
+    # login completes when the lock goes.
+    one = server("--workers", "1", "--sqlite", db).start()
+    locker = sqlite3.connect(db, isolation_level=None, timeout=5)
+    locker.execute("BEGIN EXCLUSIVE")
+    out = {}
+
+    def slow_login():
+        t0 = time.monotonic()
+        out["r"] = login(one, "hana")
+        out["t"] = time.monotonic() - t0
+
+    t = threading.Thread(target=slow_login)
+    t.start()
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    answers = [whoami(one, None) for _ in range(10)]
+    took = time.monotonic() - t0
+    R.check("locked database: 10 other requests answered in %.2f s (< 1 s) while a login waits" % took,
+            took < 1.0 and all(a[0] == 200 for a in answers) and "r" not in out, (took, answers[:2], out))
+    time.sleep(1.0)
+    locker.execute("COMMIT")
+    locker.close()
+    t.join(10)
+    r = out.get("r", (None, None, b""))
+    R.check("locked database: the login completes once the lock goes (%.2f s)" % out.get("t", -1),
+            r[0] == 200 and r[1] and out["t"] >= 1.0 and whoami(one, r[1])[2] == "hana", out)
+    one.stop_and_check(R, "locked database: the server exits 0")
 
     # Expiry.
     c = server("--workers", "2", "--sqlite", db, "--max-age", "3").start()
