@@ -2,7 +2,7 @@ open Httpz
 
 type t = { store : Session.store; field : string }
 
-let session_key = "_csrf"
+let session_key = Session.csrf_key
 let header_name = "x-csrf-token"
 
 let create ?(field = "_csrf") store = { store; field }
@@ -56,17 +56,26 @@ let check_origin c =
       ~host:(match Req.header c "host" with Some h -> h | None -> "")
       ~origin:(Req.header c "origin") ~referer:(Req.header c "referer") ~fetch_site:(Req.header c "sec-fetch-site")
 
+let sent_token t c =
+  match Req.header c header_name with
+  | Some v -> Some v
+  | None -> if Ctx.body_ready c then Req.form_field c t.field else None
+
+let compare_token sent s =
+  match (sent, Session.get s session_key) with
+  | None, _ | _, None -> Error Missing_token
+  | Some a, Some b -> if Httpz_sys.Hmac.equal a b then Ok () else Error Bad_token
+
 let check t c =
   match check_origin c with
   | Error _ as e -> e
   | Ok () when not (unsafe (Req.meth c)) -> Ok ()
   | Ok () -> (
-      let sent =
-        match Req.header c header_name with
-        | Some v -> Some v
-        | None -> if Ctx.body_ready c then Req.form_field c t.field else None
-      in
-      let s = Session.load t.store c in
-      match (sent, Session.get s session_key) with
-      | None, _ | _, None -> Error Missing_token
-      | Some a, Some b -> if Httpz_sys.Hmac.equal a b then Ok () else Error Bad_token)
+      let sent = sent_token t c in
+      compare_token sent (Session.load t.store c))
+
+let check_session t c s =
+  match check_origin c with
+  | Error _ as e -> e
+  | Ok () when not (unsafe (Req.meth c)) -> Ok ()
+  | Ok () -> compare_token (sent_token t c) s

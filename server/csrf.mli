@@ -47,7 +47,9 @@ val field_name : t -> string
 
 val token : t -> Session.t -> string
 (** [token t s] is the session's token, made (24 random bytes) and stored
-    in [s] on first use: {!Session.commit} the session in that response. *)
+    in [s] on first use: {!Session.commit} the session in that response.
+    {!Session.regenerate} (at login) drops it, so the next call makes a
+    new one: a token seen before login does not pass after it. *)
 
 val field : t -> Session.t -> string
 (** [field t s] is [<input type="hidden" name="_csrf" value="TOKEN">]
@@ -76,4 +78,13 @@ val check_origin_values :
 
 val check : t -> Ctx.t -> (unit, failure) result
 (** [check t c] is the whole check; the body must be in memory
-    ({!Ctx.body_ready}) for the form field to be found. *)
+    ({!Ctx.body_ready}) for the form field to be found. It loads the
+    session synchronously ({!Session.load}), so it needs a signed or
+    memory store (and so does [Route.compile ~csrf]); with a store read
+    off the loop ({!Session.offloaded}, the SQL stores) use
+    {!check_session} inside {!Session.with_session}.
+    @raise Invalid_argument with an offloaded store. *)
+
+val check_session : t -> Ctx.t -> Session.t -> (unit, failure) result
+(** [check_session t c s] is {!check} against the session [s] the
+    handler loaded itself. *)

@@ -126,7 +126,47 @@ let worker_listeners c handler tls lfds =
 (* SIGTERM and SIGINT stop; SIGHUP reloads; SIGQUIT retires a generation. *)
 let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup; Sys.sigquit ]
 
-let serve_here c handler tls lfds ~log_fd ~totals =
+(* {1 The application's hooks} *)
+
+type hooks = {
+  on_start : unit -> unit;
+  on_stop : unit -> unit;
+  on_worker_start : unit -> unit;
+  on_worker_stop : unit -> unit;
+}
+
+let run_hook name f =
+  match f () with
+  | () -> true
+  | exception e ->
+      Log.error "%s raised %s" name (Printexc.to_string e);
+      false
+
+(* A stop hook runs for at most [bound] seconds: a watchdog thread ends
+   the process past that (a hook stuck on a dead database must not keep a
+   stopping server alive). *)
+let run_bounded name bound f =
+  let m = Mutex.create () and finished = ref false in
+  let is_finished () = Mutex.lock m; let v = !finished in Mutex.unlock m; v in
+  let watchdog =
+    Thread.create
+      (fun () ->
+        let deadline = Unix.gettimeofday () +. bound in
+        while (not (is_finished ())) && Unix.gettimeofday () < deadline do Thread.delay 0.02 done;
+        if not (is_finished ()) then begin
+          Log.error "%s did not return within %.1f s: exiting" name bound;
+          Unix._exit 1
+        end)
+      ()
+  in
+  ignore (run_hook name f : bool);
+  Mutex.lock m; finished := true; Mutex.unlock m;
+  Thread.join watchdog
+
+let hook_bound c = Float.max 1. c.grace_period
+
+let serve_here ~hooks c handler tls lfds ~log_fd ~totals =
+  Fun.protect ~finally:(fun () -> run_bounded "on_worker_stop" (hook_bound c) hooks.on_worker_stop) @@ fun () ->
   let sfd = Extra.signalfd server_signals in
   if sfd < 0 then begin
     Log.error "signalfd: %s" (Syscall.error_message sfd);
@@ -286,7 +326,15 @@ let reconfigure_with f ~started cur =
    there is one worker, no privileges to drop and no configuration to read
    again (SIGHUP reloads in place), else under a supervisor. The access
    log is closed on the way out. *)
-let serve ?reconfigure ~started c handler ~release tls user lfds ~log_fd =
+let serve ?reconfigure ~hooks ~started c handler ~release tls user lfds ~log_fd =
+  if not (run_hook "on_start" hooks.on_start) then begin
+    Listeners.close_all lfds;
+    if log_fd > 2 then ignore (Syscall.close log_fd : int);
+    release ();
+    1
+  end
+  else
+  Fun.protect ~finally:(fun () -> run_bounded "on_stop" (hook_bound c) hooks.on_stop) @@ fun () ->
   let announce () =
     c.on_listen c.port;
     start_line c ~ktls:(match tls with Some s -> s.Tls.ktls | None -> false)
@@ -299,8 +347,11 @@ let serve ?reconfigure ~started c handler ~release tls user lfds ~log_fd =
   in
   let code =
     if c.workers = 1 && user = None && reconfigure = None then begin
-      announce ();
-      serve_here c handler tls lfds ~log_fd ~totals
+      if not (run_hook "on_worker_start" hooks.on_worker_start) then (Listeners.close_all lfds; 1)
+      else begin
+        announce ();
+        serve_here ~hooks c handler tls lfds ~log_fd ~totals
+      end
     end
     else
       let reload () =
@@ -313,7 +364,8 @@ let serve ?reconfigure ~started c handler ~release tls user lfds ~log_fd =
             Result.map (fun what -> (what, ignore)) r
       in
       Supervisor.run ~workers:c.workers ~user ~listeners:lfds ~announce
-        ~serve:(fun ~lfds -> let k = !cur in serve_here k.cfg k.app k.tls_server lfds ~log_fd:k.log ~totals)
+        ~worker_start:(fun () -> run_hook "on_worker_start" hooks.on_worker_start)
+        ~serve:(fun ~lfds -> let k = !cur in serve_here ~hooks k.cfg k.app k.tls_server lfds ~log_fd:k.log ~totals)
         ~reload
   in
   let k = !cur in
@@ -327,7 +379,9 @@ let with_signals_blocked f =
   let old_mask = Unix.sigprocmask Unix.SIG_BLOCK (Sys.sigchld :: server_signals) in
   Fun.protect ~finally:(fun () -> ignore (Unix.sigprocmask Unix.SIG_SETMASK old_mask : int list)) f
 
-let start ?reconfigure ~release c handler =
+let start ?reconfigure ?(on_start = ignore) ?(on_stop = ignore) ?(on_worker_start = ignore)
+    ?(on_worker_stop = ignore) ~release c handler =
+  let hooks = { on_start; on_stop; on_worker_start; on_worker_stop } in
   (* Each step's failure is one log line and exit code 1. *)
   let ( let* ) r f = match r with Error msg -> release (); Log.error "%s" msg; 1 | Ok v -> f v in
   Log.set_level c.log_level;
@@ -349,7 +403,10 @@ let start ?reconfigure ~release c handler =
     Result.map_error (fun msg -> Listeners.close_all lfds; "access log: " ^ msg)
       (open_access_log c.access_log)
   in
-  serve ?reconfigure ~started:c (Listeners.bound_ports c lfds) handler ~release tls user lfds ~log_fd
+  serve ?reconfigure ~hooks ~started:c (Listeners.bound_ports c lfds) handler ~release tls user lfds ~log_fd
 
-let run c handler = start ~release:ignore c handler
-let run_reloading c handler ~release ~reconfigure = start ~reconfigure ~release c handler
+let run ?on_start ?on_stop ?on_worker_start ?on_worker_stop c handler =
+  start ?on_start ?on_stop ?on_worker_start ?on_worker_stop ~release:ignore c handler
+
+let run_reloading ?on_start ?on_stop ?on_worker_start ?on_worker_stop c handler ~release ~reconfigure =
+  start ?on_start ?on_stop ?on_worker_start ?on_worker_stop ~reconfigure ~release c handler

@@ -200,13 +200,48 @@ val cpu_count : unit -> int  (** {!Config.cpu_count} *)
 val check : config -> (unit, string) result
 (** {!Config.check} with the library's field names. *)
 
-val run : config -> (Ctx.t -> unit) -> int
+val run :
+  ?on_start:(unit -> unit) ->
+  ?on_stop:(unit -> unit) ->
+  ?on_worker_start:(unit -> unit) ->
+  ?on_worker_stop:(unit -> unit) ->
+  config -> (Ctx.t -> unit) -> int
 (** [run config handler] serves HTTP/1.1 on [config.host]:[config.port],
     calling [handler] once per request (see {!Ctx}), until SIGTERM or SIGINT,
     and is the process exit code: [0] after a graceful shutdown, [1] when the
     server could not start (address in use, bad host, …; the reason is
     logged on stderr). In a forked worker it never returns: the worker
-    exits. *)
+    exits.
+
+    {b Lifecycle hooks} (all default to nothing), against the worker
+    model above:
+    {ul
+    {- [on_start ()]: once, in the process that called [run] (the
+       supervisor, or the only process), once the sockets are open and
+       before any worker starts: set-up that every worker inherits
+       (a database schema, a cache warmed before the fork). Runs with
+       the caller's privileges.}
+    {- [on_worker_start ()]: in each worker, after it took
+       {!config.user}'s ids and before it accepts a client (with one
+       worker and no supervisor: in the process, before the start line):
+       what must not cross a fork (a database connection pool, threads).
+       It runs again in a worker restarted after a crash and in each
+       worker of a new generation ([SIGHUP]).}
+    {- [on_worker_stop ()]: in each worker after its graceful shutdown
+       ([SIGTERM]/[SIGINT] drain, or [SIGQUIT] when a reload retires its
+       generation), once its last exchange ended, and before it exits.
+       Not run when the worker is killed or crashes.}
+    {- [on_stop ()]: once, in the process that called [run], after every
+       worker exited, before [run] returns.}}
+    An exception from a hook is logged (one line) and never crashes the
+    supervisor. From [on_start], or from [on_worker_start] in a worker
+    of the first generation, it fails the start ([run] is [1]); from
+    [on_worker_start] later, that worker exits and is restarted like one
+    that died (with the same back-off). A worker must report that it
+    serves within 10 s of its fork, [on_worker_start] included. A stop
+    hook runs for at most [max 1 grace_period] seconds: past that the
+    process logs a line and exits 1 (a hook stuck on a dead database
+    does not keep a stopping server alive). *)
 
 type reconfigured = {
   config : config;
@@ -216,8 +251,13 @@ type reconfigured = {
 (** A configuration read again on [SIGHUP], with the handler made for it. *)
 
 val run_reloading :
+  ?on_start:(unit -> unit) ->
+  ?on_stop:(unit -> unit) ->
+  ?on_worker_start:(unit -> unit) ->
+  ?on_worker_stop:(unit -> unit) ->
   config -> (Ctx.t -> unit) -> release:(unit -> unit) -> reconfigure:(unit -> (reconfigured, string) result) -> int
-(** [run_reloading config handler ~release ~reconfigure] is {!run}, but
+(** [run_reloading config handler ~release ~reconfigure] is {!run} (with
+    its hooks), but
     [SIGHUP] calls [reconfigure] (in the supervisor, which always runs
     then, and keeps its privileges) for a new configuration and handler:
     checked and prepared as at start ({!Config.check}, certificates read,

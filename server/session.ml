@@ -7,7 +7,13 @@ type entry = { data : (string * string) list; expires : int }
    skipped, and the queue is compacted when they pile up). *)
 type table = { tbl : (string, entry) Hashtbl.t; order : string Queue.t; max_sessions : int }
 
-type kind = Signed of string list | Memory of table
+type backend = {
+  find : string -> now:int -> (string * string) list option;
+  save : string -> (string * string) list -> expires:int -> unit;
+  delete : string -> unit;
+}
+
+type kind = Signed of string list | Memory of table | Offloaded of backend
 
 type store = { kind : kind; cookie : string; max_age : int; mutable made : int }
 
@@ -25,6 +31,10 @@ let memory ?(cookie = "httpz_session") ?(max_age = 7 * 86400) ?(max_sessions = 1
   check_cookie cookie;
   if max_sessions < 1 then invalid_arg "Session.memory: max_sessions must be at least 1";
   { kind = Memory { tbl = Hashtbl.create 64; order = Queue.create (); max_sessions }; cookie; max_age; made = 0 }
+
+let offloaded ?(cookie = "httpz_session") ?(max_age = 7 * 86400) backend =
+  check_cookie cookie;
+  { kind = Offloaded backend; cookie; max_age; made = 0 }
 
 let sweep tbl now = Hashtbl.filter_map_inplace (fun _ e -> if e.expires > now then Some e else None) tbl
 
@@ -58,17 +68,22 @@ type t = {
 
 let mac_input payload = "httpz-session-v1." ^ payload
 
+(* Pairs as one string, for the stores that keep it: the same form
+   encoding as the signed payload. *)
+let serialize pairs = String.concat "&" (List.map (fun (k, v) -> Form.encode k ^ "=" ^ Form.encode v) pairs)
+let deserialize s = if s = "" then [] else Form.pairs s
+
 let encode store ~now pairs =
   match store.kind with
-  | Memory _ -> invalid_arg "Session.encode: not a signed store"
+  | Memory _ | Offloaded _ -> invalid_arg "Session.encode: not a signed store"
   | Signed keys ->
-      let body = String.concat "&" (List.map (fun (k, v) -> Form.encode k ^ "=" ^ Form.encode v) pairs) in
+      let body = serialize pairs in
       let payload = Token.base64url (string_of_int (now + store.max_age) ^ "|" ^ body) in
       payload ^ "." ^ Token.base64url (Httpz_sys.Hmac.sha256 ~key:(List.hd keys) (mac_input payload))
 
 let decode store ~now v =
   match store.kind with
-  | Memory _ -> None
+  | Memory _ | Offloaded _ -> None
   | Signed keys -> (
       match String.index_opt v '.' with
       | None -> None
@@ -96,8 +111,10 @@ let decode store ~now v =
 
 (* {1 Loading} *)
 
+let mk store pairs id is_new = { store; pairs; id; dirty = false; fresh_id = false; is_new }
+
 let load store c =
-  let mk pairs id is_new = { store; pairs; id; dirty = false; fresh_id = false; is_new } in
+  let mk = mk store in
   match Req.cookie c store.cookie with
   | None -> mk [] "" true
   | Some v -> (
@@ -107,7 +124,29 @@ let load store c =
           match Hashtbl.find_opt m.tbl v with
           | Some e when e.expires > Ctx.now c -> mk e.data v false
           | Some _ -> Hashtbl.remove m.tbl v; mk [] "" true
-          | None -> mk [] "" true))
+          | None -> mk [] "" true)
+      | Offloaded _ -> invalid_arg "Session.load: this store is read off the loop: use Session.with_session")
+
+(* An id the server could have made (Token.generate 32: 43 base64url
+   characters): anything else is not looked up. *)
+let plausible_id v =
+  String.length v = 43
+  && String.for_all (function 'A' .. 'Z' | 'a' .. 'z' | '0' .. '9' | '-' | '_' -> true | _ -> false) v
+
+let with_session store c k =
+  match store.kind with
+  | Signed _ | Memory _ -> k (load store c) c
+  | Offloaded b -> (
+      match Req.cookie c store.cookie with
+      | Some v when plausible_id v ->
+          let now = Ctx.now c in
+          Ctx.offload c
+            (fun () -> b.find v ~now)
+            (fun found c ->
+              match found with
+              | Some pairs -> k (mk store pairs v false) c
+              | None -> k (mk store [] "" true) c)
+      | _ -> k (mk store [] "" true) c)
 
 let get s k = List.assoc_opt k s.pairs
 let bindings s = s.pairs
@@ -126,7 +165,11 @@ let clear s =
   s.pairs <- [];
   s.dirty <- true
 
+let csrf_key = "_csrf"
+
 let regenerate s =
+  (* A token the client held before login must not pass after it. *)
+  s.pairs <- List.remove_assoc csrf_key s.pairs;
   s.fresh_id <- true;
   s.dirty <- true
 
@@ -150,6 +193,7 @@ let commit s c =
           if String.length v + String.length store.cookie > 4000 then invalid_arg "Session.commit: the signed cookie would exceed 4096 bytes";
           set_cookie s c v ~max_age:store.max_age
         end
+    | Offloaded _ -> invalid_arg "Session.commit: this store writes off the loop: use Session.save"
     | Memory m ->
         let tbl = m.tbl in
         if s.id <> "" && (s.fresh_id || s.pairs = []) then Hashtbl.remove tbl s.id;
@@ -170,3 +214,30 @@ let commit s c =
         end;
         s.fresh_id <- false
   end
+
+(* The write first, off the loop; the cookie once it is done, so that the
+   client's next request finds what this one stored. *)
+let save s c k =
+  match s.store.kind with
+  | Signed _ | Memory _ -> commit s c; k c
+  | Offloaded _ when not s.dirty -> k c
+  | Offloaded b ->
+      s.dirty <- false;
+      let store = s.store in
+      let old = if s.id <> "" && (s.fresh_id || s.pairs = []) then s.id else "" in
+      let renew = s.pairs <> [] && (s.id = "" || s.fresh_id) in
+      let id = if s.pairs = [] then "" else if renew then Token.generate 32 else s.id in
+      let pairs = s.pairs and expires = Ctx.now c + store.max_age in
+      s.id <- id;
+      s.fresh_id <- false;
+      (* A session made and emptied in one request: nothing stored. *)
+      if old = "" && id = "" then k c
+      else
+      Ctx.offload c
+        (fun () ->
+          if old <> "" then b.delete old;
+          if id <> "" then b.save id pairs ~expires)
+        (fun () c ->
+          if id = "" then (if not s.is_new then set_cookie s c "" ~max_age:0)
+          else if renew then set_cookie s c id ~max_age:store.max_age;
+          k c)

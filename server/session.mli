@@ -24,8 +24,25 @@
        the map stays in a table {e of this worker process}. With several
        workers each has its own table, and a client's next request may
        reach another worker that does not know its session: use the
-       signed store, or [workers = 1]. Sessions die with the process.
-       Expired entries are swept as new sessions are made.}}
+       signed store, an SQL store ({!offloaded}), or [workers = 1]. Sessions die with the process.
+       Expired entries are swept as new sessions are made.}
+    {- {!offloaded}: the cookie is a random id, the map is kept by a
+       {!backend} that every worker and machine shares: a database,
+       read and written on the worker's offload pool ({!Ctx.offload}) so
+       the loop never blocks. [httpz.session_sqlite]
+       ([Httpz_session_sqlite.Session_sqlite]: one file, every worker of
+       one machine, survives restarts) and [httpz.session_postgresql]
+       (several machines) are two. Such a store is loaded with
+       {!with_session} and written with {!save}, which take a
+       continuation; {!load} and {!commit} refuse it.}}
+
+    {[
+      (* any store; a handler stays one expression *)
+      Session.with_session store c (fun s c ->
+          Session.regenerate s;
+          Session.set s "user" "alice";
+          Session.save s c (fun c -> Respond.redirect c "/me"))
+    ]}
 
     {b Commit.} {!set}, {!remove} and {!clear} change the loaded value;
     {!commit} then queues the [Set-Cookie] header
@@ -35,7 +52,8 @@
     left gets its cookie deleted.
 
     {b Allocation.} Everything here allocates (strings, the map, the
-    cookie); it runs on the worker's loop, synchronously. *)
+    cookie); it runs on the worker's loop, synchronously, except an
+    offloaded store's {!backend} calls, which run on an offload thread. *)
 
 type store
 
@@ -53,13 +71,47 @@ val memory : ?cookie:string -> ?max_age:int -> ?max_sessions:int -> unit -> stor
     pass the bound, the oldest goes, so clients that
     make sessions without end cannot grow the table. *)
 
+type backend = {
+  find : string -> now:int -> (string * string) list option;
+      (** [find id ~now]: the pairs stored under [id] if it has not
+          expired at [now] (Unix seconds) *)
+  save : string -> (string * string) list -> expires:int -> unit;
+      (** [save id pairs ~expires]: insert or replace *)
+  delete : string -> unit;
+}
+(** Where an {!offloaded} store keeps its sessions. The three functions
+    run on an offload thread (several at once, on as many threads), never
+    on the loop: they may block, and must not touch the server's state.
+    An exception makes the request's answer a 500. Ids are
+    {!Token.generate}[ 32] (43 URL-safe characters); {!serialize} makes
+    the pairs one string to store. *)
+
+val offloaded : ?cookie:string -> ?max_age:int -> backend -> store
+(** [offloaded backend] is a store kept by [backend] (see above); the
+    cookie and [max_age] as for {!memory}. A cookie that is no id the
+    server could have made is not looked up. *)
+
+val serialize : (string * string) list -> string
+(** [serialize pairs] is [k=v&k2=v2], each part form-encoded. *)
+
+val deserialize : string -> (string * string) list
+(** The inverse of {!serialize}: [deserialize (serialize p) = p]. *)
 
 type t
 (** A session loaded for one request. *)
 
 val load : store -> Ctx.t -> t
 (** [load store c] is the session the request's cookie names: empty when
-    there is no cookie, or it does not verify, or it expired. *)
+    there is no cookie, or it does not verify, or it expired.
+    @raise Invalid_argument with an {!offloaded} store (use
+    {!with_session}). *)
+
+val with_session : store -> Ctx.t -> (t -> Ctx.t -> unit) -> unit
+(** [with_session store c k] is [k (load store c) c] for the signed and
+    memory stores; with an {!offloaded} store the lookup runs on the
+    offload pool first, then [k] on the loop (the handler returns
+    meanwhile, as with {!Ctx.offload}: a full queue answers 503 and [k]
+    never runs). No cookie: [k] at once, nothing looked up. *)
 
 val get : t -> string -> string option
 val set : t -> string -> string -> unit
@@ -71,9 +123,14 @@ val clear : t -> unit
     cookie (and, in memory, the entry). *)
 
 val regenerate : t -> unit
-(** [regenerate s] gives the session a new id on {!commit} (memory store;
-    the signed store re-signs): call it at login, so an id planted in the
-    browser before cannot follow the user in (session fixation). *)
+(** [regenerate s] gives the session a new id on {!commit} (memory and
+    offloaded stores; the signed store re-signs) and drops its CSRF token
+    (key {!csrf_key}: {!Csrf.token} makes a new one): call it at login, so
+    an id or a token planted in or read from the browser before cannot
+    follow the user in (session fixation). *)
+
+val csrf_key : string
+(** ["_csrf"], the key {!Csrf} keeps its token under. *)
 
 val is_new : t -> bool
 (** [is_new s]: no valid cookie came with the request. *)
@@ -82,7 +139,16 @@ val commit : t -> Ctx.t -> unit
 (** [commit s c] queues the [Set-Cookie] a change needs, for the response
     [c] starts next.
     @raise Invalid_argument when a signed cookie would exceed 4096
-    bytes. *)
+    bytes, or for a changed session of an {!offloaded} store (use
+    {!save}). *)
+
+val save : t -> Ctx.t -> (Ctx.t -> unit) -> unit
+(** [save s c k] is {!commit} then [k c] for the signed and memory
+    stores; with an {!offloaded} store the change is written on the
+    offload pool first (the old id deleted after {!regenerate} or
+    {!clear}), then the [Set-Cookie] queued and [k c] run on the loop,
+    so the client's next request sees what this one stored. Without a
+    change, [k c] at once. *)
 
 (** {1 The signed format} Exposed for tests. *)
 

@@ -59,7 +59,7 @@ type slot = {
   mutable ready : Unix.file_descr option; (* read end: one byte once serving *)
 }
 
-let worker_main ~serve supervisor ready ~user ~lfds =
+let worker_main ~serve ~worker_start supervisor ready ~user ~lfds =
   let code =
     match match user with None -> Ok () | Some a -> become a with
     | Error msg ->
@@ -71,6 +71,9 @@ let worker_main ~serve supervisor ready ~user ~lfds =
            shutdown). Asked after the ids changed, which clears it. *)
         ignore (Syscall.set_pdeathsig Sys.sigterm : int);
         if Unix.getppid () <> supervisor then 0
+        (* The application's worker start hook, before the worker says it
+           serves: a failure there is a worker that did not start. *)
+        else if not (worker_start ()) then 1
         else
           try
             (try ignore (Unix.write_substring ready "." 0 1 : int) with Unix.Unix_error _ -> ());
@@ -141,7 +144,7 @@ let await_ready slots =
    previous generation is never restarted. *)
 let close_all fds = List.iter (fun fd -> if fd >= 0 then ignore (Syscall.close fd : int)) fds
 
-let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
+let run ~worker_start ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
   let sfd = Extra.signalfd [ Sys.sigchld; Sys.sigterm; Sys.sigint; Sys.sighup ] in
   if sfd < 0 then begin
     Log.error "signalfd: %s" (Syscall.error_message sfd);
@@ -176,7 +179,7 @@ let run ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
           let others o = match o.ready with Some fd -> Unix.close fd | None -> () in
           Array.iter others !slots;
           Array.iter others !starting;
-          worker_main ~serve me w ~user ~lfds:!lfds
+          worker_main ~serve ~worker_start me w ~user ~lfds:!lfds
       | pid ->
           Unix.close w;
           close_ready s;

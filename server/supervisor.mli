@@ -39,6 +39,7 @@ val become : account -> (unit, string) result
     user and what failed. Called in each worker right after fork. *)
 
 val run :
+  worker_start:(unit -> bool) ->
   workers:int ->
   user:account option ->
   listeners:int list ->
@@ -46,13 +47,16 @@ val run :
   reload:(unit -> (string * (bool -> unit), string) result) ->
   announce:(unit -> unit) ->
   int
-(** [run ~workers ~user ~listeners ~serve ~reload ~announce] forks
+(** [run ~worker_start ~workers ~user ~listeners ~serve ~reload ~announce] forks
     [workers] workers and supervises them until [SIGTERM]/[SIGINT]; the
     caller has blocked [SIGCHLD], [SIGTERM], [SIGINT] and [SIGHUP] (they
     are read from a signalfd). Each worker becomes [user] ({!become}; on
     failure it logs the line and exits 2), asks for [SIGTERM] when the
     supervisor dies ([PR_SET_PDEATHSIG], after the ids changed since that
-    clears it), then runs [serve ~lfds] and exits with its result.
+    clears it), runs [worker_start ()] (the application's hook: [false]
+    and the worker exits 1 before it reports that it serves, so a first
+    generation that fails there fails the start), then runs [serve ~lfds]
+    and exits with its result.
     [announce] is called once the first generation serves. On [SIGHUP],
     [reload ()] reads again what the next generation needs: [Ok (what,
     settle)] ("access log reopened", …) starts it (its workers run the

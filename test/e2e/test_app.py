@@ -145,6 +145,14 @@ def login_flow(port, label):
             and (("Secure" in setc) == H.TLS), setc)
     out = H.curl(base + [H.url(port, "/me")])
     R.check(label + ": /me reads the session", out.stdout == b"you are ada\n", out.stdout)
+    # Session.regenerate at login rotated the CSRF token: the page gives a
+    # new one, and the pre-login one no longer passes.
+    old_token = token
+    m = re.search(rb'name="_csrf" value="([A-Za-z0-9_-]+)"', H.curl(base + [H.url(port, "/login")]).stdout)
+    token = m.group(1).decode() if m else ""
+    R.check(label + ": a new CSRF token after login", m is not None and token != old_token, (old_token, token))
+    out = H.curl(base + ["-w", "%{http_code}", "--data", "_csrf=" + old_token, H.url(port, "/logout")])
+    R.check(label + ": the pre-login token refused 403", out.stdout.endswith(b"403") and b"invalid CSRF token" in out.stdout, out.stdout)
     # The same session's token, from another origin: refused.
     out = H.curl(base + ["-w", "%{http_code}", "-H", "Origin: https://evil.example", "--data",
                          "_csrf=" + token, H.url(port, "/logout")])
