@@ -66,122 +66,191 @@ let poll r ms =
   done;
   n > 0
 
-(* {1 The server side} *)
+(* {1 A connection in memory} *)
+
+module Conn = struct
+  type outcome = Waiting | Closed | Lingering | Suspended | Detached | Idle
+
+  type t = {
+    c : Slot.t;
+    mutable input : string;  (** what the client sent *)
+    mutable ipos : int;  (** how much of it the connection read *)
+    output : Buffer.t;  (** what the connection wrote, not yet taken *)
+    mutable window : int;
+    mutable taken : int;  (** by the current write call *)
+    mutable leaves_after : int;
+  }
+
+  (* Where each connection writes: by slot, physically. *)
+  let all : t list ref = ref []
+
+  let of_slot c =
+    let c = Slot.carrier c in
+    match List.find_opt (fun p -> p.c == c) !all with
+    | Some p -> p
+    | None -> failwith "Testing.Conn: output of a connection not made here"
+
+  let create ?(window = max_int) ?(leaves_after = max_int) sh =
+    let p =
+      { c = Slot.create sh ~slot:0 ~peer:false; input = ""; ipos = 0; output = Buffer.create 4096; window;
+        taken = 0; leaves_after }
+    in
+    all := p :: !all;
+    p
+
+  let slot p = p.c
+  let set_window p n = p.window <- n
+  let set_leaves_after p n = p.leaves_after <- n
+
+  (* A write call of the transport: at most [window] bytes per call (then
+     the "socket" is full), none once the client left. *)
+  let put c s =
+    let p = of_slot c in
+    let left = p.leaves_after - Buffer.length p.output in
+    let n = min (min (String.length s) (p.window - p.taken)) left in
+    if left <= 0 then Output.gone
+    else if n <= 0 then Output.would_block
+    else begin
+      Buffer.add_substring p.output s 0 n;
+      p.taken <- p.taken + n;
+      n
+    end
+
+  let out_rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
+
+  (* What Syscall.sendv_gather sends: [out]'s rest with the pieces between
+     its frames. *)
+  let gathered_bytes (c : Slot.t) =
+    let g = c.gather in
+    let b = Buffer.create 1024 and at = ref c.out_sent in
+    for i = g.first to g.count - 1 do
+      let p = Gather.pos g i in
+      Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(p - !at));
+      at := p;
+      Buffer.add_string b (Bigstring.sub_string g.bufs.(i) ~off:(Gather.off g i) ~len:(Gather.len g i))
+    done;
+    Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(c.out_len - !at));
+    Buffer.contents b
+
+  (* The transport: Output's walk, the one every transport runs, each step
+     one vectored write as sendmsg makes it. *)
+  module Memory = Output.Walk (struct
+    let budget = max_int
+    let holds_last = false
+    let head c ~more:_ = put c (out_rest c)
+    let head_string (c : Slot.t) ~len ~more:_ = put c (out_rest c ^ String.sub c.ext_str c.ext_off len)
+
+    let head_bigstring (c : Slot.t) ~len ~more:_ =
+      put c (out_rest c ^ Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
+
+    (* A file body (Ctx.body_file, the static handler) read as sendfile
+       sends it; a file shorter than announced ends the response. *)
+    let file (c : Slot.t) ~len =
+      let len = min len (1 lsl 20) in
+      let buf = Bigstring.create len in
+      let n = Syscall.pread c.file_fd buf 0 len c.ext_off in
+      if n > 0 then put c (Bigstring.sub_string buf ~off:0 ~len:n) else Output.gone
+
+    let gathered c ~more:_ = put c (gathered_bytes c)
+    let unsent _ = 0
+    let send_unsent _ = 0
+  end)
+
+  let write_now c =
+    (of_slot c).taken <- 0;
+    Memory.write_now c
+
+  (* The backend's close (Epoll_io.close_conn). *)
+  let close p =
+    if p.c.fd >= 0 then begin
+      Slot.release_file p.c;
+      H1.closed p.c
+    end
+
+  (* What a backend does with the state machine's actions
+     (Epoll_io.perform), the client's bytes standing for the socket's. *)
+  let rec drive p (a : H1.action) =
+    match a with
+    | Write -> write p
+    | Close ->
+        close p;
+        Closed
+    | Linger ->
+        H1.shutting_down p.c;
+        Lingering
+    | Wait -> Suspended
+    | Detach -> Detached
+    | Nothing -> Idle
+    | Read ->
+        if p.ipos >= String.length p.input then Waiting
+        else begin
+          match H1.prepare_read p.c with
+          | Read ->
+              let c = p.c in
+              let n = min c.in_len (String.length p.input - p.ipos) in
+              Bigstring.blit_from_string p.input ~src_off:p.ipos c.in_buf ~dst_off:c.in_off ~len:n;
+              p.ipos <- p.ipos + n;
+              drive p (H1.received c n)
+          | a -> drive p a
+        end
+
+  and write p =
+    p.taken <- 0;
+    match Memory.write p.c with
+    | Output.Flushed -> drive p (H1.written p.c)
+    | Output.Blocked ->
+        H1.blocked p.c;
+        write p
+    | Output.Dead ->
+        close p;
+        Closed
+
+  let send p s =
+    p.input <- String.sub p.input p.ipos (String.length p.input - p.ipos) ^ s;
+    p.ipos <- 0
+
+  let unread p = String.length p.input - p.ipos
+
+  let take p =
+    let s = Buffer.contents p.output in
+    Buffer.clear p.output;
+    s
+
+  let written p = Buffer.contents p.output
+  let open_ ?(fd = no_fd) p = drive p (H1.opened p.c ~fd ~listener:0 ~peer_len:0)
+  let exchange p s = send p s; drive p Read
+end
+
+(* {1 The server} *)
 
 type t = {
   sh : Slot.shared;
-  conn : Slot.t;  (** the one connection slot, reused by every exchange *)
+  conn : Conn.t;  (** the one connection, its slot reused by every exchange *)
   epoch_ns : int;
   epoch_s : int;
-  mutable input : string;  (** what the client sent *)
-  mutable ipos : int;  (** how much of it the connection read *)
-  written : Buffer.t;  (** what the connection wrote *)
   mutable closed : bool;
   mutable reading : bool;  (** the connection asked for bytes the client had not sent *)
   mutable logged : int;  (** responses over (the access log's hook) *)
 }
 
-(* Where each runtime's connection writes: by slot, physically. *)
-let sinks : (Slot.t * Buffer.t) list ref = ref []
-
-let sink c =
-  let c = Slot.carrier c in
-  match List.find_opt (fun (k, _) -> k == c) !sinks with
-  | Some (_, b) -> b
-  | None -> failwith "Testing: output of an unknown connection"
-
-let put c s =
-  Buffer.add_string (sink c) s;
-  String.length s
-
-let out_rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
-
-(* What Syscall.sendv_gather sends: [out]'s rest with the pieces between
-   its frames. *)
-let gathered_bytes (c : Slot.t) =
-  let g = c.gather in
-  let b = Buffer.create 1024 and at = ref c.out_sent in
-  for i = g.first to g.count - 1 do
-    let p = Gather.pos g i in
-    Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(p - !at));
-    at := p;
-    Buffer.add_string b (Bigstring.sub_string g.bufs.(i) ~off:(Gather.off g i) ~len:(Gather.len g i))
-  done;
-  Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(c.out_len - !at));
-  Buffer.contents b
-
-(* The transport: Output's walk, the one every transport runs, over a
-   client that takes every byte at once. *)
-module Memory = Output.Walk (struct
-  let budget = max_int
-  let holds_last = false
-  let head c ~more:_ = put c (out_rest c)
-  let head_string c ~len ~more:_ = put c (out_rest c ^ String.sub c.ext_str c.ext_off len)
-  let head_bigstring c ~len ~more:_ = put c (out_rest c ^ Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
-
-  (* A file body (Ctx.body_file, the static handler) read as sendfile
-     would send it; a file shorter than announced ends the response. *)
-  let file c ~len =
-    let len = min len (1 lsl 20) in
-    let buf = Bigstring.create len in
-    let n = Syscall.pread c.file_fd buf 0 len c.ext_off in
-    if n > 0 then put c (Bigstring.sub_string buf ~off:0 ~len:n) else Output.gone
-
-  let gathered c ~more:_ = put c (gathered_bytes c)
-  let unsent _ = 0
-  let send_unsent _ = 0
-end)
-
-(* What a backend does with the state machine's actions
-   (Epoll_io.perform), the client's bytes standing for the socket's. *)
-let rec drive t (a : H1.action) =
-  let c = t.conn in
-  match a with
-  | Read -> feed t
-  | Write -> (
-      match Memory.write c with
-      | Output.Flushed -> drive t (H1.written c)
-      | Output.Blocked ->
-          (* Only a budget stops the memory client: write on. *)
-          H1.blocked c;
-          drive t Write
-      | Output.Dead -> close t)
-  | Close -> close t
-  | Linger ->
-      H1.shutting_down c;
-      feed t
-  | Wait | Nothing -> ()
-  | Detach ->
-      (* No socket to hand over: the upgrade's callback is not called. *)
-      ignore (H1.detach c : string);
-      close t
-
-and feed t =
-  let c = t.conn in
-  if c.fd < 0 then ()
-  else if t.ipos >= String.length t.input then t.reading <- true
-  else begin
-    t.reading <- false;
-    match H1.prepare_read c with
-    | Read ->
-        let n = min c.in_len (String.length t.input - t.ipos) in
-        Bigstring.blit_from_string t.input ~src_off:t.ipos c.in_buf ~dst_off:c.in_off ~len:n;
-        t.ipos <- t.ipos + n;
-        drive t (H1.received c n)
-    | a -> drive t a
-  end
-
-(* The backend's close (Epoll_io.close_conn): the client hung up, or the
-   server closed. *)
-and close t =
+let close t =
   if not t.closed then begin
     t.closed <- true;
     t.reading <- false;
-    if t.conn.fd >= 0 then begin
-      Slot.release_file t.conn;
-      H1.closed t.conn
-    end
+    Conn.close t.conn
   end
+
+let after t (o : Conn.outcome) =
+  match o with
+  | Waiting -> t.reading <- true
+  | Closed -> close t
+  | Detached ->
+      (* No socket to hand over: the upgrade's callback is not called. *)
+      ignore (H1.detach t.conn.c : string);
+      close t
+  | Lingering | Suspended | Idle -> ()
+
+let drive t a = after t (Conn.drive t.conn a)
 
 let sync_clock t =
   let sh = t.sh in
@@ -210,30 +279,26 @@ let create ?(read_buffer = d.read_buffer) ?(write_buffer = d.write_buffer) ?(max
   let t =
     {
       sh;
-      conn = Slot.create sh ~slot:0 ~peer:false;
+      conn = Conn.create sh;
       epoch_ns = !clock;
       epoch_s = Syscall.clock_realtime_s ();
-      input = "";
-      ipos = 0;
-      written = Buffer.create 4096;
       closed = true;
       reading = false;
       logged = 0;
     }
   in
-  sinks := (t.conn, t.written) :: !sinks;
   (* [Ctx.t] is [Slot.t]: the application as the loop runs it, without
      the statistics front. *)
   let app (c : Slot.t) = handler (Ctx.of_conn c) in
   sh.hooks.handler <- app;
   sh.hooks.app <- app;
   sh.hooks.log <- (fun _ _ _ -> t.logged <- t.logged + 1);
-  sh.hooks.flush <- Memory.write_now;
+  sh.hooks.flush <- Conn.write_now;
   (* Loop.resume_conn: the state machine decides whether [k] runs. *)
   sh.hooks.resume <-
     (fun c gen k ->
       let conn = Slot.carrier c in
-      if conn == t.conn && c.fd >= 0 && conn.fd >= 0 then drive t (H1.resume c ~gen k));
+      if conn == t.conn.c && c.fd >= 0 && conn.fd >= 0 then drive t (H1.resume c ~gen k));
   t
 
 let in_use t =
@@ -247,12 +312,15 @@ let in_use t =
 let turn t =
   let r = reactor () in
   sync_clock t;
-  let fed = t.reading && t.ipos < String.length t.input in
-  if fed then feed t;
+  let fed = t.reading && Conn.unread t.conn > 0 in
+  if fed then begin
+    t.reading <- false;
+    drive t Read
+  end;
   let events = poll r 0 in
   let timers = Reactor.next_timer_ns r <= !clock in
   if timers then Reactor.run_timers r ~now_ns:!clock;
-  let c = t.conn in
+  let c = t.conn.c in
   let due = c.fd >= 0 && c.timer <> No_timer && c.deadline <= t.sh.tick in
   if due then drive t (H1.timeout c);
   let any = fed || events || timers || due in
@@ -279,7 +347,7 @@ let settle t ~limit ~finished =
       end
     end
     else begin
-      let c = t.conn in
+      let c = t.conn.c in
       let conn_next = if c.fd >= 0 && c.timer <> No_timer then c.deadline * tick_ns else max_int in
       let next = min (Reactor.next_timer_ns r) conn_next in
       if next = max_int || next > vend then false
@@ -294,26 +362,24 @@ let settle t ~limit ~finished =
 (* A new connection in the slot, with [bytes] to send. *)
 let connect t bytes =
   if not t.closed then close t;
-  Buffer.clear t.written;
-  t.input <- bytes;
-  t.ipos <- 0;
+  ignore (Conn.take t.conn : string);
+  t.conn.input <- bytes;
+  t.conn.ipos <- 0;
   t.closed <- false;
   t.reading <- false;
   t.logged <- 0;
   sync_clock t;
   ignore (reactor ());
-  drive t (H1.opened t.conn ~fd:no_fd ~listener:0 ~peer_len:0)
+  drive t (H1.opened t.conn.c ~fd:no_fd ~listener:0 ~peer_len:0)
 
-let send t bytes =
-  t.input <- String.sub t.input t.ipos (String.length t.input - t.ipos) ^ bytes;
-  t.ipos <- 0
+let send t bytes = Conn.send t.conn bytes
 
 let raw ?(limit = 600.) t bytes =
   connect t bytes;
-  let c = t.conn in
-  let _ = settle t ~limit ~finished:(fun () -> t.closed || (t.ipos >= String.length t.input && H1.idle c)) in
+  let c = t.conn.c in
+  let _ = settle t ~limit ~finished:(fun () -> t.closed || (Conn.unread t.conn = 0 && H1.idle c)) in
   close t;
-  Buffer.contents t.written
+  Conn.take t.conn
 
 (* {1 The client side} *)
 
@@ -518,7 +584,7 @@ type h2 = {
   reader : H2_frame.t;
   dec : Hpack_decoder.t;
   dout : Bigstring.t;
-  mutable taken : int;  (** bytes of [t.written] read as frames *)
+  mutable taken : int;  (** bytes of the connection's output read as frames *)
   block : Buffer.t;  (** a field block being assembled from CONTINUATIONs *)
   mutable block_ends : bool;  (** its HEADERS had END_STREAM *)
   mutable status : int;
@@ -564,7 +630,8 @@ let end_block h =
 
 (* The server's frames written since the last look. *)
 let read_frames t h =
-  let all = Buffer.sub t.written h.taken (Buffer.length t.written - h.taken) in
+  let out = t.conn.output in
+  let all = Buffer.sub out h.taken (Buffer.length out - h.taken) in
   let buf = Bigstring.of_string all in
   let r = h.reader in
   let pos = ref 0 and go = ref true in
@@ -679,7 +746,7 @@ let request ?(protocol = Http1) ?(meth = "GET") ?(headers = []) ?(body = "") ?ja
         let _ = settle t ~limit ~finished:(fun () -> t.logged > 0 || t.closed) in
         let closed = t.closed in
         close t;
-        parse_h1 ~meth ~closed (Buffer.contents t.written)
+        parse_h1 ~meth ~closed (Conn.take t.conn)
     | Http2 ->
         if not t.sh.http2 then
           invalid_arg "Testing.request: HTTP/2 is off (http2 = false, or read_buffer < H2_session.min_read_buffer)";

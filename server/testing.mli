@@ -158,6 +158,58 @@ val advance : float -> unit
 (** [advance seconds] moves the virtual clock on. Timers it makes due run
     at the next request's first turn. *)
 
+(** {2 One connection, step by step}
+    The runtime's lower layer, for tests of the state machines themselves
+    (the transcript tests of [test/h1]): a connection slot of a given
+    {!Slot.shared}, whose hooks stay the caller's, driven one action at a
+    time; no reactor, no clock (the caller sets [sh.tick]). *)
+module Conn : sig
+  type t
+
+  type outcome =
+    | Waiting  (** wants bytes the client has not sent *)
+    | Closed  (** closed ({!H1.closed} was called) *)
+    | Lingering  (** a lingering close began ({!H1.shutting_down} was called) *)
+    | Suspended  (** the handler waits ([Wait]) *)
+    | Detached  (** the socket goes to the handler: the caller calls {!H1.detach} *)
+    | Idle  (** nothing to do now ([Nothing]) *)
+
+  val create : ?window:int -> ?leaves_after:int -> Slot.shared -> t
+  (** A free slot of [sh]. Each write call of the transport takes at most
+      [window] bytes (a slow socket; default: all); once the output not
+      yet {!take}n reaches [leaves_after] bytes, the client is gone (the
+      write fails as on a reset). *)
+
+  val slot : t -> Slot.t
+  val set_window : t -> int -> unit
+  val set_leaves_after : t -> int -> unit
+
+  val drive : t -> H1.action -> outcome
+  (** [drive p a] does what a backend does with [a] ([Write]: the output
+      walk until it is all out, {!H1.blocked} between short writes; [Read]:
+      the client's unread bytes, as much as {!H1.prepare_read} asks at a
+      time, until none is left) and with every action that follows, until
+      one needs the client or the handler. *)
+
+  val open_ : ?fd:int -> t -> outcome
+  (** {!H1.opened} (on a descriptor no process has, unless [fd]), driven. *)
+
+  val send : t -> string -> unit
+  (** The client sends bytes (read at the next [Read]). *)
+
+  val exchange : t -> string -> outcome
+  (** [send], then [drive p Read]. *)
+
+  val take : t -> string
+  (** What the server wrote since the last [take]. *)
+
+  val written : t -> string
+  (** The same, left in place. *)
+
+  val write_now : Slot.t -> unit
+  (** The transport's [write_now], for [sh.hooks.flush]. *)
+end
+
 (** {2 Checks}
     Each raises [Failure] with what was expected and what came (a test
     framework such as Alcotest reports it as the test's failure). *)
