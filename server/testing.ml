@@ -79,6 +79,9 @@ module Conn = struct
     mutable window : int;
     mutable taken : int;  (** by the current write call *)
     mutable leaves_after : int;
+    mutable write_size : int;  (** bytes one write of the transport takes at most *)
+    mutable gathered : int;  (** gathered writes (HTTP/2 payloads between frames) *)
+    mutable most_pieces : int;  (** the most pieces one of them carried *)
   }
 
   (* Where each connection writes: by slot, physically. *)
@@ -93,7 +96,7 @@ module Conn = struct
   let create ?(window = max_int) ?(leaves_after = max_int) sh =
     let p =
       { c = Slot.create sh ~slot:0 ~peer:false; input = ""; ipos = 0; output = Buffer.create 4096; window;
-        taken = 0; leaves_after }
+        taken = 0; leaves_after; write_size = max_int; gathered = 0; most_pieces = 0 }
     in
     all := p :: !all;
     p
@@ -101,13 +104,20 @@ module Conn = struct
   let slot p = p.c
   let set_window p n = p.window <- n
   let set_leaves_after p n = p.leaves_after <- n
+  let set_write_size p n = p.write_size <- n
+  let gathered_writes p = p.gathered
+  let most_pieces p = p.most_pieces
+
+  let reset_counts p =
+    p.gathered <- 0;
+    p.most_pieces <- 0
 
   (* A write call of the transport: at most [window] bytes per call (then
      the "socket" is full), none once the client left. *)
   let put c s =
     let p = of_slot c in
     let left = p.leaves_after - Buffer.length p.output in
-    let n = min (min (String.length s) (p.window - p.taken)) left in
+    let n = min (min (min (String.length s) p.write_size) (p.window - p.taken)) left in
     if left <= 0 then Output.gone
     else if n <= 0 then Output.would_block
     else begin
@@ -151,7 +161,12 @@ module Conn = struct
       let n = Syscall.pread c.file_fd buf 0 len c.ext_off in
       if n > 0 then put c (Bigstring.sub_string buf ~off:0 ~len:n) else Output.gone
 
-    let gathered c ~more:_ = put c (gathered_bytes c)
+    let gathered (c : Slot.t) ~more:_ =
+      let p = of_slot c in
+      p.gathered <- p.gathered + 1;
+      p.most_pieces <- max p.most_pieces (c.gather.count - c.gather.first);
+      put c (gathered_bytes c)
+
     let unsent _ = 0
     let send_unsent _ = 0
   end)

@@ -184,6 +184,24 @@ module Conn : sig
   val set_window : t -> int -> unit
   val set_leaves_after : t -> int -> unit
 
+  val set_write_size : t -> int -> unit
+  (** [set_write_size p n]: each write of the transport takes at most [n]
+      bytes (a short write; the walk goes on), default all. *)
+
+  val gathered_writes : t -> int
+  (** Gathered writes (HTTP/2 payloads between the frames of [out],
+      {!Output.segment} [Gathered]) since {!reset_counts}... *)
+
+  val most_pieces : t -> int
+  (** ... and the most pieces one of them carried. *)
+
+  val reset_counts : t -> unit
+
+  val gathered_bytes : Slot.t -> string
+  (** The bytes a gathered write of [c] sends now: the rest of [out] with
+      the pieces between its frames (as [Syscall.sendv_gather] lays them
+      out). *)
+
   val drive : t -> H1.action -> outcome
   (** [drive p a] does what a backend does with [a] ([Write]: the output
       walk until it is all out, {!H1.blocked} between short writes; [Read]:
