@@ -138,6 +138,21 @@ let csrf_form protocol =
       ~body:("_csrf=" ^ token) t "/form" in
   T.check_status 403 r
 
+(* The virtual clock is also the handlers' wall clock (Ctx.now): a signed
+   session (7 days) expires when it moves on. *)
+let session_expiry () =
+  let t = Lazy.force app in
+  let jar = T.jar () in
+  let token = (T.request ~jar t "/form").body in
+  let form = [ ("Content-Type", "application/x-www-form-urlencoded") ] in
+  let post () = T.request ~meth:"POST" ~headers:form ~body:("name=bo&_csrf=" ^ token) ~jar t "/form" in
+  T.advance (6. *. 86400.);
+  T.check_body "accepted bo" (post ());
+  T.advance (86400. +. 1.);
+  let r = post () in
+  T.check_status 403 r;
+  T.check_body "403 Forbidden: missing CSRF token\n" r
+
 let big_body protocol =
   let t = Lazy.force app in
   (* Ten times the 32 KiB read buffer: the body arrives in many reads, and over HTTP/2
@@ -352,7 +367,9 @@ let () =
     [ ("answers",
        List.concat
          [ for_both "GET JSON" get_json; for_both "404, 405, HEAD" automatic;
-           for_both "form with CSRF, cookies kept" csrf_form; for_both "300 KB body" big_body;
+           for_both "form with CSRF, cookies kept" csrf_form;
+           [ Alcotest.test_case "advance: a session expires" `Quick session_expiry ];
+           for_both "300 KB body" big_body;
            for_both "200 KB response" big_response ]);
       ("async",
        List.concat
