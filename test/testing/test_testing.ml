@@ -221,6 +221,30 @@ let timeouts protocol =
   T.check_status 500 (T.request ~protocol t "/raise");
   Alcotest.(check int) "no buffer held" 0 (T.in_use t)
 
+(* {1 Files} The static handler answers with file bodies (sendfile on a
+   socket): the memory transport reads them as the kernel would send
+   them, over HTTP/1.1 and HTTP/2 alike. *)
+
+let static protocol =
+  let dir = Filename.concat (Filename.get_temp_dir_name ()) (Printf.sprintf "testing-%d" (Unix.getpid ())) in
+  (try Unix.mkdir dir 0o755 with Unix.Unix_error (Unix.EEXIST, _, _) -> ());
+  let content = String.init 150_000 (fun i -> Char.chr (48 + (i mod 43))) in
+  let path = Filename.concat dir "big.txt" in
+  let oc = open_out_bin path in
+  output_string oc content;
+  close_out oc;
+  let st = match Httpz_static.Static.create { Httpz_static.Static.default_config with root = dir } with
+    | Ok st -> st | Error e -> Alcotest.fail e in
+  let t = T.create (Httpz_static.Static.handler st) in
+  let r = T.request ~protocol t "/big.txt" in
+  T.check_status 200 r;
+  Alcotest.(check int) "every byte" (String.length content) (String.length r.body);
+  Alcotest.(check bool) "the file's bytes" true (r.body = content);
+  T.check_status 404 (T.request ~protocol t "/nothing.txt");
+  Alcotest.(check int) "no buffer held" 0 (T.in_use t);
+  Sys.remove path;
+  Unix.rmdir dir
+
 (* {1 Raw HTTP/1.1} *)
 
 let raw () =
@@ -375,6 +399,7 @@ let () =
        List.concat
          [ for_both "SSE with Ctx.sleep" sse; for_both "Ctx.sleep 5 s" sleeping; for_both "Ctx.offload" offloaded;
            for_both "timeouts, cut stream, 500" timeouts ]);
+      ("files", for_both "static handler, 150 KB file" static);
       ("raw", [ Alcotest.test_case "pipelined, 400, 408" `Quick raw ]);
       ("reuse", for_both "the slot keeps nothing" reuse);
       ("plain", [ Alcotest.test_case "no socket" `Quick no_socket; Alcotest.test_case "checks" `Quick checks ]) ]
