@@ -83,7 +83,7 @@ let config entries =
   let rate =
     match find "limit_req" with
     | Some { args = [ r; b ]; _ } ->
-        Some { Guard.per_second = rate_arg { value = r; quoted = false; apos = { line = 0; col = 0 } }; burst = int_of_string b }
+        Some { Guard.per_second = rate_arg { value = r; quoted = false; apos = Conf_lexer.nowhere }; burst = int_of_string b }
     | _ -> None
   in
   match find "auth_basic", find "auth_basic_user_file" with

@@ -1,12 +1,20 @@
 open Conf_syntax
 open Conf_args
 
-type pos = Conf_lexer.pos = { line : int; col : int }
+type pos = Conf_lexer.pos = { file : string; line : int; col : int }
 type access = Conf_access.entry = { directive : string; args : string list; at : pos }
 type action = Serve | Return of int * string | Rewrite of string | Internal
 
+type kind =
+  | Prefix  (** [location /prefix/] *)
+  | Exact  (** [location = /path] *)
+  | Prefix_stop  (** [location ^~ /prefix/]: when it is the longest prefix, no regex is tried *)
+  | Regex of { pattern : string; caseless : bool; re : Pcre2.t }
+      (** [location ~ REGEX] ([~*]: ASCII case ignored), tried in file order *)
+
 type location = {
   exact : bool;
+  kind : kind;
   path : string;
   lpos : pos;
   headers : (string * string) list;
@@ -95,23 +103,39 @@ let once seen (d : directive) =
      && not (Conf_access.repeatable d.name)
   then
     match Hashtbl.find_opt seen d.name with
-    | Some p -> bad d.npos "'%s' is already given at line %d" d.name p.line
+    | Some p -> bad d.npos "'%s' is already given at %s" d.name (Conf_lexer.line_of ~here:d.npos p)
     | None -> Hashtbl.replace seen d.name d.npos
 
 (* {1 Locations} *)
 
 let redirect_codes = [ 301; 302; 303; 307; 308 ]
 
+let modifiers = [ "="; "^~"; "~"; "~*" ]
+
 let location ~dir (d : directive) =
-  let exact, path_a =
+  let modifier, path_a =
     match d.args with
-    | [ { value = "="; quoted = false; _ }; p ] -> (true, p)
-    | [ p ] when not (p.value = "=" && not p.quoted) -> (false, p)
-    | [] | [ _ ] -> bad d.npos "'location' takes a path: location /prefix/ { … } or location = /exact { … }"
+    | [ { value = m; quoted = false; _ }; p ] when List.mem m modifiers -> (m, p)
+    | [ p ] when not (List.mem p.value modifiers && not p.quoted) -> ("", p)
+    | [] | [ _ ] ->
+        bad d.npos "'location' takes a path: location /prefix/, = /exact, ^~ /prefix/, ~ REGEX or ~* REGEX { … }"
+    | [ m; _ ] when not m.quoted && m.value <> "" && m.value.[0] <> '/' ->
+        bad m.apos "%S is not a location modifier: give =, ^~, ~ or ~* (or only a path)" m.value
     | _ :: _ :: extra :: _ | [ _; extra ] ->
-        bad extra.apos "'location' takes a path (and '=' before it for an exact match): unexpected %S" extra.value
+        bad extra.apos "'location' takes a path (after =, ^~, ~ or ~* if any): unexpected %S" extra.value
   in
-  let path = path_arg path_a ~what:"the location path" in
+  let exact = modifier = "=" in
+  let kind, path =
+    match modifier with
+    | "~" | "~*" -> (
+        let caseless = modifier = "~*" in
+        match Pcre2.compile ~caseless path_a.value with
+        | Ok re -> (Regex { pattern = path_a.value; caseless; re }, path_a.value)
+        | Error e -> bad path_a.apos "%S is not a regular expression PCRE2 accepts: %s" path_a.value e)
+    | "=" -> (Exact, path_arg path_a ~what:"the location path")
+    | "^~" -> (Prefix_stop, path_arg path_a ~what:"the location path")
+    | _ -> (Prefix, path_arg path_a ~what:"the location path")
+  in
   let block = match d.block with Some b -> b | None -> bad d.npos "'location %s' needs a block { … }" path in
   let seen = Hashtbl.create 8 in
   let headers = ref [] and try_files = ref "" and action = ref (Serve, d.npos) and listing = ref None
@@ -119,7 +143,7 @@ let location ~dir (d : directive) =
   let set_action (d : directive) a =
     match !action with
     | Serve, _ -> action := (a, d.npos)
-    | _, p -> bad d.npos "'%s' conflicts with the answer given at line %d (one of return, rewrite, internal)" d.name p.line
+    | _, p -> bad d.npos "'%s' conflicts with the answer given at %s (one of return, rewrite, internal)" d.name (Conf_lexer.line_of ~here:d.npos p)
   in
   List.iter
     (fun (d : directive) ->
@@ -175,7 +199,7 @@ let location ~dir (d : directive) =
    | (Return _ | Rewrite _ | Internal), p when !try_files <> "" ->
        bad p "try_files does nothing beside return, rewrite or internal: give one"
    | _ -> ());
-  { exact; path; lpos = d.npos; headers = List.rev !headers; try_files = !try_files; action = fst !action;
+  { exact; kind; path; lpos = d.npos; headers = List.rev !headers; try_files = !try_files; action = fst !action;
     listing = !listing; compress = !compress; access = List.rev !access }
 
 (* {1 Sites} *)
@@ -188,7 +212,7 @@ type site_acc = {
   mutable cert_file : (string * pos) option;
   mutable key_file : (string * pos) option;
   mutable locs : location list;  (** the last first *)
-  mutable loc_lines : (bool * string, int) Hashtbl.t;  (** each location's line, to refuse it twice *)
+  mutable loc_lines : (string, pos) Hashtbl.t;  (** each location's line, to refuse it twice *)
   mutable acc : access list;
   mutable is_default : pos option;
 }
@@ -250,9 +274,12 @@ let site_directive ~dir a (d : directive) =
       let l = location ~dir d in
       (* A table and a reversed list: a file of 50,000 locations reads in
          linear time. *)
-      (match Hashtbl.find_opt a.loc_lines (l.exact, l.path) with
-       | Some line -> bad d.npos "location %s%s is already given at line %d" (if l.exact then "= " else "") l.path line
-       | None -> Hashtbl.replace a.loc_lines (l.exact, l.path) l.lpos.line);
+      (* [/a/] and [^~ /a/] are one prefix, as nginx has it; a regex is
+         told apart by its modifier. *)
+      let key = match l.kind with Exact -> "= " ^ l.path | Prefix | Prefix_stop -> l.path | Regex r -> (if r.caseless then "~* " else "~ ") ^ r.pattern in
+      (match Hashtbl.find_opt a.loc_lines key with
+       | Some p -> bad d.npos "location %s is already given at %s" key (Conf_lexer.line_of ~here:d.npos p)
+       | None -> Hashtbl.replace a.loc_lines key l.lpos);
       a.locs <- l :: a.locs
   | n when List.mem n access_directives -> a.acc <- a.acc @ [ Conf_access.read ~dir d ]
   | _ -> assert false
@@ -275,7 +302,7 @@ let finish_site a ~names ~spos =
 let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
-    { st = Static.default_config; rpos = { line = 0; col = 0 }; pages = []; hdrs = []; cert_file = None; key_file = None;
+    { st = Static.default_config; rpos = Conf_lexer.nowhere; pages = []; hdrs = []; cert_file = None; key_file = None;
       locs = []; loc_lines = Hashtbl.create 16; acc = []; is_default = None }
   in
   let c = ref Config.default_config in
@@ -416,7 +443,7 @@ let read_tree ~file tree =
   in
   let sites, default_site =
     match sites with
-    | [] -> ([ finish_site base ~names:[] ~spos:{ line = 1; col = 1 } ], 0)
+    | [] -> ([ finish_site base ~names:[] ~spos:{ file = ""; line = 1; col = 1 } ], 0)
     | _ ->
         if base.locs <> [] then
           bad (List.hd (List.rev base.locs)).lpos "a location at the top level is for a file without site blocks: move it into a site";
@@ -513,16 +540,16 @@ let read_tree ~file tree =
        let p =
          match Option.bind !named (Hashtbl.find_opt positions) with
          | Some p -> p
-         | None -> (match Hashtbl.find_opt positions "header" with Some p -> p | None -> { line = 1; col = 1 })
+         | None -> (match Hashtbl.find_opt positions "header" with Some p -> p | None -> { file = ""; line = 1; col = 1 })
        in
        bad p "%s" e);
   { file; server; sites; default_site; unknown_host = !unknown_host; logs = List.rev !logs }
 
 let read_string ~file text =
-  match Conf_syntax.parse ~blocks:[ "site"; "location" ] text with
-  | Error e -> Error (Printf.sprintf "%s:%d:%d: %s" file e.pos.line e.pos.col e.message)
+  match Conf_syntax.parse ~file ~blocks:[ "site"; "location" ] text with
+  | Error e -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file e.pos) e.message)
   | Ok tree -> (
-      try Ok (read_tree ~file tree) with Bad (p, m) -> Error (Printf.sprintf "%s:%d:%d: %s" file p.line p.col m))
+      try Ok (read_tree ~file tree) with Bad (p, m) -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file p) m))
 
 let read path =
   let slurp path =

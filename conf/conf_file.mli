@@ -16,8 +16,12 @@
     timeouts, logs) and may hold site settings ([root], [listing], …),
     which then are the defaults of every site. A [site NAMES { … }] block
     is one virtual host; without any, the top level is the one site.
-    [location PATH { … }] (prefix) and [location = PATH { … }] (exact)
-    live in a site (or at the top level when there is no site block).
+    [location PATH { … }] (prefix), [location = PATH { … }] (exact),
+    [location ^~ PATH { … }] (a prefix that, as the longest, stops the
+    regex search) and [location ~ REGEX { … }] / [~* REGEX] (PCRE2,
+    compiled here: a pattern it refuses is an error at the pattern) live
+    in a site (or at the top level when there is no site block).
+    [include] is expanded by {!Conf_syntax.parse}, before any of this.
 
     {2 Paths}
     A relative path ([root], certificates, [access_log], [error_log],
@@ -32,7 +36,7 @@
     {!Sites} through {!Httpz_server.Guard}. [limit_conn N] is the
     server's (connections per client address), at the top level only. *)
 
-type pos = Conf_lexer.pos = { line : int; col : int }
+type pos = Conf_lexer.pos = { file : string; line : int; col : int }
 
 type access = Conf_access.entry = { directive : string; args : string list; at : pos }
 (** An access-control directive as written ({!Conf_access}): a site's
@@ -44,14 +48,23 @@ type action =
       (** [return CODE [URL|TEXT]]: a 3xx with [Location: URL], or the
           status with [TEXT] (text/plain) or its error page *)
   | Rewrite of string
-      (** the matched part of the path (the whole path for an exact
-          location) replaced by this decoded path, served in place: the
-          client's URL does not change *)
+      (** the matched part of the path (the whole path for an exact or a
+          regex location) replaced by this decoded path, served in place:
+          the client's URL does not change. In a regex location, [$0]..[$9]
+          stand for its groups (in [Return]'s text too). *)
   | Internal  (** answered 404 when requested; its files serve as error pages *)
+
+type kind =
+  | Prefix  (** [location /prefix/] *)
+  | Exact  (** [location = /path] *)
+  | Prefix_stop  (** [location ^~ /prefix/]: when it is the longest prefix, no regex is tried *)
+  | Regex of { pattern : string; caseless : bool; re : Pcre2.t }
+      (** [location ~ REGEX] ([~*]: ASCII case ignored), tried in file order *)
 
 type location = {
   exact : bool;  (** [location = PATH] *)
-  path : string;  (** decoded, starts with ['/'] *)
+  kind : kind;
+  path : string;  (** decoded, starts with ['/'] (a [Regex]: its pattern) *)
   lpos : pos;
   headers : (string * string) list;
       (** added to the file answers and redirects of this location,

@@ -1,4 +1,4 @@
-type pos = { line : int; col : int }
+type pos = { file : string; line : int; col : int }
 type token = Word of string | Quoted of string | Open | Close | Semi | Eof
 type error = { pos : pos; message : string }
 
@@ -16,11 +16,11 @@ let is_space ch = ch = ' ' || ch = '\t' || ch = '\r' || ch = '\n'
 let is_special ch = ch = '{' || ch = '}' || ch = ';' || ch = '"' || ch = '\'' || ch = '#'
 let is_control ch = (ch < ' ' && ch <> '\t' && ch <> '\n' && ch <> '\r') || ch = '\127'
 
-let tokens text =
+let tokens ?(file = "") text =
   let n = String.length text in
   let out = ref [] in
   let line = ref 1 and line_start = ref 0 in
-  let pos_at i = { line = !line; col = i - !line_start + 1 } in
+  let pos_at i = { file; line = !line; col = i - !line_start + 1 } in
   let fail i fmt = Printf.ksprintf (fun message -> raise (Lex_error { pos = pos_at i; message })) fmt in
   let control i = fail i "control character 0x%02x (only tab and line breaks may appear)" (Char.code text.[i]) in
   let i = ref 0 in
@@ -84,3 +84,9 @@ let tokens text =
     out := (Eof, pos_at n) :: !out;
     Ok (Array.of_list (List.rev !out))
   with Lex_error e -> Error e
+
+let nowhere = { file = ""; line = 0; col = 0 }
+
+let locate ~file p = Printf.sprintf "%s:%d:%d" (if p.file = "" then file else p.file) p.line p.col
+
+let line_of ~here p = if p.file = "" || p.file = here.file then Printf.sprintf "line %d" p.line else Printf.sprintf "%s:%d" p.file p.line

@@ -4,7 +4,7 @@
 open Conf_file
 
 let check_files t =
-  let at p fmt = Printf.ksprintf (fun m -> Error (Printf.sprintf "%s:%d:%d: %s" t.file p.line p.col m)) fmt in
+  let at p fmt = Printf.ksprintf (fun m -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file:t.file p) m)) fmt in
   let rec sites = function
     | [] -> Ok ()
     | s :: rest -> (

@@ -15,7 +15,7 @@
     strings), then either [;] or a block in braces (which is not followed
     by [;]). What the names mean is {!Conf_file}'s business. *)
 
-type pos = Conf_lexer.pos = { line : int; col : int }
+type pos = Conf_lexer.pos = { file : string; line : int; col : int }
 
 type arg = { value : string; quoted : bool; apos : pos }
 
@@ -28,9 +28,22 @@ type directive = {
 
 type error = Conf_lexer.error = { pos : pos; message : string }
 
-val parse : blocks:string list -> string -> (directive list, error) result
-(** [parse ~blocks text] is the directives of [text] at the top level, or
-    the first lexical or syntax error. Only the directives named in
+val parse : ?file:string -> ?base:string -> blocks:string list -> string -> (directive list, error) result
+(** [parse ?file ?base ~blocks text] is the directives of [text] (read
+    from [file], which positions name) at the top level, or the first
+    lexical or syntax error.
+
+    [include PATTERN;] anywhere is replaced by the directives of the files
+    it names, at its own level (so a site's block may include its
+    locations): a relative [PATTERN] is resolved against [base] (default:
+    [file]'s directory — the main file's, for includes in included files
+    too, as nginx resolves them against its prefix). A wildcard ([*], [?],
+    [[...]], a leading dot matched only explicitly) may appear in the
+    file-name part; matches are read in sorted order, and a pattern that
+    matches nothing is no error, while a plain path that cannot be read
+    is. Includes nest at most 8 files deep, a file that includes itself
+    (through any chain) is an error, and at most 1024 files are read per
+    parse. Positions in an included file name that file. Only the directives named in
     [blocks] may open a block: a [{] after another one is reported at that
     directive as a missing [;], which is what a forgotten [;] before a
     block looks like. Blocks nest at most 8 deep (a valid file needs 2):

@@ -6,7 +6,7 @@ exception Failed of string
 
 let create (conf : Conf_file.t) =
   let made = Hashtbl.create 8 in
-  let fail (p : Conf_lexer.pos) m = raise (Failed (Printf.sprintf "%s:%d:%d: %s" conf.file p.line p.col m)) in
+  let fail (p : Conf_lexer.pos) m = raise (Failed (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file:conf.file p) m)) in
   (* Where user files are given, and which a password in effect uses: one
      that none uses protects nothing, which is a mistake. *)
   let files = ref [] and used = ref [] in

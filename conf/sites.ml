@@ -9,18 +9,34 @@ type rule = {
   page : bool;  (** [return] answers with the site's error page *)
   guard : Guard.t option;  (** the location's access control, inherited from the site *)
   challenge : string;  (** the [WWW-Authenticate] of the guard's 401 *)
+  captures : bool;
+      (** a regex location whose [rewrite] or [return] names groups ([$1]):
+          its text is made per request (allocates) *)
+  regex : bool;  (** a regex location: [rewrite] replaces the whole path *)
 }
 
 (* The location the static handler is answering under, for its relocate
    question ({!Static.set_relocate}): per worker, one request at a time. *)
-type here = { mutable loc : int }
+type here = { mutable loc : int; mutable matched : int  (** the regex of [loc], or -1 *) }
+
+(* A regex location: its index and where its last match's groups are. *)
+type regex_loc = { idx : int; re : Pcre2.t; groups : Pcre2.groups }
+
+(* Which location a path falls in (one per site). *)
+type matcher = {
+  st : Static.t;  (** whose {!Static.path} is matched *)
+  rules : Rules.t;  (** the exact and prefix locations *)
+  prefix_index : int array;  (** [Rules] index → location index *)
+  stops : bool array;  (** per location: exact or [^~], no regex is tried after it *)
+  regexes : regex_loc array;  (** in file order *)
+  here : here;
+}
 
 type site = {
   static : Static.t;
-  rules : Rules.t;
+  m : matcher;
   rule : rule array;
   default_rule : rule;  (** a path under no location: the site's settings and guard *)
-  here : here;
   refusal_pages : bool;
       (** the site has an error page for 401, 403 or 429: the guards'
           refusals are answered with it ({!admitted}) *)
@@ -31,7 +47,7 @@ type t = { hosts : Host_match.t; sites : site array; default : int; refuse : Sta
 let close t = Array.iter (fun s -> Static.close s.static) t.sites
 
 let located file (p : Conf_file.pos) fmt =
-  Printf.ksprintf (fun m -> Error (Printf.sprintf "%s:%d:%d: %s" file p.line p.col m)) fmt
+  Printf.ksprintf (fun m -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file p) m)) fmt
 
 let merge site_headers headers =
   let named n = List.exists (fun (m, _) -> String.lowercase_ascii m = String.lowercase_ascii n) headers in
@@ -63,8 +79,84 @@ let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
         else (st, "", List.mem code Error_pages.statuses)
     | Serve | Rewrite _ | Internal -> (Status.Ok, "", false)
   in
+  let regex = match l.kind with Regex _ -> true | _ -> false in
+  let dollar t = String.contains t '$' in
+  let captures = regex && (match l.action with Rewrite t | Return (_, t) -> dollar t | Serve | Internal -> false) in
   Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page; guard;
-       challenge = challenge (Conf_access.within ~outer:s.access ~inner:l.access) }
+       challenge = challenge (Conf_access.within ~outer:s.access ~inner:l.access); captures; regex }
+
+(* The location of the decoded path of length [n] in {!Static.path}, as
+   nginx chooses: an exact location, else the longest prefix if it is a
+   [^~] one, else the first regex location that matches (its groups kept
+   for [rewrite] and [return]), else the longest prefix; [-1]: none. The
+   regex tries allocate nothing. *)
+let find_location s n =
+  let path = Static.path s.st in
+  let p = Rules.find s.rules path n in
+  let k = if p >= 0 then Array.unsafe_get s.prefix_index p else -1 in
+  s.here.matched <- -1;
+  if (k >= 0 && Array.unsafe_get s.stops k) || n < 0 then k
+  else begin
+    let found = ref k and i = ref 0 in
+    while !i < Array.length s.regexes do
+      let r = Array.unsafe_get s.regexes !i in
+      if Pcre2.exec r.re path ~off:0 ~len:n r.groups then begin
+        found := r.idx;
+        s.here.matched <- !i;
+        i := Array.length s.regexes
+      end
+      else incr i
+    done;
+    !found
+  end
+
+(* [text] with [$0]..[$9] replaced by the groups of the regex that chose
+   the location, read from the path of length [n]; a group that took no
+   part (or does not exist) is empty, as in nginx. [escape]: bytes a URL
+   may not hold raw are percent-encoded (a [return] URL); else the bytes
+   go as they are (a [rewrite], which stays a decoded path). *)
+let substitute m text ~escape =
+  let b = Buffer.create (String.length text + 32) in
+  let path = Static.path m.st in
+  let g = if m.here.matched >= 0 then (Array.unsafe_get m.regexes m.here.matched).groups else [||] in
+  let len = String.length text in
+  let i = ref 0 in
+  while !i < len do
+    let ch = text.[!i] in
+    if ch = '$' && !i + 1 < len && text.[!i + 1] >= '0' && text.[!i + 1] <= '9' then begin
+      let k = Char.code text.[!i + 1] - Char.code '0' in
+      if 2 * k + 1 < Array.length g && g.(2 * k) >= 0 then
+        for j = g.(2 * k) to g.(2 * k + 1) - 1 do
+          let ch = Bigstring.unsafe_get path j in
+          let safe =
+            match ch with
+            | 'A' .. 'Z' | 'a' .. 'z' | '0' .. '9' | '-' | '.' | '_' | '~' | '/' | '!' | '$' | '&' | '\'' | '(' | ')'
+            | '*' | '+' | ',' | ';' | '=' | ':' | '@' -> true
+            | _ -> false
+          in
+          if safe || not escape then Buffer.add_char b ch else Printf.bprintf b "%%%02X" (Char.code ch)
+        done;
+      i := !i + 2
+    end
+    else begin
+      Buffer.add_char b ch;
+      incr i
+    end
+  done;
+  Buffer.contents b
+
+(* A rewritten path must stay under the root: captures put together may
+   make a [..] segment the decoded request never had. *)
+let escapes_root p =
+  let n = String.length p in
+  n = 0 || p.[0] <> '/' || String.contains p '\000'
+  || (let rec seg i =
+        if i >= n then false
+        else
+          let j = match String.index_from_opt p i '/' with Some j -> j | None -> n in
+          (j - i = 2 && p.[i] = '.' && p.[i + 1] = '.') || seg (j + 1)
+      in
+      seg 1)
 
 let create (conf : Conf_file.t) =
   match Site_guards.create conf with
@@ -84,18 +176,31 @@ let create (conf : Conf_file.t) =
                 | Some (Error e), _ | None, Error e -> located conf.file s.spos "%s" e
                 | _, Ok plain ->
                     let rule = Array.of_list (List.map Result.get_ok rules) in
-                    let locs = Rules.create (List.map (fun (l : Conf_file.location) -> (l.exact, l.path)) s.locations) in
-                    let here = { loc = -1 } in
+                    let indexed = List.mapi (fun i l -> (i, l)) s.locations in
+                    let prefixes = List.filter (fun (_, (l : Conf_file.location)) -> match l.kind with Regex _ -> false | _ -> true) indexed in
+                    let locs = Rules.create (List.map (fun (_, (l : Conf_file.location)) -> (l.exact, l.path)) prefixes) in
+                    let prefix_index = Array.of_list (List.map fst prefixes) in
+                    let stops = Array.of_list (List.map (fun (l : Conf_file.location) -> l.kind = Exact || l.kind = Prefix_stop) s.locations) in
+                    let regexes =
+                      Array.of_list
+                        (List.filter_map
+                           (fun (i, (l : Conf_file.location)) ->
+                             match l.kind with Regex r -> Some { idx = i; re = r.re; groups = Pcre2.groups r.re } | _ -> None)
+                           indexed)
+                    in
+                    let here = { loc = -1; matched = -1 } in
+                    let m = { st; rules = locs; prefix_index; stops; regexes; here } in
                     (* Another path served under the same location goes on;
                        under another one, it is an internal redirect. *)
-                    Static.set_relocate st (fun m -> Rules.find locs (Static.path st) m = here.loc);
+                    Static.set_relocate st (fun n -> find_location m n = here.loc);
                     let refusal_pages =
                       List.exists (Static.has_page st) [ Status.Unauthorized; Forbidden; Too_many_requests ]
                     in
-                    build ({ static = st; rules = locs; rule; here; refusal_pages;
+                    build ({ static = st; m; rule; refusal_pages;
                              default_rule =
                                { answer = plain; action = Serve; prefix_len = 0; status = Status.Ok; body = "";
-                                 page = false; guard = g.site; challenge = challenge s.access } } :: acc) (rest, guards)
+                                 page = false; guard = g.site; challenge = challenge s.access; captures = false;
+                                 regex = false } } :: acc) (rest, guards)
                 | Some (Ok _), _ -> assert false))
       in
       match build [] (conf.sites, guards) with
@@ -121,13 +226,17 @@ let refuse t c =
 let return s c r =
   if r.page then Static.error s.static c r.status
   else begin
+    let text = match r.action with Return (_, t) -> t | _ -> "" in
+    let redirect = Status.is_redirection r.status in
+    (* A regex location's groups make the text per request. *)
+    let text = if r.captures then substitute s.m text ~escape:redirect else text in
     Ctx.start c r.status;
-    if Status.is_redirection r.status then begin
-      (match r.action with Return (_, url) -> Ctx.header c Location url | _ -> ());
+    if redirect then begin
+      Ctx.header c Location text;
       Ctx.header c Content_type "text/html; charset=utf-8"
     end
     else Ctx.header c Content_type "text/plain; charset=utf-8";
-    Ctx.body_string c r.body
+    Ctx.body_string c (if not r.captures then r.body else if redirect then redirect_page text else text ^ "\n")
   end
 
 (* The guard's verdict ([true]: answer the request); a refusal is answered
@@ -174,14 +283,24 @@ let max_redirects = 10
 let rec serve_at s c k n passed redirects =
   let r = if k < 0 then s.default_rule else Array.unsafe_get s.rule k in
   if admitted s r passed c then begin
-    s.here.loc <- k;
+    s.m.here.loc <- k;
     match r.action with
     | Serve -> moved s c (Static.answer s.static r.answer c n) r.guard redirects
     | Internal ->
         (* Only internal redirects reach it, as nginx's [internal]. *)
         if redirects = 0 then Static.error s.static c Not_found
         else moved s c (Static.answer s.static r.answer c n) r.guard redirects
-    | Rewrite replacement -> relocate s c (Static.rewrite s.static n ~prefix:r.prefix_len replacement) r.guard redirects
+    | Rewrite replacement when not r.regex ->
+        relocate s c (Static.rewrite s.static n ~prefix:r.prefix_len replacement) r.guard redirects
+    | Rewrite replacement ->
+        (* A regex location's rewrite replaces the whole path. *)
+        let path = if r.captures then substitute s.m replacement ~escape:false else replacement in
+        if escapes_root path then begin
+          Log.error "rewrite to %S leaves the root (from %S): 400" path
+            (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)));
+          Static.error s.static c Bad_request
+        end
+        else relocate s c (Static.rewrite s.static n ~prefix:n path) r.guard redirects
     | Return _ -> return s c r
   end
 
@@ -194,7 +313,7 @@ and relocate s c m passed redirects =
     Static.error s.static c Internal_server_error
   end
   else
-    let k = if m >= 0 then Rules.find s.rules (Static.path s.static) m else -1 in
+    let k = if m >= 0 then find_location s.m m else -1 in
     serve_at s c k m passed (redirects + 1)
 
 let handler t c =
@@ -204,6 +323,6 @@ let handler t c =
   else begin
     let s = Array.unsafe_get t.sites i in
     let n = Static.decode s.static c in
-    let k = if n >= 0 then Rules.find s.rules (Static.path s.static) n else -1 in
+    let k = if n >= 0 then find_location s.m n else -1 in
     serve_at s c k n None 0
   end

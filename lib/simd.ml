@@ -16,4 +16,9 @@ external hostname_end : Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (
   = "httpz_simd_hostname_end_byte" "httpz_simd_hostname_end"
   [@@noalloc]
 
+external find_byte :
+  Bigstring.t -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "httpz_simd_find_byte_byte" "httpz_simd_find_byte"
+  [@@noalloc]
+
 external cap : int -> int = "httpz_simd_set_level" [@@noalloc]

@@ -48,3 +48,9 @@ val hostname_end : Bigstring.t -> int -> int -> int
 (** [hostname_end b pos stop] is {!Swar.skip_hostname}: the first index in
     [\[pos, stop)] whose byte is not a letter, digit, ['-'] or ['.'], or
     [stop]. *)
+
+val find_byte : Bigstring.t -> int -> int -> int -> int
+(** [find_byte b pos stop c] is the first index in [\[pos, stop)] whose
+    byte is [c] (a code 0..255), or [stop]: memchr, 16 bytes per compare
+    with SSE2 (a byte loop elsewhere). Reads only bytes inside
+    [\[pos, stop)]. {!Multipart} skips to candidate delimiters with it. *)

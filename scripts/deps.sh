@@ -8,6 +8,7 @@ build_pkgs=(
   ocaml-nox ocaml-dune ocaml-findlib gcc make
   libcmdliner-ocaml-dev libmagic-mime-ocaml-dev liblwt-ocaml-dev
   libssl-dev liburing-dev libzip-ocaml-dev zlib1g-dev libcrypt-dev libipaddr-ocaml-dev
+  libre-ocaml-dev libpcre2-dev
 )
 # `dune build` compiles the benchmarks too (so CI keeps them building), hence
 # cohttp and http_parser are test dependencies, not only bench ones.
@@ -15,7 +16,7 @@ test_pkgs=(
   libalcotest-ocaml-dev libqcheck-ocaml-dev
   libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
   python3 python3-h11 python3-hyperframe python3-wsproto python3-hpack python3-h2 curl wrk chromium procps util-linux
-  openssl testssl.sh nghttp2-client
+  openssl testssl.sh nghttp2-client systemd logrotate
 )
 # libh2o-evloop-dev: Debian's picohttpparser (phr_parse_request, built
 # without SSE4.2), a parser peer; python3-pip: bench/parse/pico_sse42.sh

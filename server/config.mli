@@ -47,8 +47,9 @@ type tls = {
     TLS 1.2 and 1.3 only, Mozilla's "intermediate" cipher suites (ECDHE
     with AES-GCM or ChaCha20-Poly1305; DHE for old RSA clients), groups
     X25519, P-256 and P-384; no renegotiation, no compression. ALPN
-    selects [http/1.1]; a client that offers only other protocols ([h2]
-    alone) is refused with the [no_application_protocol] alert. SNI picks
+    selects [h2] when {!t.http2} is on and the client offers it, else
+    [http/1.1]; a client that offers only protocols the server does not
+    speak is refused with the [no_application_protocol] alert. SNI picks
     among the certificates of {!tls.sni}; without them one certificate
     serves every name.
 

@@ -270,6 +270,13 @@ val offload : t -> (unit -> 'a) -> ('a -> t -> unit) -> unit
     after any handler that returns without answering.
     @raise Invalid_argument if the handler already waits or answered. *)
 
+val waiting : t -> bool
+(** [waiting c]: the handler has arranged to be called back ({!read_body},
+    {!suspend}, {!sleep}, {!offload}...) and that wait is pending. Right
+    after {!offload} returns, [false] means the pool refused the job and
+    answered 503: neither [work] nor [k] will run (so undo now what the
+    job was to finish). *)
+
 val on_cancel : t -> (unit -> unit) -> unit
 (** [on_cancel c f]: [f ()] runs if the request ends before the handler
     answered in full (the client left, the handler timeout, the worker

@@ -11,15 +11,19 @@
     Events are chunks of the response ({!Ctx.chunk}): they leave when the
     handler returns, or at {!Ctx.flush}, whose continuation runs once the
     client took them (the backpressure: produce the next event there, or
-    after a {!Ctx.sleep}). A stream that stays open longer than
-    [Server.config.handler_timeout] is cut by the server: raise that
-    timeout for long-lived streams. Every function allocates the event's
-    text. *)
+    after a {!Ctx.sleep}). A stream may stay open as long as it makes
+    progress: [Server.config.handler_timeout] bounds each wait on its own
+    (one {!Ctx.sleep} or {!Ctx.suspend}), not the stream, and
+    [Server.config.write_timeout] bounds a client that stops reading.
+    Every function allocates the event's text. *)
 
 val start : Ctx.t -> unit
 (** [start c] answers [200] with [Content-Type: text/event-stream],
     [Cache-Control: no-cache] and the pending headers
-    ({!Respond.add_header}), and opens the chunked body. *)
+    ({!Respond.add_header}), opens the chunked body and sends one empty
+    comment line ([:]), which clients ignore: browsers fire
+    [EventSource]'s [open] only once a first body byte arrives, so a
+    stream whose first event comes later still opens at once. *)
 
 val event : Ctx.t -> ?event:string -> ?id:string -> ?retry:int -> string -> unit
 (** [event c ?event ?id ?retry data] sends one event. [data] may hold

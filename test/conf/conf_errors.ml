@@ -68,6 +68,10 @@ let cases =
     ("location path", "root /tmp;\nlocation foo { internal; }\n", "2:10", "must start with '/'");
     ("location without a block", "root /tmp;\nlocation /a/;\n", "2:1", "needs a block");
     ("location given twice", "root /tmp;\nlocation /a/ { }\nlocation /a/ { }\n", "3:1", "location /a/ is already given at line 2");
+    ("regex PCRE2 refuses", "root /tmp;\nlocation ~ \"a(b\" { }\n", "2:12", "not a regular expression PCRE2 accepts: missing closing parenthesis");
+    ("regex given twice", "root /tmp;\nlocation ~* x { }\nlocation ~* x { }\n", "3:1", "location ~* x is already given at line 2");
+    ("^~ and a prefix are one location", "root /tmp;\nlocation ^~ /b/ { }\nlocation /b/ { }\n", "3:1", "location /b/ is already given at line 2");
+    ("unknown modifier", "root /tmp;\nlocation ~~ /a/ { }\n", "2:10", "\"~~\" is not a location modifier");
     ("dot segments", "root /tmp;\nlocation /a/ { rewrite /b/../c/; }\n", "2:24", "must not hold '.' or '..' segments");
     ("status code", "root /tmp;\nlocation /a/ { return 999; }\n", "2:23", "\"999\" is not a status code");
     ("redirect without URL", "root /tmp;\nlocation /a/ { return 301; }\n", "2:16", "'return 301' needs the URL");

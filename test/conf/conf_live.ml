@@ -12,7 +12,9 @@ let base = Httpz_test_support.temp_dir "httpz_conf"
 
 let () =
   let p = Filename.concat base in
-  List.iter (fun d -> Unix.mkdir (p d) 0o755) [ "a"; "a/assets"; "a/errors"; "a/admin"; "a/private"; "a/slow"; "a/priv2"; "b" ];
+  List.iter (fun d -> Unix.mkdir (p d) 0o755)
+    [ "a"; "a/assets"; "a/assets/fixed"; "a/assets/dup"; "a/errors"; "a/admin"; "a/private"; "a/slow"; "a/priv2"; "b" ];
+  List.iter (fun f -> write (p ("a/assets/" ^ f)) (f ^ "\n")) [ "fixed/x.css"; "dup/x.css"; "logo.png"; "exact.css"; "page.txt" ];
   write (p "a/priv2/index.html") "priv2\n";
   write (p "a/admin/index.html") "admin\n";
   write (p "a/private/index.html") "private\n";
@@ -50,6 +52,19 @@ let conf_text =
   location /loop/ { rewrite /loop/; }
 }
 site b.test default { root %s/b; location = /bad-gateway { return 502; } }
+site d.test {
+  root %s/a;
+  location /assets/ { header X-Loc prefix; }
+  location ^~ /assets/fixed/ { header X-Loc stop; }
+  location ~ ^/assets/dup/ { header X-Loc first; }
+  location ~ ^/files/(.*)$ { rewrite /assets/$1; }
+  location ~ \.css$ { header X-Loc css; }
+  location ~* \.PNG$ { header X-Loc png; }
+  location = /assets/exact.css { header X-Loc exact; }
+  location ~ ^/u/([a-z]+)/(.*)$ { return 302 https://d.test/users/$1?rest=$2; }
+  location ~ ^/say/(\w+)$ { return 200 "hello $1, $7."; }
+  location ~ ^/evil/(.)(.*)$ { rewrite /$1$1/$2; }
+}
 site c.test {
   root %s/b;
   auth_basic "Site C";
@@ -57,7 +72,7 @@ site c.test {
   location /free/ { auth_basic off; }
 }
 |}
-    base base base
+    base base base base
 
 let stats_token = "conf-stats"
 
@@ -88,6 +103,33 @@ let ask_raw raw =
       read_response c)
 
 let ask host path = ask_raw (request host path)
+
+(* Regex locations (issue 39): nginx's order (exact, then a [^~] longest
+   prefix, then the first regex in file order, then the longest prefix),
+   captures in return and rewrite. *)
+let test_regex () =
+  let check name path status loc =
+    let r = ask "d.test" path in
+    Alcotest.(check int) (name ^ ": status") status r.status;
+    if loc <> "" then Alcotest.(check (option string)) (name ^ ": location") (Some loc) (header r "x-loc");
+    r
+  in
+  ignore (check "a regex beats the longest prefix" "/assets/app.css" 200 "css");
+  ignore (check "no regex matches: the longest prefix" "/assets/page.txt" 200 "prefix");
+  ignore (check "^~ stops the regex search" "/assets/fixed/x.css" 200 "stop");
+  ignore (check "the first regex in file order" "/assets/dup/x.css" 200 "first");
+  ignore (check "~* ignores case" "/assets/logo.png" 200 "png");
+  ignore (check "exact beats every regex" "/assets/exact.css" 200 "exact");
+  let r = check "return with captures" "/u/bob/a%20b%3Fx%22" 302 "" in
+  Alcotest.(check (option string)) "captures percent-encoded in the URL" (Some "https://d.test/users/bob?rest=a%20b%3Fx%22")
+    (header r "location");
+  let r = check "return text with captures, a group that is not there empty" "/say/you" 200 "" in
+  Alcotest.(check string) "text" "hello you, .\n" r.body;
+  let r = check "rewrite with captures, then the location of the new path" "/files/page.txt" 200 "prefix" in
+  Alcotest.(check string) "the file" "page.txt\n" r.body;
+  let r = check "rewrite into a regex location" "/files/app.css" 200 "css" in
+  Alcotest.(check string) "that file" "body{}\n" r.body;
+  ignore (check "captures cannot make a .. segment" "/evil/.x" 400 "")
 
 let test_answers () =
   let check name host path status body =
@@ -211,7 +253,9 @@ let test_zero_alloc () =
       ("unknown Host, default site", request "elsewhere.test" "/", 200);
       ("return 301", request "a.test" "/old/x", 301);
       ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200);
-      ("guarded site without refusal pages", request_as alice "c.test" "/", 200) ]
+      ("guarded site without refusal pages", request_as alice "c.test" "/", 200);
+      ("regex locations tried, the second matches", request "d.test" "/assets/app.css", 200);
+      ("regex locations tried, none matches", request "d.test" "/assets/page.txt", 200) ]
   in
   with_client s.port (fun c ->
       (* Past the server's 1000-request warm-up, through every path. *)
@@ -347,6 +391,7 @@ let test_check_access () =
 
 let tests =
   [ Alcotest.test_case "sites and rules answer" `Quick test_answers;
+    Alcotest.test_case "regex locations" `Quick test_regex;
     Alcotest.test_case "0 words per request" `Quick test_zero_alloc;
     Alcotest.test_case "check: the example" `Quick test_example;
     Alcotest.test_case "check: errors exit 2" `Quick test_check_errors;

@@ -232,6 +232,82 @@ let alloc_rules =
   Httpz_test_support.zero_alloc "Rules.find (longest prefix)" (fun () ->
       if Rules.find rules rule_path 20 <> 3 then failwith "wrong rule")
 
+(* include: files spliced where they are named, errors pointing into
+   them, and what a hostile or broken tree cannot make a reload do. *)
+let with_tree files f =
+  let dir = Filename.concat (Filename.get_temp_dir_name ()) (Printf.sprintf "httpz-inc-%d-%d" (Unix.getpid ()) (Random.bits ())) in
+  let rec mkdir_p d = if not (Sys.file_exists d) then (mkdir_p (Filename.dirname d); Unix.mkdir d 0o755) in
+  List.iter
+    (fun (name, text) ->
+      let path = Filename.concat dir name in
+      mkdir_p (Filename.dirname path);
+      let oc = open_out_bin path in
+      output_string oc text;
+      close_out oc)
+    files;
+  Fun.protect ~finally:(fun () -> ignore (Sys.command ("rm -rf " ^ Filename.quote dir))) (fun () -> f dir)
+
+let test_include () =
+  with_tree
+    [ ("httpz.conf", "listen 127.0.0.1:8080;\ninclude sites/*.conf;\nsite c.test { root www; include locs/c-*.conf; }\ninclude none/*.conf;\n");
+      ("sites/b.conf", "site b.test { root www; }\n"); ("sites/a.conf", "site a.test { root www; location /x/ { deny all; } }\n");
+      ("sites/.hidden.conf", "site hidden.test { root www; }\n"); ("sites/notes.txt", "not a config\n");
+      ("locs/c-1.conf", "location /one/ { deny all; }\n"); ("locs/c-2.conf", "location = /two { return 204; }\n") ]
+    (fun dir ->
+      Unix.mkdir (Filename.concat dir "none") 0o755;
+      match Conf_file.read (Filename.concat dir "httpz.conf") with
+      | Error e -> Alcotest.failf "refused: %s" e
+      | Ok t ->
+          Alcotest.(check (list (list string))) "sites in glob order, hidden and non-matching files left out"
+            [ [ "a.test" ]; [ "b.test" ]; [ "c.test" ] ] (List.map (fun s -> s.Conf_file.names) t.sites);
+          let c = List.nth t.sites 2 in
+          Alcotest.(check (list string)) "a site's block includes its locations" [ "/one/"; "/two" ]
+            (List.map (fun (l : Conf_file.location) -> l.path) c.locations);
+          Alcotest.(check string) "a root in an included file is relative to the main file's directory"
+            (Filename.concat dir "www") (List.hd t.sites).static.root)
+
+let find_sub s sub from =
+  let n = String.length s and m = String.length sub in
+  let rec go i = if i + m > n then -1 else if String.sub s i m = sub then i else go (i + 1) in
+  go from
+
+let contains s sub = find_sub s sub 0 >= 0
+
+let rec strip_all ~sub s =
+  match find_sub s sub 0 with
+  | -1 -> s
+  | i -> strip_all ~sub (String.sub s 0 i ^ String.sub s (i + String.length sub) (String.length s - i - String.length sub))
+
+let include_error files expect =
+  with_tree files (fun dir ->
+      match Conf_file.read (Filename.concat dir "httpz.conf") with
+      | Ok _ -> Alcotest.failf "accepted, expected %S" expect
+      | Error e ->
+          let rel = strip_all ~sub:(dir ^ "/") e in
+          if not (contains rel expect) then Alcotest.failf "message %S does not contain %S" rel expect)
+
+let test_include_errors () =
+  include_error [ ("httpz.conf", "include sites/*.conf;\n"); ("sites/a.conf", "site a.test {\n  root www\n}\n") ]
+    "sites/a.conf:3:1: missing ';' before '}'";
+  include_error [ ("httpz.conf", "listen 8080;\n  include missing.conf;\n") ] "httpz.conf:2:11: include \"missing.conf\": ";
+  include_error [ ("httpz.conf", "include a.conf;\n"); ("a.conf", "include b.conf;\n"); ("b.conf", "include a.conf;\n") ]
+    "b.conf:1:9: include \"a.conf\": ";
+  include_error [ ("httpz.conf", "include */x.conf;\n") ] "httpz.conf:1:9: a wildcard may appear in the file name";
+  include_error [ ("httpz.conf", "include;\n") ] "httpz.conf:1:1: 'include' takes one file or pattern";
+  include_error [ ("httpz.conf", "include a.conf b.conf;\n") ] "httpz.conf:1:1: 'include' takes one file or pattern";
+  include_error
+    [ ("httpz.conf", "site a.test { root www; }\ninclude more.conf;\n"); ("more.conf", "\nsite a.test { root www; }\n") ]
+    "more.conf:2:6: ";
+  (* Six levels of four files, each including the whole next level: no
+     cycle, but 4^6 reads; the budget stops it at 1024. *)
+  include_error
+    (("httpz.conf", "include d1/*.conf;\n")
+    :: List.concat
+         (List.init 6 (fun l ->
+              List.init 4 (fun i ->
+                  (Printf.sprintf "d%d/%d.conf" (l + 1) i, if l = 5 then "" else Printf.sprintf "include d%d/*.conf;\n" (l + 2))))))
+    "more than 1024 files read through include"
+
 let () =
   Alcotest.run "conf"
     [ ("malformed", Conf_errors.tests @ [ Alcotest.test_case "each its own message" `Quick Conf_errors.distinct ]);
@@ -240,7 +316,9 @@ let () =
           Alcotest.test_case "no site block" `Quick test_implicit_site;
           Alcotest.test_case "comments and quotes" `Quick test_comments_and_quotes;
           Alcotest.test_case "error_page: several codes" `Quick test_error_page_codes;
-          Alcotest.test_case "did you mean" `Quick test_suggest ] );
+          Alcotest.test_case "did you mean" `Quick test_suggest;
+          Alcotest.test_case "include: globs, blocks, relative paths" `Quick test_include;
+          Alcotest.test_case "include: errors in the right file" `Quick test_include_errors ] );
       ("hosts", [ Alcotest.test_case "exact, wildcard, default" `Quick test_hosts; alloc_hosts ]);
       ( "rules",
         [ Alcotest.test_case "exact, longest prefix" `Quick test_rules;
