@@ -35,6 +35,9 @@ and t = {
   queue_limit : int;
   mutable pool : pool option;
   mutable turn_hooks : (unit -> unit) list;
+  mutable clock : unit -> int;
+      (** monotonic ns: the system's, or the in-memory runtime's
+          ({!Testing}), whose time moves only when it says so *)
 }
 
 and pool = {
@@ -42,6 +45,8 @@ and pool = {
   work : Condition.t;
   jobs : job Queue.t;  (** queued jobs, and dropped ones not yet skipped *)
   mutable waiting : int;  (** the [Queued] jobs in [jobs] *)
+  mutable unfinished : int;
+      (** jobs accepted whose continuation has not run, nor been dropped *)
   finished : (unit -> unit) Queue.t;  (* continuations, for the loop *)
   wake_r : Unix.file_descr;
   wake_w : Unix.file_descr;
@@ -81,6 +86,7 @@ let create ~epfd ~base_token ~threads ~queue =
     queue_limit;
     pool = None;
     turn_hooks = [];
+    clock = Syscall.clock_monotonic_ns;
   }
 
 let install r = the_current := Some r
@@ -141,7 +147,7 @@ let after r seconds f =
   (* A wait of zero (or less) is due at once: the loop's next turn runs
      it without waiting for the clock to move on. *)
   let at =
-    if seconds <= 0. then 0 else Syscall.clock_monotonic_ns () + int_of_float (seconds *. 1e9)
+    if seconds <= 0. then 0 else r.clock () + int_of_float (seconds *. 1e9)
   in
   r.seq <- r.seq + 1;
   let h = r.timers in
@@ -260,6 +266,7 @@ let drain_finished p () =
   Mutex.lock p.lock;
   let ks = Queue.fold (fun acc k -> k :: acc) [] p.finished in
   Queue.clear p.finished;
+  p.unfinished <- p.unfinished - List.length ks;
   Mutex.unlock p.lock;
   List.iter (fun k -> guard "an offload continuation" k) (List.rev ks)
 
@@ -276,6 +283,7 @@ let pool r =
           work = Condition.create ();
           jobs = Queue.create ();
           waiting = 0;
+          unfinished = 0;
           finished = Queue.create ();
           wake_r;
           wake_w;
@@ -317,6 +325,7 @@ let offload r job k =
       let j = { p; run = finish; state = Queued } in
       Queue.push j p.jobs;
       p.waiting <- p.waiting + 1;
+      p.unfinished <- p.unfinished + 1;
       Condition.signal p.work;
       Some j
     end
@@ -330,8 +339,31 @@ let drop j =
   if j.state = Queued then begin
     j.state <- Dropped;
     j.run <- ignore;
-    p.waiting <- p.waiting - 1
+    p.waiting <- p.waiting - 1;
+    p.unfinished <- p.unfinished - 1
   end;
   Mutex.unlock p.lock
 
 let queued r = match r.pool with None -> 0 | Some p -> p.waiting
+
+(* {1 For the in-memory runtime} *)
+
+let set_clock r f = r.clock <- f
+
+let busy r =
+  (match r.pool with
+   | None -> false
+   | Some p ->
+       Mutex.lock p.lock;
+       let n = p.unfinished in
+       Mutex.unlock p.lock;
+       n > 0)
+  || Hashtbl.fold
+       (fun fd ws acc ->
+         acc
+         || match r.pool with
+            | Some p when fd = Syscall.fd_of_unix p.wake_r -> List.length ws > 1
+            | _ -> ws <> [])
+       r.watches false
+
+let epfd r = r.epfd

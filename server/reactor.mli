@@ -97,3 +97,17 @@ val end_of_turn : t -> unit
 
 val timers : t -> int
 (** Timers in the heap: the live ones (for tests). *)
+
+(* For the in-memory runtime ({!Testing}). *)
+val set_clock : t -> (unit -> int) -> unit
+(** [set_clock r now]: {!after} counts from [now ()] (monotonic ns)
+    rather than the system's clock; {!run_timers}' [now_ns] must come from
+    the same clock. *)
+
+val busy : t -> bool
+(** Work outside the loop is outstanding: an offloaded job whose
+    continuation has not run (nor been dropped), or a descriptor watched
+    for a caller. Timers do not count. Takes the pool's lock. *)
+
+val epfd : t -> int
+(** The epoll set its descriptors are registered in. *)

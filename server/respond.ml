@@ -1,22 +1,28 @@
 open Httpz
 
-(* Few entries at any time: one list per worker, scanned by slot. *)
-let pending : (Ctx.t * Header_name.t * string) list ref = ref []
+(* Few entries at any time: one list per worker, scanned by slot. Each
+   entry names its request (the slot's [gen]): one queued for a request
+   that ended without writing it (a handler that raised after
+   Session.commit, or answered through Ctx) is never written into a later
+   request's answer on the same slot, which may be another client's. *)
+let pending : (Ctx.t * int * Header_name.t * string) list ref = ref []
 
-let add_header c name v = pending := (c, name, v) :: !pending
+let gen c = (Ctx.to_conn c).Slot.gen
+let add_header c name v = pending := (c, gen c, name, v) :: !pending
 
 let drop_pending c =
   match !pending with
   | [] -> ()
-  | l -> if List.exists (fun (c', _, _) -> c' == c) l then pending := List.filter (fun (c', _, _) -> c' != c) l
+  | l -> if List.exists (fun (c', _, _, _) -> c' == c) l then pending := List.filter (fun (c', _, _, _) -> c' != c) l
 
 let write_pending c =
   match !pending with
   | [] -> ()
   | l ->
-      let mine, others = List.partition (fun (c', _, _) -> c' == c) l in
+      let mine, others = List.partition (fun (c', _, _, _) -> c' == c) l in
       pending := others;
-      List.iter (fun (_, name, v) -> Ctx.header c name v) (List.rev mine)
+      let g = gen c in
+      List.iter (fun (_, g', name, v) -> if g' = g then Ctx.header c name v) (List.rev mine)
 
 let start c status =
   Ctx.start c status;

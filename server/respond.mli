@@ -15,10 +15,11 @@
 
     {b Pending headers.} {!add_header} lets code that runs before the
     response exists ({!Session.commit}) give it a header. They are kept
-    for the connection slot until {!start} (or any function here) writes
-    them, or {!Route.handler} begins the next request on that slot and
-    drops them; a handler that starts its response with [Ctx.start]
-    instead of {!start} must call {!write_pending} itself. *)
+    for the request until {!start} (or any function here) writes them; a
+    handler that starts its response with [Ctx.start] instead of {!start}
+    must call {!write_pending} itself. Those of a request that ended
+    without writing them (its handler raised, or answered through [Ctx])
+    are never written into a later response on the same slot. *)
 
 open Httpz
 

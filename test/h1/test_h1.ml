@@ -1,5 +1,6 @@
 (* Transcript tests of the HTTP/1.1 state machine (H1), driven
-   from memory alone: no socket, no event loop. A peer feeds request bytes
+   from memory alone (Testing.Conn, the runtime Testing runs handlers
+   on): no socket, no event loop. A peer feeds request bytes
    where the connection asks for them, takes its output (optionally a few
    bytes at a time, as a slow socket would), and moves the clock. *)
 
@@ -122,103 +123,26 @@ let shared ?(read_buffer = 4096) ?(max_body = 1 lsl 20) ?(headers = "X-Content-T
         | a -> resumed := Some a);
   sh
 
-(* {1 The in-memory peer} *)
+(* {1 The in-memory peer}
+   Httpz_server.Testing's runtime, one action at a time (Testing.Conn):
+   Output's walk over a client that takes [window] bytes per write call
+   (then its "socket" is full until the next call), as the backends drive
+   the state machine. *)
 
-type outcome = Waiting | Closed | Lingering | Suspended | Detached | Idle
+module Conn = Testing.Conn
 
-type peer = {
-  c : Slot.t;
-  mutable input : string;  (** bytes the client has sent, not yet read *)
-  output : Buffer.t;  (** bytes the server has written *)
-  mutable window : int;  (** bytes a write may take at once *)
-}
+type outcome = Conn.outcome = Waiting | Closed | Lingering | Suspended | Detached | Idle
+type peer = { c : Slot.t; conn : Conn.t }
 
-let peer ?(window = max_int) sh = { c = Slot.create sh ~slot:0 ~peer:false; input = ""; output = Buffer.create 256; window }
+let peer ?window sh =
+  let conn = Conn.create ?window sh in
+  { c = Conn.slot conn; conn }
 
-(* The in-memory transport: Output's walk, as the server's transports run
-   it, over a peer that takes [window] bytes per write call (then its
-   "socket" is full until the next call). *)
-let current = ref None
-let taken = ref 0
-
-(* The client leaves (the connection is reset) once it took this many
-   bytes in all. *)
-let leaves_after = ref max_int
-
-let take_bytes s =
-  match !current with
-  | None -> Alcotest.fail "no peer"
-  | Some p ->
-      let left = !leaves_after - Buffer.length p.output in
-      let n = min (min (String.length s) (p.window - !taken)) left in
-      if left <= 0 then Output.gone
-      else if n <= 0 then Output.would_block
-      else begin
-        Buffer.add_string p.output (String.sub s 0 n);
-        taken := !taken + n;
-        n
-      end
-
-module Memory = Output.Walk (struct
-  let budget = max_int
-  let holds_last = false
-  let out_rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
-  let head c ~more:_ = take_bytes (out_rest c)
-
-  let head_string (c : Slot.t) ~len ~more:_ =
-    if c.out_len > c.out_sent then take_bytes (out_rest c) else take_bytes (String.sub c.ext_str c.ext_off len)
-
-  let head_bigstring (c : Slot.t) ~len ~more:_ =
-    if c.out_len > c.out_sent then take_bytes (out_rest c)
-    else take_bytes (Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
-
-  let file _ ~len:_ = Alcotest.fail "unexpected body source"
-  let gathered _ ~more:_ = Alcotest.fail "HTTP/2 only"
-  let unsent _ = 0
-  let send_unsent _ = Alcotest.fail "no transport holds output here"
-end)
-
-(* Takes what the connection writes until it is all out. *)
-let rec write p =
-  current := Some p;
-  taken := 0;
-  match Memory.write p.c with
-  | Output.Flushed -> drive p (H1.written p.c)
-  | Output.Blocked ->
-      H1.blocked p.c;
-      write p
-  | Output.Dead ->
-      H1.closed p.c;
-      Closed
-
-and drive p (a : H1.action) =
-  match a with
-  | Write -> write p
-  | Close ->
-      H1.closed p.c;
-      Closed
-  | Linger -> Lingering
-  | Wait -> Suspended
-  | Detach -> Detached
-  | Nothing -> Idle
-  | Read ->
-      if p.input = "" then Waiting
-      else begin
-        match H1.prepare_read p.c with
-        | Read ->
-            let c = p.c in
-            let n = min c.in_len (String.length p.input) in
-            Bigstring.blit_from_string p.input ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
-            p.input <- String.sub p.input n (String.length p.input - n);
-            drive p (H1.received c n)
-        | a -> drive p a
-      end
-
-let send p s = p.input <- p.input ^ s
-let take p = let s = Buffer.contents p.output in Buffer.clear p.output; s
-
+let drive p a = Conn.drive p.conn a
+let send p s = Conn.send p.conn s
+let take p = Conn.take p.conn
 let open_ p = drive p (H1.opened p.c ~fd:3 ~listener:0 ~peer_len:0)
-let exchange p s = send p s; drive p Read
+let exchange p s = Conn.exchange p.conn s
 
 let outcome =
   Alcotest.testable
@@ -630,8 +554,9 @@ let cut_download () =
   let big = "/" ^ String.make 3000 'x' in
   let p = peer ~window:100 sh in
   ignore (open_ p);
-  leaves_after := 1000;
-  let o = Fun.protect ~finally:(fun () -> leaves_after := max_int) (fun () -> exchange p (get big)) in
+  (* The client leaves (the connection is reset) once it took 1000 bytes. *)
+  Conn.set_leaves_after p.conn 1000;
+  let o = exchange p (get big) in
   Alcotest.check outcome "closed" Closed o;
   let out = take p in
   let head_len = index out "\r\n\r\n" + 4 in

@@ -127,14 +127,17 @@ and handler_more c buf t =
     Ctx.body_string c "hello"
   end
 
-(* {1 The in-memory peer} *)
+(* {1 The in-memory peer}
+   Httpz_server.Testing's runtime, one action at a time (Testing.Conn):
+   Output's walk over a memory client, as the backends drive the
+   connection; its bytes read back as frames. *)
 
-type peer = { c : Slot.t; out : Buffer.t; dec : K.session; mutable pending : string }
+module Conn = Testing.Conn
+
+type peer = { c : Slot.t; conn : Conn.t; dec : K.session; mutable pending : string }
 
 let drives : (Slot.t -> H1.action -> unit) ref = ref (fun _ _ -> ())
 
-(* [keep]: spare buffers each pool keeps (the server's is 1024); beyond,
-   a buffer is mapped per use, which allocates. *)
 let shared ?(keep = 4) ?(read_buffer = 32 * 1024) () =
   let sh =
     Slot.create_shared ~server_name:"t" ~read_buffer ~write_buffer:(16 * 1024)
@@ -153,86 +156,21 @@ let shared ?(keep = 4) ?(read_buffer = 32 * 1024) () =
       match H1.resume c ~gen k with H1.Nothing -> () | a -> !drives conn a);
   sh
 
-let current = ref (Buffer.create 1)
-
-(* The memory peer takes at most [!limit] bytes per write (short writes). *)
-let limit = ref max_int
-
-let take_bytes s =
-  let n = min !limit (String.length s) in
-  Buffer.add_string !current (String.sub s 0 n);
-  n
-
-(* Gathered writes, and the most pieces one of them carried. *)
-let gathered_writes = ref 0
-let most_pieces = ref 0
-
-(* What a gathered write sends: the rest of [out] with the pieces left
-   between its frames (as Syscall.sendv_gather lays them out). *)
-let gathered_bytes (c : Slot.t) =
-  let g = c.gather in
-  let b = Buffer.create 1024 and at = ref c.out_sent in
-  for i = g.first to g.count - 1 do
-    let p = Gather.pos g i in
-    Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(p - !at));
-    at := p;
-    Buffer.add_string b (Bigstring.sub_string g.bufs.(i) ~off:(Gather.off g i) ~len:(Gather.len g i))
-  done;
-  Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(c.out_len - !at));
-  Buffer.contents b
-
-module Memory = Output.Walk (struct
-  let budget = max_int
-  let holds_last = false
-  let rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
-  let head c ~more:_ = take_bytes (rest c)
-  let head_string (c : Slot.t) ~len:_ ~more:_ = take_bytes (rest c)
-  let head_bigstring (c : Slot.t) ~len ~more:_ =
-    take_bytes (rest c ^ Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
-  let file _ ~len:_ = Alcotest.fail "no file bodies here"
-
-  let gathered (c : Slot.t) ~more:_ =
-    incr gathered_writes;
-    most_pieces := max !most_pieces (c.gather.count - c.gather.first);
-    take_bytes (gathered_bytes c)
-
-  let unsent _ = 0
-  let send_unsent _ = Alcotest.fail "the memory peer holds nothing"
-end)
-
 type outcome = Reading | Lingering | Closed
 
-let rec drive p (a : H1.action) =
-  match a with
-  | Write -> (
-      current := p.out;
-      match Memory.write p.c with
-      | Output.Flushed -> drive p (H1.written p.c)
-      | Output.Blocked | Output.Dead -> Alcotest.fail "the memory peer takes everything")
-  | Read -> Reading
-  | Linger -> Lingering
-  | Close ->
-      H1.closed p.c;
-      Closed
-  | Wait | Detach | Nothing -> Alcotest.fail "not an HTTP/2 connection's action"
+let outcome (o : Conn.outcome) =
+  match o with
+  | Waiting -> Reading
+  | Lingering -> Lingering
+  | Closed -> Closed
+  | Suspended | Detached | Idle -> Alcotest.fail "not an HTTP/2 connection's action"
 
-let send p s =
-  let rec go s =
-    match H1.prepare_read p.c with
-    | Read ->
-        let c = p.c in
-        let n = min c.in_len (String.length s) in
-        Bigstring.blit_from_string s ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
-        let o = drive p (H1.received c n) in
-        if n < String.length s && o = Reading then go (String.sub s n (String.length s - n)) else o
-    | a -> drive p a
-  in
-  go s
+let drive p a = outcome (Conn.drive p.conn a)
+let send p s = outcome (Conn.exchange p.conn s)
 
 (* The frames written since the last call, described (K.describe_frame). *)
 let frames p =
-  let all = p.pending ^ Buffer.contents p.out in
-  Buffer.clear p.out;
+  let all = p.pending ^ Conn.take p.conn in
   let buf = Bigstring.of_string all in
   let r = p.dec.reader in
   let out = ref [] and pos = ref 0 and go = ref true in
@@ -247,7 +185,8 @@ let frames p =
   List.rev !out
 
 let peer sh =
-  let p = { c = Slot.create sh ~slot:0 ~peer:false; out = Buffer.create 1024; dec = K.create (); pending = "" } in
+  let conn = Conn.create sh in
+  let p = { c = Conn.slot conn; conn; dec = K.create (); pending = "" } in
   drives := (fun c a -> if c == p.c then ignore (drive p a : outcome));
   ignore (H1.opened p.c ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
   p
@@ -306,8 +245,7 @@ let concurrent () =
 (* Each stream's DATA payloads, from the raw bytes written since the last
    call (the server never pads). *)
 let payloads p =
-  let all = p.pending ^ Buffer.contents p.out in
-  Buffer.clear p.out;
+  let all = p.pending ^ Conn.take p.conn in
   p.pending <- "";
   let tbl = Hashtbl.create 8 and pos = ref 0 in
   while !pos + 9 <= String.length all do
@@ -333,18 +271,15 @@ let gathered () =
       let p = connect (shared ()) in
       ignore (send p (K.settings [ (4, 1_000_000) ] ^ K.window_update 0 5_000_000));
       ignore (payloads p : int -> string);
-      gathered_writes := 0;
-      most_pieces := 0;
-      limit := step;
+      Conn.reset_counts p.conn;
+      Conn.set_write_size p.conn step;
       let sids = [ 1; 3; 5; 7; 9 ] in
-      Fun.protect
-        ~finally:(fun () -> limit := max_int)
-        (fun () -> ignore (send p (String.concat "" (List.map (fun sid -> get sid "/big") sids))));
+      ignore (send p (String.concat "" (List.map (fun sid -> get sid "/big") sids)));
       let data = payloads p in
       let name = Printf.sprintf "%d bytes per write" step in
       List.iter (fun sid -> Alcotest.(check bool) (Printf.sprintf "%s: stream %d's body" name sid) true (data sid = body)) sids;
-      Alcotest.(check bool) (name ^ ": gathered writes") true (!gathered_writes > 0);
-      Alcotest.(check bool) (name ^ ": several payloads in one") true (!most_pieces >= 2))
+      Alcotest.(check bool) (name ^ ": gathered writes") true (Conn.gathered_writes p.conn > 0);
+      Alcotest.(check bool) (name ^ ": several payloads in one") true (Conn.most_pieces p.conn >= 2))
     [ max_int; 777; 16384 + 9 ]
 
 (* Output's walk over gathered pieces: random frames, pieces and a body
@@ -383,7 +318,7 @@ let gather_walk () =
     end;
     let expected = Buffer.contents expected and got = Buffer.create 1024 in
     (* Pieces all written, [gather]'s [first = count]: [out]'s rest alone. *)
-    let view () = gathered_bytes c ^ Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len:c.ext_len in
+    let view () = Conn.gathered_bytes c ^ Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len:c.ext_len in
     while Output.pending c > 0 do
       let v = view () in
       let done_ = Buffer.length got in
@@ -842,12 +777,12 @@ let not_http () =
   let sh = shared () in
   let p = peer sh in
   let o = send p "INVALID CONNECTION PREFACE\r\n\r\n" in
-  Alcotest.(check bool) "neither HTTP/1.x nor HTTP/2: closed, no answer" true (o = Closed && Buffer.length p.out = 0);
+  Alcotest.(check bool) "neither HTTP/1.x nor HTTP/2: closed, no answer" true (o = Closed && Conn.written p.conn = "");
   List.iter
     (fun line ->
       let p = peer (shared ()) in
       ignore (send p (line ^ "\r\nHost: x\r\n\r\n"));
-      let out = Buffer.contents p.out in
+      let out = Conn.written p.conn in
       Alcotest.(check bool) (line ^ ": a malformed HTTP/1.x request keeps its 400") true
         (String.length out > 12 && String.sub out 0 12 = "HTTP/1.1 400"))
     [ "GET / http/1.1"; "GET / HTTP/1.x"; "\x01\x02garbage" ];

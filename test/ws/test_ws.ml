@@ -55,55 +55,34 @@ let shared () =
   sh.hooks.app <- app;
   sh
 
-(* {1 The in-memory peer} Output's walk over a buffer that takes every byte. *)
+(* {1 The in-memory peer} Httpz_server.Testing's runtime, one action at a
+   time (Testing.Conn): Output's walk over a client that takes every byte,
+   as the backends drive the connection. *)
 
-let output = Buffer.create 4096
-let input = ref ""
-let rest (c : Slot.t) = Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent)
+module Conn = Testing.Conn
 
-let take s =
-  Buffer.add_string output s;
-  String.length s
+let current = ref None
 
-module Memory = Output.Walk (struct
-  let budget = max_int
-  let holds_last = false
-  let head c ~more:_ = take (rest c)
-  let head_string (c : Slot.t) ~len ~more:_ = if c.out_len > c.out_sent then take (rest c) else take (String.sub c.ext_str c.ext_off len)
+(* A free slot of [sh], whose client is the test's. *)
+let new_slot sh =
+  let p = Conn.create sh in
+  current := Some p;
+  Conn.slot p
 
-  let head_bigstring (c : Slot.t) ~len ~more:_ =
-    if c.out_len > c.out_sent then take (rest c) else take (Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
-
-  let file _ ~len:_ = Alcotest.fail "file"
-  let gathered _ ~more:_ = Alcotest.fail "HTTP/2 only"
-  let unsent _ = 0
-  let send_unsent _ = Alcotest.fail "no transport holds output here"
-end)
+let peer () = match !current with Some p -> p | None -> Alcotest.fail "no connection"
 
 type outcome = Waiting | Closed | Lingering | Other
 
-let rec drive c (a : Conn_action.t) =
-  match a with
-  | Write -> (
-      match Memory.write c with
-      | Output.Flushed -> drive c (H1.written c)
-      | _ -> Alcotest.fail "blocked")
-  | Close ->
-      H1.closed c;
-      Closed
-  | Linger -> Lingering
-  | Read ->
-      if !input = "" then Waiting
-      else begin
-        match H1.prepare_read c with
-        | Read ->
-            let n = min c.in_len (String.length !input) in
-            Bigstring.blit_from_string !input ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
-            input := String.sub !input n (String.length !input - n);
-            drive c (H1.received c n)
-        | a -> drive c a
-      end
-  | Wait | Detach | Nothing -> Other
+let drive c a =
+  let p = peer () in
+  if Conn.slot p != c then Alcotest.fail "not the test's connection";
+  match Conn.drive p a with
+  | Waiting -> Waiting
+  | Closed -> Closed
+  | Lingering -> Lingering
+  | Suspended | Detached | Idle -> Other
+
+let send s = Conn.send (peer ()) s
 
 let outcome =
   Alcotest.testable
@@ -112,10 +91,7 @@ let outcome =
         (match o with Waiting -> "waiting" | Closed -> "closed" | Lingering -> "lingering" | Other -> "other"))
     ( = )
 
-let contents () =
-  let s = Buffer.contents output in
-  Buffer.clear output;
-  s
+let contents () = Conn.take (peer ())
 
 let upgrade_request ?(extra = "") () =
   "GET /chat HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
@@ -129,8 +105,8 @@ let opened ?extra () =
   closes := [];
   echo := true;
   raise_on := "";
-  let c = Slot.create (shared ()) ~slot:0 ~peer:false in
-  input := upgrade_request ?extra ();
+  let c = new_slot (shared ()) in
+  send (upgrade_request ?extra ());
   ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   Alcotest.check outcome "waits for frames" Waiting (drive c Read);
   let head = contents () in
@@ -187,7 +163,7 @@ let frames s =
 let close_code payload = (Char.code payload.[0] lsl 8) lor Char.code payload.[1]
 
 let exchange c s =
-  input := !input ^ s;
+  send s;
   drive c Read
 
 (* {1 Cases} *)
@@ -258,8 +234,8 @@ let close_handshake () =
   Alcotest.(check string) "no second Close" "" (contents ())
 
 let refused () =
-  let c = Slot.create (shared ()) ~slot:0 ~peer:false in
-  input := "GET / HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n";
+  let c = new_slot (shared ()) in
+  send "GET / HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n";
   ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   ignore (drive c Read : outcome);
   let out = contents () in
@@ -274,8 +250,8 @@ let refused () =
 let answer_with ?(origins = Ws.same_origin) fields =
   let saved = !config in
   config := { saved with origins };
-  let c = Slot.create (shared ()) ~slot:0 ~peer:false in
-  input := upgrade_request ~extra:fields ();
+  let c = new_slot (shared ()) in
+  send (upgrade_request ~extra:fields ());
   ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   ignore (drive c Read : outcome);
   config := saved;
