@@ -1,4 +1,5 @@
-let[@inline] extra = function '&' | '"' | '\'' -> 4 | '<' | '>' -> 3 | _ -> 0
+(* Bytes each byte adds when escaped: its reference is one byte plus that. *)
+let[@inline] extra = function '&' | '\'' -> 4 | '"' -> 5 | '<' | '>' -> 3 | _ -> 0
 
 let escaped_length s =
   let n = ref (String.length s) in

@@ -106,3 +106,11 @@ val param_span : Ctx.t -> string -> Span.t
 val remainder : Ctx.t -> Span.t
 (** [remainder c] is the path below the mount's prefix (see
     {!Httpz.Router.remainder}). *)
+
+val prefix_length : Ctx.t -> int
+(** [prefix_length c] is the number of raw path bytes taken by the prefix
+    of the mount (or sub-router) whose handler runs now for [c]
+    ({!Httpz.Router.prefix_length}), and [0] for a top-level route or
+    outside a route handler's synchronous call: never raises, does not
+    allocate. The static handler reads it to serve the path below its
+    mount ({!Httpz_static.Static}'s [mount] decision). *)
