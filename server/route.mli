@@ -68,9 +68,10 @@ val post_form : router -> string -> (Ctx.t -> unit) -> unit
 
 val mount : router -> string -> (Ctx.t -> unit) -> unit
 (** [mount r prefix h] sends [prefix] and everything below it, any
-    method, to [h], which sees the whole request (the static handler is
-    configured with the same prefix as its [mount]). {!remainder} is the
-    rest of the path. *)
+    method, to [h], which sees the whole request. {!remainder} is the
+    rest of the path, {!prefix_length} the prefix's length (the static
+    handler, with its default [mount], serves the rest: the prefix is
+    given once). *)
 
 val mount_router : router -> string -> router -> unit
 (** [mount_router r prefix sub] grafts [sub]'s routes under [prefix]. *)
