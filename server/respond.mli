@@ -12,7 +12,10 @@
     ends it with the body. They allocate nothing beyond what their
     arguments cost, except {!error} and {!redirect} (one string each) and
     {!add_header} (one list cell per header). An omitted [?headers] costs
-    nothing; a given one is the caller's list.
+    nothing; a given one costs the caller its list and the [Some] around
+    it, so a handler meant to allocate nothing passes a preallocated
+    option: [let cache = Some [ (Header_name.Cache_control, "no-store") ]]
+    at top level, then [Respond.text c ?headers:cache s].
 
     {b Extra headers.} [?headers] on {!text}, {!html}, {!json}, {!empty}
     and {!redirect} adds [(name, value)] fields, in order, after the
