@@ -154,3 +154,7 @@ let param c name =
   | Error _ -> invalid_arg "Route.param: undecodable (checked before the handler ran)"
 
 let remainder c = Router.remainder (serving "Route.remainder" c).m
+
+let prefix_length c =
+  let t = !current in
+  if t.running && t.serving == Obj.repr c then Router.prefix_length t.m else 0

@@ -68,9 +68,10 @@ val post_form : router -> string -> (Ctx.t -> unit) -> unit
 
 val mount : router -> string -> (Ctx.t -> unit) -> unit
 (** [mount r prefix h] sends [prefix] and everything below it, any
-    method, to [h], which sees the whole request (the static handler is
-    configured with the same prefix as its [mount]). {!remainder} is the
-    rest of the path. *)
+    method, to [h], which sees the whole request. {!remainder} is the
+    rest of the path, {!prefix_length} the prefix's length (the static
+    handler, with its default [mount], serves the rest: the prefix is
+    given once). *)
 
 val mount_router : router -> string -> router -> unit
 (** [mount_router r prefix sub] grafts [sub]'s routes under [prefix]. *)
@@ -106,3 +107,11 @@ val param_span : Ctx.t -> string -> Span.t
 val remainder : Ctx.t -> Span.t
 (** [remainder c] is the path below the mount's prefix (see
     {!Httpz.Router.remainder}). *)
+
+val prefix_length : Ctx.t -> int
+(** [prefix_length c] is the number of raw path bytes taken by the prefix
+    of the mount (or sub-router) whose handler runs now for [c]
+    ({!Httpz.Router.prefix_length}), and [0] for a top-level route or
+    outside a route handler's synchronous call: never raises, does not
+    allocate. The static handler reads it to serve the path below its
+    mount ({!Httpz_static.Static}'s [mount] decision). *)

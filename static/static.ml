@@ -84,6 +84,10 @@ type t = {
   mutable etag_suffix : string;
   mutable etag_last : string;
   scratch : B.t;  (** Location, Content-Range *)
+  route_prefix : B.t;
+      (** the prefix of the {!Route} mount being served, decoded and
+          re-encoded as {!Escape.encode_into} does, for Locations *)
+  mutable route_prefix_len : int;  (** its length; [-1]: [cfg.mount] applies *)
   mutable multipart : B.t;  (** allocated on the first multipart answer *)
   cache : File_cache.t;
   large : File_cache.t;
@@ -186,6 +190,8 @@ let create cfg =
           etag_suffix = "";
           etag_last = "";
           scratch = B.create (3 * path_capacity + 16 + 32 * 1024);
+          route_prefix = B.create (3 * path_capacity);
+          route_prefix_len = -1;
           multipart = B.create 0;
           cache;
           large =
@@ -672,11 +678,22 @@ let serve_opened t c req buf fd n ~is_get =
 
 (* {1 Directories} *)
 
+(* The mount point without its trailing '/' into [s] at 0: its length. *)
+let write_mount_point t s =
+  if t.route_prefix_len >= 0 then begin
+    B.blit ~src:t.route_prefix ~src_off:0 ~dst:s ~dst_off:0 ~len:t.route_prefix_len;
+    t.route_prefix_len
+  end
+  else begin
+    let m = String.length t.cfg.mount - 1 in
+    B.blit_from_string t.cfg.mount ~src_off:0 s ~dst_off:0 ~len:m;
+    m
+  end
+
 let redirect_to_slash t c n =
   let s = t.scratch in
   (* The path is relative to the mount point: the client's has it first. *)
-  let m = String.length t.cfg.mount - 1 in
-  B.blit_from_string t.cfg.mount ~src_off:0 s ~dst_off:0 ~len:m;
+  let m = write_mount_point t s in
   let o = Escape.encode_into t.path ~off:0 ~len:n s m in
   B.unsafe_set s o '/';
   let o = o + 1 in
@@ -757,7 +774,12 @@ let unmount t n =
 
 let mount_redirect t c =
   Ctx.start c Moved_permanently;
-  Ctx.header c Location t.cfg.mount;
+  if t.route_prefix_len < 0 then Ctx.header c Location t.cfg.mount
+  else begin
+    let m = write_mount_point t t.scratch in
+    B.unsafe_set t.scratch m '/';
+    Ctx.header_bytes c Location t.scratch ~off:0 ~len:(m + 1)
+  end;
   cache_headers t c;
   Ctx.header c Content_type html_type;
   Ctx.body_string c p301
@@ -767,11 +789,31 @@ let mount_redirect t c =
    [outside_mount] or a decoding error (negative). *)
 let bad_target = min_int + 2
 
+(* Under a {!Route} mount (or sub-router) and with the default
+   [cfg.mount] of "/", the path served is the route's remainder: the
+   router matched the prefix, so it is given once. The remainder is
+   decoded and normalised on its own, as a whole path would be, so a ".."
+   in it can only climb to the mount point, and is refused there
+   (Above_root), never into the prefix's siblings. *)
+let decode_below_route t buf p =
+  let path = Target.path t.target in
+  let pn = Target.decode_path buf (Span.make ~off:(Span.off path) ~len:p) ~dst:t.path in
+  if pn < 0 || pn > path_capacity then pn
+  else begin
+    t.route_prefix_len <- Escape.encode_into t.path ~off:0 ~len:pn t.route_prefix 0;
+    let rest = Span.make ~off:(Span.off path + p) ~len:(Span.len path - p) in
+    if Span.len rest = 0 then mount_point else Target.decode_path buf rest ~dst:t.path
+  end
+
 let decode t c =
   let buf = Ctx.buffer c in
+  t.route_prefix_len <- -1;
   match Target.split t.target buf (Request.target (Ctx.request c)) with
   | Error | Asterisk -> bad_target
   | Origin | Absolute ->
+    let p = if String.length t.cfg.mount = 1 then Route.prefix_length c else 0 in
+    if p > 0 then decode_below_route t buf p
+    else
     let n = Target.decode_path buf (Target.path t.target) ~dst:t.path in
     if n < 0 || n > path_capacity then n else unmount t n
 

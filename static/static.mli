@@ -188,7 +188,24 @@ type config = {
           path is 404. The request path is decoded and normalised before
           the prefix is checked and removed, and the rest opens beneath
           the root with the kernel's containment, so no encoding of ".."
-          leaves the mount or the root. Default ["/"]. *)
+          leaves the mount or the root. Default ["/"].
+
+          {b Under a {!Route} mount, give the prefix once.} With the
+          default ["/"], a handler run by [Route.mount r "/assets"
+          (Static.handler st)] (or by a route of a sub-router grafted with
+          [Route.mount_router]) serves the path {e below} the route's
+          prefix ({!Route.prefix_length}): [/assets/x.css] is the file
+          [x.css] of the root, [/assets] redirects to [/assets/]. That
+          remainder is decoded and normalised on its own, so a [..] in it
+          ([/assets/../x], [/assets/%2e%2e/x]) is refused (400) instead of
+          reaching a sibling of the prefix. A [mount] other than ["/"]
+          wins: the whole request path is matched against it as before,
+          whatever the route (so [Route.mount r "/assets"] with [mount =
+          "/assets/"] keeps working). (Decision: before this, the default
+          served [/assets/x.css] as the file [assets/x.css] of the root;
+          such a setup now sets its root one level down.) Outside a
+          route, or under a top-level route that is not a mount, the
+          whole path is served. *)
   follow_symlinks : bool;
       (** Follow symlinks that stay beneath the root. Default [true]; with
           [false] any symlink on the path answers [404]. Symlinks leading
