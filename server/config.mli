@@ -289,6 +289,13 @@ type t = {
           [OCAMLRUNPARAM=b]). Default [false]: never turn it on for a
           server the public reaches through a proxy on the same host,
           whose requests all come from the loopback. *)
+  errors : Errors.t option;
+      (** The renderer of every error answer the server and the
+          application layer write once a request head is parsed (router
+          404/405/400, [Respond.error], 413/408 of bodies, 500 of a failed
+          handler, 503, guard refusals, static errors): {!Errors}, where
+          the list and its exceptions are. Default [None]: each answer as
+          it always was ([text/plain], the static handler's HTML). *)
   http2 : bool;
       (** HTTP/2: TLS connections that select "h2" by ALPN (offered before
           http/1.1) and plain connections that open with the HTTP/2 client

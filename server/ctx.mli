@@ -299,6 +299,10 @@ val secure : t -> bool
 
 (**/**)
 
+val busy_hook : (t -> unit) option ref
+(* {!offload}'s 503 when the queue is full: set by {!Errors.set} to answer
+   through the application's error renderer ([None]: the text answer). *)
+
 external of_conn : Slot.t -> t = "%identity"
 (* For the event loop: a connection slot is the handler's context. *)
 
