@@ -380,9 +380,13 @@ and stream_next c =
       c.body <- Body_streamed;
       deliver c c.rbuf ~off:0 ~len:0
   | Body_ready ->
-      (* Whole already: one piece, then the end. *)
-      c.body <- Body_streamed;
-      deliver c c.body_src ~off:c.body_off ~len:c.body_len
+      (* Whole already (it came with the head): one piece, then the end;
+         the handler's limit holds for it too. *)
+      if c.body_len > c.body_limit then too_large c
+      else begin
+        c.body <- Body_streamed;
+        deliver c c.body_src ~off:c.body_off ~len:c.body_len
+      end
   | Body_unread ->
       c.body <- Body_streaming;
       if Request.is_chunked (Slot.req c) then begin
