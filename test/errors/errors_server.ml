@@ -4,8 +4,8 @@
      none     nothing set (the answers as they always were)
      raising  a renderer that raises (the built-in text answer replaces it)
      router   Route.compile ~errors:Errors.html only (the server's unset)
-   Short limits so that each error comes fast: max_body 1024, body and
-   handler timeouts 1 s, one offload thread with a queue of one. *)
+   Short limits so that each error comes fast: max_body 1024, a 1 s body
+   timeout, a 2 s handler timeout, one offload thread with a queue of one. *)
 
 open Httpz
 open Httpz_server
@@ -17,6 +17,7 @@ let routes ~mode ~static ~forbidden ~auth =
   Route.get r "/" (fun c -> Respond.text c "ok\n");
   Route.get r "/only-get" (fun c -> Respond.text c "got\n");
   Route.get r "/dir/" (fun c -> Respond.text c "dir\n");
+  Route.get r "/items/:id" (fun c -> Respond.text c (Route.param c "id" ^ "\n"));
   (* A streamed body with a limit of 100 bytes: 413 past it. *)
   Route.post r "/stream" (fun c ->
       let n = ref 0 in
@@ -36,7 +37,7 @@ let routes ~mode ~static ~forbidden ~auth =
   Route.get r "/hang" (fun c -> ignore (Ctx.suspend c (fun c -> Respond.text c "late\n") : unit -> unit));
   Route.get r "/reason" (fun c -> Respond.error_reason c Status.Conflict "a \"quoted\" <b>reason</b> \\ \001 caf\xc3\xa9");
   Route.get r "/teapot" (fun c -> Respond.error c Status.Not_acceptable);
-  Route.get r "/slow" (fun c -> Ctx.offload c (fun () -> Unix.sleepf 1.5) (fun () c -> Respond.text c "slow\n"));
+  Route.get r "/slow" (fun c -> Ctx.offload c (fun () -> Unix.sleepf 0.8) (fun () c -> Respond.text c "slow\n"));
   Route.get r "/forbidden" (Guard.handler forbidden ~app:(fun c -> Respond.text c "never\n"));
   Route.get r "/auth" (Guard.handler auth ~app:(fun c -> Respond.text c "in\n"));
   Route.mount r "/assets" static;
@@ -69,6 +70,6 @@ let () =
   let config =
     { Server.default_config with
       port = !port; workers = 1; tls; io = !io; errors; max_body = 1024; body_timeout = 1.0;
-      handler_timeout = 1.0; offload_threads = 1; offload_queue = 1 }
+      handler_timeout = 2.0; offload_threads = 1; offload_queue = 1 }
   in
   exit (Server.run config (Route.handler (routes ~mode:!mode ~static ~forbidden ~auth)))
