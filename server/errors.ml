@@ -124,9 +124,18 @@ let fall_back c status ~reason why =
   Slot.reset_response (Ctx.to_conn c);
   text c status ~reason
 
+(* A renderer that answers through Respond.error (or anything that comes
+   back here) gets the text answer, not itself again. *)
+let rendering = ref false
+
 let answer ?errors c status ~reason =
-  let r = match errors with Some r -> r | None -> ( match !server with Some r -> r | None -> text) in
-  Fun.protect ~finally:clear (fun () ->
+  let r =
+    if !rendering then text
+    else match errors with Some r -> r | None -> ( match !server with Some r -> r | None -> text)
+  in
+  let outer = not !rendering in
+  rendering := true;
+  Fun.protect ~finally:(fun () -> if outer then begin rendering := false; clear () end) (fun () ->
       match r c status ~reason with
       | () ->
           if not (complete c) then

@@ -26,7 +26,8 @@
     body of an answer to HEAD itself.
 
     {b A renderer that fails} (raises, or returns without a complete
-    answer) does not fail the request: the failure is logged and the
+    answer) does not fail the request (nor one that calls back here, say
+    through {!Respond.error}: that inner call gets {!text}): the failure is logged and the
     built-in {!text} answer for the same status and reason replaces what
     it started (when none of it left yet; else the connection closes).
 

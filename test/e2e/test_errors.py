@@ -13,8 +13,9 @@ handler's 404 (HEAD: no body), Respond.error_reason (the reason escaped
 as JSON) all come back as the app's JSON with the right status and
 content type; OPTIONS stays 204, the slash redirect 308, a request that
 does not parse gets the fixed text 400. A renderer that raises: the
-built-in text answer, the worker alive. A router's own renderer
-(Route.compile ~errors) renders its 404/405 only. Nothing set: the
+built-in text answer, the worker alive. A renderer that answers
+through Respond.error_reason gets the text answer inside (no recursion).
+A router's own renderer (Route.compile ~errors) renders its 404/405 only. Nothing set: the
 answers as they always were; and a streamed body that came whole with its
 head is held to read_body's limit (413; it was 200).
 
@@ -314,6 +315,19 @@ def router_mode():
     srv.stop_and_check(R, "router: server exits 0 on SIGTERM")
 
 
+def reentrant_mode():
+    srv = server("reentrant")
+    port = srv.port
+    st, h, body = req(port, "GET", "/nope")
+    R.check("a renderer calling Respond.error_reason: the text answer, no recursion",
+            st == 404 and body == b"404 Not Found: again: Not Found\n", (st, body))
+    st, h, body = req(port, "POST", "/only-get")
+    R.check("... 405 with Allow", st == 405 and body == b"405 Method Not Allowed: again: Method Not Allowed\n"
+            and header(h, "allow") == "GET, HEAD, OPTIONS", (st, h, body))
+    R.check("reentrant: the worker is alive", srv.alive() and req(port, "GET", "/")[0] == 200)
+    srv.stop_and_check(R, "reentrant: server exits 0 on SIGTERM")
+
+
 def none_mode():
     srv = server("none")
     port = srv.port
@@ -347,5 +361,6 @@ else:
     H.part(R, "json renderer and custom not-found", json_mode, stop_servers=True)
     H.part(R, "a renderer that raises", raising_mode, stop_servers=True)
     H.part(R, "a router's own renderer", router_mode, stop_servers=True)
+    H.part(R, "a renderer that comes back through Respond", reentrant_mode, stop_servers=True)
     H.part(R, "nothing set", none_mode, stop_servers=True)
 R.finish()

@@ -4,6 +4,7 @@
      none     nothing set (the answers as they always were)
      raising  a renderer that raises (the built-in text answer replaces it)
      router   Route.compile ~errors:Errors.html only (the server's unset)
+     reentrant  a renderer that answers through Respond.error_reason
    Short limits so that each error comes fast: max_body 1024, a 1 s body
    timeout, a 2 s handler timeout, one offload thread with a queue of one. *)
 
@@ -45,6 +46,7 @@ let routes ~mode ~static ~forbidden ~auth =
   if mode = "router" then Route.compile ~errors:Errors.html r else Route.compile r
 
 let raising _ _ ~reason:_ = failwith "renderer bug"
+let reentrant c status ~reason = Respond.error_reason c status ("again: " ^ reason)
 
 let () =
   let port = ref 0 and dir = ref "." and cert = ref "" and key = ref "" and io = ref Server.default_config.io
@@ -55,7 +57,7 @@ let () =
       ("--tls-cert", Arg.Set_string cert, "FILE");
       ("--tls-key", Arg.Set_string key, "FILE");
       ("--io", Arg.Symbol ([ "uring"; "epoll" ], fun s -> io := if s = "epoll" then Server.Epoll else Server.Uring), "");
-      ("--errors", Arg.Symbol ([ "json"; "none"; "raising"; "router" ], ( := ) mode), " the renderer");
+      ("--errors", Arg.Symbol ([ "json"; "none"; "raising"; "router"; "reentrant" ], ( := ) mode), " the renderer");
       ("--users", Arg.Set_string users, "FILE the Basic user file of /auth") ]
     (fun _ -> ()) "errors_server.exe -p PORT [-d DIR] [--errors MODE] [--users FILE]";
   let tls = if !cert = "" then None else Some (Server.tls ~cert_file:!cert ~key_file:!key) in
@@ -66,7 +68,7 @@ let () =
   in
   let forbidden = ok (Guard.create { Guard.none with access = [ (Address_rules.Deny, "all") ] }) in
   let auth = ok (Guard.create { Guard.none with auth = Some { realm = "errors test"; user_file = !users } }) in
-  let errors = match !mode with "json" -> Some Errors.json | "raising" -> Some raising | _ -> None in
+  let errors = match !mode with "json" -> Some Errors.json | "raising" -> Some raising | "reentrant" -> Some reentrant | _ -> None in
   let config =
     { Server.default_config with
       port = !port; workers = 1; tls; io = !io; errors; max_body = 1024; body_timeout = 1.0;
