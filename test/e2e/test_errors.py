@@ -15,6 +15,8 @@ content type; OPTIONS stays 204, the slash redirect 308, a request that
 does not parse gets the fixed text 400. A renderer that raises: the
 built-in text answer, the worker alive. A renderer that answers
 through Respond.error_reason gets the text answer inside (no recursion).
+With the renderer set, answered requests (a route, a static file) stay at
+0 minor words each.
 A router's own renderer (Route.compile ~errors) renders its 404/405 only. Nothing set: the
 answers as they always were; and a streamed body that came whole with its
 head is held to read_body's limit (413; it was 200).
@@ -52,7 +54,7 @@ with open(USERS, "w") as f:
 
 
 def server(mode):
-    return H.Program([EXE, "-d", ASSETS, "--users", USERS, "--errors", mode]).start()
+    return H.Program([EXE, "-d", ASSETS, "--users", USERS, "--errors", mode] + H.STATS_ARGS).start()
 
 
 def header(headers, name):
@@ -269,6 +271,31 @@ def json_mode():
     R.check("h2 408 (the body stopped coming) as the app's JSON",
             head.get(":status") == "408" and head.get("content-type") == "application/json"
             and is_json_error(r.get("body", "").encode("latin-1"), 408), r)
+
+    # A renderer set costs answered requests nothing: 0 words per request.
+    s = H.connect(port)
+    rd = H.Reader(s)
+
+    def loop(path, n):
+        bad = 0
+        for _ in range(n):
+            s.sendall(b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            r = rd.read_response(timeout=5)
+            bad += r is None or r.status != 200
+        return bad
+
+    try:
+        loop(b"/", 1500)  # warm-up: past the server's steady-state mark
+        s0 = srv.stats()
+        bad = loop(b"/", 3000)
+        s1 = srv.stats()
+        bad += loop(b"/assets/a.txt", 3000)
+        s2 = srv.stats()
+    finally:
+        s.close()
+    R.check("keep-alive 200s all correct", bad == 0, bad)
+    H.check_no_words(R, "route 200 with a renderer set", s0, s1, 3000)
+    H.check_no_words(R, "static 200 with a renderer set", s1, s2, 3000)
 
     R.check("json: the worker is alive", srv.alive() and req(port, "GET", "/")[0] == 200)
     log = srv.stderr_text()

@@ -50,7 +50,7 @@ let reentrant c status ~reason = Respond.error_reason c status ("again: " ^ reas
 
 let () =
   let port = ref 0 and dir = ref "." and cert = ref "" and key = ref "" and io = ref Server.default_config.io
-  and mode = ref "json" and users = ref "" in
+  and mode = ref "json" and users = ref "" and stats = ref "" in
   Arg.parse
     [ ("-p", Arg.Set_int port, "PORT");
       ("-d", Arg.Set_string dir, "DIR served under /assets/");
@@ -58,7 +58,8 @@ let () =
       ("--tls-key", Arg.Set_string key, "FILE");
       ("--io", Arg.Symbol ([ "uring"; "epoll" ], fun s -> io := if s = "epoll" then Server.Epoll else Server.Uring), "");
       ("--errors", Arg.Symbol ([ "json"; "none"; "raising"; "router"; "reentrant" ], ( := ) mode), " the renderer");
-      ("--users", Arg.Set_string users, "FILE the Basic user file of /auth") ]
+      ("--users", Arg.Set_string users, "FILE the Basic user file of /auth");
+      ("--stats-token", Arg.Set_string stats, "TOKEN serve /__httpz/stats") ]
     (fun _ -> ()) "errors_server.exe -p PORT [-d DIR] [--errors MODE] [--users FILE]";
   let tls = if !cert = "" then None else Some (Server.tls ~cert_file:!cert ~key_file:!key) in
   let ok = function Ok v -> v | Error e -> prerr_endline ("errors_server: " ^ e); exit 1 in
@@ -72,6 +73,7 @@ let () =
   let config =
     { Server.default_config with
       port = !port; workers = 1; tls; io = !io; errors; max_body = 1024; body_timeout = 1.0;
-      handler_timeout = 2.0; offload_threads = 1; offload_queue = 1 }
+      handler_timeout = 2.0; offload_threads = 1; offload_queue = 1;
+      stats = (if !stats = "" then None else Some !stats) }
   in
   exit (Server.run config (Route.handler (routes ~mode:!mode ~static ~forbidden ~auth)))
