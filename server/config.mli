@@ -282,8 +282,9 @@ type t = {
   dev_errors : bool;
       (** Development mode. When a handler raises before any byte of its
           response left, a client on the loopback gets a 500 page showing
-          the exception and its backtrace (HTML-escaped); others get the
-          usual short 500. Workers also record backtraces
+          the exception and its backtrace (HTML-escaped), whatever
+          {!errors} says; others get the usual short 500 (or {!errors}').
+          Workers also record backtraces
           ([Printexc.record_backtrace true]), so the log line of a
           handler's exception carries one (without this, only with
           [OCAMLRUNPARAM=b]). Default [false]: never turn it on for a
