@@ -108,7 +108,7 @@ let json = typed "application/json" json_body
 
 let server : t option ref = ref None
 let current () = !server
-let active = function Some _ -> true | None -> !server != None
+let active = function Some _ -> true | None -> ( match !server with Some _ -> true | None -> false)
 
 let complete c = (Ctx.to_conn c).Slot.resp = Slot.Done
 
