@@ -57,6 +57,7 @@ type t = {
   root : string option;
   on_listen : int -> unit;
   dev_errors : bool;
+  errors : Errors.t option;
   http2 : bool;
 }
 
@@ -101,6 +102,7 @@ let default_config =
     root = None;
     on_listen = ignore;
     dev_errors = false;
+    errors = None;
     http2 = true;
   }
 

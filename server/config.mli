@@ -283,13 +283,21 @@ type t = {
   dev_errors : bool;
       (** Development mode. When a handler raises before any byte of its
           response left, a client on the loopback gets a 500 page showing
-          the exception and its backtrace (HTML-escaped); others get the
-          usual short 500. Workers also record backtraces
+          the exception and its backtrace (HTML-escaped), whatever
+          {!errors} says; others get the usual short 500 (or {!errors}').
+          Workers also record backtraces
           ([Printexc.record_backtrace true]), so the log line of a
           handler's exception carries one (without this, only with
           [OCAMLRUNPARAM=b]). Default [false]: never turn it on for a
           server the public reaches through a proxy on the same host,
           whose requests all come from the loopback. *)
+  errors : Errors.t option;
+      (** The renderer of every error answer the server and the
+          application layer write once a request head is parsed (router
+          404/405/400, [Respond.error], 413/408 of bodies, 500 of a failed
+          handler, 503, guard refusals, static errors): {!Errors}, where
+          the list and its exceptions are. Default [None]: each answer as
+          it always was ([text/plain], the static handler's HTML). *)
   http2 : bool;
       (** HTTP/2: TLS connections that select "h2" by ALPN (offered before
           http/1.1) and plain connections that open with the HTTP/2 client

@@ -382,16 +382,22 @@ let when_writable c fd k = when_ready c fd ~write:true k
 
 let busy_body = "The server is busy: try again in a moment.\n"
 
+(* The application's error renderer, when one is set (Errors comes after
+   this module, so it installs itself here). *)
+let busy_hook : (t -> unit) option ref = ref None
+
 (* The pool's queue is full: 503 at once, if the head is still ours to
    write (else the handler returns without answering, and the connection
    closes as after any handler that does). *)
 let busy c =
-  if c.resp = Idle then begin
-    start c Status.Service_unavailable;
-    header c Header_name.Retry_after "1";
-    header c Header_name.Content_type "text/plain; charset=utf-8";
-    body_string c busy_body
-  end
+  if c.resp = Idle then
+    match !busy_hook with
+    | Some answer -> answer c
+    | None ->
+        start c Status.Service_unavailable;
+        header c Header_name.Retry_after "1";
+        header c Header_name.Content_type "text/plain; charset=utf-8";
+        body_string c busy_body
 
 let offload c work k =
   check_can_wait c "Ctx.offload";

@@ -25,7 +25,8 @@
     calls, then exactly one body call ({!body_string}, {!body_bigstring},
     {!body_file}, {!no_body}, or {!chunked_start} … {!chunked_end}). A
     handler that returns without answering, or raises, gets a 500 written
-    for it (if nothing was sent yet; else the connection is closed, and
+    for it (through the application's error renderer when one is set,
+    {!Errors}; if nothing was sent yet; else the connection is closed, and
     the access log records the status that was sent, cut); the exception
     is logged with the request and the backtrace; the worker goes on
     serving. Answering again after a complete response (a second
@@ -207,8 +208,8 @@ val read_body : t -> limit:int -> (t -> unit) -> unit
     for the next one, or answers. The end of the body is an empty piece
     ({!body_ended}). Memory stays at one read buffer whatever the body's
     size; [100 Continue] is sent when the client expects it. A body over
-    [limit] bytes (Content-Length, or chunked as it arrives) is answered
-    413 and closed. Answering before the end closes the connection after
+    [limit] bytes (Content-Length, chunked as it arrives, or a body that
+    came whole with the head) is answered 413 and closed. Answering before the end closes the connection after
     the response. *)
 
 val body_piece : t -> Httpz.Span.t
@@ -264,7 +265,8 @@ val offload : t -> (unit -> 'a) -> ('a -> t -> unit) -> unit
 
     When [Server.config.offload_queue] jobs already wait for a thread,
     neither [work] nor [k] runs: [offload] answers at once for the handler,
-    [503 Service Unavailable] with [Retry-After: 1], and returns (the
+    [503 Service Unavailable] with [Retry-After: 1] (through {!Errors}'
+    renderer when one is set), and returns (the
     handler then returns too; it must not answer). If a response was
     started already, nothing is written, and the connection is closed as
     after any handler that returns without answering.
@@ -305,6 +307,10 @@ val secure : t -> bool
 (** The connection speaks TLS (the request came over https). *)
 
 (**/**)
+
+val busy_hook : (t -> unit) option ref
+(* {!offload}'s 503 when the queue is full: set by {!Errors.set} to answer
+   through the application's error renderer ([None]: the text answer). *)
 
 external of_conn : Slot.t -> t = "%identity"
 (* For the event loop: a connection slot is the handler's context. *)

@@ -92,9 +92,30 @@ let answer c text =
   Ctx.header c Header_name.Cache_control "no-store";
   Ctx.body_string c text
 
+(* Through the application's error renderer: the fields a refusal needs
+   are required of its answer. *)
+let rendered t c v =
+  let status, reason =
+    match v with
+    | Admit | Forbidden -> (Status.Forbidden, Status.reason Status.Forbidden)
+    | Unauthorized -> (Status.Unauthorized, Status.reason Status.Unauthorized)
+    | Too_many -> (Status.Too_many_requests, Status.reason Status.Too_many_requests)
+    | Unavailable -> (Status.Service_unavailable, "too many clients limited at once")
+  in
+  log_refusal c (Status.code status);
+  (match v with
+   | Unauthorized ->
+       Errors.require Header_name.Www_authenticate
+         (match t.users with Some u -> Basic_auth.challenge u | None -> default_challenge)
+   | Too_many | Unavailable -> Errors.require_int Header_name.Retry_after (max 1 t.wait)
+   | Admit | Forbidden -> ());
+  Errors.require_no_store ();
+  Errors.answer c status ~reason
+
 let refuse t c v =
   match v with
   | Admit -> ()
+  | v when Errors.active None -> rendered t c v
   | Forbidden ->
       log_refusal c 403;
       Ctx.start c Status.Forbidden;

@@ -21,7 +21,8 @@
 
     A request that passes every check costs no allocation (its
     credentials remembered, see {!Basic_auth}); answers to refused ones
-    are short [text/plain] bodies. Each refusal is logged at debug level
+    are short [text/plain] bodies, or the application's error renderer's
+    ({!Errors}). Each refusal is logged at debug level
     ({!Log}: status, client, target), and only then formatted.
 
     The per-client connection limit is not here: it acts when a
@@ -97,8 +98,10 @@ val refuse : t -> Ctx.t -> verdict -> unit
     [no-store] answer; [401] with [WWW-Authenticate] (the user file's
     realm, {!Basic_auth.challenge}; a generic one when [t] has no user
     file), [429] and [503] with [Retry-After] ({!retry_after}), [403]
-    bare. [Admit] answers nothing. Logs the refusal at debug level. Does
-    not allocate at other levels. *)
+    bare. With an error renderer set ([Server.config.errors], {!Errors})
+    it writes the answer, with those same fields. [Admit] answers
+    nothing. Logs the refusal at debug level. Does not allocate at other
+    levels, beyond what a renderer allocates. *)
 
 val admit : t -> Ctx.t -> bool
 (** [admit t c] is {!check}, then {!refuse} when refused: [true] when the

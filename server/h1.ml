@@ -120,13 +120,34 @@ let write_answer c status msg ~ctype ~parsed =
   c.state <- Writing;
   Write
 
+(* The application's error renderer ({!Errors}) answers for a request
+   whose head was parsed, written through Ctx as a handler's answer; the
+   connection still closes after it (the body may be unread). A renderer
+   that fails past its own fallback gets the fixed answer. *)
+let rendered_error c status msg =
+  reset_response c;
+  release_body c;
+  c.close <- true;
+  match Errors.answer (Ctx.of_conn c) status ~reason:msg with
+  | () ->
+      c.after <- Then_close;
+      c.state <- Writing;
+      Write
+  | exception e ->
+      Log.error "error answer %d failed: %s" (Status.code status) (Printexc.to_string e);
+      if on_wire c then Close else write_answer c status msg ~ctype:error_head ~parsed:true
+
 (* A response of which bytes already left cannot be replaced: the
-   connection closes, and [closed] logs what the client got, cut. *)
+   connection closes, and [closed] logs what the client got, cut. A head
+   that did not parse gets the fixed answer: there is no request to show
+   an application. *)
 let respond_error c status msg ~parsed =
   (* The server's answer, not the handler's (a body that timed out or was
      too large while the handler waited for it): its cancel hooks run. *)
   if c.resp <> Done then Slot.run_cancels c;
-  if on_wire c then Close else write_answer c status msg ~ctype:error_head ~parsed
+  if on_wire c then Close
+  else if parsed && Errors.active None then rendered_error c status msg
+  else write_answer c status msg ~ctype:error_head ~parsed
 
 let status_of_code n = Status.of_code_or ~default:Status.Bad_request n
 
@@ -359,9 +380,13 @@ and stream_next c =
       c.body <- Body_streamed;
       deliver c c.rbuf ~off:0 ~len:0
   | Body_ready ->
-      (* Whole already: one piece, then the end. *)
-      c.body <- Body_streamed;
-      deliver c c.body_src ~off:c.body_off ~len:c.body_len
+      (* Whole already (it came with the head): one piece, then the end;
+         the handler's limit holds for it too. *)
+      if c.body_len > c.body_limit then too_large c
+      else begin
+        c.body <- Body_streamed;
+        deliver c c.body_src ~off:c.body_off ~len:c.body_len
+      end
   | Body_unread ->
       c.body <- Body_streaming;
       if Request.is_chunked (Slot.req c) then begin

@@ -43,7 +43,9 @@
     the request's method and target, the client's address and the
     backtrace when one was recorded. Before any byte of its response
     left, the client gets a 500 (in development mode, [sh.dev_errors], a
-    page showing the exception to a client on the loopback); after, the
+    page showing the exception to a client on the loopback; else through
+    the application's renderer when one is set, {!Errors}, as every error
+    answer for a parsed head is); after, the
     connection closes. After a complete response, a second answer
     ({!Slot.Answered_twice}) or a late exception is only logged: the first
     response goes out intact.

@@ -174,7 +174,18 @@ and answer_error x status =
   if x.resp <> Done then run_cancels x;
   x.wait <- Running;
   writing x;
-  if x.resp = Idle || x.resp = Head then begin
+  if (x.resp = Idle || x.resp = Head) && Errors.active None then begin
+    (* The application's error renderer; one that fails past its own
+       fallback resets the stream. *)
+    reset_response x;
+    x.unlogged <- Unlogged_request;
+    match Errors.answer (Ctx.of_conn x) status ~reason:(Status.reason status) with
+    | () -> queue_rest x
+    | exception e ->
+        Log.error "error answer %d failed: %s" (Status.code status) (Printexc.to_string e);
+        reset x H2_error.Internal_error
+  end
+  else if x.resp = Idle || x.resp = Head then begin
     reset_response x;
     x.unlogged <- Unlogged_request;
     let cx = Ctx.of_conn x in

@@ -32,6 +32,7 @@ type params = {
   headers : string;
   server_name : string;
   dev_errors : bool;
+  errors : Errors.t option;
   http2 : bool;
 }
 
@@ -659,6 +660,8 @@ let create p ~listeners ~signal_fd ~reactor =
   sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
   sh.dev_errors <- p.dev_errors;
+  (* One loop per worker process: the renderer is the process's. *)
+  Errors.set p.errors;
   sh.http2 <- p.http2;
   (* Development mode shows backtraces: record them (costly only when an
      exception is raised). *)

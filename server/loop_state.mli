@@ -58,6 +58,9 @@ type params = {
   dev_errors : bool;
       (** {!Server.config}[.dev_errors]: a handler's exception shown on the
           500 page to a client on the loopback; backtraces recorded *)
+  errors : Errors.t option;
+      (** {!Server.config}[.errors]: installed as the process's renderer
+          ({!Errors.set}) when the worker's state is made *)
   http2 : bool;  (** speak HTTP/2 (ALPN h2, h2c prior knowledge) *)
 }
 

@@ -83,11 +83,17 @@ let empty c ?headers status =
   let code = Status.code status in
   Ctx.no_body c ~content_length:(if Status.forbids_content status || code < 200 then -1 else 0)
 
+(* Through the server's error renderer when one is set ({!Errors}); its
+   [start] writes the pending headers, found through this hook. *)
+let () = Errors.set_pending_writer write_pending
+
 let error c status =
-  text c ~status (string_of_int (Status.code status) ^ " " ^ Status.reason status ^ "\n")
+  if Errors.active None then Errors.answer c status ~reason:(Status.reason status)
+  else text c ~status (string_of_int (Status.code status) ^ " " ^ Status.reason status ^ "\n")
 
 let error_reason c status reason =
-  text c ~status (string_of_int (Status.code status) ^ " " ^ Status.reason status ^ ": " ^ reason ^ "\n")
+  if Errors.active None then Errors.answer c status ~reason
+  else text c ~status (string_of_int (Status.code status) ^ " " ^ Status.reason status ^ ": " ^ reason ^ "\n")
 
 let has_prefix s p = String.length s >= String.length p && String.sub s 0 (String.length p) = p
 

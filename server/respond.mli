@@ -87,12 +87,16 @@ val empty : Ctx.t -> ?headers:(Header_name.t * string) list -> Status.t -> unit
     forbids content (1xx, 204, 304: no framing field at all). *)
 
 val error : Ctx.t -> Status.t -> unit
-(** [error c status]: a short text body, ["404 Not Found\n"]. *)
+(** [error c status]: through the server's error renderer when one is set
+    ([Server.config.errors], {!Errors}) with the reason phrase as
+    [reason]; else a short text body, ["404 Not Found\n"]. *)
 
 val error_reason : Ctx.t -> Status.t -> string -> unit
-(** [error_reason c status reason]: ["403 Forbidden: REASON\n"]; [reason]
-    must not come from the request unescaped (it is plain text, but a
-    client may show it). *)
+(** [error_reason c status reason]: as {!error}, the default body being
+    ["403 Forbidden: REASON\n"]; [reason] must not come from the request
+    unescaped (it is plain text, but a client may show it; the
+    {!Errors.json} and {!Errors.html} renderers escape it for their
+    formats). *)
 
 val redirect : Ctx.t -> ?status:Status.t -> ?headers:(Header_name.t * string) list -> string -> unit
 (** [redirect c url] answers with [Location: url] and status [303 See

@@ -1,9 +1,9 @@
 open Httpz
 
 type entry = { run : Ctx.t -> unit; form : bool }
-type router = { r : entry Router.t; mutable forms : bool }
+type router = { r : entry Router.t; mutable forms : bool; mutable not_found : (Ctx.t -> unit) option }
 
-let router () = { r = Router.create (); forms = false }
+let router () = { r = Router.create (); forms = false; not_found = None }
 let add t meth pattern h = Router.add t.r meth pattern { run = h; form = false }
 let get t = add t Meth.Get
 let post t = add t Meth.Post
@@ -18,6 +18,8 @@ let form t meth pattern h =
 let post_form t = form t Meth.Post
 let mount t prefix h = Router.mount t.r prefix { run = h; form = false }
 
+let not_found t h = t.not_found <- Some h
+
 let mount_router t prefix sub =
   if sub.forms then t.forms <- true;
   Router.mount_router t.r prefix sub.r
@@ -28,6 +30,8 @@ type t = {
   target : Target.t;
   csrf : Csrf.t option;
   slash_redirect : bool;
+  errors : Errors.t option;  (** this router's error renderer, ahead of the server's *)
+  fallback : (Ctx.t -> unit) option;  (** {!not_found}'s handler *)
   allow : Bigstring.t;  (** an [Allow] value is written here *)
   scratch : Bigstring.t;  (** parameters are decoded here to check them *)
   mutable serving : Obj.t;  (** the Ctx.t whose handler ran last, or [idle] *)
@@ -36,11 +40,11 @@ type t = {
 
 let idle = Obj.repr 0
 
-let compile ?csrf ?(slash_redirect = true) r =
+let compile ?csrf ?(slash_redirect = true) ?errors r =
   if r.forms && csrf = None then invalid_arg "Route.compile: form routes need ~csrf";
   let compiled = Router.compile r.r in
   { compiled; m = Router.Match.create ~max_params:(Router.max_params compiled); target = Target.create (); csrf;
-    slash_redirect; allow = Bigstring.create 64; scratch = Bigstring.create 4096; serving = idle; running = false }
+    slash_redirect; errors; fallback = r.not_found; allow = Bigstring.create 64; scratch = Bigstring.create 4096; serving = idle; running = false }
 
 (* The router whose handler runs now: a worker runs one handler call at a
    time, so one slot is enough. *)
@@ -50,6 +54,13 @@ let find t meth buf target =
   match Target.split t.target buf target with
   | Target.Origin | Target.Absolute -> Router.find t.compiled t.m meth buf ~path:(Target.path t.target)
   | Target.Asterisk | Target.Error -> Router.Not_found
+
+(* An error answer of this router: through its renderer or the server's
+   when either is set, else the text answers it always gave. *)
+let fail t c status reason =
+  if Errors.active t.errors then Errors.answer ?errors:t.errors c status ~reason
+  else if reason = Status.reason status then Respond.error c status
+  else Respond.error_reason c status reason
 
 let write_allow t c mask =
   let n = Router.write_allow mask t.allow ~off:0 in
@@ -91,7 +102,7 @@ let run t c e =
 
 let found t c =
   let e = Router.payload t.compiled t.m in
-  if not (params_decode t (Ctx.buffer c)) then Respond.error_reason c Status.Bad_request "malformed path parameter"
+  if not (params_decode t (Ctx.buffer c)) then fail t c Status.Bad_request "malformed path parameter"
   else if not e.form then run t c e
   else if not (Ctx.body_ready c) then Ctx.await_body c
   else
@@ -100,7 +111,7 @@ let found t c =
     | Some csrf -> (
         match Csrf.check csrf c with
         | Ok () -> run t c e
-        | Error f -> Respond.error_reason c Status.Forbidden (Csrf.failure_to_string f))
+        | Error f -> fail t c Status.Forbidden (Csrf.failure_to_string f))
 
 let every_method = Router.meth_bit Meth.Get lor Router.meth_bit Meth.Head lor Router.meth_bit Meth.Post
   lor Router.meth_bit Meth.Put lor Router.meth_bit Meth.Delete lor Router.meth_bit Meth.Patch
@@ -111,14 +122,14 @@ let handler t c =
   let buf = Ctx.buffer c and req = Ctx.request c in
   let meth = Request.meth req in
   match Target.split t.target buf (Request.target req) with
-  | Target.Error -> Respond.error c Status.Bad_request
+  | Target.Error -> fail t c Status.Bad_request (Status.reason Status.Bad_request)
   | Target.Asterisk ->
       if meth = Meth.Options then begin
         Respond.start c Status.No_content;
         write_allow t c every_method;
         Ctx.no_body c ~content_length:(-1)
       end
-      else Respond.error c Status.Bad_request
+      else fail t c Status.Bad_request (Status.reason Status.Bad_request)
   | Target.Origin | Target.Absolute -> (
       match Router.find t.compiled t.m meth buf ~path:(Target.path t.target) with
       | Router.Found | Router.Head_by_get -> found t c
@@ -126,6 +137,10 @@ let handler t c =
           Respond.start c Status.No_content;
           write_allow t c (Router.allow t.m);
           Ctx.no_body c ~content_length:(-1)
+      | Router.Method_not_allowed when Errors.active t.errors ->
+          let n = Router.write_allow (Router.allow t.m) t.allow ~off:0 in
+          Errors.require Header_name.Allow (Bigstring.sub_string t.allow ~off:0 ~len:n);
+          Errors.answer ?errors:t.errors c Status.Method_not_allowed ~reason:(Status.reason Status.Method_not_allowed)
       | Router.Method_not_allowed ->
           Respond.start c Status.Method_not_allowed;
           write_allow t c (Router.allow t.m);
@@ -134,7 +149,10 @@ let handler t c =
       | Router.Not_found -> (
           match if t.slash_redirect && Router.slash_redirect t.compiled t.m buf then other_slash t buf else None with
           | Some loc -> Respond.redirect c ~status:Status.Permanent_redirect loc
-          | None -> Respond.error c Status.Not_found))
+          | None -> (
+              match t.fallback with
+              | Some h -> h c
+              | None -> fail t c Status.Not_found (Status.reason Status.Not_found))))
 
 let serving name c =
   let t = !current in

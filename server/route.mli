@@ -25,7 +25,13 @@
     {- otherwise [404]; a malformed target, or a parameter that does not
        decode ([%zz], [%00]): [400]; [OPTIONS *]: [204] with the
        methods any route accepts.}}
-    Those answers go through {!Respond} ([text/plain] bodies).
+    The error answers among them (404, 405, 400) and form routes' 403 go
+    through the router's error renderer ([~errors] at {!compile}), else
+    the server's ([Server.config.errors]), else they are [text/plain]
+    bodies as {!Respond.error} writes them ({!Errors}). A 405 keeps its
+    [Allow] whatever renders it. {!not_found} replaces only the last
+    case, the 404: the 405s, OPTIONS, the slash redirects and the 400s
+    stay the router's (a catch-all [mount r "/"] would take them all).
 
     {b Form routes} ({!form}, {!post_form}) read the whole body (up to
     [Server.config.max_body]) before their handler runs, and pass
@@ -74,13 +80,24 @@ val mount : router -> string -> (Ctx.t -> unit) -> unit
     given once). *)
 
 val mount_router : router -> string -> router -> unit
-(** [mount_router r prefix sub] grafts [sub]'s routes under [prefix]. *)
+(** [mount_router r prefix sub] grafts [sub]'s routes under [prefix]
+    ([sub]'s {!not_found} is not grafted: the outer router's applies). *)
+
+val not_found : router -> (Ctx.t -> unit) -> unit
+(** [not_found r h]: [h] answers a request that no route or mount of [r]
+    matches for any method, when no slash redirect applies: the custom
+    404 (a JSON error, a page; it may answer another status). It runs as
+    a route's handler would, without parameters ({!param} raises). A
+    second call replaces the first. *)
 
 type t
 (** A compiled router with its per-worker match state. *)
 
-val compile : ?csrf:Csrf.t -> ?slash_redirect:bool -> router -> t
-(** @raise Invalid_argument on conflicting routes, or form routes without
+val compile : ?csrf:Csrf.t -> ?slash_redirect:bool -> ?errors:Errors.t -> router -> t
+(** [errors]: the renderer of this router's error answers (see above),
+    ahead of the server's; the answers of its routes' handlers
+    ({!Respond.error}, a static handler's) use the server's.
+    @raise Invalid_argument on conflicting routes, or form routes without
     [csrf]. *)
 
 val handler : t -> Ctx.t -> unit

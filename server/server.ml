@@ -50,6 +50,7 @@ type config = Config.t = {
   root : string option;
   on_listen : int -> unit;
   dev_errors : bool;
+  errors : Errors.t option;
   http2 : bool;
 }
 
@@ -92,6 +93,7 @@ let params c ~log_fd ~totals =
     headers = String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") c.headers);
     server_name = c.server_name;
     dev_errors = c.dev_errors;
+    errors = c.errors;
     http2 = c.http2 && c.read_buffer >= H2_session.min_read_buffer;
   }
 

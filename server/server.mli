@@ -179,6 +179,7 @@ type config = Config.t = {
   root : string option;
   on_listen : int -> unit;
   dev_errors : bool;
+  errors : Errors.t option;
   http2 : bool;
 }
 (** The server's settings: {!Config.t}, where each field and its default

@@ -23,7 +23,17 @@ let p502 = page_of Bad_gateway
 let html_type = "text/html; charset=utf-8"
 let allow = "GET, HEAD, OPTIONS"
 
+(* The application's error renderer, when one is set, with the fields
+   the answer needs. *)
+let rendered c (status : Status.t) extra =
+  (match status, extra with
+   | _, Some (name, value) -> Errors.require name value
+   | Method_not_allowed, None -> Errors.require Allow allow
+   | _ -> ());
+  Errors.answer c status ~reason:(Status.reason status)
+
 let error_page_extra c (status : Status.t) extra =
+  if Errors.active None then rendered c status extra else
   let body =
     match status with
     | Bad_request -> p400 | Forbidden -> p403 | Not_found -> p404

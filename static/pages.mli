@@ -16,7 +16,9 @@ val p416 : string
 
 val error_page : Httpz_server.Ctx.t -> Httpz.Status.t -> unit
 (** [error_page c status] answers [status] with its page (and [Allow] for
-    405). Does not allocate. *)
+    405), or through the application's error renderer when one is set
+    ([Server.config.errors], {!Httpz_server.Errors}; [Allow] kept). Does
+    not allocate (a renderer aside). *)
 
 val error_page_extra : Httpz_server.Ctx.t -> Httpz.Status.t -> (Httpz.Header_name.t * string) option -> unit
 (** [error_page_extra c status extra] is {!error_page} with one more

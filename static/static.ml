@@ -457,6 +457,10 @@ let range_answer t c req buf fd ~ctype ~etag ~mtime ~vary ~gz ~size =
       let o = Range.write_unsatisfied t.scratch ~off:0 ~length:size in
       let i = Error_pages.find t.errors Range_not_satisfiable in
       if i >= 0 then custom_page t c Range_not_satisfiable i ~range_len:o
+      else if Errors.active None then begin
+        Errors.require Content_range (B.sub_string t.scratch ~off:0 ~len:o);
+        Errors.answer c Range_not_satisfiable ~reason:(Status.reason Range_not_satisfiable)
+      end
       else begin
         Ctx.start c Range_not_satisfiable;
         Ctx.header_bytes c Content_range t.scratch ~off:0 ~len:o;

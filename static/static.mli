@@ -121,7 +121,10 @@
 
     {b Error pages} are short fixed HTML strings per status; they never
     contain a file-system path or bytes of the request. {!config.error_pages}
-    replaces them with files of the root ({!Error_pages}).
+    replaces them with files of the root ({!Error_pages}); where it does
+    not, the application's error renderer does when one is set
+    ([Server.config.errors], {!Httpz_server.Errors}: [Allow] of a 405 and
+    [Content-Range] of a 416 kept).
 
     {b On-the-fly compression} (decision: off by default, {!config.compress}).
     For a compressible type, a client that accepts gzip (the same
