@@ -142,7 +142,8 @@ module Security_headers = struct
   let default =
     {
       hsts = Some "max-age=31536000; includeSubDomains";
-      content_type_options = true;
+      (* The server's default [headers] send it already. *)
+      content_type_options = false;
       frame_options = Some "DENY";
       content_security_policy = Some "frame-ancestors 'none'";
       referrer_policy = Some "strict-origin-when-cross-origin";

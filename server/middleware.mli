@@ -113,7 +113,8 @@ module Cors : sig
 end
 
 (** Security headers on every response the handler writes: HSTS only on
-    TLS connections ({!Ctx.secure}), [X-Content-Type-Options: nosniff],
+    TLS connections ({!Ctx.secure}; a TLS server's plain listener gets
+    none), [X-Content-Type-Options: nosniff],
     [X-Frame-Options], [Content-Security-Policy], [Referrer-Policy], and
     fields of one's own. Made once into two prepared sets
     ({!Httpz.Prepared_fields}), copied into each head: 0 words.
@@ -123,7 +124,10 @@ end
 module Security_headers : sig
   type config = {
     hsts : string option;  (** [Strict-Transport-Security] value, TLS only *)
-    content_type_options : bool;  (** [X-Content-Type-Options: nosniff] *)
+    content_type_options : bool;
+        (** [X-Content-Type-Options: nosniff]: off by default, as
+            [Server.config.headers] sends it on every response unless
+            told otherwise (the server's own answers included) *)
     frame_options : string option;  (** [X-Frame-Options] *)
     content_security_policy : string option;
     referrer_policy : string option;
@@ -131,8 +135,10 @@ module Security_headers : sig
   }
 
   val default : config
-  (** [max-age=31536000; includeSubDomains], nosniff, [DENY],
-      [frame-ancestors 'none'], [strict-origin-when-cross-origin]. *)
+  (** HSTS [max-age=31536000; includeSubDomains], [X-Frame-Options:
+      DENY], [Content-Security-Policy: frame-ancestors 'none'] (the same
+      for browsers that read only CSP), [Referrer-Policy:
+      strict-origin-when-cross-origin]; no nosniff (see above). *)
 
   val middleware : config -> t
   (** @raise Httpz.Response.Invalid_field for a value that is not a

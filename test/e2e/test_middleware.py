@@ -73,8 +73,16 @@ port, tls, spec = int(sys.argv[2]), sys.argv[3] == "1", json.loads(sys.argv[4])
 c = C.Client(port, tls)
 out = []
 for method, path, headers in spec:
-    sid = c.get(path, method=method, headers=[tuple(h) for h in headers])
-    ok = c.pump(lambda: sid in c.ended or sid in c.reset)
+    if method == "RESET":
+        # Opened, left unanswered a moment, then reset by the client.
+        sid = c.get(path, headers=[tuple(h) for h in headers])
+        c.pump(lambda: False, timeout=0.2)
+        c.conn.reset_stream(sid)
+        c.flush()
+        ok = True
+    else:
+        sid = c.get(path, method=method, headers=[tuple(h) for h in headers])
+        ok = c.pump(lambda: sid in c.ended or sid in c.reset)
     out.append({"sid": sid, "ended": ok, "head": c.heads.get(sid, {}), "body": c.bodies.get(sid, b"").decode("latin-1")})
 print(json.dumps(out))
 """
@@ -167,8 +175,9 @@ SEC = {"x-content-type-options": "nosniff", "x-frame-options": "DENY",
 def security(port, plain_port):
     for path in ("/users/1", "/nowhere"):
         r = one(port, path)
-        R.check("security headers on %s (%d)" % (path, r.status if r else 0),
-                r and all(r.header(k) == v for k, v in SEC.items()), r)
+        R.check("security headers on %s (%d), nosniff once (the server's own)" % (path, r.status if r else 0),
+                r and all(r.header(k) == v for k, v in SEC.items())
+                and len(r.header_all("x-content-type-options")) == 1, r)
         hsts = r.header("strict-transport-security") if r else None
         if H.TLS:
             R.check("HSTS over TLS on %s" % path, hsts == "max-age=4242", hsts)
@@ -265,6 +274,20 @@ def no_leak(port):
             and [x.get("head", {}).get(":status") for x in res] == ["200"] * 5, res)
     R.check("HTTP/2: the hook on its streams only (not on the next stream's pooled exchange)",
             [x.get("head", {}).get("x-hooked") for x in res] == ["yes", None, None, "yes", None], res)
+    # A hook registered by a request that never answers (the client
+    # leaves): the next request on the slot does not inherit it.
+    s = H.connect(port)
+    H.send_get(s, "/hook-hang")
+    time.sleep(0.1)
+    s.close()
+    time.sleep(0.1)
+    r = one(port, "/plain")
+    R.check("HTTP/1.1: an abandoned request's hook is not on the next connection's request",
+            r and r.status == 200 and r.header("x-hooked") is None, r)
+    res = h2(port, [("RESET", "/hook-hang", []), "/plain", "/plain"])
+    R.check("HTTP/2: a reset stream's hook is not on the next streams",
+            len(res) == 3 and [x.get("head", {}).get(":status") for x in res[1:]] == ["200", "200"]
+            and all("x-hooked" not in x.get("head", {}) for x in res), res)
 
 
 def main():

@@ -18,6 +18,10 @@ let routes metrics =
   Route.get r "/later" (fun c -> Ctx.sleep c 0.05 (fun c -> Respond.text c "later\n"));
   Route.get r "/hang" (fun c -> ignore (Ctx.suspend c (fun c -> Respond.text c "never\n") : unit -> unit));
   Route.get r "/hook" (fun c -> Ctx.on_head c leak_hook; Respond.text c "hooked\n");
+  (* Registers the hook, then never answers: the client leaves. *)
+  Route.get r "/hook-hang" (fun c ->
+      Ctx.on_head c leak_hook;
+      ignore (Ctx.suspend c (fun c -> Respond.text c "never\n") : unit -> unit));
   Route.get r "/plain" (fun c -> Respond.text c "plain\n");
   Route.get r "/fail" (fun c -> Respond.error c Status.Service_unavailable);
   Route.get r "/metrics" (M.Route_metrics.handler metrics);
