@@ -322,9 +322,10 @@ val on_head : t -> (t -> unit) -> unit
     the order they were registered. It does not run for the answers the
     server writes itself over HTTP/1.1 (a 408, a 413, the 500 for a failed
     handler); over HTTP/2 those go through [Ctx] and it runs if the
-    handler's head had not ended yet. An exception from [f] is the
-    handler's (the server answers 500). On HEAD, 204 and 304 it runs as
-    for any head (fields stay; the body is dropped).
+    handler's head had not ended yet. An exception from [f] is logged
+    and the response goes on without the fields [f] had not written yet
+    (a header writer writes its whole field or nothing). On HEAD, 204 and
+    304 it runs as for any head (fields stay; the body is dropped).
     @raise Invalid_argument once the head has ended. *)
 
 val on_complete : t -> (t -> unit) -> unit

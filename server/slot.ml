@@ -457,14 +457,17 @@ let add_done_hook c f =
   c.hooked <- true
   end
 
-(* Emptied before they run: a hook that raises, or a head hook whose
-   headers make the head fail and the server answer 500 through Ctx
-   again, does not run twice. *)
+(* Emptied before they run, so none runs twice. One that raises is
+   logged and the head goes on: hooks also run inside the server's own
+   error answers (HTTP/2), where an exception has no handler to fail. A
+   header writer moves nothing before it succeeds, so the head stays
+   whole. *)
 let run_head_hooks c =
   let n = c.nhead_hooks in
   c.nhead_hooks <- 0;
   for i = 0 to n - 1 do
-    (Array.unsafe_get c.head_hooks i) c
+    try (Array.unsafe_get c.head_hooks i) c
+    with e -> Log.error "a response head hook raised %s" (Printexc.to_string e)
   done
 
 (* Innermost first, as the code after [next c] in nested wrappers would

@@ -487,7 +487,8 @@ val add_done_hook : t -> (t -> unit) -> unit
 
 val run_head_hooks : t -> unit
 (** [run_head_hooks c] runs and forgets the head hooks (registration
-    order): {!Ctx} calls it as the head ends, when [nhead_hooks > 0]. *)
+    order; one that raises is logged): {!Ctx} calls it as the head ends,
+    when [nhead_hooks > 0]. *)
 
 val log_response : t -> bool -> unit
 (** [log_response c complete]: the response is over; its completion

@@ -146,6 +146,25 @@ let h1_await_twice () =
     (List.length (String.split_on_char '\n' r |> List.filter (fun l -> find l "X-Hooked" = 0)));
   Alcotest.(check bool) "one completion" true (!seen = [ (200, 6, true) ])
 
+(* Hooks that raise: logged, the response and the other hooks go on. *)
+let h1_raising () =
+  seen := [];
+  let bad_head (_ : Ctx.t) = failwith "head hook" and bad_done (_ : Ctx.t) = failwith "done hook" in
+  let app c =
+    Ctx.on_head c bad_head;
+    Ctx.on_head c head_hook;
+    Ctx.on_complete c done_hook;
+    Ctx.on_complete c bad_done;
+    Respond.text c "fine"
+  in
+  let p = h1 app in
+  let r = send p (get "/") in
+  Alcotest.(check bool) ("answered, with the next hook's field: " ^ r) true
+    (find r "HTTP/1.1 200 " = 0 && has_line r "X-Hooked: yes" && find r "fine" > 0);
+  Alcotest.(check bool) "the other completion hook ran" true (!seen = [ (200, 4, true) ]);
+  let r = send p (get "/") in
+  Alcotest.(check bool) ("the connection goes on: " ^ r) true (find r "HTTP/1.1 200 " = 0)
+
 (* {1 HTTP/2 from memory} *)
 
 type h2 = { hc : Slot.t; hout : Buffer.t; dec : K.session; mutable pending : string }
@@ -460,6 +479,7 @@ let () =
           Alcotest.test_case "HTTP/1.1: a handler answering later completes then" `Quick h1_later;
           Alcotest.test_case "HTTP/1.1: the client leaves while the handler waits" `Quick h1_cancelled;
           Alcotest.test_case "HTTP/1.1: called twice for one body, hooks once" `Quick h1_await_twice;
+          Alcotest.test_case "HTTP/1.1: hooks that raise are logged, the response goes on" `Quick h1_raising;
           Alcotest.test_case "HTTP/2: hooks of one stream not on the next (pooled exchange)" `Quick h2_hooks;
           Alcotest.test_case "HTTP/2: a reset stream completes, not complete" `Quick h2_reset;
         ] );
