@@ -317,7 +317,8 @@ val secure : t -> bool
 val on_head : t -> (t -> unit) -> unit
 (** [on_head c f]: [f c] runs once, when the handler's head is about to
     end (the body call, {!chunked_start}, {!fixed_start}, {!no_body},
-    {!upgrade}), after the handler's own fields: [f] adds fields with the
+    {!upgrade}; not {!Ws.accept}'s 101, which it writes itself), after
+    the handler's own fields: [f] adds fields with the
     header writers ({!status_code} tells the status). Head hooks run in
     the order they were registered. It does not run for the answers the
     server writes itself over HTTP/1.1 (a 408, a 413, the 500 for a failed

@@ -76,6 +76,18 @@ let handler c =
       Ctx.on_head c head_hook;
       Ctx.on_complete c done_hook;
       later := Some (Ctx.suspend c (fun c -> Respond.text c ~status:Status.Created "later"))
+  | "/stream" ->
+      (* A body flushed in two pieces: the head hook before the first,
+         the completion after the last. *)
+      Ctx.on_head c head_hook;
+      Ctx.on_complete c done_hook;
+      Ctx.start c Status.Ok;
+      Ctx.chunked_start c;
+      Ctx.chunk c "abc";
+      Ctx.flush c (fun c ->
+          if !seen <> [] then failwith "completed before the end";
+          Ctx.chunk c "de";
+          Ctx.chunked_end c)
   | _ -> Respond.text c "plain"
 
 let h1_hooks () =
@@ -92,7 +104,11 @@ let h1_hooks () =
   (* HEAD: the head hook runs, no body bytes. *)
   let r = send p (get ~meth:"HEAD" "/hooked") in
   Alcotest.(check bool) ("HEAD keeps the hook's field: " ^ r) true (has_line r "X-Hooked: yes" && has_line r "Content-Length: 5");
-  Alcotest.(check bool) "HEAD: 200, 0 bytes" true (List.hd !seen = (200, 0, true))
+  Alcotest.(check bool) "HEAD: 200, 0 bytes" true (List.hd !seen = (200, 0, true));
+  seen := [];
+  let r = send p (get "/stream") in
+  Alcotest.(check bool) ("streamed: " ^ r) true (has_line r "X-Hooked: yes" && find r "3\r\nabc\r\n" > 0 && find r "2\r\nde\r\n0\r\n\r\n" > 0);
+  Alcotest.(check bool) "completion after the last piece: 5 body bytes" true (!seen = [ (200, 5, true) ])
 
 let h1_later () =
   seen := [];
