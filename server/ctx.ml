@@ -450,7 +450,9 @@ let elapsed_ns c = if c.hooks_ns = 0 then 0 else Syscall.clock_monotonic_ns () -
 let request_id c = c.request_id
 let set_request_id c id = c.request_id <- id
 let route_pattern c = c.route_pattern
-let set_route_pattern c p = if c.route_pattern != p then c.route_pattern <- p
+(* Only for a request with hooks: without middleware nothing reads it,
+   and the request pays one test. *)
+let set_route_pattern c p = if c.hooked && c.route_pattern != p then c.route_pattern <- p
 
 external of_conn : Slot.t -> t = "%identity"
 external to_conn : t -> Slot.t = "%identity"

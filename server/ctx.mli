@@ -372,14 +372,15 @@ val route_pattern : t -> string
 (** The pattern of the route {!Route.handler} ran for this request (as
     registered: ["/todos/:id"], a mount's prefix; the sub-router's own
     pattern under {!Route.mount_router}), [""] when it ran none (an
-    automatic answer, a 404). Meaningful for a request whose wrapper
-    cleared it first ([set_route_pattern c ""], as
-    {!Middleware.Route_metrics} does): without hooks it is not cleared
-    between requests. *)
+    automatic answer, a 404). Recorded only for a request that
+    registered a hook before the router ran ({!on_complete}, as
+    {!Middleware.Route_metrics} does), so a request without middleware
+    pays one test for it; cleared when that request ends. *)
 
 val set_route_pattern : t -> string -> unit
-(** For {!Route}: writes only when the value changes (no write barrier
-    on a keep-alive connection hitting the same route). *)
+(** For {!Route} (and a wrapper clearing it, [""]): ignored unless a hook
+    is registered for the request; writes only when the value
+    changes. *)
 
 (**/**)
 

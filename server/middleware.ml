@@ -328,10 +328,11 @@ module Route_metrics = struct
   let middleware t =
     let complete c = record t c in
     fun next c ->
-      (* What Route writes during [next]; cleared first, so that a request
-         no route ran for is not counted under the previous one's. *)
-      Ctx.set_route_pattern c "";
+      (* What Route writes during [next] (once a hook is registered);
+         cleared first, so that a request no route ran for, or one whose
+         wrapper runs again (after Ctx.await_body), is counted right. *)
       Ctx.on_complete c complete;
+      Ctx.set_route_pattern c "";
       next c
 
   let unmatched = "(unmatched)"

@@ -421,9 +421,9 @@ and t = {
       (** the request's id ({!Ctx.set_request_id}), [""] when none;
           cleared with the hooks *)
   mutable route_pattern : string;
-      (** the pattern of the route {!Route} ran for the latest request
-          ({!Ctx.set_route_pattern}), kept until the next one writes it:
-          a reader clears it first ({!Ctx.on_complete}'s users) *)
+      (** the pattern of the route {!Route} ran for the request
+          ({!Ctx.set_route_pattern}), written only while [hooked], [""]
+          otherwise; cleared with the hooks *)
 }
 
 val reserve : int

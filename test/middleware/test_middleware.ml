@@ -437,6 +437,28 @@ let metrics () =
     (find r "text/plain; version=0.0.4" > 0
     && has_line r (Printf.sprintf "Content-Length: %d" (String.length (M.Route_metrics.text m))))
 
+(* The pattern is recorded for requests with hooks only, and a request no
+   route ran for is not counted under the previous request's route. *)
+let pattern_per_request () =
+  let inside = ref "?" in
+  let r = Route.router () in
+  Route.get r "/users/:id" (fun c -> inside := Ctx.route_pattern c; Respond.text c "u");
+  let routes = Route.handler (Route.compile r) in
+  let m = M.Route_metrics.create () in
+  let metered = M.Route_metrics.middleware m routes in
+  ignore (send (h1 routes) (get "/users/1"));
+  Alcotest.(check string) "without hooks: not recorded" "" !inside;
+  (* One connection: /users/2 and /nowhere metered, /users/3 between them not. *)
+  let p = h1 (fun c -> if target c = "/users/3" then routes c else metered c) in
+  ignore (send p (get "/users/2"));
+  Alcotest.(check string) "with a completion hook: recorded" "/users/:id" !inside;
+  ignore (send p (get "/users/3"));
+  ignore (send p (get "/nowhere"));
+  let text = M.Route_metrics.text m in
+  Alcotest.(check bool) text true
+    (find text {|httpz_route_requests_total{route="/users/:id",status="2xx"} 1|} >= 0
+    && find text {|httpz_route_requests_total{route="(unmatched)",status="4xx"} 1|} >= 0)
+
 let compose () =
   let order = Buffer.create 16 in
   let mark s = M.make ~before:(fun _ -> Buffer.add_string order s; true) () in
@@ -506,6 +528,7 @@ let () =
           Alcotest.test_case "security headers (plain: no HSTS)" `Quick security;
           Alcotest.test_case "request ids: echoed when valid, generated and unique" `Quick request_id;
           Alcotest.test_case "route metrics: by pattern and status class" `Quick metrics;
+          Alcotest.test_case "route pattern: per request, only with hooks" `Quick pattern_per_request;
         ] );
       ("allocation", zero_alloc);
     ]
