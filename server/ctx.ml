@@ -448,7 +448,10 @@ let body_bytes_sent c =
 let elapsed_ns c = if c.hooks_ns = 0 then 0 else Syscall.clock_monotonic_ns () - c.hooks_ns
 
 let request_id c = c.request_id
-let set_request_id c id = c.request_id <- id
+(* [hooked]: the request's end clears it, like the hooks. *)
+let set_request_id c id =
+  c.request_id <- id;
+  c.hooked <- true
 let route_pattern c = c.route_pattern
 (* Only for a request with hooks: without middleware nothing reads it,
    and the request pays one test. *)

@@ -72,7 +72,7 @@ module Cors = struct
     check_field "expose" expose;
     (* "*" is refused by browsers on a request with credentials: the
        origin is echoed then, and the answer varies by it. *)
-    let star = cfg.origins = Any && not cfg.credentials in
+    let star = (match cfg.origins with Any -> true | Origins _ | Allow_if _ -> false) && not cfg.credentials in
     let allowed c i =
       let buf = Ctx.buffer c and v = Request.header_value (Ctx.request c) i in
       match cfg.origins with
