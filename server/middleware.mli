@@ -167,8 +167,12 @@ end
     keyed by the route's {e pattern} ([/todos/:id], {!Ctx.route_pattern}),
     never the raw path: requests no route ran for (404, 405, automatic
     OPTIONS, redirects) are counted under [route="(unmatched)"]. A
-    request cancelled before it answered counts under [status="none"];
-    one whose response was cut also counts in [incomplete_total]. The
+    request cancelled before it answered (the client left, the handler
+    timeout: the server's 503 is not the handler's) counts under
+    [status="none"]; one whose response was cut also counts in
+    [incomplete_total]. A request its wrapper never saw (answered by a
+    wrapper outside it, or by the server before any handler ran) is not
+    counted. The
     time is from the wrapper's call to the response's end
     ({!Ctx.elapsed_ns}). Counts are this worker's. *)
 module Route_metrics : sig
