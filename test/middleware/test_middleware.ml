@@ -143,6 +143,21 @@ let h1_cancelled () =
   Alcotest.(check bool) r true (find r "HTTP/1.1 200 " = 0 && not (has_line r "X-Hooked: yes"));
   Alcotest.(check int) "nothing ran for it" 1 (List.length !seen)
 
+(* The handler timeout: the request is cancelled (its completion says so),
+   the server's own 503 carries none of its hooks' fields. *)
+let h1_timeout () =
+  seen := [];
+  later := None;
+  let p = h1 handler in
+  ignore (send p (get "/later"));
+  Buffer.clear p.wire;
+  ignore (go p (H1.timeout p.c) : H1.action);
+  let r = Buffer.contents p.wire in
+  Alcotest.(check bool) ("503: " ^ r) true (find r "HTTP/1.1 503 " = 0 && not (has_line r "X-Hooked: yes"));
+  Alcotest.(check bool) "completion: no status, not complete" true (!seen = [ (0, 0, false) ]);
+  H1.closed p.c;
+  Alcotest.(check int) "once" 1 (List.length !seen)
+
 (* A wrapper called twice for one request (the body read whole): its
    hooks run once. *)
 let h1_await_twice () =
@@ -516,6 +531,7 @@ let () =
           Alcotest.test_case "HTTP/1.1: head and completion hooks, not for the next request (keep-alive)" `Quick h1_hooks;
           Alcotest.test_case "HTTP/1.1: a handler answering later completes then" `Quick h1_later;
           Alcotest.test_case "HTTP/1.1: the client leaves while the handler waits" `Quick h1_cancelled;
+          Alcotest.test_case "HTTP/1.1: the handler timeout" `Quick h1_timeout;
           Alcotest.test_case "HTTP/1.1: called twice for one body, hooks once" `Quick h1_await_twice;
           Alcotest.test_case "HTTP/1.1: hooks that raise are logged, the response goes on" `Quick h1_raising;
           Alcotest.test_case "HTTP/2: hooks of one stream not on the next (pooled exchange)" `Quick h2_hooks;
