@@ -306,6 +306,91 @@ val upgrade : t -> (Unix.file_descr -> string -> unit) -> unit
 val secure : t -> bool
 (** The connection speaks TLS (the request came over https). *)
 
+(** {1 Middleware hooks}
+
+    What a wrapper ({!Middleware}) needs to see the response of a handler
+    that answers later ({!suspend}, {!flush}, {!offload}): hooks that the
+    server calls on this request's behalf. They belong to the request:
+    when it ends, however it ends, they are forgotten, so a hook never
+    runs for the next request on the same keep-alive connection or the
+    next HTTP/2 stream of the pooled exchange.
+
+    {b Allocation.} Register closures made at start-up (a middleware's
+    own): the slot keeps room for 8 of each kind for its life, so
+    registering allocates nothing after a slot's first request. A closure
+    made per request allocates, like any closure. Registering the same
+    closure again for a request (a wrapper called twice, after
+    {!await_body}) is ignored. With no hook registered, a request costs
+    one test of a boolean more than before. *)
+
+val on_head : t -> (t -> unit) -> unit
+(** [on_head c f]: [f c] runs once, when the handler's head is about to
+    end (the body call, {!chunked_start}, {!fixed_start}, {!no_body},
+    {!upgrade}; not {!Ws.accept}'s 101, which it writes itself), after
+    the handler's own fields: [f] adds fields with the
+    header writers ({!status_code} tells the status). Head hooks run in
+    the order they were registered. It does not run for the answers the
+    server writes itself over HTTP/1.1 (a 408, a 413, the 500 for a failed
+    handler); over HTTP/2 those go through [Ctx] and it runs if the
+    handler's head had not ended yet. An exception from [f] is logged
+    and the response goes on without the fields [f] had not written yet
+    (a header writer writes its whole field or nothing). On HEAD, 204 and
+    304 it runs as for any head (fields stay; the body is dropped).
+    @raise Invalid_argument once the head has ended. *)
+
+val on_complete : t -> (t -> unit) -> unit
+(** [on_complete c f]: [f c] runs exactly once when the exchange is over:
+    when its last byte was handed to the socket ({!completed} [true]), or
+    when it ended otherwise ({!completed} [false]): the client left, the
+    handler timeout, a reset stream, a write error, the worker shut down.
+    It runs before the access-log line is written and after {!on_cancel}
+    hooks; completion hooks run innermost first (the reverse of their
+    registration). During [f], {!status_code}, {!body_bytes_sent},
+    {!elapsed_ns}, {!request_id}, {!route_pattern} describe the exchange;
+    the request's spans are still valid, but [f] must not answer. An
+    exception from [f] is logged and ignored. The first registration of a
+    request reads the monotonic clock once (for {!elapsed_ns}). *)
+
+val status_code : t -> int
+(** The status of the response (as sent, or being written; a server's
+    error answer that replaced the handler's included); [0] when none was
+    started (a request cancelled before it answered). *)
+
+val completed : t -> bool
+(** In a completion hook: the whole response was handed to the socket. *)
+
+val head_request : t -> bool
+(** The request is HEAD (the body is not sent, {!body_bytes_sent} is 0). *)
+
+val body_bytes_sent : t -> int
+(** In a completion hook: the body bytes that left (the whole body when
+    {!completed}; else those handed to the socket, never more than the
+    body), as the access log counts them. *)
+
+val elapsed_ns : t -> int
+(** Nanoseconds since the request's first {!on_complete} registration
+    (for a middleware: just before the handler ran); [0] when no
+    completion hook was registered. Reads the clock. *)
+
+val request_id : t -> string
+val set_request_id : t -> string -> unit
+(** The request's id ({!Middleware.Request_id}), [""] when none; it goes
+    when the request ends. *)
+
+val route_pattern : t -> string
+(** The pattern of the route {!Route.handler} ran for this request (as
+    registered: ["/todos/:id"], a mount's prefix; the sub-router's own
+    pattern under {!Route.mount_router}), [""] when it ran none (an
+    automatic answer, a 404). Recorded only for a request that
+    registered a hook before the router ran ({!on_complete}, as
+    {!Middleware.Route_metrics} does), so a request without middleware
+    pays one test for it; cleared when that request ends. *)
+
+val set_route_pattern : t -> string -> unit
+(** For {!Route} (and a wrapper clearing it, [""]): ignored unless a hook
+    is registered for the request; writes only when the value
+    changes. *)
+
 (**/**)
 
 val busy_hook : (t -> unit) option ref

@@ -1,10 +1,10 @@
 open Httpz
 
-type entry = { run : Ctx.t -> unit; form : bool }
+type entry = { run : Ctx.t -> unit; form : bool; pattern : string }
 type router = { r : entry Router.t; mutable forms : bool; mutable not_found : (Ctx.t -> unit) option }
 
 let router () = { r = Router.create (); forms = false; not_found = None }
-let add t meth pattern h = Router.add t.r meth pattern { run = h; form = false }
+let add t meth pattern h = Router.add t.r meth pattern { run = h; form = false; pattern }
 let get t = add t Meth.Get
 let post t = add t Meth.Post
 let put t = add t Meth.Put
@@ -13,10 +13,10 @@ let delete t = add t Meth.Delete
 
 let form t meth pattern h =
   t.forms <- true;
-  Router.add t.r meth pattern { run = h; form = true }
+  Router.add t.r meth pattern { run = h; form = true; pattern }
 
 let post_form t = form t Meth.Post
-let mount t prefix h = Router.mount t.r prefix { run = h; form = false }
+let mount t prefix h = Router.mount t.r prefix { run = h; form = false; pattern = prefix }
 
 let not_found t h = t.not_found <- Some h
 
@@ -91,6 +91,7 @@ let run t c e =
   if t.serving != Obj.repr c then t.serving <- Obj.repr c;
   if outer != t then current := t;
   t.running <- true;
+  Ctx.set_route_pattern c e.pattern;
   match e.run c with
   | () ->
       t.running <- false;

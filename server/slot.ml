@@ -208,6 +208,15 @@ and t = {
   mutable field_sets : Prepared_fields.t array;
   mutable field_versions : int array;
   mutable nfields : int;
+  mutable head_hooks : (t -> unit) array;
+  mutable nhead_hooks : int;
+  mutable done_hooks : (t -> unit) array;
+  mutable ndone_hooks : int;
+  mutable hooked : bool;
+  mutable hooks_ns : int;
+  mutable done_complete : bool;
+  mutable request_id : string;
+  mutable route_pattern : string;
 }
 
 let no_string = ""
@@ -369,6 +378,15 @@ let create sh ~slot ~peer =
     field_sets = [||];
     field_versions = [||];
     nfields = 0;
+    head_hooks = [||];
+    nhead_hooks = 0;
+    done_hooks = [||];
+    ndone_hooks = 0;
+    hooked = false;
+    hooks_ns = 0;
+    done_complete = false;
+    request_id = no_string;
+    route_pattern = no_string;
   }
 
 (* The peer buffer exists only for the access log, the one reader of
@@ -393,12 +411,87 @@ let note_set c p start =
 let[@inline] timed c = Bigstring.length c.peer > 0
 let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_ns ()
 
+let with_room a n x =
+  if n < Array.length a then a
+  else begin
+    let b = Array.make (max 8 (2 * n)) x in
+    Array.blit a 0 b 0 n;
+    b
+  end
+
 let run_cancels c =
   match c.cancels with
   | [] -> ()
   | l ->
       c.cancels <- [];
       List.iter (fun f -> try f () with e -> Log.error "a cancel hook raised %s" (Printexc.to_string e)) l
+
+(* {1 Middleware hooks} Arrays kept by the slot for its life: the first
+   registration on a slot makes them (8 each), later requests reuse them,
+   so registering a closure made at start-up allocates nothing. *)
+
+let no_hook : t -> unit = ignore
+
+(* A wrapper called again for the same request (after Ctx.await_body the
+   application runs twice) registers nothing twice. *)
+let rec registered a f i = i >= 0 && (Array.unsafe_get a i == f || registered a f (i - 1))
+
+let add_head_hook c f =
+  let n = c.nhead_hooks in
+  if not (registered c.head_hooks f (n - 1)) then begin
+  let a = with_room c.head_hooks n no_hook in
+  if a != c.head_hooks then c.head_hooks <- a;
+  Array.unsafe_set a n f;
+  c.nhead_hooks <- n + 1;
+  c.hooked <- true
+  end
+
+let add_done_hook c f =
+  let n = c.ndone_hooks in
+  if not (registered c.done_hooks f (n - 1)) then begin
+  let a = with_room c.done_hooks n no_hook in
+  if a != c.done_hooks then c.done_hooks <- a;
+  Array.unsafe_set a n f;
+  c.ndone_hooks <- n + 1;
+  if c.hooks_ns = 0 then c.hooks_ns <- Syscall.clock_monotonic_ns ();
+  c.hooked <- true
+  end
+
+(* Emptied before they run, so none runs twice. One that raises is
+   logged and the head goes on: hooks also run inside the server's own
+   error answers (HTTP/2), where an exception has no handler to fail. A
+   header writer moves nothing before it succeeds, so the head stays
+   whole. *)
+let run_head_hooks c =
+  let n = c.nhead_hooks in
+  c.nhead_hooks <- 0;
+  for i = 0 to n - 1 do
+    try (Array.unsafe_get c.head_hooks i) c
+    with e -> Log.error "a response head hook raised %s" (Printexc.to_string e)
+  done
+
+(* Innermost first, as the code after [next c] in nested wrappers would
+   run. A hook that raises is logged; the others still run. *)
+let run_done_hooks c complete =
+  let n = c.ndone_hooks in
+  c.ndone_hooks <- 0;
+  c.done_complete <- complete;
+  for i = n - 1 downto 0 do
+    try (Array.unsafe_get c.done_hooks i) c
+    with e -> Log.error "a completion hook raised %s" (Printexc.to_string e)
+  done
+
+(* The request is over however it ended: its completion hooks run if no
+   response line took them (the exchange was cancelled before answering,
+   or handed over), and nothing it registered survives into the next
+   request on this slot. *)
+let end_hooks c =
+  if c.ndone_hooks > 0 then run_done_hooks c (c.resp = Done && not c.broken);
+  c.nhead_hooks <- 0;
+  c.hooks_ns <- 0;
+  if c.request_id != no_string then c.request_id <- no_string;
+  if c.route_pattern != no_string then c.route_pattern <- no_string;
+  c.hooked <- false
 
 (* A continuation of the request that just ended must not run. Its cancel
    hooks run now if the handler had not answered in full (client gone,
@@ -407,32 +500,27 @@ let run_cancels c =
    succeeded would be wrong. *)
 let next_gen c =
   c.gen <- c.gen + 1;
-  match c.cancels with
-  | [] -> ()
-  | _ :: _ -> if c.resp = Done then c.cancels <- [] else run_cancels c
+  (match c.cancels with
+   | [] -> ()
+   | _ :: _ -> if c.resp = Done then c.cancels <- [] else run_cancels c);
+  if c.hooked then end_hooks c
 
 let log_response c complete =
   match c.unlogged with
   | Logged -> ()
   | Unlogged_request ->
       c.unlogged <- Logged;
+      if c.ndone_hooks > 0 then run_done_hooks c complete;
       c.sh.hooks.log c true complete
   | Unlogged_unparsed ->
       c.unlogged <- Logged;
+      if c.ndone_hooks > 0 then run_done_hooks c complete;
       c.sh.hooks.log c false complete
 
 let read_scratch c =
   c.in_buf <- c.sh.scratch;
   c.in_off <- 0;
   c.in_len <- Bigstring.length c.sh.scratch
-
-let with_room a n x =
-  if n < Array.length a then a
-  else begin
-    let b = Array.make (max 8 (2 * n)) x in
-    Array.blit a 0 b 0 n;
-    b
-  end
 
 let carrier c = match c.mode, c.h2 with H2_stream, Some s -> s.conn | _ -> c
 

@@ -396,6 +396,34 @@ and t = {
           then: while the set is unchanged it goes through the
           connection's {!Httpz.Hpack_mirror} *)
   mutable nfields : int;
+  mutable head_hooks : (t -> unit) array;
+  mutable nhead_hooks : int;
+      (** middleware hooks ({!Ctx.on_head}) of the current request, the
+          first [nhead_hooks] of [head_hooks]: run once, when the head is
+          ended; the array is the slot's for its life (made at the first
+          registration), the count is zeroed when the request ends *)
+  mutable done_hooks : (t -> unit) array;
+  mutable ndone_hooks : int;
+      (** completion hooks ({!Ctx.on_complete}): run once, when the
+          response's log line would be written ({!log_response}) or, for a
+          request that ended without one, when it ends ({!next_gen}) *)
+  mutable hooked : bool;
+      (** a hook was registered for the current request: {!next_gen} has
+          hook state to clear (the one test the request path pays without
+          middleware) *)
+  mutable hooks_ns : int;
+      (** [CLOCK_MONOTONIC] ns of the first completion hook's
+          registration, [0] when none *)
+  mutable done_complete : bool;
+      (** while completion hooks run: the response was handed whole to the
+          socket *)
+  mutable request_id : string;
+      (** the request's id ({!Ctx.set_request_id}), [""] when none;
+          cleared with the hooks *)
+  mutable route_pattern : string;
+      (** the pattern of the route {!Route} ran for the request
+          ({!Ctx.set_route_pattern}), written only while [hooked], [""]
+          otherwise; cleared with the hooks *)
 }
 
 val reserve : int
@@ -452,8 +480,19 @@ val ticks : int -> int
 val tick_ms : int
 
 
+val add_head_hook : t -> (t -> unit) -> unit
+val add_done_hook : t -> (t -> unit) -> unit
+(** For {!Ctx.on_head} and {!Ctx.on_complete}. Allocate only when the
+    slot's array is full (once per slot, for up to 8 hooks). *)
+
+val run_head_hooks : t -> unit
+(** [run_head_hooks c] runs and forgets the head hooks (registration
+    order; one that raises is logged): {!Ctx} calls it as the head ends,
+    when [nhead_hooks > 0]. *)
+
 val log_response : t -> bool -> unit
-(** [log_response c complete]: the response is over; its access-log line
+(** [log_response c complete]: the response is over; its completion
+    hooks run (innermost first, [done_complete = complete]) and its access-log line
     goes out ([hooks.log]) if it waits for one, exactly once. *)
 
 val read_scratch : t -> unit
@@ -577,7 +616,10 @@ val next_gen : t -> unit
     dropped, and its [cancels] are emptied: run (one that raises is
     logged) unless the handler's response was complete ([resp = Done]):
     call it before {!reset_response}. Allocates only when there are
-    cancels. *)
+    cancels. Then, if hooks were registered ([hooked]), completion hooks
+    that have not run run ([done_complete]: [resp = Done] and not
+    [broken]), and the hook state is cleared: nothing registered for one
+    request survives into the next on the slot. *)
 
 val compact_rbuf : t -> unit
 (** [compact_rbuf c] moves the unconsumed bytes [\[rpos, rlen)] of [rbuf] to
