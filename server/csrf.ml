@@ -79,3 +79,17 @@ let check_session t c s =
   | Error _ as e -> e
   | Ok () when not (unsafe (Req.meth c)) -> Ok ()
   | Ok () -> compare_token (sent_token t c) s
+
+let reads_off_loop t = Session.reads_off_loop t.store
+
+let check_then t c k =
+  if not (reads_off_loop t) then k (check t c) c
+  else
+    match check_origin c with
+    | Error _ as e -> k e c
+    | Ok () when not (unsafe (Req.meth c)) -> k (Ok ()) c
+    | Ok () ->
+        (* The field is read now: the body stays in place until the
+           handler answers, but the continuation runs after a wait. *)
+        let sent = sent_token t c in
+        Session.with_session t.store c (fun s c -> k (compare_token sent s) c)

@@ -80,10 +80,20 @@ val check : t -> Ctx.t -> (unit, failure) result
 (** [check t c] is the whole check; the body must be in memory
     ({!Ctx.body_ready}) for the form field to be found. It loads the
     session synchronously ({!Session.load}), so it needs a signed or
-    memory store (and so does [Route.compile ~csrf]); with a store read
-    off the loop ({!Session.offloaded}, the SQL stores) use
-    {!check_session} inside {!Session.with_session}.
+    memory store; with a store read off the loop ({!Session.offloaded},
+    the SQL stores) use {!check_then}, or {!check_session} inside
+    {!Session.with_session} ([Route.compile ~csrf] takes either kind).
     @raise Invalid_argument with an offloaded store. *)
+
+val check_then : t -> Ctx.t -> ((unit, failure) result -> Ctx.t -> unit) -> unit
+(** [check_then t c k] is [k (check t c) c] for a signed or memory
+    store; with an {!Session.offloaded} one, the session is read off the
+    loop first ({!Session.with_session}) and [k] runs after that wait
+    ([Route]'s form routes use it). The origin checks and a safe method
+    decide at once. *)
+
+val reads_off_loop : t -> bool
+(** The store is an {!Session.offloaded} one. *)
 
 val check_session : t -> Ctx.t -> Session.t -> (unit, failure) result
 (** [check_session t c s] is {!check} against the session [s] the

@@ -101,7 +101,14 @@ let run t c e =
       if outer != t then current := outer;
       raise ex
 
-let found t c =
+let every_method = Router.meth_bit Meth.Get lor Router.meth_bit Meth.Head lor Router.meth_bit Meth.Post
+  lor Router.meth_bit Meth.Put lor Router.meth_bit Meth.Delete lor Router.meth_bit Meth.Patch
+  lor Router.meth_bit Meth.Options
+
+(* [checked]: the form's CSRF check passed (after a session read off the
+   loop, the request is matched again: the match state is the worker's,
+   and other requests ran meanwhile). *)
+let rec found t c ~checked =
   let e = Router.payload t.compiled t.m in
   if not (params_decode t (Ctx.buffer c)) then fail t c Status.Bad_request "malformed path parameter"
   else if not e.form then run t c e
@@ -109,17 +116,19 @@ let found t c =
   else
     match t.csrf with
     | None -> run t c e
-    | Some csrf -> (
+    | Some _ when checked -> run t c e
+    | Some csrf when not (Csrf.reads_off_loop csrf) -> (
         match Csrf.check csrf c with
         | Ok () -> run t c e
         | Error f -> fail t c Status.Forbidden (Csrf.failure_to_string f))
+    | Some csrf ->
+        Csrf.check_then csrf c (fun r c ->
+            match r with
+            | Ok () -> dispatch t c ~checked:true
+            | Error f -> fail t c Status.Forbidden (Csrf.failure_to_string f))
 
-let every_method = Router.meth_bit Meth.Get lor Router.meth_bit Meth.Head lor Router.meth_bit Meth.Post
-  lor Router.meth_bit Meth.Put lor Router.meth_bit Meth.Delete lor Router.meth_bit Meth.Patch
-  lor Router.meth_bit Meth.Options
 
-let handler t c =
-  Respond.drop_pending c;
+and dispatch t c ~checked =
   let buf = Ctx.buffer c and req = Ctx.request c in
   let meth = Request.meth req in
   match Target.split t.target buf (Request.target req) with
@@ -133,7 +142,7 @@ let handler t c =
       else fail t c Status.Bad_request (Status.reason Status.Bad_request)
   | Target.Origin | Target.Absolute -> (
       match Router.find t.compiled t.m meth buf ~path:(Target.path t.target) with
-      | Router.Found | Router.Head_by_get -> found t c
+      | Router.Found | Router.Head_by_get -> found t c ~checked
       | Router.Auto_options ->
           Respond.start c Status.No_content;
           write_allow t c (Router.allow t.m);
@@ -154,6 +163,10 @@ let handler t c =
               match t.fallback with
               | Some h -> h c
               | None -> fail t c Status.Not_found (Status.reason Status.Not_found))))
+
+let handler t c =
+  Respond.drop_pending c;
+  dispatch t c ~checked:false
 
 let serving name c =
   let t = !current in

@@ -36,7 +36,10 @@
     {b Form routes} ({!form}, {!post_form}) read the whole body (up to
     [Server.config.max_body]) before their handler runs, and pass
     {!Csrf.check} first: a failure is [403] with the reason. They need
-    [~csrf] at {!compile}.
+    [~csrf] at {!compile}. With a session store read off the loop
+    ({!Session.offloaded}) the check waits for the session
+    ({!Csrf.check_then}), and the request is matched again before its
+    handler runs, so {!param} works there as in any handler.
 
     {b Parameters} are read with {!param} (decoded, allocates) or
     {!param_span} (raw span of {!Ctx.buffer}, no allocation) {e during

@@ -133,6 +133,8 @@ let plausible_id v =
   String.length v = 43
   && String.for_all (function 'A' .. 'Z' | 'a' .. 'z' | '0' .. '9' | '-' | '_' -> true | _ -> false) v
 
+let reads_off_loop store = match store.kind with Offloaded _ -> true | Signed _ | Memory _ -> false
+
 let with_session store c k =
   match store.kind with
   | Signed _ | Memory _ -> k (load store c) c

@@ -106,6 +106,10 @@ val load : store -> Ctx.t -> t
     @raise Invalid_argument with an {!offloaded} store (use
     {!with_session}). *)
 
+val reads_off_loop : store -> bool
+(** [reads_off_loop store]: [store] is an {!offloaded} one, whose
+    sessions only {!with_session} reads. *)
+
 val with_session : store -> Ctx.t -> (t -> Ctx.t -> unit) -> unit
 (** [with_session store c k] is [k (load store c) c] for the signed and
     memory stores; with an {!offloaded} store the lookup runs on the

@@ -211,6 +211,16 @@ def sqlite_part():
     R.check("regenerate: the pre-login CSRF token is refused after login (403)", st == 403, (st, body))
     st, _h, body = req(a, "POST", "/csrf", post, {"X-CSRF-Token": tok2})
     R.check("regenerate: the new token passes (200)", st == 200, (st, body))
+    # Route.compile ~csrf with a store read off the loop: the form route's
+    # check waits for the session, then the handler runs with its parameter.
+    form = {"X-CSRF-Token": tok2, "Content-Type": "application/x-www-form-urlencoded"}
+    st, _h, body = req(a, "POST", "/form/bob", post, form)
+    R.check("form route, SQL store: the token passes, the parameter read after the wait (200)",
+            st == 200 and body == b"form bob", (st, body))
+    st, _h, body = req(a, "POST", "/form/bob", post, dict(form, **{"X-CSRF-Token": tok1}))
+    R.check("form route, SQL store: a stale token is refused (403)", st == 403, (st, body))
+    st, _h, body = req(a, "POST", "/form/bob", None, form)
+    R.check("form route, SQL store: no session, refused (403)", st == 403, (st, body))
 
     a.stop_and_check(R, "sqlite: the server exits 0 on SIGTERM")
     check_lifecycle("sqlite", events(ev), a.proc.pid, 2)

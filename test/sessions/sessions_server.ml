@@ -78,6 +78,9 @@ let () =
           match Csrf.check_session csrf c s with
           | Ok () -> Respond.text c "checked"
           | Error f -> Respond.error_reason c Status.Forbidden (Csrf.failure_to_string f)));
+  (* A form route: Route's own CSRF check, with the session read off the
+     loop, then the handler with its path parameter. *)
+  Route.post_form r "/form/:name" (fun c -> Respond.text c ("form " ^ Route.param c "name"));
   Route.get r "/slow" (fun c ->
       Ctx.sleep c 1.0 (fun c ->
           event "slow_done";
@@ -99,4 +102,4 @@ let () =
          event "worker_stop")
        { Server.default_config with port = !port; host = "127.0.0.1"; workers = !workers; tls; io = !io;
          grace_period = !grace; access_log = (if !access_log = "" then None else Some !access_log) }
-       (Route.handler (Route.compile r)))
+       (Route.handler (Route.compile ~csrf r)))
