@@ -8,15 +8,16 @@ build_pkgs=(
   ocaml-nox ocaml-dune ocaml-findlib gcc make
   libcmdliner-ocaml-dev libmagic-mime-ocaml-dev liblwt-ocaml-dev
   libssl-dev liburing-dev libzip-ocaml-dev zlib1g-dev libcrypt-dev libipaddr-ocaml-dev
-  libre-ocaml-dev libpcre2-dev libsqlite3-ocaml-dev libpostgresql-ocaml-dev
+  libre-ocaml-dev libpcre2-dev libsqlite3-ocaml-dev libpostgresql-ocaml-dev libyojson-ocaml-dev
 )
 # The two SQL session stores (httpz.session_sqlite, httpz.session_postgresql)
 # are installed libraries, hence build dependencies above; the PostgreSQL
 # server their tests start (test/e2e/test_sessions_sql.py) is a test one.
 # `dune build` compiles the benchmarks too (so CI keeps them building), hence
-# cohttp and http_parser are test dependencies, not only bench ones.
+# cohttp and http_parser are test dependencies, not only bench ones (and
+# tyxml, which bench/templating compares with Html's escaping).
 test_pkgs=(
-  libalcotest-ocaml-dev libqcheck-ocaml-dev
+  libalcotest-ocaml-dev libqcheck-ocaml-dev libtyxml-ocaml-dev
   libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
   python3 python3-h11 python3-hyperframe python3-wsproto python3-hpack python3-h2 curl wrk chromium procps util-linux
   openssl testssl.sh nghttp2-client postgresql systemd logrotate

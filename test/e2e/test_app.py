@@ -1,7 +1,8 @@
-"""The application layer end to end: examples/app.exe (Route, Respond, Req,
-Session, Csrf, Sse) on one worker, on 127.0.0.1, in the suite's transport
-and backend (HTTPZ_TRANSPORT, HTTPZ_IO), with signed-cookie sessions and
-again with in-memory ones.
+"""The application layer end to end: examples/app.exe (examples/todo_app.ml:
+Route, Respond, Req, Session, Csrf, Sse, Upload, Ws, Middleware, errors as
+JSON) on one worker, on 127.0.0.1, in the suite's transport and backend
+(HTTPZ_TRANSPORT, HTTPZ_IO), with signed-cookie sessions and again with
+in-memory ones; over TLS, its plain HTTP listener beside HTTPS too.
 
 Checked: GET / (and HEAD: no body, same Content-Length); 404; 405 with
 Allow; automatic OPTIONS 204 with Allow; the trailing-slash 308 (and none
@@ -10,9 +11,11 @@ POST /todos JSON then GET it back, and its Origin check; SSE events parsed
 (ids, event names, multi-line data); the login flow with a cookie jar and
 the CSRF token (accepted), the cookie's attributes, /me, logout; CSRF
 refused without a token, with a wrong one, with a foreign Origin, with
-Sec-Fetch-Site: cross-site; an upload under the limit counted, one over
-it 413; assets served under /assets (and /assets redirected); /slow via
-the thread pool.
+Sec-Fetch-Site: cross-site; a multipart upload stored (curl -F, chunked
+too), one over the 10 MiB limit 413 with nothing left behind; assets
+served under /assets (and /assets redirected); /slow via the thread pool;
+the WebSocket echo (ws:// or wss://); the middleware's request id,
+security headers and per-route metrics; errors as JSON.
 
 Run: python3 test/e2e/test_app.py   (needs the examples built by dune build)
 The last line is `N passed, N failed`.
@@ -33,6 +36,8 @@ H.suite_deadline(R, 110)
 TMP = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-app-"))
 ASSETS = os.path.join(TMP, "assets")
 os.mkdir(ASSETS)
+UPLOADS = os.path.join(TMP, "uploads")
+os.mkdir(UPLOADS)
 with open(os.path.join(ASSETS, "site.css"), "wb") as f:
     f.write(b"body { color: teal }\n")
 with open(os.path.join(TMP, "secret.txt"), "wb") as f:
@@ -57,7 +62,13 @@ def basics(port):
     R.check("HEAD / via GET: no body, same Content-Length",
             st == 200 and body == b"" and header(h2, "content-length") == "17", (st, h2, body))
     st, h, body = req(port, "GET", "/nothing/here")
-    R.check("404", st == 404 and body == b"404 Not Found\n", (st, body))
+    R.check("404 as JSON (Errors.json)", st == 404 and body == b'{"error":{"status":404,"message":"Not Found"}}\n'
+            and header(h, "content-type") == "application/json", (st, body))
+    rid = header(h, "x-request-id") or ""
+    st, h, _ = req(port, "GET", "/")
+    R.check("middleware: a request id per request, security headers",
+            len(rid) > 12 and header(h, "x-request-id") not in (None, rid) and header(h, "x-frame-options") == "DENY",
+            (rid, h))
     st, h, body = req(port, "DELETE", "/todos/1")
     R.check("405 with Allow", st == 405 and header(h, "allow") == "GET, HEAD, OPTIONS", (st, h))
     st, h, body = req(port, "OPTIONS", "/todos")
@@ -89,8 +100,10 @@ def todos(port):
         R.check("GET /todos/:id returns it", st == 200 and body2 == body, (st, body2))
     st, _, body = req(port, "POST", "/todos", {"Origin": "https://evil.example"}, b'{"title":"x"}')
     R.check("POST /todos from a foreign Origin: 403", st == 403 and b"another origin" in body, (st, body))
-    st, _, body = req(port, "POST", "/todos", {}, b'{"nope":1}')
+    st, _, body = req(port, "POST", "/todos", {"Content-Type": "application/json"}, b'{"nope":1}')
     R.check("POST /todos without a title: 400", st == 400, (st, body))
+    st, _, body = req(port, "POST", "/todos", {}, b'{"title":"x"}')
+    R.check("POST /todos without a JSON Content-Type: 415", st == 415, (st, body))
     # curl, a client without Origin, JSON body.
     out = H.curl(["-s", "-o", "-", "-w", "%{http_code}", "-H", "Content-Type: application/json",
                   "--data-binary", '{"title":"from curl"}', H.url(port, "/todos")])
@@ -201,13 +214,28 @@ def bounded_sessions(port):
 
 
 def upload_and_assets(port):
-    st, _, body = req(port, "POST", "/upload", {}, b"x" * 300000)
-    R.check("upload under the limit counted", st == 200 and body == b"received 300000 bytes\n", (st, body))
-    st, h, body = req(port, "POST", "/upload", {}, b"x" * (2 << 20))
-    R.check("upload over the limit: 413", st == 413, (st, body[:80]))
-    out = H.curl(["-s", "-w", "%{http_code}", "-H", "Transfer-Encoding: chunked", "--data-binary",
-                  "@" + os.path.join(ASSETS, "site.css"), H.url(port, "/upload")])
-    R.check("chunked upload counted", out.stdout == b"received 21 bytes\n200", out.stdout)
+    big = os.path.join(TMP, "big.bin")
+    with open(big, "wb") as f:
+        f.write(os.urandom(300000))
+    out = H.curl(["-s", "-w", "%{http_code}", "-F", "note=hi", "-F", "f=@" + big + ";filename=../../x.bin",
+                  "-F", "g=@" + os.path.join(ASSETS, "site.css"), H.url(port, "/upload")])
+    R.check("multipart upload stored: names sanitised, sizes", out.stdout ==
+            b'[{"name":"x.bin","bytes":300000},{"name":"site.css","bytes":21}]200', out.stdout)
+    stored = sorted(os.listdir(UPLOADS))
+    same = any(open(os.path.join(UPLOADS, n), "rb").read() == open(big, "rb").read() for n in stored)
+    R.check("the stored file is the one sent, under a generated name", len(stored) == 2 and same, stored)
+    out = H.curl(["-s", "-w", "%{http_code}", "-H", "Transfer-Encoding: chunked", "-F",
+                  "f=@" + os.path.join(ASSETS, "site.css"), H.url(port, "/upload")])
+    R.check("chunked multipart upload stored", out.stdout == b'[{"name":"site.css","bytes":21}]200', out.stdout)
+    before = set(os.listdir(UPLOADS))
+    with open(big, "wb") as f:
+        f.write(b"x" * (11 << 20))
+    out = H.curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-F", "f=@" + big, H.url(port, "/upload")])
+    R.check("upload over the 10 MiB limit: 413", out.stdout == b"413", out.stdout)
+    R.check("... nothing left behind", H.wait_until(lambda: set(os.listdir(UPLOADS)) == before, 3),
+            sorted(set(os.listdir(UPLOADS)) - before))
+    st, _, body = req(port, "POST", "/upload", {"Content-Type": "text/plain"}, b"x")
+    R.check("upload that is not multipart: 415", st == 415, (st, body))
     st, h, body = req(port, "GET", "/assets/site.css")
     R.check("assets served", st == 200 and body == b"body { color: teal }\n"
             and (header(h, "content-type") or "").startswith("text/css"), (st, h, body))
@@ -217,10 +245,56 @@ def upload_and_assets(port):
     R.check("assets: %2e%2e does not climb out of the directory", st in (400, 404) and b"SECRET" not in body, (st, body))
     st, _, body = req(port, "GET", "/slow")
     R.check("/slow via offload", st == 200 and body == b"slow done\n", (st, body))
+    st, _, body = req(port, "GET", "/metrics")
+    R.check("per-route metrics by pattern", st == 200 and b'route="/todos/:id"' in body and b'route="/upload"' in body,
+            body[:300])
+
+
+def websocket(port):
+    """The echo at /ws: one masked text frame out, the same text back."""
+    s = H.connect(port, timeout=5)
+    try:
+        s.sendall(b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+        R.check("ws: 101 Switching Protocols", head.startswith(b"HTTP/1.1 101"), head[:200])
+        rest = head.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in head else b""
+        mask, msg = b"\x01\x02\x03\x04", b"hello ws"
+        s.sendall(bytes([0x81, 0x80 | len(msg)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(msg)))
+        while len(rest) < 2 + len(msg):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            rest += chunk
+        R.check("ws: the message echoed", rest[:2 + len(msg)] == bytes([0x81, len(msg)]) + msg, rest)
+    finally:
+        s.close()
+
+
+def plain_beside(port):
+    """Over TLS, the same app in plain HTTP on --plain-port (no HSTS)."""
+    import http.client
+    c = http.client.HTTPConnection(H.HOST, port, timeout=5)
+    try:
+        c.request("GET", "/")
+        r = c.getresponse()
+        body = r.read()
+        R.check("plain HTTP beside HTTPS: the same app", r.status == 200 and body == b"hello from httpz\n", (r.status, body))
+        R.check("... without Strict-Transport-Security", r.getheader("strict-transport-security") is None,
+                r.getheaders())
+    finally:
+        c.close()
 
 
 def run(extra, label):
-    app = H.Program([H.example("app"), "-d", ASSETS] + extra, ready_path="/")
+    plain = H.free_port() if H.TLS else 0
+    extra = extra + (["--plain-port", str(plain)] if plain else [])
+    app = H.Program([H.example("app"), "-d", ASSETS, "--uploads", UPLOADS] + extra, ready_path="/")
     H.part(R, "start app (%s)" % label, app.start)
     if not app.alive():
         return
@@ -229,6 +303,9 @@ def run(extra, label):
         H.part(R, "todos", lambda: todos(app.port))
         H.part(R, "sse", lambda: sse(app.port))
         H.part(R, "upload and assets", lambda: upload_and_assets(app.port))
+        H.part(R, "websocket", lambda: websocket(app.port))
+        if plain:
+            H.part(R, "plain HTTP beside HTTPS", lambda: plain_beside(plain))
     H.part(R, "login flow (%s)" % label, lambda: login_flow(app.port, label))
     if label == "bounded":
         H.part(R, "bounded memory sessions", lambda: bounded_sessions(app.port))
