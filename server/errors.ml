@@ -10,6 +10,8 @@ type t = Ctx.t -> Status.t -> reason:string -> unit
 
 let req_name = ref Header_name.Other
 let req_value = ref ""
+let req_sname = ref ""  (* a field named by its spelling ([require_s]) *)
+let req_svalue = ref ""
 let req_int_name = ref Header_name.Other
 let req_int = ref (-1)
 let req_no_store = ref false
@@ -17,6 +19,10 @@ let req_no_store = ref false
 let require name v =
   req_name := name;
   req_value := v
+
+let require_s name v =
+  req_sname := name;
+  req_svalue := v
 
 let require_int name v =
   req_int_name := name;
@@ -27,6 +33,8 @@ let require_no_store () = req_no_store := true
 let clear () =
   req_name := Header_name.Other;
   req_value := "";
+  req_sname := "";
+  req_svalue := "";
   req_int := -1;
   req_no_store := false
 
@@ -37,6 +45,7 @@ let start c status =
   Ctx.start c status;
   !pending_writer c;
   if !req_name <> Header_name.Other then Ctx.header c !req_name !req_value;
+  if !req_sname <> "" then Ctx.header_s c !req_sname !req_svalue;
   if !req_int >= 0 then Ctx.header_int c !req_int_name !req_int;
   if !req_no_store then Ctx.header c Header_name.Cache_control "no-store"
 

@@ -120,6 +120,10 @@ val require : Header_name.t -> string -> unit
 (** [require name value]: the next {!answer}'s {!start} writes this field
     (one at a time; a second replaces the first). *)
 
+val require_s : string -> string -> unit
+(** As {!require} for a field with no {!Httpz.Header_name.t} of its own
+    ([Sec-WebSocket-Version] of a refused upgrade); a third field. *)
+
 val require_int : Header_name.t -> int -> unit
 (** As {!require} for a number ([Retry-After]); a second field. *)
 

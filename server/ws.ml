@@ -433,18 +433,30 @@ let choose_protocol req buf ours =
   done;
   match List.find_opt (fun p -> List.mem p !offered) ours with Some p -> p | None -> ""
 
+(* A refused upgrade is an error answer like any other: the
+   application's renderer shapes it when one is set ({!Errors}). *)
 let refuse_text c status text =
   let c = Ctx.of_conn c in
-  Ctx.start c status;
-  Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
-  Ctx.body_string c text
+  if Errors.active None then Errors.answer c status ~reason:(String.trim text)
+  else begin
+    Ctx.start c status;
+    Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
+    Ctx.body_string c text
+  end
 
 let refuse c v =
-  let c = Ctx.of_conn c in
-  Ctx.start c (Status.of_code_or ~default:Status.Bad_request (Ws_handshake.status v));
-  if v = Ws_handshake.Unsupported_version then Ctx.header_s c "Sec-WebSocket-Version" "13";
-  Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
-  Ctx.body_string c (Ws_handshake.verdict_to_string v ^ "\n")
+  let status = Status.of_code_or ~default:Status.Bad_request (Ws_handshake.status v) in
+  if Errors.active None then begin
+    if v = Ws_handshake.Unsupported_version then Errors.require_s "Sec-WebSocket-Version" "13";
+    Errors.answer (Ctx.of_conn c) status ~reason:(Ws_handshake.verdict_to_string v)
+  end
+  else begin
+    let c = Ctx.of_conn c in
+    Ctx.start c status;
+    if v = Ws_handshake.Unsupported_version then Ctx.header_s c "Sec-WebSocket-Version" "13";
+    Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
+    Ctx.body_string c (Ws_handshake.verdict_to_string v ^ "\n")
+  end
 
 let needs_http_1_1 = "WebSocket needs HTTP/1.1\n"
 

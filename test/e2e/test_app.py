@@ -276,6 +276,19 @@ def websocket(port):
         s.close()
 
 
+def websocket_refusals(port):
+    """A refused upgrade is an error answer like the others: JSON here."""
+    st, h, body = req(port, "GET", "/ws")
+    R.check("ws: not an upgrade: 400 as JSON", st == 400 and header(h, "content-type") == "application/json"
+            and body.startswith(b'{"error":{"status":400,'), (st, h, body))
+    st, h, body = req(port, "GET", "/ws", {"Upgrade": "websocket", "Connection": "Upgrade",
+                                            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+                                            "Sec-WebSocket-Version": "12"})
+    R.check("ws: another version: 426 as JSON, Sec-WebSocket-Version: 13 kept",
+            st == 426 and header(h, "sec-websocket-version") == "13" and body.startswith(b'{"error":{"status":426,'),
+            (st, h, body))
+
+
 def plain_beside(port):
     """Over TLS, the same app in plain HTTP on --plain-port (no HSTS)."""
     import http.client
@@ -304,6 +317,7 @@ def run(extra, label):
         H.part(R, "sse", lambda: sse(app.port))
         H.part(R, "upload and assets", lambda: upload_and_assets(app.port))
         H.part(R, "websocket", lambda: websocket(app.port))
+        H.part(R, "websocket refusals", lambda: websocket_refusals(app.port))
         if plain:
             H.part(R, "plain HTTP beside HTTPS", lambda: plain_beside(plain))
     H.part(R, "login flow (%s)" % label, lambda: login_flow(app.port, label))
