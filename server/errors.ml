@@ -57,18 +57,7 @@ let text_body status reason =
   let head = string_of_int (Status.code status) ^ " " ^ Status.reason status in
   if plain reason status then head ^ "\n" else head ^ ": " ^ reason ^ "\n"
 
-let html_escape s =
-  let b = Buffer.create (String.length s + 16) in
-  String.iter
-    (function
-      | '&' -> Buffer.add_string b "&amp;"
-      | '<' -> Buffer.add_string b "&lt;"
-      | '>' -> Buffer.add_string b "&gt;"
-      | '"' -> Buffer.add_string b "&quot;"
-      | '\'' -> Buffer.add_string b "&#39;"
-      | ch -> Buffer.add_char b ch)
-    s;
-  Buffer.contents b
+let html_escape = Html.escape
 
 let html_body status reason =
   let title = string_of_int (Status.code status) ^ " " ^ html_escape (Status.reason status) in

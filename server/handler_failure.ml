@@ -71,18 +71,7 @@ let loopback c =
   | Unix.ADDR_UNIX _ -> false
   | exception _ -> false
 
-let html_escape s =
-  let out = Buffer.create (String.length s + 16) in
-  String.iter
-    (function
-      | '&' -> Buffer.add_string out "&amp;"
-      | '<' -> Buffer.add_string out "&lt;"
-      | '>' -> Buffer.add_string out "&gt;"
-      | '"' -> Buffer.add_string out "&quot;"
-      | '\'' -> Buffer.add_string out "&#39;"
-      | ch -> Buffer.add_char out ch)
-    s;
-  Buffer.contents out
+let html_escape = Html.escape
 
 let page e bt =
   let trace = Printexc.raw_backtrace_to_string bt in

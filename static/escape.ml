@@ -31,5 +31,5 @@ let encode_path s =
   B.sub_string dst ~off:0 ~len:n
 
 (* The server's 500 page in development mode needs it too; it lives there. *)
-let html_escape = Handler_failure.html_escape
+let html_escape = Html.escape
 

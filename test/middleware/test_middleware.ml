@@ -212,17 +212,7 @@ module Memory = Output.Walk (struct
   let head_bigstring (c : Slot.t) ~len ~more:_ = take (rest c ^ Bigstring.sub_string c.ext_bs ~off:c.ext_off ~len)
   let file _ ~len:_ = Alcotest.fail "no file bodies here"
 
-  let gathered (c : Slot.t) ~more:_ =
-    let g = c.gather in
-    let b = Buffer.create 1024 and at = ref c.out_sent in
-    for i = g.first to g.count - 1 do
-      let p = Gather.pos g i in
-      Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(p - !at));
-      at := p;
-      Buffer.add_string b (Bigstring.sub_string g.bufs.(i) ~off:(Gather.off g i) ~len:(Gather.len g i))
-    done;
-    Buffer.add_string b (Bigstring.sub_string c.out ~off:!at ~len:(c.out_len - !at));
-    take (Buffer.contents b)
+  let gathered (c : Slot.t) ~more:_ = take (Testing.Conn.gathered_bytes c)
 
   let unsent _ = 0
   let send_unsent _ = Alcotest.fail "the memory peer holds nothing"
