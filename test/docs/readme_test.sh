@@ -37,5 +37,9 @@ for path in $(grep -oE '`(lib|sys|server|static|lwt|bin|bench|test|examples|scri
   case "$path" in *results*) continue ;; esac
   if [ -e "$path" ]; then ok "path $path exists"; else ko "README names $path, which does not exist"; fi
 done
+# The app's size the README states is the one scripts/code_lines.py counts.
+lines=$(python3 scripts/code_lines.py examples/todo_app.ml examples/app.ml | awk '/ total$/ {print $1}')
+if grep -q "in $lines"$'$' README.md && grep -A1 "in $lines$" README.md | grep -q "non-blank lines of code"; then ok "README: the app is $lines code lines"
+else ko "README's app line count is not scripts/code_lines.py's ($lines)"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
