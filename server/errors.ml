@@ -127,6 +127,14 @@ let fall_back c status ~reason why =
 let rendering = ref false
 
 let answer ?errors c status ~reason =
+  if (Ctx.to_conn c).Slot.resp <> Slot.Idle then begin
+    (* A response already begun (or complete): not the renderer's to
+       answer; the built-in one raises as Ctx.start does there
+       (Answered_twice after a complete one), and nothing is wiped. *)
+    clear ();
+    text c status ~reason
+  end
+  else
   let r =
     if !rendering then text
     else match errors with Some r -> r | None -> ( match !server with Some r -> r | None -> text)

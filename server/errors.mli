@@ -19,10 +19,11 @@
     (not [Ctx.start]: {!start} adds the fields the answer needs), any
     header calls, one body call. It may pick another status than the one
     it is given (a [403] shown as [404]). It must not wait ({!Ctx.sleep},
-    {!Ctx.offload}...). [reason] is plain text, never taken from the
-    request: the status's reason phrase (["Not Found"]) or a more precise
-    one (["malformed path parameter"], a {!Csrf} failure); escape it for
-    the body's format ({!json}, {!html} do). The server suppresses the
+    {!Ctx.offload}...). [reason] is plain text: the status's reason phrase (["Not Found"]) or
+    a more precise one (["malformed path parameter"], a {!Csrf} failure),
+    which may quote the request (a JSON parser's message from
+    {!Req.json} names the bytes it refused): always escape it for the
+    body's format ({!json}, {!html} do). The server suppresses the
     body of an answer to HEAD itself.
 
     {b A renderer that fails} (raises, or returns without a complete
@@ -116,6 +117,12 @@ val active : t option -> bool
     server's): the caller answers through {!answer}, else its own way.
     Does not allocate. *)
 
+(**/**)
+(* The server's and the application layer's own callers: the fields the
+   next {!answer} writes, set just before it (it clears them). Kept out
+   of the documented API: a value set and not followed by {!answer}
+   would go into a later error answer of the worker. *)
+
 val require : Header_name.t -> string -> unit
 (** [require name value]: the next {!answer}'s {!start} writes this field
     (one at a time; a second replaces the first). *)
@@ -129,6 +136,8 @@ val require_int : Header_name.t -> int -> unit
 
 val require_no_store : unit -> unit
 (** The next answer is [Cache-Control: no-store]. *)
+
+(**/**)
 
 val answer : ?errors:t -> Ctx.t -> Status.t -> reason:string -> unit
 (** [answer c status ~reason] answers through [errors], else the server's

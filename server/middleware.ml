@@ -67,6 +67,11 @@ module Cors = struct
     let any_header = List.mem "*" cfg.headers in
     let expose = list cfg.expose in
     let max_age = string_of_int cfg.max_age in
+    (* Every origin with credentials would let any site read a user's
+       answers (the origin echoed with Allow-Credentials): refused; a
+       predicate says which origins are trusted with them. *)
+    if cfg.credentials && (match cfg.origins with Any -> true | Origins _ | Allow_if _ -> false) then
+      invalid_arg "Cors: credentials with every origin would let any site read the user's answers: list the origins";
     check_field "methods" methods;
     check_field "headers" headers;
     check_field "expose" expose;
@@ -179,13 +184,13 @@ module Request_id = struct
     | 'A' .. 'Z' | 'a' .. 'z' | '0' .. '9' | '-' | '_' | '.' | ':' | '+' | '/' | '=' | '@' -> true
     | _ -> false
 
+  let rec all_safe buf off n k = k >= n || (safe (Bigstring.unsafe_get buf (off + k)) && all_safe buf off n (k + 1))
+
   let valid_span buf v ~max_length =
     let n = Span.len v in
     n > 0 && n <= max_length
     &&
-    let off = Span.off v in
-    let rec go k = k >= n || (safe (Bigstring.unsafe_get buf (off + k)) && go (k + 1)) in
-    go 0
+    all_safe buf (Span.off v) n 0
 
   let valid ?(max_length = default_max_length) s =
     let n = String.length s in

@@ -109,7 +109,9 @@ module Cors : sig
 
   val middleware : config -> t
   (** @raise Invalid_argument for an origin, method or header list that
-      is not a field value. *)
+      is not a field value, and for [Any] with [credentials] (any site
+      could read a signed-in user's answers: list the origins, or decide
+      with [Allow_if]). *)
 end
 
 (** Security headers on every response the handler writes: HSTS only on

@@ -7,21 +7,34 @@ open Httpz
    request's answer on the same slot, which may be another client's. *)
 type queued = { c : Ctx.t; g : int; name : Header_name.t; sname : string; v : string }
 
-(* Few entries at any time: one list per worker, scanned by slot. *)
+(* Few entries at any time: one list per worker, scanned by slot. An
+   entry whose request has ended (its slot's [gen] moved on) is stale:
+   never written, and dropped at the next [add] or [write_pending] of
+   any request, so the list holds no more than the requests in progress
+   queued (an HTTP/2 exchange the pool let go never comes back to drop
+   its own). *)
 let pending : queued list ref = ref []
 
 let gen c = (Ctx.to_conn c).Slot.gen
-let add_header c name v = pending := { c; g = gen c; name; sname = ""; v } :: !pending
+let live q = q.g = gen q.c
+
+let rec all_live = function [] -> true | q :: tl -> live q && all_live tl
+let purge l = if all_live l then l else List.filter live l
+
+let add q = pending := q :: purge !pending
+let add_header c name v = add { c; g = gen c; name; sname = ""; v }
 
 let add_header_s c sname v =
   match Header_name.of_string sname with
-  | Header_name.Other -> pending := { c; g = gen c; name = Header_name.Other; sname; v } :: !pending
+  | Header_name.Other -> add { c; g = gen c; name = Header_name.Other; sname; v }
   | name -> add_header c name v
+
+let rec has c = function [] -> false | q :: tl -> q.c == c || has c tl
 
 let drop_pending c =
   match !pending with
   | [] -> ()
-  | l -> if List.exists (fun q -> q.c == c) l then pending := List.filter (fun q -> q.c != c) l
+  | l -> if has c l then pending := List.filter (fun q -> q.c != c) l
 
 let write_queued q = if q.name = Header_name.Other then Ctx.header_s q.c q.sname q.v else Ctx.header q.c q.name q.v
 
@@ -29,10 +42,13 @@ let write_pending c =
   match !pending with
   | [] -> ()
   | l ->
-      let mine, others = List.partition (fun q -> q.c == c) l in
-      pending := others;
-      let g = gen c in
-      List.iter (fun q -> if q.g = g then write_queued q) (List.rev mine)
+      if has c l then begin
+        let mine, others = List.partition (fun q -> q.c == c) l in
+        pending := purge others;
+        let g = gen c in
+        List.iter (fun q -> if q.g = g then write_queued q) (List.rev mine)
+      end
+      else pending := purge l
 
 (* The list is newest first: the last match is the first queued. *)
 let rec find_queued c name sname acc = function

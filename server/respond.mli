@@ -69,8 +69,9 @@ val write_pending : Ctx.t -> unit
     the open head. *)
 
 val drop_pending : Ctx.t -> unit
-(** [drop_pending c] forgets them (a new request began on [c]). Does not
-    allocate when there are none. *)
+(** [drop_pending c] forgets those queued for [c], this request's too.
+    Does not allocate when there are none. (Nothing needs to call it
+    between requests: those of an ended request are never written.) *)
 
 val text : Ctx.t -> ?status:Status.t -> ?headers:(Header_name.t * string) list -> string -> unit
 (** [text c s]: [text/plain; charset=utf-8], status [200] by default. *)

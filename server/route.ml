@@ -164,9 +164,10 @@ and dispatch t c ~checked =
               | Some h -> h c
               | None -> fail t c Status.Not_found (Status.reason Status.Not_found))))
 
-let handler t c =
-  Respond.drop_pending c;
-  dispatch t c ~checked:false
+(* Headers queued before the router ran (a middleware's [before]) are
+   this request's: kept. Those of an earlier request on the slot are
+   never written (Respond keys them by request). *)
+let handler t c = dispatch t c ~checked:false
 
 let serving name c =
   let t = !current in

@@ -513,6 +513,26 @@ let zero_alloc =
        (cycle (M.Route_metrics.middleware m (Route.handler (Route.compile r))) (get "/users")));
   ]
 
+(* Review findings: a middleware's queued header survives the router (it
+   is the request's own), and CORS refuses credentials for every origin. *)
+let queued_before_router () =
+  let r = Route.router () in
+  Route.get r "/" (fun c -> Respond.text c "hi\n");
+  let before c = Respond.add_header_s c "X-From-Before" "yes"; true in
+  let h = Middleware.apply [ Middleware.make ~before () ] (Route.handler (Route.compile r)) in
+  let t = Testing.create h in
+  List.iter
+    (fun p ->
+      let r = Testing.request ~protocol:p t "/" in
+      Testing.check_status 200 r;
+      Testing.check_header "x-from-before" "yes" r)
+    [ Testing.Http1; Testing.Http2 ]
+
+let cors_any_credentials () =
+  match Middleware.Cors.middleware { Middleware.Cors.default with origins = Any; credentials = true } with
+  | _ -> Alcotest.fail "Any with credentials accepted"
+  | exception Invalid_argument _ -> ()
+
 let () =
   Alcotest.run "middleware"
     [
@@ -530,6 +550,8 @@ let () =
       ( "middlewares",
         [
           Alcotest.test_case "compose and make" `Quick compose;
+          Alcotest.test_case "a header queued before the router is kept" `Quick queued_before_router;
+          Alcotest.test_case "CORS: credentials for every origin refused" `Quick cors_any_credentials;
           Alcotest.test_case "CORS: preflight before the router, actual requests, origins" `Quick cors;
           Alcotest.test_case "security headers (plain: no HSTS)" `Quick security;
           Alcotest.test_case "request ids: echoed when valid, generated and unique" `Quick request_id;
