@@ -38,7 +38,10 @@ let include_paths inc (a : arg) =
   if has_wildcard dir then fail a.apos "a wildcard may appear in the file name of an include only, not in %S" dir
   else if not (has_wildcard name) then [ path ]
   else
-    let re = Re.compile (Re.Glob.glob ~anchored:true ~period:true name) in
+    let re =
+      try Re.compile (Re.Glob.glob ~anchored:true ~period:true name)
+      with Re.Glob.Parse_error -> fail a.apos "include %S: %S is not a file-name pattern (an unclosed '[')" a.value name
+    in
     match Sys.readdir dir with
     | exception Sys_error e -> fail a.apos "include %S: %s" a.value e
     | names ->
@@ -46,7 +49,9 @@ let include_paths inc (a : arg) =
         Array.fold_right
           (fun n acc ->
             let p = Filename.concat dir n in
-            if Re.execp re n && not (Sys.is_directory p) then p :: acc else acc)
+            (* A dangling link or an entry gone meanwhile is no file. *)
+            let dir = try Sys.is_directory p with Sys_error _ -> true in
+            if Re.execp re n && not dir then p :: acc else acc)
           names []
 
 (* The directives from [i] until the [}] closing the block opened by

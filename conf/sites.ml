@@ -88,8 +88,13 @@ let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
 (* The location of the decoded path of length [n] in {!Static.path}, as
    nginx chooses: an exact location, else the longest prefix if it is a
    [^~] one, else the first regex location that matches (its groups kept
-   for [rewrite] and [return]), else the longest prefix; [-1]: none. The
+   for [rewrite] and [return]), else the longest prefix; [-1]: none;
+   {!regex_failed} when PCRE2 gave up on a regex (its match limits): the
+   request is answered 500, as nginx does, never served by a later
+   location (a [deny] in the regex location must not fail open). The
    regex tries allocate nothing. *)
+let regex_failed = -2
+
 let find_location s n =
   let path = Static.path s.st in
   let p = Rules.find s.rules path n in
@@ -100,12 +105,15 @@ let find_location s n =
     let found = ref k and i = ref 0 in
     while !i < Array.length s.regexes do
       let r = Array.unsafe_get s.regexes !i in
-      if Pcre2.exec r.re path ~off:0 ~len:n r.groups then begin
-        found := r.idx;
-        s.here.matched <- !i;
-        i := Array.length s.regexes
-      end
-      else incr i
+      match Pcre2.run r.re path ~off:0 ~len:n r.groups with
+      | 1 ->
+          found := r.idx;
+          s.here.matched <- !i;
+          i := Array.length s.regexes
+      | 0 -> incr i
+      | _ ->
+          found := regex_failed;
+          i := Array.length s.regexes
     done;
     !found
   end
@@ -145,8 +153,9 @@ let substitute m text ~escape =
   done;
   Buffer.contents b
 
-(* A rewritten path must stay under the root: captures put together may
-   make a [..] segment the decoded request never had. *)
+(* A rewritten path must be what the decoder makes of a request, and so
+   stay under the root: captures put together may make a [..] or [.]
+   segment, or an empty one ([//]), that the normalised path never had. *)
 let escapes_root p =
   let n = String.length p in
   n = 0 || p.[0] <> '/' || String.contains p '\000'
@@ -154,9 +163,16 @@ let escapes_root p =
         if i >= n then false
         else
           let j = match String.index_from_opt p i '/' with Some j -> j | None -> n in
-          (j - i = 2 && p.[i] = '.' && p.[i + 1] = '.') || seg (j + 1)
+          (j = i && j < n) || (j - i = 1 && p.[i] = '.') || (j - i = 2 && p.[i] = '.' && p.[i + 1] = '.') || seg (j + 1)
       in
       seg 1)
+
+(* A redirect made from groups must stay on this site when it is a path:
+   [//host] or [/\host] would send the client elsewhere. *)
+let same_site url =
+  if String.length url >= 2 && url.[0] = '/' && (url.[1] = '/' || url.[1] = '\\') then
+    "/%2F" ^ String.sub url 2 (String.length url - 2)
+  else url
 
 let create (conf : Conf_file.t) =
   match Site_guards.create conf with
@@ -230,6 +246,7 @@ let return s c r =
     let redirect = Status.is_redirection r.status in
     (* A regex location's groups make the text per request. *)
     let text = if r.captures then substitute s.m text ~escape:redirect else text in
+    let text = if r.captures && redirect then same_site text else text in
     Ctx.start c r.status;
     if redirect then begin
       Ctx.header c Location text;
@@ -281,6 +298,13 @@ let max_redirects = 10
    ([-1]: the site's own settings), after [redirects] internal redirects
    (a [rewrite], an index file or a fallback under another location). *)
 let rec serve_at s c k n passed redirects =
+  if k = regex_failed then begin
+    if Log.enabled Log.Debug then
+      Log.debug "a regex location gave up matching %S (PCRE2 limits): 500"
+        (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)));
+    Static.error s.static c Internal_server_error
+  end
+  else
   let r = if k < 0 then s.default_rule else Array.unsafe_get s.rule k in
   if admitted s r passed c then begin
     s.m.here.loc <- k;
@@ -296,8 +320,9 @@ let rec serve_at s c k n passed redirects =
         (* A regex location's rewrite replaces the whole path. *)
         let path = if r.captures then substitute s.m replacement ~escape:false else replacement in
         if escapes_root path then begin
-          Log.error "rewrite to %S leaves the root (from %S): 400" path
-            (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)));
+          if Log.enabled Log.Debug then
+            Log.debug "rewrite to %S is not a normalised path (from %S): 400" path
+              (Span.to_string (Ctx.buffer c) (Request.target (Ctx.request c)));
           Static.error s.static c Bad_request
         end
         else relocate s c (Static.rewrite s.static n ~prefix:n path) r.guard redirects

@@ -9,7 +9,7 @@ type table = { tbl : (string, entry) Hashtbl.t; order : string Queue.t; max_sess
 
 type backend = {
   find : string -> now:int -> (string * string) list option;
-  save : string -> (string * string) list -> expires:int -> unit;
+  save : string -> (string * string) list -> expires:int -> fresh:bool -> unit;
   delete : string -> unit;
 }
 
@@ -238,7 +238,7 @@ let save s c k =
       Ctx.offload c
         (fun () ->
           if old <> "" then b.delete old;
-          if id <> "" then b.save id pairs ~expires)
+          if id <> "" then b.save id pairs ~expires ~fresh:renew)
         (fun () c ->
           if id = "" then (if not s.is_new then set_cookie s c "" ~max_age:0)
           else if renew then set_cookie s c id ~max_age:store.max_age;

@@ -75,8 +75,12 @@ type backend = {
   find : string -> now:int -> (string * string) list option;
       (** [find id ~now]: the pairs stored under [id] if it has not
           expired at [now] (Unix seconds) *)
-  save : string -> (string * string) list -> expires:int -> unit;
-      (** [save id pairs ~expires]: insert or replace *)
+  save : string -> (string * string) list -> expires:int -> fresh:bool -> unit;
+      (** [save id pairs ~expires ~fresh]: insert a new session ([fresh]:
+          an id made by this request), else update the one stored under
+          [id] and only if it is still there: a request that loaded a
+          session before it was deleted (a logout elsewhere, a
+          revocation) must not bring it back *)
   delete : string -> unit;
 }
 (** Where an {!offloaded} store keeps its sessions. The three functions

@@ -63,6 +63,10 @@ type sink = {
   mutable tmp : string;  (* its temporary path, "" when none *)
   mutable temps : (string * string) list;  (* closed files: temporary, final *)
   mutable renamed : string list;  (* finals already in place, during commit *)
+  mutable replaces : bool;
+      (* the final name is the caller's: once renamed over the old file,
+         the new one stays even if the request ends before [k] (removing
+         it would lose both) *)
   mutable buf : Bytes.t;
   mutable fill : int;
   mutable size : int;  (* bytes of the current file *)
@@ -71,7 +75,7 @@ type sink = {
 let new_sink ~dir ~fsync =
   {
     dir; fsync; lock = Mutex.create (); busy = false; cancelled = false; handed = false; fd = None; tmp = "";
-    temps = []; renamed = []; buf = Bytes.create (2 * threshold); fill = 0; size = 0;
+    temps = []; renamed = []; replaces = false; buf = Bytes.create (2 * threshold); fill = 0; size = 0;
   }
 
 let hex s =
@@ -181,7 +185,7 @@ let commit s =
     | (tmp, final) :: rest -> (
         match Unix.rename tmp final with
         | () ->
-            s.renamed <- final :: s.renamed;
+            if not s.replaces then s.renamed <- final :: s.renamed;
             s.temps <- rest;
             go rest
         | exception e -> disk "renaming into" s.dir e)
@@ -241,6 +245,7 @@ let check_name name =
 let to_file c ~dir ?name ?(limit = default_limit) ?(fsync = false) k =
   (match name with Some n -> check_name n | None -> ());
   let s = new_sink ~dir ~fsync in
+  s.replaces <- name <> None;
   let final = Filename.concat dir (match name with Some n -> n | None -> "upload-" ^ unique ()) in
   Ctx.on_cancel c (cancel s);
   let failed c e = fail_now s; k c (Error e) in

@@ -17,8 +17,9 @@
     offload pool ({!Ctx.offload}): the loop never waits for the disk, and
     the body is not read further while a write is in flight (the client is
     held back by TCP or HTTP/2 flow control, so memory stays at one buffer
-    per upload whatever the body's size). The buffer is [Bytes], written
-    with [Unix.write], because that call releases the runtime lock while
+    per upload whatever the body's size, plus the form fields
+    [multipart] collects, bounded by its limits). The buffer is [Bytes], written
+    with [Unix.single_write], because that call releases the runtime lock while
     the disk works; [Httpz_sys.Syscall.write] takes a bigstring but keeps
     the lock, which would stall the loop for the write's duration.
 
@@ -70,7 +71,8 @@ val to_file :
   (Ctx.t -> (stored, error) result -> unit) -> unit
 (** [to_file c ~dir k] stores the request body in a new file of [dir] and
     calls [k] with its path and size. The file is [name] if given (it
-    replaces an existing file of that name, atomically), else a generated
+    replaces an existing file of that name, atomically, and once renamed
+    stays even if the request then ends before [k] runs), else a generated
     [upload-HEX] (32 hex digits). [limit]: the most body bytes
     ({!default_limit}). With [fsync] (default [false]) the file's data and
     the directory entry reach the disk before [k] runs. Return from the

@@ -16,4 +16,9 @@ let compile ?(caseless = false) pattern =
 
 let groups t = Array.make (2 * (captures t + 1)) (-1)
 
-let exec t buf ~off ~len g = exec_raw t buf off len g > 0
+let run t buf ~off ~len g =
+  if off < 0 || len < 0 || off > Httpz.Bigstring.length buf - len then invalid_arg "Pcre2.run: outside the buffer";
+  let rc = exec_raw t buf off len g in
+  if rc > 0 then 1 else if rc = 0 then 0 else -1
+
+let exec t buf ~off ~len g = run t buf ~off ~len g > 0

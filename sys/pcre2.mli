@@ -1,8 +1,14 @@
 (** Regular expressions through PCRE2 (the engine nginx's [location ~]
     uses), JIT-compiled where the machine allows it.
 
-    {!compile} allocates and runs at start-up or on a reload; {!exec} and
-    {!group} allocate nothing. A compiled pattern carries its own match
+    {!compile} allocates and runs at start-up or on a reload; {!run} and
+    {!exec} allocate nothing. A match may do a bounded amount of work
+    (100,000 steps of PCRE2's match limit, depth 10,000, 1 MiB of heap, a
+    JIT stack of at most 512 KiB): past it, {!run} reports an error, so a
+    pattern that backtracks badly on a hostile subject costs a bounded
+    time and never passes for "no match". Where the JIT cannot run
+    (systemd's [MemoryDenyWriteExecute=yes]) PCRE2's interpreter does,
+    under the same bounds. A compiled pattern carries its own match
     state: use it from one thread at a time (a worker's loop), and read a
     match's groups before the next {!exec} of the same pattern. Patterns
     work on bytes (no UTF-8 mode): [.] is one byte. *)
@@ -28,8 +34,14 @@ type groups = int array
 val groups : t -> groups
 (** [groups t] is room for every group of [t]'s matches. *)
 
+val run : t -> Httpz.Bigstring.t -> off:int -> len:int -> groups -> int
+(** [run t buf ~off ~len g]: [1] when [t] matches somewhere in
+    [buf.{off .. off + len - 1}] (offsets relative to [off] in [g]), [0]
+    when it does not, [-1] when PCRE2 gave up (a limit above, or [g] made
+    for another pattern): decide that case as an error, not a miss.
+    @raise Invalid_argument when the range is outside [buf]. *)
+
 val exec : t -> Httpz.Bigstring.t -> off:int -> len:int -> groups -> bool
-(** [exec t buf ~off ~len g]: [t] matches somewhere in
-    [buf.{off .. off + len - 1}], with offsets relative to [off] in [g]. A
-    pattern that exceeds PCRE2's match limit counts as no match. *)
+(** [exec t buf ~off ~len g] is [run … = 1]: an error counts as no
+    match, for callers to which a miss is the safe side. *)
 

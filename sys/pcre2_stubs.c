@@ -17,6 +17,23 @@
 
 struct hz_re { pcre2_code *code; pcre2_match_data *md; int jit; };
 
+/* One match context for every pattern of the process: bounds on the work
+   one match may do (a pattern that backtracks catastrophically on a
+   hostile path costs at most this, then counts as an error, never as "no
+   match"), and the JIT's stack. Made at the first compile (start-up). */
+static pcre2_match_context *hz_mctx;
+
+static void hz_mctx_init(void) {
+  if (hz_mctx) return;
+  hz_mctx = pcre2_match_context_create(NULL);
+  if (!hz_mctx) return;
+  pcre2_set_match_limit(hz_mctx, 100000);
+  pcre2_set_depth_limit(hz_mctx, 10000);
+  pcre2_set_heap_limit(hz_mctx, 1024); /* KiB */
+  pcre2_jit_stack *js = pcre2_jit_stack_create(32 * 1024, 512 * 1024, NULL);
+  if (js) pcre2_jit_stack_assign(hz_mctx, NULL, js);
+}
+
 #define Re_val(v) ((struct hz_re *)Data_custom_val(v))
 
 static void hz_re_finalize(value v) {
@@ -37,6 +54,7 @@ CAMLprim value httpz_pcre2_compile(value pattern, value caseless) {
   CAMLparam2(pattern, caseless);
   CAMLlocal3(res, re, err);
   int errcode; PCRE2_SIZE erroff;
+  hz_mctx_init();
   uint32_t opts = Bool_val(caseless) ? PCRE2_CASELESS : 0;
   pcre2_code *code = pcre2_compile((PCRE2_SPTR)String_val(pattern), caml_string_length(pattern), opts,
                                    &errcode, &erroff, NULL);
@@ -77,14 +95,15 @@ CAMLprim value httpz_pcre2_match(value re, value buf, value voff, value vlen, va
   struct hz_re *r = Re_val(re);
   const unsigned char *s = (const unsigned char *)Caml_ba_data_val(buf) + Long_val(voff);
   PCRE2_SIZE len = Long_val(vlen);
-  int rc = r->jit ? pcre2_jit_match(r->code, s, len, 0, 0, r->md, NULL)
-                  : pcre2_match(r->code, s, len, 0, 0, r->md, NULL);
+  int rc = r->jit ? pcre2_jit_match(r->code, s, len, 0, 0, r->md, hz_mctx)
+                  : pcre2_match(r->code, s, len, 0, 0, r->md, hz_mctx);
   if (rc == PCRE2_ERROR_NOMATCH) return Val_long(0);
   if (rc < 0) return Val_long(rc);
   PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
   uint32_t pairs = pcre2_get_ovector_count(r->md);
   mlsize_t room = Wosize_val(ovec) / 2;
   if (pairs > room) pairs = room;
+  if (pairs == 0) return Val_long(-100); /* no room for the match itself: a caller's error */
   if (rc == 0 || (uint32_t)rc > pairs) rc = pairs; /* ovector too small for every group */
   for (uint32_t i = 0; i < pairs; i++) {
     long a = ov[2 * i] == PCRE2_UNSET ? -1 : (long)ov[2 * i];

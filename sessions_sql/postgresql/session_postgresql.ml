@@ -52,24 +52,27 @@ let find t id ~now =
       in
       if r#ntuples = 0 then None else Some (Session.deserialize (r#getvalue 0 0)))
 
-let save t id pairs ~expires =
+let save t id pairs ~expires ~fresh =
   Db_pool.use t.pool (fun c ->
       ignore
         (exec c
            ~params:[| id; Session.serialize pairs; string_of_int expires |]
-           (Printf.sprintf
-              "INSERT INTO %s (id, data, expires) VALUES ($1, $2, $3) \
-               ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, expires = EXCLUDED.expires"
-              t.table));
+           (if fresh then
+              Printf.sprintf
+                "INSERT INTO %s (id, data, expires) VALUES ($1, $2, $3) \
+                 ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, expires = EXCLUDED.expires"
+                t.table
+            else Printf.sprintf "UPDATE %s SET data = $2, expires = $3 WHERE id = $1" t.table));
       incr t.writes;
       if !(t.writes) land 255 = 0 then ignore (sweep_conn t c ~now:(int_of_float (Unix.time ())) : int))
 
 let delete t id =
   Db_pool.use t.pool (fun c -> ignore (exec c ~params:[| id |] (Printf.sprintf "DELETE FROM %s WHERE id = $1" t.table)))
 
-let store ?cookie ?max_age t =
-  Session.offloaded ?cookie ?max_age
-    { Session.find = (fun id ~now -> find t id ~now); save = (fun id p ~expires -> save t id p ~expires);
-      delete = delete t }
+let backend t =
+  { Session.find = (fun id ~now -> find t id ~now); save = (fun id p ~expires ~fresh -> save t id p ~expires ~fresh);
+    delete = delete t }
+
+let store ?cookie ?max_age t = Session.offloaded ?cookie ?max_age (backend t)
 
 let close t = Db_pool.close_all t.pool

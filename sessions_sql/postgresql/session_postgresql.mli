@@ -32,6 +32,10 @@ val create : ?table:string -> conninfo:string -> unit -> t
     @raise Failure when the database cannot be reached or set up, or the
     table name is not [[a-z_][a-z0-9_]*]. *)
 
+val backend : t -> Httpz_server.Session.backend
+(** The table as a {!Httpz_server.Session.backend} ({!store} is
+    [Session.offloaded] of it): for tests and stores of one's own. *)
+
 val store : ?cookie:string -> ?max_age:int -> t -> Httpz_server.Session.store
 
 val pool : t -> Postgresql.connection Httpz_server.Db_pool.t

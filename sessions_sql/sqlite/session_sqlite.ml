@@ -70,13 +70,15 @@ let find t id ~now =
         ~row:(fun st -> found := Some (Session.deserialize (Sqlite3.column_text st 0)));
       !found)
 
-let save t id pairs ~expires =
+let save t id pairs ~expires ~fresh =
   Db_pool.use t.pool (fun db ->
       run db
-        (Printf.sprintf
-           "INSERT INTO %s (id, data, expires) VALUES (?, ?, ?) \
-            ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires = excluded.expires"
-           t.table)
+        (if fresh then
+           Printf.sprintf
+             "INSERT INTO %s (id, data, expires) VALUES (?1, ?2, ?3) \
+              ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires = excluded.expires"
+             t.table
+         else Printf.sprintf "UPDATE %s SET data = ?2, expires = ?3 WHERE id = ?1" t.table)
         [ Sqlite3.Data.TEXT id; Sqlite3.Data.TEXT (Session.serialize pairs); Sqlite3.Data.INT (Int64.of_int expires) ]
         ~row:ignore;
       (* A race on the counter only moves a sweep by a write. *)
@@ -87,9 +89,10 @@ let delete t id =
   Db_pool.use t.pool (fun db ->
       run db (Printf.sprintf "DELETE FROM %s WHERE id = ?" t.table) [ Sqlite3.Data.TEXT id ] ~row:ignore)
 
-let store ?cookie ?max_age t =
-  Session.offloaded ?cookie ?max_age
-    { Session.find = (fun id ~now -> find t id ~now); save = (fun id p ~expires -> save t id p ~expires);
-      delete = delete t }
+let backend t =
+  { Session.find = (fun id ~now -> find t id ~now); save = (fun id p ~expires ~fresh -> save t id p ~expires ~fresh);
+    delete = delete t }
+
+let store ?cookie ?max_age t = Session.offloaded ?cookie ?max_age (backend t)
 
 let close t = Db_pool.close_all t.pool

@@ -30,9 +30,17 @@ val create : ?table:string -> ?busy_timeout_ms:int -> string -> t
     switches it to WAL and creates the table (default
     ["httpz_sessions"]) if missing, then closes that connection: call it
     at start-up, before the workers fork. [busy_timeout_ms] defaults to
-    5000.
+    5000. Under [Server.config.user] the workers write as that user: the
+    file (and its directory, where SQLite puts the [-wal] and [-shm]
+    files) must be writable by them, so give them to that user, or call
+    [create] from [~on_worker_start] instead (after the drop of
+    privileges; creating the table twice is harmless).
     @raise Failure when the file cannot be opened or set up, or the table
     name is not [[a-z_][a-z0-9_]*]. *)
+
+val backend : t -> Httpz_server.Session.backend
+(** The table as a {!Httpz_server.Session.backend} ({!store} is
+    [Session.offloaded] of it): for tests and stores of one's own. *)
 
 val store : ?cookie:string -> ?max_age:int -> t -> Httpz_server.Session.store
 (** The session store on [t] (cookie and [max_age] as

@@ -64,6 +64,9 @@ site d.test {
   location ~ ^/u/([a-z]+)/(.*)$ { return 302 https://d.test/users/$1?rest=$2; }
   location ~ ^/say/(\w+)$ { return 200 "hello $1, $7."; }
   location ~ ^/evil/(.)(.*)$ { rewrite /$1$1/$2; }
+  location ~ ^/e3/([a-z]*)(.*)$ { rewrite /$1/$2; }
+  location ~ ^/go(.*)$ { return 302 /$1; }
+  location ~ ^/bt/(a+)+$ { deny all; }
 }
 site c.test {
   root %s/b;
@@ -129,7 +132,14 @@ let test_regex () =
   Alcotest.(check string) "the file" "page.txt\n" r.body;
   let r = check "rewrite into a regex location" "/files/app.css" 200 "css" in
   Alcotest.(check string) "that file" "body{}\n" r.body;
-  ignore (check "captures cannot make a .. segment" "/evil/.x" 400 "")
+  ignore (check "captures cannot make a .. segment" "/evil/.x" 400 "");
+  ignore (check "captures cannot make an empty segment" "/e3/1" 400 "");
+  let r = check "a redirect made of groups stays on the site" "/go/evil.com" 302 "" in
+  Alcotest.(check (option string)) "no //host" (Some "/%2Fevil.com") (header r "location");
+  (* (a+)+ against a's and a b backtracks exponentially: PCRE2's match
+     limit stops it, and the request is refused, not served by the
+     prefix location behind the regex's deny. *)
+  ignore (check "a regex that gives up: 500, not the next location" ("/bt/" ^ String.make 40 'a' ^ "b") 500 "")
 
 let test_answers () =
   let check name host path status body =

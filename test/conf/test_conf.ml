@@ -294,6 +294,7 @@ let test_include_errors () =
     "b.conf:1:9: include \"a.conf\": ";
   include_error [ ("httpz.conf", "include */x.conf;\n") ] "httpz.conf:1:9: a wildcard may appear in the file name";
   include_error [ ("httpz.conf", "include;\n") ] "httpz.conf:1:1: 'include' takes one file or pattern";
+  include_error [ ("httpz.conf", "include conf.d/[a.conf;\n") ] "httpz.conf:1:9: include \"conf.d/[a.conf\": \"[a.conf\" is not a file-name pattern";
   include_error [ ("httpz.conf", "include a.conf b.conf;\n") ] "httpz.conf:1:1: 'include' takes one file or pattern";
   include_error
     [ ("httpz.conf", "site a.test { root www; }\ninclude more.conf;\n"); ("more.conf", "\nsite a.test { root www; }\n") ]

@@ -96,6 +96,20 @@ let sqlite =
             Db_pool.use (S.pool t) (fun db ->
                 Alcotest.(check (list (list string))) "left" [ [ "c" ] ] (query db "SELECT id FROM httpz_sessions"));
             S.close t));
+    Alcotest.test_case "a deleted session is not brought back by a later save" `Quick (fun () ->
+        with_file (fun path ->
+            let t = S.create path in
+            let find id = Db_pool.use (S.pool t) (fun db -> query db (Printf.sprintf "SELECT data FROM httpz_sessions WHERE id = '%s'" id)) in
+            let backend = S.backend t in
+            backend.Session.save "id1" [ ("u", "ada") ] ~expires:max_int ~fresh:true;
+            Alcotest.(check (list (list string))) "stored" [ [ "u=ada" ] ] (find "id1");
+            backend.Session.save "id1" [ ("u", "ada"); ("k", "v") ] ~expires:max_int ~fresh:false;
+            Alcotest.(check (list (list string))) "updated" [ [ "u=ada&k=v" ] ] (find "id1");
+            backend.Session.delete "id1";
+            (* A request that loaded it before the logout saves after. *)
+            backend.Session.save "id1" [ ("u", "ada") ] ~expires:max_int ~fresh:false;
+            Alcotest.(check (list (list string))) "still gone" [] (find "id1");
+            S.close t));
     Alcotest.test_case "bad table name refused" `Quick (fun () ->
         with_file (fun path ->
             match S.create ~table:"x; DROP TABLE y" path with
