@@ -189,7 +189,7 @@ let set_head_pos c pos =
 
 let end_head c ~content_length ~chunked =
   if c.resp <> Head then not_in_head c;
-  if c.nhead_hooks > 0 then Slot.run_head_hooks c;
+  if Slot.has_head_hooks c then Slot.run_head_hooks c;
   c.proto.end_head c ~content_length ~chunked;
   c.head_len <- c.out_len
 
@@ -425,7 +425,7 @@ let secure c = c.ssl <> Openssl.none
 let upgrade c k =
   if c.resp <> Head || c.status <> Status.Switching_protocols then
     invalid_arg "Ctx.upgrade: start a 101 Switching Protocols response first";
-  if c.nhead_hooks > 0 then Slot.run_head_hooks c;
+  if Slot.has_head_hooks c then Slot.run_head_hooks c;
   c.proto.switch c;
   c.head_len <- c.out_len;
   c.resp <- Done;
@@ -440,28 +440,28 @@ let on_head c f =
 let on_complete c f = Slot.add_done_hook c f
 
 let status_code c = if c.resp = Idle then 0 else Status.code c.status
-let completed c = c.done_complete
+let completed c = c.mw.done_complete
 let head_request c = c.head_req
 
 (* What the access log counts (Access_log.body_sent): the whole body once
    complete, else what left after the head, never more than the body. *)
 let body_bytes_sent c =
-  if c.done_complete then c.resp_bytes
+  if c.mw.done_complete then c.resp_bytes
   else
     let n = if c.mode = H2_stream then c.sent else c.sent - c.head_len in
     if n <= 0 then 0 else if n > c.resp_bytes then c.resp_bytes else n
 
-let elapsed_ns c = if c.hooks_ns = 0 then 0 else Syscall.clock_monotonic_ns () - c.hooks_ns
+let elapsed_ns c = let m = c.mw in if m.hooks_ns = 0 then 0 else Syscall.clock_monotonic_ns () - m.hooks_ns
 
-let request_id c = c.request_id
+let request_id c = c.mw.request_id
 (* [hooked]: the request's end clears it, like the hooks. *)
 let set_request_id c id =
-  c.request_id <- id;
+  (Slot.mw c).request_id <- id;
   c.hooked <- true
-let route_pattern c = c.route_pattern
+let route_pattern c = c.mw.route_pattern
 (* Only for a request with hooks: without middleware nothing reads it,
    and the request pays one test. *)
-let set_route_pattern c p = if c.hooked && c.route_pattern != p then c.route_pattern <- p
+let set_route_pattern c p = if c.hooked && c.mw.route_pattern != p then c.mw.route_pattern <- p
 
 external of_conn : Slot.t -> t = "%identity"
 external to_conn : t -> Slot.t = "%identity"

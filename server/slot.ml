@@ -208,11 +208,15 @@ and t = {
   mutable field_sets : Prepared_fields.t array;
   mutable field_versions : int array;
   mutable nfields : int;
+  mutable hooked : bool;
+  mutable mw : middleware;
+}
+
+and middleware = {
   mutable head_hooks : (t -> unit) array;
   mutable nhead_hooks : int;
   mutable done_hooks : (t -> unit) array;
   mutable ndone_hooks : int;
-  mutable hooked : bool;
   mutable hooks_ns : int;
   mutable done_complete : bool;
   mutable request_id : string;
@@ -220,6 +224,19 @@ and t = {
 }
 
 let no_string = ""
+
+let new_middleware () =
+  { head_hooks = [||]; nhead_hooks = 0; done_hooks = [||]; ndone_hooks = 0; hooks_ns = 0; done_complete = false;
+    request_id = no_string; route_pattern = no_string }
+
+(* Every slot's until its first hook: never written (each writer makes
+   the slot a record of its own first), so a slot that never meets a
+   middleware costs one word for it. *)
+let no_middleware = new_middleware ()
+
+let[@inline] mw c =
+  if c.mw == no_middleware then c.mw <- new_middleware ();
+  c.mw
 let no_set = Httpz.Prepared_fields.create ~capacity:0 ()
 let reserve = 256
 let head_buffer = 4096
@@ -378,15 +395,8 @@ let create sh ~slot ~peer =
     field_sets = [||];
     field_versions = [||];
     nfields = 0;
-    head_hooks = [||];
-    nhead_hooks = 0;
-    done_hooks = [||];
-    ndone_hooks = 0;
     hooked = false;
-    hooks_ns = 0;
-    done_complete = false;
-    request_id = no_string;
-    route_pattern = no_string;
+    mw = no_middleware;
   }
 
 (* The peer buffer exists only for the access log, the one reader of
@@ -437,23 +447,25 @@ let no_hook : t -> unit = ignore
 let rec registered a f i = i >= 0 && (Array.unsafe_get a i == f || registered a f (i - 1))
 
 let add_head_hook c f =
-  let n = c.nhead_hooks in
-  if not (registered c.head_hooks f (n - 1)) then begin
-  let a = with_room c.head_hooks n no_hook in
-  if a != c.head_hooks then c.head_hooks <- a;
+  let m = mw c in
+  let n = m.nhead_hooks in
+  if not (registered m.head_hooks f (n - 1)) then begin
+  let a = with_room m.head_hooks n no_hook in
+  if a != m.head_hooks then m.head_hooks <- a;
   Array.unsafe_set a n f;
-  c.nhead_hooks <- n + 1;
+  m.nhead_hooks <- n + 1;
   c.hooked <- true
   end
 
 let add_done_hook c f =
-  let n = c.ndone_hooks in
-  if not (registered c.done_hooks f (n - 1)) then begin
-  let a = with_room c.done_hooks n no_hook in
-  if a != c.done_hooks then c.done_hooks <- a;
+  let m = mw c in
+  let n = m.ndone_hooks in
+  if not (registered m.done_hooks f (n - 1)) then begin
+  let a = with_room m.done_hooks n no_hook in
+  if a != m.done_hooks then m.done_hooks <- a;
   Array.unsafe_set a n f;
-  c.ndone_hooks <- n + 1;
-  if c.hooks_ns = 0 then c.hooks_ns <- Syscall.clock_monotonic_ns ();
+  m.ndone_hooks <- n + 1;
+  if m.hooks_ns = 0 then m.hooks_ns <- Syscall.clock_monotonic_ns ();
   c.hooked <- true
   end
 
@@ -463,21 +475,25 @@ let add_done_hook c f =
    header writer moves nothing before it succeeds, so the head stays
    whole. *)
 let run_head_hooks c =
-  let n = c.nhead_hooks in
-  c.nhead_hooks <- 0;
+  let m = c.mw in
+  let n = m.nhead_hooks in
+  m.nhead_hooks <- 0;
   for i = 0 to n - 1 do
-    try (Array.unsafe_get c.head_hooks i) c
+    try (Array.unsafe_get m.head_hooks i) c
     with e -> Log.error "a response head hook raised %s" (Printexc.to_string e)
   done
+
+let[@inline] has_head_hooks c = c.hooked && c.mw.nhead_hooks > 0
 
 (* Innermost first, as the code after [next c] in nested wrappers would
    run. A hook that raises is logged; the others still run. *)
 let run_done_hooks c complete =
-  let n = c.ndone_hooks in
-  c.ndone_hooks <- 0;
-  c.done_complete <- complete;
+  let m = c.mw in
+  let n = m.ndone_hooks in
+  m.ndone_hooks <- 0;
+  m.done_complete <- complete;
   for i = n - 1 downto 0 do
-    try (Array.unsafe_get c.done_hooks i) c
+    try (Array.unsafe_get m.done_hooks i) c
     with e -> Log.error "a completion hook raised %s" (Printexc.to_string e)
   done
 
@@ -486,11 +502,12 @@ let run_done_hooks c complete =
    or handed over), and nothing it registered survives into the next
    request on this slot. *)
 let end_hooks c =
-  if c.ndone_hooks > 0 then run_done_hooks c (c.resp = Done && not c.broken);
-  c.nhead_hooks <- 0;
-  c.hooks_ns <- 0;
-  if c.request_id != no_string then c.request_id <- no_string;
-  if c.route_pattern != no_string then c.route_pattern <- no_string;
+  let m = c.mw in
+  if m.ndone_hooks > 0 then run_done_hooks c (c.resp = Done && not c.broken);
+  m.nhead_hooks <- 0;
+  m.hooks_ns <- 0;
+  if m.request_id != no_string then m.request_id <- no_string;
+  if m.route_pattern != no_string then m.route_pattern <- no_string;
   c.hooked <- false
 
 (* A continuation of the request that just ended must not run. Its cancel
@@ -510,11 +527,11 @@ let log_response c complete =
   | Logged -> ()
   | Unlogged_request ->
       c.unlogged <- Logged;
-      if c.ndone_hooks > 0 then run_done_hooks c complete;
+      if c.hooked && c.mw.ndone_hooks > 0 then run_done_hooks c complete;
       c.sh.hooks.log c true complete
   | Unlogged_unparsed ->
       c.unlogged <- Logged;
-      if c.ndone_hooks > 0 then run_done_hooks c complete;
+      if c.hooked && c.mw.ndone_hooks > 0 then run_done_hooks c complete;
       c.sh.hooks.log c false complete
 
 let read_scratch c =

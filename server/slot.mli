@@ -396,6 +396,17 @@ and t = {
           then: while the set is unchanged it goes through the
           connection's {!Httpz.Hpack_mirror} *)
   mutable nfields : int;
+  mutable hooked : bool;
+      (** a hook (or a request id) was registered for the current
+          request: {!next_gen} has hook state to clear (the one test the
+          request path pays without middleware) *)
+  mutable mw : middleware;
+      (** the middleware state; a shared empty one (never written) until
+          the slot's first hook, then the slot's own for its life: an idle
+          slot of a server without middleware costs one word for it *)
+}
+
+and middleware = {
   mutable head_hooks : (t -> unit) array;
   mutable nhead_hooks : int;
       (** middleware hooks ({!Ctx.on_head}) of the current request, the
@@ -407,10 +418,6 @@ and t = {
       (** completion hooks ({!Ctx.on_complete}): run once, when the
           response's log line would be written ({!log_response}) or, for a
           request that ended without one, when it ends ({!next_gen}) *)
-  mutable hooked : bool;
-      (** a hook was registered for the current request: {!next_gen} has
-          hook state to clear (the one test the request path pays without
-          middleware) *)
   mutable hooks_ns : int;
       (** [CLOCK_MONOTONIC] ns of the first completion hook's
           registration, [0] when none *)
@@ -484,6 +491,14 @@ val add_head_hook : t -> (t -> unit) -> unit
 val add_done_hook : t -> (t -> unit) -> unit
 (** For {!Ctx.on_head} and {!Ctx.on_complete}. Allocate only when the
     slot's array is full (once per slot, for up to 8 hooks). *)
+
+val mw : t -> middleware
+(** [mw c] is [c]'s own middleware state, made at the first call (the
+    one allocation a slot pays for middleware in its life). Write only
+    through it. *)
+
+val has_head_hooks : t -> bool
+(** Head hooks wait for the current head. Does not allocate. *)
 
 val run_head_hooks : t -> unit
 (** [run_head_hooks c] runs and forgets the head hooks (registration
