@@ -235,7 +235,7 @@ let evict w =
 
 (* The counters, as JSON: what building them allocates is not the
    requests' work, so it is counted apart. *)
-let report w ~text =
+let report w (format : Stats.format) =
   let before = words () in
   let g = Gc.quick_stat () in
   let sh = w.sh in
@@ -259,8 +259,10 @@ let report w ~text =
   in
   let totals = Totals.summary w.totals in
   let out =
-    if text then Totals.text totals
-    else
+    match format with
+    | Text -> Totals.text totals
+    | Prometheus -> Totals.prometheus totals
+    | Json ->
       (* This worker's object, with the totals of all as one more member. *)
       String.sub json 0 (String.rindex json '}') ^ ", \"totals\": " ^ Totals.json totals ^ "}\n"
   in

@@ -2,6 +2,9 @@ open Httpz
 
 let path = "/__httpz/stats"
 let text_path = "/__httpz/stats.txt"
+let metrics_path = "/__httpz/metrics"
+
+type format = Json | Text | Prometheus
 
 (* The token is a secret: compared in time that depends on its length
    only, not on how many leading bytes match. *)
@@ -15,14 +18,21 @@ let same_secret buf ~off ~len secret =
   done;
   !d = 0
 
-(* [1]: the JSON report asked for, [2]: the text one, [0]: neither. *)
-let asked c =
+(* [1]: the JSON report asked for, [2]: the text one, [3]: Prometheus's,
+   [0]: none. [bare]: the status listener's own, where [/metrics] (what
+   Prometheus asks by default) is the last too. *)
+let asked ?(bare = false) c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   match Request.meth req with
   | Meth.Get | Meth.Head ->
       let target = Request.target req in
-      if Span.equal buf target path then 1 else if Span.equal buf target text_path then 2 else 0
+      if Span.equal buf target path then 1
+      else if Span.equal buf target text_path then 2
+      else if Span.equal buf target metrics_path || (bare && Span.equal buf target "/metrics") then 3
+      else 0
   | _ -> 0
+
+let format_of = function 1 -> Json | 2 -> Text | _ -> Prometheus
 
 (* [value] is [scheme], in any case (auth schemes are case-insensitive,
    RFC 9110 section 11.1), one or more spaces, then [token] exactly. *)
@@ -43,9 +53,13 @@ let authorized ~scheme ~token c =
     while !p < off + len && Bigstring.unsafe_get buf !p = ' ' do incr p done;
     same_secret buf ~off:!p ~len:(off + len - !p) token
 
-let answer c ~text body =
+let answer c k body =
   Ctx.start c Status.Ok;
-  Ctx.header c Header_name.Content_type (if text then "text/plain; charset=utf-8" else "application/json");
+  Ctx.header c Header_name.Content_type
+    (match k with
+     | 1 -> "application/json"
+     | 2 -> "text/plain; charset=utf-8"
+     | _ -> "text/plain; version=0.0.4; charset=utf-8");
   Ctx.header c Header_name.Cache_control "no-store";
   Ctx.body_string c body
 
@@ -58,12 +72,12 @@ let handler ~credentials ~report ~app =
   fun c ->
     match asked c with
     | 0 -> app c
-    | k -> if authorized ~scheme ~token c then answer c ~text:(k = 2) (report ~text:(k = 2)) else app c
+    | k -> if authorized ~scheme ~token c then answer c k (report (format_of k)) else app c
 
 let status_handler ~report c =
-  match asked c with
+  match asked ~bare:true c with
   | 0 ->
       Ctx.start c Status.Not_found;
       Ctx.header c Header_name.Content_type "text/plain; charset=utf-8";
-      Ctx.body_string c "404 Not Found: this listener answers /__httpz/stats and /__httpz/stats.txt only\n"
-  | k -> answer c ~text:(k = 2) (report ~text:(k = 2))
+      Ctx.body_string c "404 Not Found: this listener answers /__httpz/stats, /__httpz/stats.txt and /metrics only\n"
+  | k -> answer c k (report (format_of k))

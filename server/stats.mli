@@ -12,19 +12,26 @@ val path : string
 val text_path : string
 (** ["/__httpz/stats.txt"]: the same as [name value] lines. *)
 
+val metrics_path : string
+(** ["/__httpz/metrics"]: the totals in Prometheus's text exposition
+    format ({!Totals.prometheus}); on the status listener, [/metrics]
+    too (Prometheus's default path). *)
+
+type format = Json | Text | Prometheus
+
 val handler :
-  credentials:string -> report:(text:bool -> string) -> app:(Ctx.t -> unit) -> Ctx.t -> unit
+  credentials:string -> report:(format -> string) -> app:(Ctx.t -> unit) -> Ctx.t -> unit
 (** [handler ~credentials ~report ~app] answers the stats requests
-    ([GET] or [HEAD] of {!path} or {!text_path}; [credentials]: the
+    ([GET] or [HEAD] of {!path}, {!text_path} or {!metrics_path}; [credentials]: the
     [Authorization] value they must carry, ["Bearer TOKEN"]: the scheme
     in any case, as RFC 9110 section 11.1 has it, then one or more spaces
     and the token exactly, compared in constant time) with
-    [report ~text] (JSON, or [name value] lines when [text]), [no-store];
+    [report format] (JSON, [name value] lines, or Prometheus's format), [no-store];
     every other request goes to [app]. Deciding allocates nothing;
     answering allocates (the report is built per request). *)
 
-val status_handler : report:(text:bool -> string) -> Ctx.t -> unit
+val status_handler : report:(format -> string) -> Ctx.t -> unit
 (** [status_handler ~report] is what a listener of its own for the
-    status serves ({!Config.t.stats_listen}): {!path} and {!text_path}
-    without a token (whoever reaches that address may read them: bind it
+    status serves ({!Config.t.stats_listen}): {!path}, {!text_path},
+    {!metrics_path} and [/metrics] without a token (whoever reaches that address may read them: bind it
     to the loopback or an internal network), [404] for anything else. *)

@@ -105,6 +105,25 @@ let json s =
     s.workers s.by_class.(1) s.by_class.(2) s.by_class.(3) s.by_class.(4) s.by_class.(5) (total s)
     s.bytes_sent s.accepted_connections s.reading s.writing s.idle s.handling
 
+(* The Prometheus text exposition format (version 0.0.4): one family per
+   quantity, HELP and TYPE lines, counters suffixed _total. *)
+let prometheus s =
+  let b = Buffer.create 1024 in
+  let family name kind help = Printf.bprintf b "# HELP %s %s\n# TYPE %s %s\n" name help name kind in
+  family "httpz_workers" "gauge" "Worker processes running.";
+  Printf.bprintf b "httpz_workers %d\n" s.workers;
+  family "httpz_responses_total" "counter" "Responses sent, by status class, over the server's life.";
+  for k = 1 to 5 do Printf.bprintf b "httpz_responses_total{class=\"%dxx\"} %d\n" k s.by_class.(k) done;
+  family "httpz_sent_bytes_total" "counter" "Bytes of responses handed to the kernel.";
+  Printf.bprintf b "httpz_sent_bytes_total %d\n" s.bytes_sent;
+  family "httpz_connections_accepted_total" "counter" "Connections accepted.";
+  Printf.bprintf b "httpz_connections_accepted_total %d\n" s.accepted_connections;
+  family "httpz_connections" "gauge" "Open connections by state (each worker's, written once a second).";
+  List.iter
+    (fun (st, n) -> Printf.bprintf b "httpz_connections{state=\"%s\"} %d\n" st n)
+    [ ("reading", s.reading); ("writing", s.writing); ("idle", s.idle); ("handling", s.handling) ];
+  Buffer.contents b
+
 let text s =
   Printf.sprintf
     "workers %d\nresponses_1xx %d\nresponses_2xx %d\nresponses_3xx %d\nresponses_4xx %d\nresponses_5xx %d\n\

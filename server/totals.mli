@@ -70,6 +70,12 @@ val json : summary -> string
     "responses_total":11,"bytes_sent":12345,"connections_accepted":4,
     "connections":{"reading":0,"writing":1,"idle":2,"handling":0}}]. *)
 
+val prometheus : summary -> string
+(** The same in Prometheus's text exposition format (0.0.4):
+    [httpz_workers], [httpz_responses_total{class="2xx"}],
+    [httpz_sent_bytes_total], [httpz_connections_accepted_total],
+    [httpz_connections{state="idle"}], each with its HELP and TYPE. *)
+
 val text : summary -> string
 (** The same as [name value] lines ([responses_2xx 10], …), for a
     shell or a monitoring agent. *)

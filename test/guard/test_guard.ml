@@ -700,7 +700,7 @@ let stats_tests =
   [
     Alcotest.test_case "the stats token: the scheme in any case, the token exactly (issue 34)" `Quick (fun () ->
         let app c = Ctx.start c Status.Not_found; Ctx.body_string c "app" in
-        let h = Stats.handler ~credentials:"Bearer s3cr3t-T0ken" ~report:(fun ~text:_ -> "{}") ~app in
+        let h = Stats.handler ~credentials:"Bearer s3cr3t-T0ken" ~report:(fun _ -> "{}") ~app in
         let send = connection ~peer:(ip "192.0.2.1") h in
         let ask auth = send ("GET /__httpz/stats HTTP/1.1\r\nHost: t\r\nAuthorization: " ^ auth ^ "\r\n\r\n") in
         List.iter
