@@ -552,11 +552,7 @@ let read_string ~file text =
       try Ok (read_tree ~file tree) with Bad (p, m) -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file p) m))
 
 let read path =
-  let slurp path =
-    let ic = open_in_bin path in
-    Fun.protect ~finally:(fun () -> close_in_noerr ic) (fun () -> really_input_string ic (in_channel_length ic))
-  in
-  match slurp path with
+  match Conf_syntax.slurp path with
   | exception Sys_error e -> Error e
   | text -> read_string ~file:path text
 

@@ -28,6 +28,9 @@ type directive = {
 
 type error = Conf_lexer.error = { pos : pos; message : string }
 
+val slurp : string -> string
+(** [slurp path] is the whole file. @raise Sys_error *)
+
 val parse : ?file:string -> ?base:string -> blocks:string list -> string -> (directive list, error) result
 (** [parse ?file ?base ~blocks text] is the directives of [text] (read
     from [file], which positions name) at the top level, or the first

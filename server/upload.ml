@@ -75,7 +75,10 @@ type sink = {
 let new_sink ~dir ~fsync =
   {
     dir; fsync; lock = Mutex.create (); busy = false; cancelled = false; handed = false; fd = None; tmp = "";
-    temps = []; renamed = []; replaces = false; buf = Bytes.create (2 * threshold); fill = 0; size = 0;
+    (* Grown by [append] as data comes (to [threshold] and one piece at
+       most, then written out): an upload whose client sends little, or
+       stalls, holds little. *)
+    temps = []; renamed = []; replaces = false; buf = Bytes.create 16384; fill = 0; size = 0;
   }
 
 let hex s =

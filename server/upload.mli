@@ -17,7 +17,10 @@
     offload pool ({!Ctx.offload}): the loop never waits for the disk, and
     the body is not read further while a write is in flight (the client is
     held back by TCP or HTTP/2 flow control, so memory stays at one buffer
-    per upload whatever the body's size, plus the form fields
+    per upload whatever the body's size: it starts at 16 KiB and grows
+    with what the client sent and is not yet written, to 128 KiB and one
+    piece at most, so a client that stalls holds what it sent; plus the
+    form fields
     [multipart] collects, bounded by its limits). The buffer is [Bytes], written
     with [Unix.single_write], because that call releases the runtime lock while
     the disk works; [Httpz_sys.Syscall.write] takes a bigstring but keeps
