@@ -1,6 +1,16 @@
 open Httpz
 
-type format = Common | Combined | Json | Vhost_combined
+type escape = Escape_default | Escape_json | Escape_none
+
+type var =
+  | Remote_addr | Remote_user | Time_local | Time_iso8601 | Msec | Request | Request_method
+  | Request_uri | Args | Server_protocol | Scheme | Https | Status | Body_bytes_sent | Bytes_sent
+  | Request_time | Host | Http_host | Server_name | Request_id | Pid | Ssl_protocol
+  | Request_completion | Http_referer | Http_user_agent | Http of string
+
+type seg = Lit of string | Var of var
+type custom = { name : string; escape : escape; segs : seg array; need : int }
+type format = Common | Combined | Json | Vhost_combined | Custom of custom
 
 type 'r line_fields =
   now:int -> peer:Bigstring.t -> peer_len:int -> src:Bigstring.t -> req_off:int -> req_len:int -> status:int ->
@@ -17,47 +27,229 @@ let max_field = 2048
 (* Worst case per byte: JSON's \u00XX. *)
 let max_escape = 6
 
+(* {1 Custom formats} *)
+
+let variables =
+  [ ("remote_addr", Remote_addr); ("remote_user", Remote_user); ("time_local", Time_local);
+    ("time_iso8601", Time_iso8601); ("msec", Msec); ("request", Request); ("request_method", Request_method);
+    ("request_uri", Request_uri); ("args", Args); ("query_string", Args); ("server_protocol", Server_protocol);
+    ("scheme", Scheme); ("https", Https); ("status", Status); ("body_bytes_sent", Body_bytes_sent);
+    ("bytes_sent", Bytes_sent); ("request_time", Request_time); ("host", Host); ("http_host", Http_host);
+    ("server_name", Server_name); ("request_id", Request_id); ("pid", Pid); ("ssl_protocol", Ssl_protocol);
+    ("request_completion", Request_completion); ("http_referer", Http_referer);
+    ("http_user_agent", Http_user_agent) ]
+
+let variable_names =
+  String.concat ", " (List.map (fun (n, _) -> "$" ^ n) variables) ^ ", $http_NAME"
+
+(* What a variable may write, escaped. *)
+let var_need = function
+  | Request -> (max_escape * max_request_line) + 8
+  | Remote_addr -> 64
+  | Time_local | Time_iso8601 | Msec | Status | Body_bytes_sent | Bytes_sent | Request_time | Pid
+  | Ssl_protocol | Request_completion | Scheme | Https | Server_protocol ->
+      32
+  | Remote_user | Request_method | Request_uri | Args | Host | Http_host | Server_name | Request_id
+  | Http_referer | Http_user_agent | Http _ ->
+      (max_escape * max_field) + 8
+
+let is_name_char = function 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' | '_' -> true | _ -> false
+
+let compile ~name ~escape text =
+  let n = String.length text in
+  let segs = ref [] and lit = Buffer.create 64 in
+  let flush_lit () =
+    if Buffer.length lit > 0 then begin
+      segs := Lit (Buffer.contents lit) :: !segs;
+      Buffer.clear lit
+    end
+  in
+  let rec go i =
+    if i >= n then Ok ()
+    else
+      let ch = text.[i] in
+      if ch < ' ' || ch = '\127' then Error "a log format holds no control character (a line is one line)"
+      else if ch <> '$' then (Buffer.add_char lit ch; go (i + 1))
+      else
+        let braced = i + 1 < n && text.[i + 1] = '{' in
+        let start = if braced then i + 2 else i + 1 in
+        let j = ref start in
+        while !j < n && is_name_char text.[!j] do incr j done;
+        let v = String.sub text start (!j - start) in
+        if braced && (!j >= n || text.[!j] <> '}') then Error (Printf.sprintf "${%s: the closing } is missing" v)
+        else if v = "" then Error "a lone $: give a variable name ($status) or ${name}"
+        else
+          let next = if braced then !j + 1 else !j in
+          let lv = String.lowercase_ascii v in
+          let var =
+            match List.assoc_opt lv variables with
+            | Some var -> Ok var
+            | None ->
+                if String.length lv > 5 && String.sub lv 0 5 = "http_" then
+                  Ok (Http (String.map (fun c -> if c = '_' then '-' else c) (String.sub lv 5 (String.length lv - 5))))
+                else if String.length lv > 9 && String.sub lv 0 9 = "upstream_" then
+                  Error (Printf.sprintf "$%s has no meaning here: httpz proxies to no upstream" v)
+                else Error (Printf.sprintf "unknown variable $%s (give %s)" v variable_names)
+          in
+          match var with
+          | Error _ as e -> e
+          | Ok var ->
+              flush_lit ();
+              segs := Var var :: !segs;
+              go next
+  in
+  match go 0 with
+  | Error e -> Error e
+  | Ok () ->
+      flush_lit ();
+      let segs = Array.of_list (List.rev !segs) in
+      let need =
+        Array.fold_left
+          (fun acc s -> acc + match s with Lit l -> String.length l | Var v -> var_need v)
+          0 segs
+      in
+      Ok { name; escape; segs; need }
+
+(* {1 Destinations: files and syslog} *)
+
+type syslog = { prefix : string; (* "<PRI>1 " *) host_tag : string (* " HOST TAG " *) }
+
+type kind = File of { path : string; mutable dev : int; mutable ino : int } | Syslog of syslog
+
+type dest = { dfd : int; kind : kind }
+
+(* Every log this process opened by {!open_dest}, for {!reopen_files}. *)
+let dests : dest list ref = ref []
+
 type t = {
   fd : int;
   format : format;
   buf : Bigstring.t;
   mutable len : int;
-  time : Bigstring.t; (* the formatted time of [time_s]: CLF, or ISO 8601 for JSON *)
+  clf : Bigstring.t; (* "[10/Oct/2000:13:55:36 +0000]" of [time_s] *)
+  iso : Bigstring.t; (* "2000-10-10T13:55:36Z" of [time_s] *)
   mutable time_s : int;
+  mutable pid : int;
+  syslog : syslog option;
+  scratch : Bytes.t; (* a Basic credential decoded, for $remote_user *)
+  (* The line being written: set by [exchange_line] or [request]. *)
+  mutable peer : Bigstring.t;
+  mutable peer_len : int;
+  mutable src : Bigstring.t;
+  mutable req_off : int;
+  mutable req_len : int;
+  mutable status : int;
+  mutable bytes : int;
+  mutable sent : int;
+  mutable ref_off : int;
+  mutable ref_len : int;
+  mutable ua_off : int;
+  mutable ua_len : int;
+  mutable elapsed_us : int;
+  mutable complete : bool;
+  mutable host_off : int;
+  mutable host_len : int;
+  mutable tls : int;
+  mutable protocol : int;
+  mutable req : Request.t; (* [has_req]: the parsed request, in [src] *)
+  mutable has_req : bool;
+  mutable request_id : string;
+  mutable server_name : string;
 }
 
-let time_length = function Json -> 20 | Common | Combined | Vhost_combined -> Date.common_log_length
+let time_length = 20
+let no_request = Request.create ()
+let empty = Bigstring.create 0
 
 let create ~fd ~format =
+  let need = match format with Custom c -> c.need + 512 | _ -> 0 in
+  let syslog =
+    List.find_map (fun d -> match d.kind with Syslog s when d.dfd = fd && fd >= 0 -> Some s | _ -> None) !dests
+  in
   {
     fd;
     format;
-    buf = Bigstring.create (if fd >= 0 then size else 0);
+    buf = Bigstring.create (if fd >= 0 then max size (2 * need) else 0);
     len = 0;
-    time = Bigstring.create Date.common_log_length;
+    clf = Bigstring.create Date.common_log_length;
+    iso = Bigstring.create Date.common_log_length;
     time_s = -1;
+    pid = 0;
+    syslog;
+    scratch = Bytes.create 256;
+    peer = empty; peer_len = 0; src = empty; req_off = 0; req_len = -1; status = 0; bytes = 0; sent = 0;
+    ref_off = 0; ref_len = -1; ua_off = 0; ua_len = -1; elapsed_us = 0; complete = true; host_off = 0;
+    host_len = -1; tls = 0; protocol = 0; req = no_request; has_req = false; request_id = ""; server_name = "";
   }
 
-let enabled t = t.fd >= 0
+(* {1 Routes: per-site and per-location logs} *)
 
-let pending t = t.len > 0
+type route = { log : t; main : bool; server : string }
 
-let flush t =
+let main_route = { log = create ~fd:(-1) ~format:Common; main = true; server = "" }
+let routes : route array ref = ref [||]
+let use_routes r = if !routes != r then routes := r
+let route c = let r = c.Slot.log_route in if r <= 0 || r > Array.length !routes then main_route else Array.unsafe_get !routes (r - 1)
+let route_server c = (route c).server
+
+(* Whether a route's log holds lines. *)
+let routes_pending = ref false
+let routes_open = ref false
+
+let enabled t = t.fd >= 0 || !routes_open
+
+let pending t = t.len > 0 || !routes_pending
+
+let send_all t =
   let off = ref 0 in
   while !off < t.len do
     let n = Syscall.write t.fd t.buf !off (t.len - !off) in
     if n > 0 then off := !off + n
     else if n = - Syscall.eintr then ()
     else off := t.len (* lost: never let the log stop the server *)
-  done;
-  t.len <- 0
+  done
+
+(* Syslog: one datagram per line, without its newline (RFC 5426). *)
+let send_lines t =
+  let off = ref 0 in
+  while !off < t.len do
+    let nl = Bigstring.index_from t.buf ~off:!off ~stop:t.len '\n' in
+    let stop = if nl < 0 then t.len else nl in
+    let n = ref (Syscall.write t.fd t.buf !off (stop - !off)) in
+    if !n = - Syscall.eintr then n := Syscall.write t.fd t.buf !off (stop - !off);
+    off := stop + 1
+  done
+
+let flush_one t =
+  if t.len > 0 then begin
+    (match t.syslog with None -> send_all t | Some _ -> send_lines t);
+    t.len <- 0
+  end
+
+let flush t =
+  flush_one t;
+  if !routes_pending then begin
+    routes_pending := false;
+    let r = !routes in
+    for i = 0 to Array.length r - 1 do
+      let l = Array.unsafe_get r i in
+      if not l.main then flush_one l.log
+    done
+  end
+
+let stat_ids fd = match Unix.fstat (Syscall.unix_of_fd fd) with s -> (s.Unix.st_dev, s.Unix.st_ino) | exception Unix.Unix_error _ -> (-1, -1)
+
+let open_path path =
+  match Unix.openfile path [ Unix.O_WRONLY; Unix.O_APPEND; Unix.O_CREAT; Unix.O_CLOEXEC ] 0o644 with
+  | exception Unix.Unix_error (e, _, _) -> Error (path ^ ": " ^ Unix.error_message e)
+  | fd -> Ok fd
 
 let reopen t path =
   if t.fd < 0 then Error "no access log"
   else
-    match Unix.openfile path [ Unix.O_WRONLY; Unix.O_APPEND; Unix.O_CREAT; Unix.O_CLOEXEC ] 0o644 with
-    | exception Unix.Unix_error (e, _, _) -> Error (path ^ ": " ^ Unix.error_message e)
-    | fd ->
+    match open_path path with
+    | Error _ as e -> e
+    | Ok fd ->
         flush t;
         (* The new file takes the old one's descriptor number: whoever
            holds [t.fd] (every worker has its own) writes to the new file. *)
@@ -65,15 +257,168 @@ let reopen t path =
         Unix.close fd;
         Ok ()
 
+(* {2 Syslog destinations} *)
+
+let facilities =
+  [ ("kern", 0); ("user", 1); ("mail", 2); ("daemon", 3); ("auth", 4); ("syslog", 5); ("lpr", 6); ("news", 7);
+    ("uucp", 8); ("cron", 9); ("authpriv", 10); ("ftp", 11); ("local0", 16); ("local1", 17); ("local2", 18);
+    ("local3", 19); ("local4", 20); ("local5", 21); ("local6", 22); ("local7", 23) ]
+
+let severities =
+  [ ("emerg", 0); ("alert", 1); ("crit", 2); ("error", 3); ("warn", 4); ("notice", 5); ("info", 6); ("debug", 7) ]
+
+let is_syslog dest = String.length dest >= 7 && String.sub dest 0 7 = "syslog:"
+
+type syslog_spec = { server : [ `Inet of string * int | `Unix of string ]; facility : int; severity : int; tag : string }
+
+let parse_syslog dest =
+  let ( let* ) = Result.bind in
+  let params = String.split_on_char ',' (String.sub dest 7 (String.length dest - 7)) in
+  let rec go acc = function
+    | [] -> Ok acc
+    | p :: rest -> (
+        let k, v = match String.index_opt p '=' with Some i -> (String.sub p 0 i, String.sub p (i + 1) (String.length p - i - 1)) | None -> (p, "") in
+        match k with
+        | "server" ->
+            if String.length v > 5 && String.sub v 0 5 = "unix:" then
+              go { acc with server = `Unix (String.sub v 5 (String.length v - 5)) } rest
+            else
+              let host, port =
+                if v <> "" && v.[0] = '[' then
+                  match String.index_opt v ']' with
+                  | Some i ->
+                      let h = String.sub v 1 (i - 1) and r = String.sub v (i + 1) (String.length v - i - 1) in
+                      (h, if r = "" then Some 514 else if r.[0] = ':' then int_of_string_opt (String.sub r 1 (String.length r - 1)) else None)
+                  | None -> (v, None)
+                else
+                  match String.rindex_opt v ':' with
+                  | Some i -> (String.sub v 0 i, int_of_string_opt (String.sub v (i + 1) (String.length v - i - 1)))
+                  | None -> (v, Some 514)
+              in
+              (match port with
+               | Some p when p > 0 && p < 65536 && host <> "" -> go { acc with server = `Inet (host, p) } rest
+               | _ -> Error (Printf.sprintf "%S: give server=ADDRESS[:PORT] or server=unix:PATH" v))
+        | "facility" -> (
+            match List.assoc_opt v facilities with
+            | Some f -> go { acc with facility = f } rest
+            | None -> Error (Printf.sprintf "facility %S: give one of %s" v (String.concat ", " (List.map fst facilities))))
+        | "severity" -> (
+            match List.assoc_opt v severities with
+            | Some s -> go { acc with severity = s } rest
+            | None -> Error (Printf.sprintf "severity %S: give one of %s" v (String.concat ", " (List.map fst severities))))
+        | "tag" ->
+            if v = "" || String.length v > 48 || not (String.for_all (fun c -> c > ' ' && c < '\127') v) then
+              Error (Printf.sprintf "tag %S: 1 to 48 printable characters, no space" v)
+            else go { acc with tag = v } rest
+        | "nohostname" -> go acc rest
+        | _ -> Error (Printf.sprintf "%S: give server=…, facility=…, severity=… or tag=…" k))
+  in
+  let* s = go { server = `Unix ""; facility = 23; severity = 6; tag = "httpz" } params in
+  if s.server = `Unix "" then Error "syslog: give server=ADDRESS[:PORT] or server=unix:PATH" else Ok s
+
+let check_dest dest = if is_syslog dest then Result.map ignore (parse_syslog dest) else Ok ()
+
+let hostname () =
+  let h = try Unix.gethostname () with Unix.Unix_error _ -> "-" in
+  let h = String.map (fun c -> if c > ' ' && c < '\127' then c else '-') h in
+  if h = "" then "-" else h
+
+let open_syslog dest =
+  match parse_syslog dest with
+  | Error e -> Error e
+  | Ok s -> (
+      let connect () =
+        match s.server with
+        | `Unix path ->
+            let fd = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_DGRAM 0 in
+            (try Unix.connect fd (Unix.ADDR_UNIX path) with e -> Unix.close fd; raise e);
+            fd
+        | `Inet (host, port) ->
+            let addr =
+              match Unix.getaddrinfo host (string_of_int port) [ Unix.AI_SOCKTYPE Unix.SOCK_DGRAM ] with
+              | a :: _ -> a
+              | [] -> raise (Unix.Unix_error (Unix.EADDRNOTAVAIL, "getaddrinfo", host))
+            in
+            let fd = Unix.socket ~cloexec:true addr.Unix.ai_family Unix.SOCK_DGRAM 0 in
+            (try Unix.connect fd addr.Unix.ai_addr with e -> Unix.close fd; raise e);
+            fd
+      in
+      match connect () with
+      | exception Unix.Unix_error (e, f, _) -> Error (Printf.sprintf "%s: %s: %s" dest f (Unix.error_message e))
+      | fd ->
+          let sl =
+            { prefix = Printf.sprintf "<%d>1 " ((s.facility * 8) + s.severity);
+              host_tag = Printf.sprintf " %s %s " (hostname ()) s.tag }
+          in
+          let fd = Syscall.fd_of_unix fd in
+          dests := { dfd = fd; kind = Syslog sl } :: List.filter (fun d -> d.dfd <> fd) !dests;
+          Ok fd)
+
+let open_dest dest =
+  if is_syslog dest then open_syslog dest
+  else
+    match open_path dest with
+    | Error _ as e -> e
+    | Ok u ->
+        let fd = Syscall.fd_of_unix u in
+        let dev, ino = stat_ids fd in
+        (* A number reused: what it was is closed. *)
+        dests := { dfd = fd; kind = File { path = dest; dev; ino } } :: List.filter (fun d -> d.dfd <> fd) !dests;
+        Ok fd
+
+let close_dest fd =
+  if fd > 2 then begin
+    dests := List.filter (fun d -> d.dfd <> fd) !dests;
+    ignore (Syscall.close fd : int)
+  end
+
+(* A file whose descriptor was closed since (and maybe reused for
+   something else) is no longer ours: it is dropped, never written over. *)
+let reopen_files ~owner =
+  let errors = ref [] in
+  dests :=
+    List.filter
+      (fun d ->
+        match d.kind with
+        | Syslog _ -> true
+        | File f ->
+            let dev, ino = stat_ids d.dfd in
+            if dev <> f.dev || ino <> f.ino then false
+            else begin
+              (match open_path f.path with
+               | Error e -> errors := e :: !errors
+               | Ok u ->
+                   (match owner with
+                    | Some (uid, gid) -> (try Unix.fchown u uid gid with Unix.Unix_error _ -> ())
+                    | None -> ());
+                   Unix.dup2 ~cloexec:true u (Syscall.unix_of_fd d.dfd);
+                   Unix.close u;
+                   let dev, ino = stat_ids d.dfd in
+                   f.dev <- dev;
+                   f.ino <- ino);
+              true
+            end)
+      !dests;
+  List.rev !errors
+
+let reopen_all t =
+  flush t;
+  (* Every route's lines too, whatever [routes_pending] says. *)
+  Array.iter (fun r -> if not r.main then flush_one r.log) !routes;
+  let errors = reopen_files ~owner:None in
+  List.iter (fun e -> Log.warn "SIGUSR1: reopening the access log: %s (keeping the old one)" e) errors;
+  match Log.reopen () with
+  | Ok () -> ()
+  | Error e -> Log.warn "SIGUSR1: reopening the error log: %s (keeping the old one)" e
+
 (* {1 Time} *)
 
 let months = "JanFebMarAprMayJunJulAugSepOctNovDec"
 
-(* "[10/Oct/2000:13:55:36 +0000]" (in [t.time]) rewritten in place as
+(* "[10/Oct/2000:13:55:36 +0000]" rewritten into [iso] as
    "2000-10-10T13:55:36Z": the CLF writer is the one date formatter. *)
-let iso_of_clf (b : Bigstring.t) =
+let iso_of_clf (b : Bigstring.t) (o : Bigstring.t) =
   (* No local closures: they would be allocated on each call. *)
-  let d1 = Bigstring.unsafe_get b 1 and d2 = Bigstring.unsafe_get b 2 in
   let m = ref 0 in
   for k = 0 to 11 do
     if String.unsafe_get months (3 * k) = Bigstring.unsafe_get b 4
@@ -81,28 +426,33 @@ let iso_of_clf (b : Bigstring.t) =
        && String.unsafe_get months ((3 * k) + 2) = Bigstring.unsafe_get b 6
     then m := k + 1
   done;
-  (* Year, then hh:mm:ss, move left; the day goes after the month. *)
-  Bigstring.blit ~src:b ~src_off:8 ~dst:b ~dst_off:0 ~len:4;
-  Bigstring.blit ~src:b ~src_off:13 ~dst:b ~dst_off:11 ~len:8;
-  Bigstring.unsafe_set b 4 '-';
-  Bigstring.unsafe_set b 5 (Char.unsafe_chr (48 + (!m / 10)));
-  Bigstring.unsafe_set b 6 (Char.unsafe_chr (48 + (!m mod 10)));
-  Bigstring.unsafe_set b 7 '-';
-  Bigstring.unsafe_set b 8 d1;
-  Bigstring.unsafe_set b 9 d2;
-  Bigstring.unsafe_set b 10 'T';
-  Bigstring.unsafe_set b 19 'Z'
+  Bigstring.blit ~src:b ~src_off:8 ~dst:o ~dst_off:0 ~len:4;
+  Bigstring.blit ~src:b ~src_off:13 ~dst:o ~dst_off:11 ~len:8;
+  Bigstring.unsafe_set o 4 '-';
+  Bigstring.unsafe_set o 5 (Char.unsafe_chr (48 + (!m / 10)));
+  Bigstring.unsafe_set o 6 (Char.unsafe_chr (48 + (!m mod 10)));
+  Bigstring.unsafe_set o 7 '-';
+  Bigstring.unsafe_set o 8 (Bigstring.unsafe_get b 1);
+  Bigstring.unsafe_set o 9 (Bigstring.unsafe_get b 2);
+  Bigstring.unsafe_set o 10 'T';
+  Bigstring.unsafe_set o 19 'Z'
 
 let set_time t now =
   if now <> t.time_s then begin
-    ignore (Date.write_common_log t.time ~off:0 (if now < 0 then 0 else now) : int);
-    if t.format = Json then iso_of_clf t.time;
-    t.time_s <- now
+    ignore (Date.write_common_log t.clf ~off:0 (if now < 0 then 0 else now) : int);
+    iso_of_clf t.clf t.iso;
+    t.time_s <- now;
+    (* Once a second: a log made before the fork learns its worker. *)
+    t.pid <- Syscall.getpid ()
   end
 
 (* {1 Escaping} *)
 
 let hex = "0123456789ABCDEF"
+
+let put_hex b pos k =
+  Bigstring.unsafe_set b pos (String.unsafe_get hex (k lsr 4));
+  Bigstring.unsafe_set b (pos + 1) (String.unsafe_get hex (k land 15))
 
 (* [src.{off .. off+len-1}] escaped into [b] at [pos]; the end.
    CLF and combined, as nginx's default escaping: double quote, backslash
@@ -120,10 +470,8 @@ let escape ~json (b : Bigstring.t) pos (src : Bigstring.t) off len =
       pos := !pos + 2
     end
     else if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
-      let k = Char.code ch in
       pos := Response.write_string b ~off:!pos (if json then "\\u00" else "\\x");
-      Bigstring.unsafe_set b !pos (String.unsafe_get hex (k lsr 4));
-      Bigstring.unsafe_set b (!pos + 1) (String.unsafe_get hex (k land 15));
+      put_hex b !pos (Char.code ch);
       pos := !pos + 2
     end
     else begin
@@ -132,6 +480,63 @@ let escape ~json (b : Bigstring.t) pos (src : Bigstring.t) off len =
     end
   done;
   !pos
+
+(* The length of the well-formed UTF-8 sequence (RFC 3629: no overlong
+   form, no surrogate, nothing past U+10FFFF) of 2 to 4 bytes at [i], or
+   0. *)
+let utf8_length (s : Bigstring.t) i stop =
+  let b0 = Char.code (Bigstring.unsafe_get s i) in
+  let cont k = i + k < stop && Char.code (Bigstring.unsafe_get s (i + k)) land 0xC0 = 0x80 in
+  let b1 = if i + 1 < stop then Char.code (Bigstring.unsafe_get s (i + 1)) else 0 in
+  if b0 >= 0xC2 && b0 <= 0xDF && cont 1 then 2
+  else if b0 >= 0xE0 && b0 <= 0xEF && cont 1 && cont 2
+          && (b0 <> 0xE0 || b1 >= 0xA0) && (b0 <> 0xED || b1 < 0xA0) then 3
+  else if b0 >= 0xF0 && b0 <= 0xF4 && cont 1 && cont 2 && cont 3
+          && (b0 <> 0xF0 || b1 >= 0x90) && (b0 <> 0xF4 || b1 < 0x90) then 4
+  else 0
+
+(* A custom format's escape=json: as JSON wants it (quote, backslash and
+   control bytes escaped), well-formed UTF-8 kept as it is, and each byte
+   of a malformed sequence written \u00HH: a line is valid UTF-8 JSON
+   whatever the client sent. *)
+let escape_json_utf8 (b : Bigstring.t) pos (src : Bigstring.t) off len =
+  let pos = ref pos and i = ref off and stop = off + len in
+  while !i < stop do
+    let ch = Bigstring.unsafe_get src !i in
+    if ch = '"' || ch = '\\' then begin
+      Bigstring.unsafe_set b !pos '\\';
+      Bigstring.unsafe_set b (!pos + 1) ch;
+      pos := !pos + 2;
+      incr i
+    end
+    else if ch >= ' ' && ch < '\127' then begin
+      Bigstring.unsafe_set b !pos ch;
+      incr pos;
+      incr i
+    end
+    else
+      let k = if ch >= '\128' then utf8_length src !i stop else 0 in
+      if k > 0 then begin
+        Bigstring.blit ~src ~src_off:!i ~dst:b ~dst_off:!pos ~len:k;
+        pos := !pos + k;
+        i := !i + k
+      end
+      else begin
+        pos := Response.write_string b ~off:!pos "\\u00";
+        put_hex b !pos (Char.code ch);
+        pos := !pos + 2;
+        incr i
+      end
+  done;
+  !pos
+
+let escape_as esc b pos src off len =
+  match esc with
+  | Escape_default -> escape ~json:false b pos src off len
+  | Escape_json -> escape_json_utf8 b pos src off len
+  | Escape_none ->
+      Bigstring.blit ~src ~src_off:off ~dst:b ~dst_off:pos ~len;
+      pos + len
 
 (* A quoted field: the escaped bytes, or [absent] when [len < 0]. *)
 let field t pos src off len ~absent =
@@ -172,99 +577,325 @@ let write_protocol b pos protocol =
 
 (* {1 Lines} *)
 
-let clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-    ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len =
+let clf_line t =
   let b = t.buf in
   let pos = ref t.len in
+  let src = t.src in
   if t.format = Vhost_combined then begin
     (* The Host first, as Apache's vhost_combined: "-" without one. *)
-    if host_len > 0 then
-      pos := escape ~json:false b !pos src host_off (if host_len > max_field then max_field else host_len)
+    if t.host_len > 0 then
+      pos := escape ~json:false b !pos src t.host_off (if t.host_len > max_field then max_field else t.host_len)
     else pos := Response.write_string b ~off:!pos "-";
     Bigstring.unsafe_set b !pos ' ';
     incr pos
   end;
-  if peer_len > 0 then begin
-    Bigstring.blit ~src:peer ~src_off:0 ~dst:b ~dst_off:!pos ~len:peer_len;
-    pos := !pos + peer_len
+  if t.peer_len > 0 then begin
+    Bigstring.blit ~src:t.peer ~src_off:0 ~dst:b ~dst_off:!pos ~len:t.peer_len;
+    pos := !pos + t.peer_len
   end
   else pos := Response.write_string b ~off:!pos "-";
   pos := Response.write_string b ~off:!pos " - - ";
-  Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:Date.common_log_length;
+  Bigstring.blit ~src:t.clf ~src_off:0 ~dst:b ~dst_off:!pos ~len:Date.common_log_length;
   pos := !pos + Date.common_log_length;
   pos := Response.write_string b ~off:!pos " \"";
-  if req_len < 0 then pos := Response.write_string b ~off:!pos "-"
-  else pos := escape ~json:false b !pos src req_off req_len;
+  if t.req_len < 0 then pos := Response.write_string b ~off:!pos "-"
+  else pos := escape ~json:false b !pos src t.req_off t.req_len;
   pos := Response.write_string b ~off:!pos "\" ";
-  pos := Response.write_int b ~off:!pos status;
+  pos := Response.write_int b ~off:!pos t.status;
   Bigstring.unsafe_set b !pos ' ';
   incr pos;
-  if bytes > 0 then pos := Response.write_int b ~off:!pos bytes
+  if t.bytes > 0 then pos := Response.write_int b ~off:!pos t.bytes
   else pos := Response.write_string b ~off:!pos "-";
   if t.format = Combined || t.format = Vhost_combined then begin
     Bigstring.unsafe_set b !pos ' ';
-    pos := field t (!pos + 1) src ref_off ref_len ~absent:"\"-\"";
+    pos := field t (!pos + 1) src t.ref_off t.ref_len ~absent:"\"-\"";
     Bigstring.unsafe_set b !pos ' ';
-    pos := field t (!pos + 1) src ua_off ua_len ~absent:"\"-\""
+    pos := field t (!pos + 1) src t.ua_off t.ua_len ~absent:"\"-\""
   end;
   Bigstring.unsafe_set b !pos ' ';
-  pos := Response.write_int b ~off:(!pos + 1) elapsed_us;
-  if not complete then pos := Response.write_string b ~off:!pos " cut";
+  pos := Response.write_int b ~off:(!pos + 1) t.elapsed_us;
+  if not t.complete then pos := Response.write_string b ~off:!pos " cut";
   !pos
 
-let json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-    ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len ~tls ~protocol =
+let json_line t =
   let b = t.buf in
+  let src = t.src in
   let pos = ref (Response.write_string b ~off:t.len "{\"time\":\"") in
-  Bigstring.blit ~src:t.time ~src_off:0 ~dst:b ~dst_off:!pos ~len:(time_length Json);
-  pos := !pos + time_length Json;
+  Bigstring.blit ~src:t.iso ~src_off:0 ~dst:b ~dst_off:!pos ~len:time_length;
+  pos := !pos + time_length;
   pos := Response.write_string b ~off:!pos "\",\"remote_addr\":";
-  pos := field t !pos peer 0 (if peer_len > 0 then peer_len else -1) ~absent:"null";
+  pos := field t !pos t.peer 0 (if t.peer_len > 0 then t.peer_len else -1) ~absent:"null";
   pos := Response.write_string b ~off:!pos ",\"request\":";
-  pos := field t !pos src req_off req_len ~absent:"null";
+  pos := field t !pos src t.req_off t.req_len ~absent:"null";
   pos := Response.write_string b ~off:!pos ",\"host\":";
-  pos := field t !pos src host_off host_len ~absent:"null";
-  pos := Response.write_string b ~off:!pos (if tls <> 0 then ",\"scheme\":\"https\",\"tls\":" else ",\"scheme\":\"http\",\"tls\":");
-  pos := Response.write_string b ~off:!pos (tls_name tls);
+  pos := field t !pos src t.host_off t.host_len ~absent:"null";
+  pos := Response.write_string b ~off:!pos (if t.tls <> 0 then ",\"scheme\":\"https\",\"tls\":" else ",\"scheme\":\"http\",\"tls\":");
+  pos := Response.write_string b ~off:!pos (tls_name t.tls);
   pos := Response.write_string b ~off:!pos ",\"protocol\":";
-  pos := write_protocol b !pos protocol;
+  pos := write_protocol b !pos t.protocol;
   pos := Response.write_string b ~off:!pos ",\"status\":";
-  pos := Response.write_int b ~off:!pos status;
+  pos := Response.write_int b ~off:!pos t.status;
   pos := Response.write_string b ~off:!pos ",\"body_bytes_sent\":";
-  pos := Response.write_int b ~off:!pos (if bytes > 0 then bytes else 0);
+  pos := Response.write_int b ~off:!pos (if t.bytes > 0 then t.bytes else 0);
   pos := Response.write_string b ~off:!pos ",\"referer\":";
-  pos := field t !pos src ref_off ref_len ~absent:"null";
+  pos := field t !pos src t.ref_off t.ref_len ~absent:"null";
   pos := Response.write_string b ~off:!pos ",\"user_agent\":";
-  pos := field t !pos src ua_off ua_len ~absent:"null";
+  pos := field t !pos src t.ua_off t.ua_len ~absent:"null";
   pos := Response.write_string b ~off:!pos ",\"request_time_us\":";
-  pos := Response.write_int b ~off:!pos elapsed_us;
-  pos := Response.write_string b ~off:!pos (if complete then ",\"complete\":true" else ",\"complete\":false");
+  pos := Response.write_int b ~off:!pos t.elapsed_us;
+  pos := Response.write_string b ~off:!pos (if t.complete then ",\"complete\":true" else ",\"complete\":false");
   Bigstring.unsafe_set b !pos '}';
   !pos + 1
+
+(* {2 Custom formats} *)
+
+(* [n] thousandths as "S.mmm". *)
+let write_millis b pos n =
+  let n = if n < 0 then 0 else n in
+  let pos = Response.write_int b ~off:pos (n / 1000) in
+  Bigstring.unsafe_set b pos '.';
+  let m = n mod 1000 in
+  Bigstring.unsafe_set b (pos + 1) (Char.unsafe_chr (48 + (m / 100)));
+  Bigstring.unsafe_set b (pos + 2) (Char.unsafe_chr (48 + (m / 10 mod 10)));
+  Bigstring.unsafe_set b (pos + 3) (Char.unsafe_chr (48 + (m mod 10)));
+  pos + 4
+
+(* A value of [len] bytes of [src] at [off] ([len < 0]: absent, written
+   "-", or nothing with escape=json, as nginx). *)
+let value esc b pos src off len =
+  if len < 0 || (len = 0 && esc <> Escape_json) then
+    if esc = Escape_json then pos else (Bigstring.unsafe_set b pos '-'; pos + 1)
+  else escape_as esc b pos src off (if len > max_field then max_field else len)
+
+let value_string esc b pos s =
+  if s = "" then (if esc = Escape_json then pos else (Bigstring.unsafe_set b pos '-'; pos + 1))
+  else begin
+    (* Config-time strings (a site's name, an id the server made): no
+       escaping needed beyond what their makers allow, but quoted bytes
+       are still escaped for JSON. *)
+    let p = ref pos in
+    for i = 0 to String.length s - 1 do
+      let ch = String.unsafe_get s i in
+      if ch = '"' || ch = '\\' || ch < ' ' || ch > '~' then begin
+        p := Response.write_string b ~off:!p (if esc = Escape_json then "\\u00" else "\\x");
+        put_hex b !p (Char.code ch);
+        p := !p + 2
+      end
+      else begin
+        Bigstring.unsafe_set b !p ch;
+        incr p
+      end
+    done;
+    !p
+  end
+
+(* $remote_user: the user of a Basic credential, decoded into [scratch];
+   its length, or -1. *)
+let basic_user t =
+  if not t.has_req then -1
+  else
+    let i = Request.find t.req Header_name.Authorization in
+    if i < 0 then -1
+    else
+      let v = Request.header_value t.req i in
+      let off = Span.off v and len = Span.len v in
+      if len < 7 || not (Bigstring.equal_caseless t.src ~off ~len:6 "basic ") then -1
+      else begin
+        let n = ref 0 and acc = ref 0 and bits = ref 0 and stop = ref false in
+        let i = ref (off + 6) in
+        while (not !stop) && !i < off + len do
+          let ch = Bigstring.unsafe_get t.src !i in
+          let v =
+            match ch with
+            | 'A' .. 'Z' -> Char.code ch - 65
+            | 'a' .. 'z' -> Char.code ch - 71
+            | '0' .. '9' -> Char.code ch + 4
+            | '+' -> 62
+            | '/' -> 63
+            | _ -> -1
+          in
+          if v < 0 then (if ch <> ' ' then stop := true)
+          else begin
+            acc := ((!acc lsl 6) lor v) land 0xFFFFFF;
+            bits := !bits + 6;
+            if !bits >= 8 then begin
+              bits := !bits - 8;
+              let byte = (!acc lsr !bits) land 0xff in
+              if byte = Char.code ':' || !n >= Bytes.length t.scratch then stop := true
+              else begin
+                Bytes.unsafe_set t.scratch !n (Char.unsafe_chr byte);
+                incr n
+              end
+            end
+          end;
+          incr i
+        done;
+        !n
+      end
+
+let write_var t esc b pos v =
+  let src = t.src in
+  match v with
+  | Remote_addr -> value esc b pos t.peer 0 (if t.peer_len > 0 then t.peer_len else -1)
+  | Remote_user ->
+      let n = basic_user t in
+      if n <= 0 then value esc b pos src 0 (-1)
+      else begin
+        (* Escaped from the scratch bytes, one at a time. *)
+        let p = ref pos in
+        for i = 0 to n - 1 do
+          let ch = Bytes.unsafe_get t.scratch i in
+          if ch = '"' || ch = '\\' || ch < ' ' || ch > '~' then begin
+            if esc = Escape_none then (Bigstring.unsafe_set b !p ch; incr p)
+            else begin
+              p := Response.write_string b ~off:!p (if esc = Escape_json then "\\u00" else "\\x");
+              put_hex b !p (Char.code ch);
+              p := !p + 2
+            end
+          end
+          else (Bigstring.unsafe_set b !p ch; incr p)
+        done;
+        !p
+      end
+  | Time_local ->
+      Bigstring.blit ~src:t.clf ~src_off:1 ~dst:b ~dst_off:pos ~len:(Date.common_log_length - 2);
+      pos + Date.common_log_length - 2
+  | Time_iso8601 ->
+      Bigstring.blit ~src:t.iso ~src_off:0 ~dst:b ~dst_off:pos ~len:19;
+      Response.write_string b ~off:(pos + 19) "+00:00"
+  | Msec -> write_millis b pos (Syscall.clock_realtime_ns () / 1_000_000)
+  | Request -> if t.req_len < 0 then value esc b pos src 0 (-1) else escape_as esc b pos src t.req_off t.req_len
+  | Request_method ->
+      if not t.has_req then value esc b pos src 0 (-1)
+      else let m = Request.meth_span t.req in value esc b pos src (Span.off m) (Span.len m)
+  | Request_uri ->
+      if not t.has_req then value esc b pos src 0 (-1)
+      else let m = Request.target t.req in value esc b pos src (Span.off m) (Span.len m)
+  | Args ->
+      if not t.has_req then value esc b pos src 0 (-1)
+      else
+        let m = Request.target t.req in
+        let q = Bigstring.index_from src ~off:(Span.off m) ~stop:(Span.off m + Span.len m) '?' in
+        if q < 0 then value esc b pos src 0 (-1) else value esc b pos src (q + 1) (Span.off m + Span.len m - q - 1)
+  | Server_protocol ->
+      if t.protocol <= 0 then value esc b pos src 0 (-1)
+      else begin
+        let p = Response.write_string b ~off:pos "HTTP/" in
+        let p = Response.write_int b ~off:p (t.protocol / 10) in
+        Bigstring.unsafe_set b p '.';
+        Response.write_int b ~off:(p + 1) (t.protocol mod 10)
+      end
+  | Scheme -> Response.write_string b ~off:pos (if t.tls <> 0 then "https" else "http")
+  | Https -> if t.tls <> 0 then Response.write_string b ~off:pos "on" else value esc b pos src 0 (-1)
+  | Ssl_protocol ->
+      (match t.tls with
+       | 0x0304 -> Response.write_string b ~off:pos "TLSv1.3"
+       | 0x0303 -> Response.write_string b ~off:pos "TLSv1.2"
+       | 0x0302 -> Response.write_string b ~off:pos "TLSv1.1"
+       | 0x0301 -> Response.write_string b ~off:pos "TLSv1"
+       | _ -> value esc b pos src 0 (-1))
+  | Status -> Response.write_int b ~off:pos t.status
+  | Body_bytes_sent -> Response.write_int b ~off:pos (if t.bytes > 0 then t.bytes else 0)
+  | Bytes_sent -> Response.write_int b ~off:pos (if t.sent > 0 then t.sent else 0)
+  | Request_time -> write_millis b pos (t.elapsed_us / 1000)
+  | Host ->
+      (* nginx's $host: the Host without its port, in lower case; else
+         the site's name. *)
+      if t.host_len > 0 then begin
+        let stop = t.host_off + (if t.host_len > max_field then max_field else t.host_len) in
+        let colon =
+          if Bigstring.unsafe_get src t.host_off = '[' then
+            let e = Bigstring.index_from src ~off:t.host_off ~stop ']' in
+            if e < 0 then stop else e + 1
+          else
+            let c = Bigstring.index_from src ~off:t.host_off ~stop ':' in
+            if c < 0 then stop else c
+        in
+        let p = escape_as esc b pos src t.host_off (colon - t.host_off) in
+        for i = pos to p - 1 do
+          let ch = Bigstring.unsafe_get b i in
+          if ch >= 'A' && ch <= 'Z' then Bigstring.unsafe_set b i (Char.unsafe_chr (Char.code ch + 32))
+        done;
+        p
+      end
+      else value_string esc b pos t.server_name
+  | Http_host -> value esc b pos src t.host_off t.host_len
+  | Server_name -> value_string esc b pos t.server_name
+  | Request_id -> value_string esc b pos t.request_id
+  | Pid -> Response.write_int b ~off:pos t.pid
+  | Request_completion -> if t.complete then Response.write_string b ~off:pos "OK" else pos
+  | Http_referer -> value esc b pos src t.ref_off t.ref_len
+  | Http_user_agent -> value esc b pos src t.ua_off t.ua_len
+  | Http name ->
+      let i = if t.has_req then Request.find_string t.req src name else -1 in
+      if i < 0 then value esc b pos src 0 (-1)
+      else let v = Request.header_value t.req i in value esc b pos src (Span.off v) (Span.len v)
+
+let custom_line t (c : custom) =
+  let b = t.buf in
+  let pos = ref t.len in
+  for i = 0 to Array.length c.segs - 1 do
+    match Array.unsafe_get c.segs i with
+    | Lit s -> pos := Response.write_string b ~off:!pos s
+    | Var v -> pos := write_var t c.escape b !pos v
+  done;
+  !pos
+
+let write t =
+  let need =
+    match t.format with
+    | Custom c -> c.need + 256
+    | Common | Combined | Json | Vhost_combined ->
+        let pos0 x = if x > 0 then x else 0 in
+        256 + Date.common_log_length + pos0 t.peer_len
+        + (max_escape * (pos0 t.req_len + max_field + max_field + max_field))
+  in
+  if t.len + need > Bigstring.length t.buf then flush_one t;
+  (match t.syslog with
+   | None -> ()
+   | Some s ->
+       (* RFC 5424: <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD MSG *)
+       let b = t.buf in
+       let pos = Response.write_string b ~off:t.len s.prefix in
+       Bigstring.blit ~src:t.iso ~src_off:0 ~dst:b ~dst_off:pos ~len:time_length;
+       let pos = Response.write_string b ~off:(pos + time_length) s.host_tag in
+       let pos = Response.write_int b ~off:pos t.pid in
+       t.len <- Response.write_string b ~off:pos " - - ");
+  let pos =
+    match t.format with
+    | Json -> json_line t
+    | Common | Combined | Vhost_combined -> clf_line t
+    | Custom c -> custom_line t c
+  in
+  Bigstring.unsafe_set t.buf pos '\n';
+  t.len <- pos + 1
 
 let exchange_line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
     ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len ~tls ~protocol =
   if t.fd >= 0 then begin
-    let req_len = if req_len > max_request_line then max_request_line else req_len in
-    let pos0 x = if x > 0 then x else 0 in
-    let need =
-      256 + Date.common_log_length + pos0 peer_len
-      + (max_escape * (pos0 req_len + max_field + max_field + max_field))
-    in
-    if t.len + need > size then flush t;
     set_time t now;
-    let elapsed_us = if elapsed_us < 0 then 0 else elapsed_us in
-    let pos =
-      match t.format with
-      | Json ->
-          json_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-            ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len ~tls ~protocol
-      | Common | Combined | Vhost_combined ->
-          clf_line t ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len
-            ~ua_off ~ua_len ~elapsed_us ~complete ~host_off ~host_len
-    in
-    Bigstring.unsafe_set t.buf pos '\n';
-    t.len <- pos + 1
+    t.peer <- peer;
+    t.peer_len <- peer_len;
+    t.src <- src;
+    t.req_off <- req_off;
+    t.req_len <- (if req_len > max_request_line then max_request_line else req_len);
+    t.status <- status;
+    t.bytes <- bytes;
+    t.sent <- bytes;
+    t.ref_off <- ref_off;
+    t.ref_len <- ref_len;
+    t.ua_off <- ua_off;
+    t.ua_len <- ua_len;
+    t.elapsed_us <- (if elapsed_us < 0 then 0 else elapsed_us);
+    t.complete <- complete;
+    t.host_off <- host_off;
+    t.host_len <- host_len;
+    t.tls <- tls;
+    t.protocol <- protocol;
+    t.has_req <- false;
+    if t.request_id != "" then t.request_id <- "";
+    if t.server_name != "" then t.server_name <- "";
+    write t
   end
 
 let line t ~now ~peer ~peer_len ~src ~req_off ~req_len ~status ~bytes ~ref_off ~ref_len ~ua_off
@@ -283,7 +914,10 @@ let body_sent (c : Slot.t) ~complete =
     let n = if c.mode = Slot.H2_stream then c.sent else c.sent - c.head_len in
     if n <= 0 then 0 else if n > c.resp_bytes then c.resp_bytes else n
 
-let request t (c : Slot.t) ~parsed ~complete =
+let request w (c : Slot.t) ~parsed ~complete =
+  let r = if parsed then route c else main_route in
+  c.log_route <- 0;
+  let t = if r.main then w else r.log in
   if t.fd >= 0 then begin
     let req_len =
       if parsed then
@@ -291,7 +925,6 @@ let request t (c : Slot.t) ~parsed ~complete =
         if cr < 0 then -1 else cr - c.rpos
       else -1
     in
-    let combined = t.format <> Common in
     let req = Slot.req c in
     let h = if parsed && Request.has_host req then Request.host req else Span.empty in
     let protocol =
@@ -299,19 +932,35 @@ let request t (c : Slot.t) ~parsed ~complete =
       else if c.mode = Slot.H2_stream then 20 (* its head was presented as HTTP/1.1 *)
       else match Request.version req with Version.Http_1_0 -> 10 | Http_1_1 -> 11
     in
-    let r = if parsed && combined then Request.find (Slot.req c) Header_name.Referer else -1 in
-    let u = if parsed && combined then Request.find (Slot.req c) Header_name.User_agent else -1 in
-    let rv = if r >= 0 then Request.header_value (Slot.req c) r else Span.empty in
-    let uv = if u >= 0 then Request.header_value (Slot.req c) u else Span.empty in
-    let elapsed_us =
-      if c.started_ns > 0 then (Syscall.clock_monotonic_ns () - c.started_ns) / 1000 else 0
-    in
-    exchange_line t ~now:c.sh.now ~peer:c.peer ~peer_len:c.peer_len ~src:c.rbuf ~req_off:c.rpos ~req_len
-      ~status:(Status.code c.status) ~bytes:(body_sent c ~complete) ~ref_off:(Span.off rv)
-      ~ref_len:(if r >= 0 then Span.len rv else -1)
-      ~ua_off:(Span.off uv)
-      ~ua_len:(if u >= 0 then Span.len uv else -1)
-      ~elapsed_us ~complete ~host_off:(Span.off h)
-      ~host_len:(if parsed && Request.has_host req then Span.len h else -1)
-      ~tls:c.tls_version ~protocol
+    let referer = if parsed then Request.find req Header_name.Referer else -1 in
+    let agent = if parsed then Request.find req Header_name.User_agent else -1 in
+    let rv = if referer >= 0 then Request.header_value req referer else Span.empty in
+    let uv = if agent >= 0 then Request.header_value req agent else Span.empty in
+    set_time t c.sh.now;
+    t.peer <- c.peer;
+    t.peer_len <- c.peer_len;
+    t.src <- c.rbuf;
+    t.req_off <- c.rpos;
+    t.req_len <- (if req_len > max_request_line then max_request_line else req_len);
+    t.status <- Status.code c.status;
+    t.bytes <- body_sent c ~complete;
+    t.sent <- c.sent;
+    t.ref_off <- Span.off rv;
+    t.ref_len <- (if referer >= 0 then Span.len rv else -1);
+    t.ua_off <- Span.off uv;
+    t.ua_len <- (if agent >= 0 then Span.len uv else -1);
+    t.elapsed_us <-
+      (if c.started_ns > 0 then max 0 ((Syscall.clock_monotonic_ns () - c.started_ns) / 1000) else 0);
+    t.complete <- complete;
+    t.host_off <- Span.off h;
+    t.host_len <- (if parsed && Request.has_host req then Span.len h else -1);
+    t.tls <- c.tls_version;
+    t.protocol <- protocol;
+    if t.req != req then t.req <- req;
+    t.has_req <- parsed;
+    let id = if parsed then c.mw.request_id else "" in
+    if t.request_id != id then t.request_id <- id;
+    if t.server_name != r.server then t.server_name <- r.server;
+    write t;
+    if t != w then routes_pending := true
   end

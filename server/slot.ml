@@ -195,6 +195,7 @@ and t = {
   peer_ip : Bytes.t;
   mutable peer_family : int;
   mutable started_ns : int;
+  mutable log_route : int;
   mutable tls_version : int;
   mutable mode : mode;
   mutable h2 : h2 option;  (** [H2_conn]: its session; [H2_stream]: its connection's *)
@@ -384,6 +385,7 @@ let create sh ~slot ~peer =
     peer_ip = Bytes.make 16 '\000';
     peer_family = 0;
     started_ns = 0;
+    log_route = 0;
     tls_version = 0;
     mode = H1_mode;
     h2 = None;

@@ -372,6 +372,9 @@ and t = {
       (** [CLOCK_MONOTONIC] ns when the current request started (its head's
           first bytes arrived), for the access log; kept only when the
           slot has room for the peer address ({!timed}), else [0]. *)
+  mutable log_route : int;
+      (** the request's access log ({!Access_log.route}, set by a handler
+          that picks a site's log), [0]: the server's; cleared once logged *)
   mutable tls_version : int;
       (** the connection's TLS version as the protocol numbers it
           ([0x0304]: TLS 1.3), [-1] during the handshake, [0] for plain
