@@ -75,6 +75,7 @@ type location = {
   listing : bool option;  (** [None]: the site's *)
   compress : bool option;  (** [None]: the site's *)
   access : access list;
+  log : Conf_logs.spec option;  (** [access_log] here; [None]: the site's *)
 }
 
 type site = {
@@ -89,6 +90,7 @@ type site = {
   cert : (string * string * pos) option;  (** certificate, key, where *)
   locations : location list;
   access : access list;
+  log : Conf_logs.spec option;  (** [access_log] in the site; [None]: the server's *)
 }
 
 type unknown_host = Default_site | Refuse of int  (** 421 or 404 *)

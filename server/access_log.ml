@@ -389,7 +389,7 @@ let reopen_files ~owner =
                | Error e -> errors := e :: !errors
                | Ok u ->
                    (match owner with
-                    | Some (uid, gid) -> (try Unix.fchown u uid gid with Unix.Unix_error _ -> ())
+                    | Some (uid, _) -> (try Unix.fchown u uid (-1) with Unix.Unix_error _ -> ()) (* the group kept, as nginx *)
                     | None -> ());
                    Unix.dup2 ~cloexec:true u (Syscall.unix_of_fd d.dfd);
                    Unix.close u;

@@ -263,7 +263,7 @@ let run ~worker_start ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~an
        | Error e -> Log.warn "SIGUSR1: reopening the error log: %s (keeping the old one)" e
        | Ok () -> (
            match Log.file (), owner with
-           | Some p, Some (uid, gid) -> (try Unix.chown p uid gid with Unix.Unix_error _ -> ())
+           | Some p, Some (uid, _) -> (try Unix.chown p uid (-1) with Unix.Unix_error _ -> ())
            | _ -> ()));
       let pids = List.filter (fun p -> p <> 0) (List.map (fun s -> s.pid) (Array.to_list !slots @ Array.to_list !starting)) @ !retiring in
       List.iter (fun pid -> try Unix.kill pid Sys.sigusr1 with Unix.Unix_error _ -> ()) pids;

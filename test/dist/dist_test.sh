@@ -29,6 +29,10 @@ check $rc "systemd-analyze security: exposure ${score:-?} <= 3.0" "$tmp/security
 grep -q '^ExecReload=/bin/kill -HUP \$MAINPID' dist/httpz.service
 check $? "reload sends SIGHUP to the supervisor"
 
+# logrotate: SIGUSR1 to the supervisor alone reopens the logs (no reload).
+grep -q 'systemctl kill --kill-whom=main --signal=USR1 httpz.service' dist/logrotate && ! grep -q 'systemctl reload' dist/logrotate
+check $? "logrotate reopens the logs with SIGUSR1 to the supervisor, not a reload"
+
 # logrotate: the snippet with its paths moved under $tmp.
 mkdir -p "$tmp/log"
 printf 'line\n' >"$tmp/log/access.log"
