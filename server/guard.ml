@@ -72,7 +72,10 @@ let check t c =
         if i >= 0 then Request.header_value req i else Span.empty
   in
   let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
-  judge t (Ctx.peer_ip c) now_ns buf authorization
+  let v = judge t (Ctx.peer_ip c) now_ns buf authorization in
+  (match v with Admit | Unavailable -> () | Forbidden -> Refusal_log.forbidden c
+   | Too_many -> Refusal_log.limited c ~wait:t.wait ~zone:"limit_req" | Unauthorized -> Refusal_log.unauthorized c t.users);
+  v
 
 (* At debug level only (a flood of refused requests must not flood the
    log, nor allocate): who was refused what. *)
