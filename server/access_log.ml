@@ -484,14 +484,16 @@ let escape ~json (b : Bigstring.t) pos (src : Bigstring.t) off len =
 (* The length of the well-formed UTF-8 sequence (RFC 3629: no overlong
    form, no surrogate, nothing past U+10FFFF) of 2 to 4 bytes at [i], or
    0. *)
+(* Not a local closure: it would be allocated per call. *)
+let cont (s : Bigstring.t) i stop k = i + k < stop && Char.code (Bigstring.unsafe_get s (i + k)) land 0xC0 = 0x80
+
 let utf8_length (s : Bigstring.t) i stop =
   let b0 = Char.code (Bigstring.unsafe_get s i) in
-  let cont k = i + k < stop && Char.code (Bigstring.unsafe_get s (i + k)) land 0xC0 = 0x80 in
   let b1 = if i + 1 < stop then Char.code (Bigstring.unsafe_get s (i + 1)) else 0 in
-  if b0 >= 0xC2 && b0 <= 0xDF && cont 1 then 2
-  else if b0 >= 0xE0 && b0 <= 0xEF && cont 1 && cont 2
+  if b0 >= 0xC2 && b0 <= 0xDF && cont s i stop 1 then 2
+  else if b0 >= 0xE0 && b0 <= 0xEF && cont s i stop 1 && cont s i stop 2
           && (b0 <> 0xE0 || b1 >= 0xA0) && (b0 <> 0xED || b1 < 0xA0) then 3
-  else if b0 >= 0xF0 && b0 <= 0xF4 && cont 1 && cont 2 && cont 3
+  else if b0 >= 0xF0 && b0 <= 0xF4 && cont s i stop 1 && cont s i stop 2 && cont s i stop 3
           && (b0 <> 0xF0 || b1 >= 0x90) && (b0 <> 0xF4 || b1 < 0x90) then 4
   else 0
 

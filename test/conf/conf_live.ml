@@ -29,7 +29,15 @@ let () =
 
 let conf_text =
   Printf.sprintf
-    {|site a.test *.a.test {
+    {|log_format plain '$remote_addr $host "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time $server_name $time_iso8601 $request_uri $http_x_test $request_completion';
+log_format js escape=json '{"a":"$remote_addr","r":"$request","ua":"$http_user_agent","s":$status,"t":"$time_local","h":"$host"}';
+site e.test {
+  root %s/a;
+  access_log e.log plain;
+  location /assets/ { access_log e.json js; }
+  location /errors/ { access_log off; }
+}
+site a.test *.a.test {
   root %s/a;
   error_page 404 /errors/404.html;
   error_page 401 403 429 /errors/denied.html;
@@ -75,7 +83,7 @@ site c.test {
   location /free/ { auth_basic off; }
 }
 |}
-    base base base base
+    base base base base base
 
 let stats_token = "conf-stats"
 
@@ -265,7 +273,11 @@ let test_zero_alloc () =
       ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200);
       ("guarded site without refusal pages", request_as alice "c.test" "/", 200);
       ("regex locations tried, the second matches", request "d.test" "/assets/app.css", 200);
-      ("regex locations tried, none matches", request "d.test" "/assets/page.txt", 200) ]
+      ("regex locations tried, none matches", request "d.test" "/assets/page.txt", 200);
+      ("a site's log, a custom format of plain fields",
+       Printf.sprintf "GET /?q=1 HTTP/1.1\r\nHost: e.test\r\nUser-Agent: u/1 (x; \"y\")\r\nReferer: http://r/\r\nX-Test: t\r\n\r\n", 200);
+      ("a location's log, escape=json", request "e.test" "/assets/app.css", 200);
+      ("access_log off in a location", request "e.test" "/errors/404.html", 200) ]
   in
   with_client s.port (fun c ->
       (* Past the server's 1000-request warm-up, through every path. *)
@@ -273,7 +285,21 @@ let test_zero_alloc () =
       List.iter
         (fun (name, raw, st) ->
           Alcotest.(check (float 0.)) (name ^ ": minor words per request") 0. (words_per_request c raw st 200))
-        cases)
+        cases);
+  (* Those lines went where the sites and locations say. *)
+  let lines f = try String.split_on_char '\n' (String.trim (Httpz_test_support.read_file (Filename.concat base f))) with Sys_error _ -> [] in
+  let deadline = Unix.gettimeofday () +. 5. in
+  while List.length (lines "e.json") < 400 && Unix.gettimeofday () < deadline do Unix.sleepf 0.05 done;
+  let plain = lines "e.log" and js = lines "e.json" in
+  Alcotest.(check int) "e.log: the site's 400 lines" 400 (List.length plain);
+  Alcotest.(check bool) ("e.log: a custom line: " ^ List.hd plain) true
+    (Httpz_test_support.find_sub (List.hd plain) "e.test \"GET /?q=1 HTTP/1.1\" 200 7 \"http://r/\" \"u/1 (x; \\x22y\\x22)\" " > 0);
+  Alcotest.(check int) "e.json: the location's 400 lines" 400 (List.length js);
+  Alcotest.(check bool) ("e.json: escape=json: " ^ List.hd js) true
+    (Httpz_test_support.find_sub (List.hd js) "{\"a\":\"::1\",\"r\":\"GET /assets/app.css HTTP/1.1\",\"ua\":\"\",\"s\":200,\"t\":\"" = 0
+     || Httpz_test_support.find_sub (List.hd js) "{\"a\":\"127.0.0.1\",\"r\":\"GET /assets/app.css HTTP/1.1\"" = 0);
+  Alcotest.(check bool) "access_log off: no /errors/ line" false
+    (List.exists (fun l -> Httpz_test_support.find_sub l "/errors/" >= 0) (plain @ js))
 
 (* {1 The CLI} *)
 

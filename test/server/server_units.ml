@@ -156,7 +156,25 @@ let log_formats () =
          \"tls\":\"TLSv1.3\",\"protocol\":\"HTTP/1.1\",\"status\":404,\"body_bytes_sent\":0,\
          \"referer\":\"http://r/\\\"q\\\"\",\"user_agent\":\"ua\\u0001\\\\\",\"request_time_us\":1234,\"complete\":true}\n\
          {\"time\":\"2000-10-10T20:55:36Z\",\"remote_addr\":null,\"request\":null,\"host\":null,\"scheme\":\"http\",\"tls\":null,\"protocol\":null,\"status\":400,\
-         \"body_bytes_sent\":12,\"referer\":null,\"user_agent\":null,\"request_time_us\":0,\"complete\":false}\n" ) ]
+         \"body_bytes_sent\":12,\"referer\":null,\"user_agent\":null,\"request_time_us\":0,\"complete\":false}\n" );
+      (* log_format with nginx's variables, its default escaping. *)
+      ( Access_log.Custom
+          (Result.get_ok
+             (Access_log.compile ~name:"f" ~escape:Escape_default
+                "$remote_addr|$request|$status|$body_bytes_sent|$http_referer|$http_user_agent|$http_host|$host|\
+                 $time_local|${time_iso8601}|$request_time|$ssl_protocol|$server_protocol|$request_completion|$scheme|\
+                 $request_method|$server_name")),
+        "::1|GET /a\\x22b\\x5Cc\\xE9 HTTP/1.1|404|0|http://r/\\x22q\\x22|ua\\x01\\x5C|a.test:8443|a.test|\
+         10/Oct/2000:20:55:36 +0000|2000-10-10T20:55:36+00:00|0.001|TLSv1.3|HTTP/1.1|OK|https|-|-\n\
+         -|-|400|12|-|-|-|-|10/Oct/2000:20:55:36 +0000|2000-10-10T20:55:36+00:00|0.000|-|-||http|-|-\n" );
+      (* escape=json: quote, backslash and control bytes escaped, a byte
+         that is not UTF-8 as \u00HH; absent values empty. *)
+      ( Access_log.Custom
+          (Result.get_ok
+             (Access_log.compile ~name:"j" ~escape:Escape_json
+                "{\"r\":\"$request\",\"ua\":\"$http_user_agent\",\"s\":$status,\"h\":\"$host\"}")),
+        "{\"r\":\"GET /a\\\"b\\\\c\\u00E9 HTTP/1.1\",\"ua\":\"ua\\u0001\\\\\",\"s\":404,\"h\":\"a.test\"}\n\
+         {\"r\":\"\",\"ua\":\"\",\"s\":400,\"h\":\"\"}\n" ) ]
   in
   List.iter
     (fun (format, want) ->
