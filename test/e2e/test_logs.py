@@ -17,7 +17,8 @@
    by rule" line; the client address and the site's name in each.
 6. SIGUSR1 after a logrotate-style rename: workers running as nobody, the new
    files made and given to them, new lines in the new files, the old files keep
-   the old lines, the same worker pids (no reload).
+   the old lines, the same worker pids (no reload); a server of one worker
+   (no supervisor) reopens in its own process.
 """
 
 import base64
@@ -402,8 +403,30 @@ def usr1():
         srv.stop_and_check(R, "SIGUSR1: exits 0")
 
 
+def usr1_alone():
+    """One worker, no supervisor: the server's own process reopens."""
+    d = os.path.join(TMP, "alone")
+    os.makedirs(d)
+    log = os.path.join(d, "access.log")
+    srv = H.Server(A, workers=1, args=["--access-log", log]).start()
+    try:
+        p = srv.port
+        get(p, "/one", "a.test")
+        wait_lines(log, lambda l: "/one" in l)
+        os.rename(log, log + ".1")
+        os.kill(srv.proc.pid, signal.SIGUSR1)
+        H.wait_until(lambda: os.path.exists(log), 5)
+        get(p, "/two", "a.test")
+        R.check("one worker: SIGUSR1 reopens (no exit), the next line in the new file",
+                srv.alive() and wait_lines(log, lambda l: "/two" in l) != []
+                and not any("/two" in l for l in lines_of(log + ".1")), (lines_of(log), lines_of(log + ".1")))
+    finally:
+        srv.stop_and_check(R, "one worker: exits 0")
+
+
 H.part(R, "custom formats, escape=json, per-site logs", formats_and_sites, stop_servers=True)
 H.part(R, "syslog", syslog, stop_servers=True)
 H.part(R, "fail2ban", fail2ban, stop_servers=True)
 H.part(R, "SIGUSR1 reopens", usr1, stop_servers=True)
+H.part(R, "SIGUSR1 with one worker", usr1_alone, stop_servers=True)
 R.finish()
