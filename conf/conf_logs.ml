@@ -58,11 +58,11 @@ let access_log ~dir (d : directive) =
   else begin
     if a.value = "" then bad a.apos "give a file, syslog:server=ADDRESS or off";
     let dest =
-      if Access_log.is_syslog a.value || a.value = "-" then a.value
+      if Log_dest.is_syslog a.value || a.value = "-" then a.value
       else if Filename.is_relative a.value then Filename.concat dir a.value
       else a.value
     in
-    (match Access_log.check_dest dest with Ok () -> () | Error e -> bad a.apos "%s" e);
-    if not (Access_log.is_syslog dest || dest = "-") then files := (dest, a.apos) :: !files;
+    (match Log_dest.check_dest dest with Ok () -> () | Error e -> bad a.apos "%s" e);
+    if not (Log_dest.is_syslog dest || dest = "-") then files := (dest, a.apos) :: !files;
     To { dest; format = Option.map format f; at = a.apos }
   end

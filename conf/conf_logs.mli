@@ -4,7 +4,7 @@
     [access_log DEST [FORMAT];] / [access_log off;] at the top level, in
     a site or in a location. [DEST] is a file (relative to the
     configuration's directory), [-] (standard output) or
-    [syslog:server=…] ({!Httpz_server.Access_log.open_dest}). [FORMAT] is
+    [syslog:server=…] ({!Httpz_server.Log_dest.open_dest}). [FORMAT] is
     a built-in one or a [log_format] name; without it, the top level's
     [log_format]. Named formats are read before anything else, so a site
     may name one given further down. Allocates; configuration time only. *)

@@ -54,7 +54,7 @@ type t = {
 
 let close t =
   Array.iter (fun s -> Static.close s.static) t.sites;
-  List.iter Access_log.close_dest t.log_fds
+  List.iter Log_dest.close_dest t.log_fds
 
 let located file (p : Conf_file.pos) fmt =
   Printf.ksprintf (fun m -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file p) m)) fmt
@@ -201,7 +201,7 @@ let route_of (conf : Conf_file.t) logs ~server ~parent spec =
       Ok (add_route logs { Access_log.log = Access_log.create ~fd:(-1) ~format:Common; main = false; server })
   | Some (To { dest; format; at }) -> (
       let format = Option.value format ~default:conf.server.log_format in
-      let fd = if dest = "-" then Ok 1 else Access_log.open_dest dest in
+      let fd = if dest = "-" then Ok 1 else Log_dest.open_dest dest in
       match fd with
       | Error e -> located conf.file at "access log: %s" e
       | Ok fd ->
@@ -272,7 +272,7 @@ let create (conf : Conf_file.t) =
       match build [] (conf.sites, guards) with
       | Error e ->
           List.iter Static.close !opened;
-          List.iter Access_log.close_dest logs.fds;
+          List.iter Log_dest.close_dest logs.fds;
           Error e
       | Ok sites ->
           let default = match conf.unknown_host with Default_site -> conf.default_site | Refuse _ -> -1 in

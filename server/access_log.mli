@@ -131,53 +131,17 @@ type t
 
 val create : fd:int -> format:format -> t
 (** [create ~fd ~format] logs to [fd]; [fd < 0] is a disabled log on which
-    every call is a no-op. A descriptor {!open_dest} opened for syslog
-    gets syslog framing. Allocates (a 128 KiB buffer, more for a custom
+    every call is a no-op. A descriptor {!Log_dest.open_dest} opened for
+    syslog gets syslog framing (each line sent as one datagram). Allocates (a 128 KiB buffer, more for a custom
     format whose line may be longer). *)
 
 val enabled : t -> bool
 (** [t] logs, or some site does ({!routes}): the client address is worth
     keeping. *)
 
-(** {2 Destinations}
-    Files, or syslog (RFC 5424 over UDP or a unix datagram socket):
-    [syslog:server=ADDRESS[:PORT][,facility=F][,severity=S][,tag=T]] or
-    [syslog:server=unix:PATH…] (nginx's syntax; default facility [local7],
-    severity [info], tag [httpz], port 514). Each line goes as one
-    datagram,
-    {v
-<190>1 2026-11-28T19:00:00Z HOSTNAME httpz 4242 - - LINE
-    v}
-    (PRI, version, time, host, tag, the worker's pid, no MSGID, no
-    structured data), sent when the buffer is flushed (once a second and
-    at exit), as the lines of a file are; a datagram the receiver did not
-    take is lost, never retried. *)
-
-val check_dest : string -> (unit, string) result
-(** [check_dest d]: a syslog destination's parameters are valid (a path
-    always is). Opens nothing. *)
-
-val is_syslog : string -> bool
-
-val open_dest : string -> (int, string) result
-(** [open_dest d] opens the file [d] for appending (created 0644) or
-    connects the syslog socket [d], and remembers it for
-    {!reopen_files}. [Error] names [d] and the system's reason. *)
-
-val close_dest : int -> unit
-(** [close_dest fd] closes a descriptor {!open_dest} gave and forgets it. *)
-
-val reopen_files : owner:(int * int) option -> string list
-(** [reopen_files ~owner] opens every file {!open_dest} opened again at
-    its path (created if a rotation moved it away) onto the same
-    descriptor number, [chown]ed to [owner] (the workers' user, so that
-    they can open it by path in turn); syslog sockets are kept. A
-    descriptor closed since is forgotten, never written over. The errors,
-    one per file (its descriptor then keeps the old file). *)
-
 val reopen_all : t -> unit
 (** [reopen_all t]: SIGUSR1 in a worker. Every buffered line written
-    first, then {!reopen_files} [~owner:None] and the error log
+    first, then {!Log_dest.reopen_files} [~owner:None] and the error log
     ({!Log.reopen}); errors are logged, the old files kept. *)
 
 val reopen : t -> string -> (unit, string) result

@@ -186,7 +186,7 @@ let serve_here ~hooks c handler tls lfds ~log_fd ~totals =
 let open_access_log = function
   | None -> Ok (-1)
   | Some "-" -> Ok 1
-  | Some path -> Access_log.open_dest path (* a file or syslog:…, reopened on SIGUSR1 *)
+  | Some path -> Log_dest.open_dest path (* a file or syslog:…, reopened on SIGUSR1 *)
 
 (* The TLS context, made by the process that keeps its privileges (the key
    may be readable by root alone) before the workers fork (every

@@ -258,7 +258,7 @@ let run ~worker_start ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~an
     let reopen_logs () =
       let owner = Option.map (fun a -> (a.uid, a.gid)) user in
       List.iter (fun e -> Log.warn "SIGUSR1: reopening the access log: %s (keeping the old one)" e)
-        (Access_log.reopen_files ~owner);
+        (Log_dest.reopen_files ~owner);
       (match Log.reopen () with
        | Error e -> Log.warn "SIGUSR1: reopening the error log: %s (keeping the old one)" e
        | Ok () -> (

@@ -19,7 +19,7 @@
     {2 Reopening the logs}
     [SIGUSR1] reopens the logs and changes nothing else (no new
     generation): the supervisor opens every log file again at its path
-    ({!Access_log.reopen_files}, {!Log.reopen}; created if a rotation
+    ({!Log_dest.reopen_files}, {!Log.reopen}; created if a rotation
     moved it), owned by the workers' user, then sends [SIGUSR1] to every
     worker, which reopens them by path in turn.
 
