@@ -43,24 +43,26 @@ let hex = "0123456789abcdef"
 
 (* The client's address as text (IPv4, or IPv6 as RFC 5952 writes it:
    lower case, the longest run of two or more zero groups as ::). *)
+(* No local closures: they would be allocated per call. *)
+let byte (ip : Bytes.t) i = Char.code (Bytes.unsafe_get ip i)
+let group ip g = (byte ip (2 * g) lsl 8) lor byte ip ((2 * g) + 1)
+
 let write_addr pos (ip : Bytes.t) =
-  let byte i = Char.code (Bytes.unsafe_get ip i) in
   let mapped = ref true in
-  for i = 0 to 9 do if byte i <> 0 then mapped := false done;
-  if !mapped && byte 10 = 0xff && byte 11 = 0xff then begin
+  for i = 0 to 9 do if byte ip i <> 0 then mapped := false done;
+  if !mapped && byte ip 10 = 0xff && byte ip 11 = 0xff then begin
     let p = ref pos in
     for i = 12 to 15 do
-      p := Response.write_int buf ~off:!p (byte i);
+      p := Response.write_int buf ~off:!p (byte ip i);
       if i < 15 then (Bigstring.unsafe_set buf !p '.'; incr p)
     done;
     !p
   end
   else begin
-    let group g = (byte (2 * g) lsl 8) lor byte ((2 * g) + 1) in
     (* The longest run of zero groups, of two or more. *)
     let best = ref (-1) and best_len = ref 1 and run = ref (-1) in
     for g = 0 to 7 do
-      if group g = 0 then begin
+      if group ip g = 0 then begin
         if !run < 0 then run := g;
         if g - !run + 1 > !best_len then (best := !run; best_len := g - !run + 1)
       end
@@ -75,7 +77,7 @@ let write_addr pos (ip : Bytes.t) =
         g := !g + !best_len
       end
       else begin
-        let v = group !g in
+        let v = group ip !g in
         let started = ref false in
         for k = 3 downto 0 do
           let d = (v lsr (4 * k)) land 15 in
@@ -214,3 +216,7 @@ let unauthorized c (u : Basic_auth.t option) =
             finish c (Response.write_string buf ~off:pos "\"")
         | Mismatch | Malformed | No_credentials -> finish c (Response.write_string buf ~off:pos "\": password mismatch")
       end
+
+let address_text ip =
+  let n = write_addr 0 ip in
+  Bigstring.sub_string buf ~off:0 ~len:n

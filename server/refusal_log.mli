@@ -31,3 +31,7 @@ val limited : Ctx.t -> wait:int -> zone:string -> unit
 val unauthorized : Ctx.t -> Basic_auth.t option -> unit
 (** After {!Basic_auth.check} answered [Refused] or [Missing] for the
     request of the context. *)
+
+val address_text : Bytes.t -> string
+(** [address_text ip]: how a line writes the 16-byte address [ip]
+    (IPv4-mapped as IPv4). Allocates: for tests. *)

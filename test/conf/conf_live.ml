@@ -36,6 +36,8 @@ site e.test {
   access_log e.log plain;
   location /assets/ { access_log e.json js; }
   location /errors/ { access_log off; }
+  location /denied/ { deny all; }
+  location /limited/ { limit_req 1r/m 1; }
 }
 site a.test *.a.test {
   root %s/a;
@@ -277,9 +279,14 @@ let test_zero_alloc () =
       ("a site's log, a custom format of plain fields",
        Printf.sprintf "GET /?q=1 HTTP/1.1\r\nHost: e.test\r\nUser-Agent: u/1 (x; \"y\")\r\nReferer: http://r/\r\nX-Test: t\r\n\r\n", 200);
       ("a location's log, escape=json", request "e.test" "/assets/app.css", 200);
-      ("access_log off in a location", request "e.test" "/errors/404.html", 200) ]
+      ("access_log off in a location", request "e.test" "/errors/404.html", 200);
+      ("a denied address: 403, its error-log line", request "e.test" "/denied/", 403);
+      ("over the rate: 429, its error-log line", request "e.test" "/limited/", 429) ]
   in
   with_client s.port (fun c ->
+      (* The rate's one request. *)
+      send c (request "e.test" "/limited/");
+      ignore (read_response c);
       (* Past the server's 1000-request warm-up, through every path. *)
       List.iter (fun (_, raw, st) -> ignore (words_per_request c raw st 200)) cases;
       List.iter
@@ -291,7 +298,9 @@ let test_zero_alloc () =
   let deadline = Unix.gettimeofday () +. 5. in
   while List.length (lines "e.json") < 400 && Unix.gettimeofday () < deadline do Unix.sleepf 0.05 done;
   let plain = lines "e.log" and js = lines "e.json" in
-  Alcotest.(check int) "e.log: the site's 400 lines" 400 (List.length plain);
+  Alcotest.(check int) "e.log: the site's 400 lines" 400
+    (List.length (List.filter (fun l -> Httpz_test_support.find_sub l "/?q=1" >= 0) plain));
+  let plain = List.filter (fun l -> Httpz_test_support.find_sub l "/?q=1" >= 0) plain in
   Alcotest.(check bool) ("e.log: a custom line: " ^ List.hd plain) true
     (Httpz_test_support.find_sub (List.hd plain) "e.test \"GET /?q=1 HTTP/1.1\" 200 7 \"http://r/\" \"u/1 (x; \\x22y\\x22)\" " > 0);
   Alcotest.(check int) "e.json: the location's 400 lines" 400 (List.length js);
@@ -299,7 +308,16 @@ let test_zero_alloc () =
     (Httpz_test_support.find_sub (List.hd js) "{\"a\":\"::1\",\"r\":\"GET /assets/app.css HTTP/1.1\",\"ua\":\"\",\"s\":200,\"t\":\"" = 0
      || Httpz_test_support.find_sub (List.hd js) "{\"a\":\"127.0.0.1\",\"r\":\"GET /assets/app.css HTTP/1.1\"" = 0);
   Alcotest.(check bool) "access_log off: no /errors/ line" false
-    (List.exists (fun l -> Httpz_test_support.find_sub l "/errors/" >= 0) (plain @ js))
+    (List.exists (fun l -> Httpz_test_support.find_sub l "/errors/" >= 0) (lines "e.log" @ js));
+  (* The refusals' error-log lines, as fail2ban reads them. *)
+  let err = Httpz_test_support.read_file s.stderr_file in
+  let count sub =
+    List.length (List.filter (fun l -> Httpz_test_support.find_sub l sub >= 0) (String.split_on_char '\n' err))
+  in
+  Alcotest.(check int) "403: 400 'access forbidden by rule' lines" 400
+    (count "access forbidden by rule, client: 127.0.0.1, server: e.test, request: \"GET /denied/ HTTP/1.1\", host: \"e.test\"");
+  Alcotest.(check int) "429: 400 'limiting requests' lines" 400
+    (count "by zone \"limit_req\", client: 127.0.0.1, server: e.test, request: \"GET /limited/ HTTP/1.1\"")
 
 (* {1 The CLI} *)
 

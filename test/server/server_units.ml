@@ -121,6 +121,28 @@ let parse_listen () =
       ("[127.0.0.1]:80", "not an IPv6"); ("h:65536", "out of range"); ("h:-1", "number");
       ("h:", "number"); ("8080", "give ADDR:PORT"); ("", "give ADDR:PORT"); ("a b:1", "not an address") ]
 
+(* The refusal lines' client address: RFC 5952 text (as Ipaddr writes
+   it), an IPv4-mapped one as IPv4. *)
+let refusal_addresses () =
+  let bytes_of a = Bytes.of_string (Ipaddr.V6.to_octets a) in
+  let check a want = Alcotest.(check string) want want (Refusal_log.address_text (bytes_of (Ipaddr.V6.of_string_exn a))) in
+  check "::1" "::1";
+  check "::" "::";
+  check "::ffff:192.0.2.7" "192.0.2.7";
+  check "2001:db8:0:0:1:0:0:1" "2001:db8::1:0:0:1";
+  check "2001:db8:0:1:1:1:1:1" "2001:db8:0:1:1:1:1:1";
+  check "1:0:0:0:0:0:0:0" "1::";
+  check "fe80:0:0:0:0:0:0:abcd" "fe80::abcd";
+  check "0:0:1:0:0:0:2:0" "0:0:1::2:0";
+  Random.init 39;
+  for _ = 1 to 2000 do
+    (* Groups often zero, so that runs of every length and place come up. *)
+    let g = Array.init 8 (fun _ -> if Random.bool () then 0 else Random.int 0x10000) in
+    let a = Ipaddr.V6.of_int16 (g.(0), g.(1), g.(2), g.(3), g.(4), g.(5), g.(6), g.(7)) in
+    if not (g.(0) = 0 && g.(1) = 0 && g.(2) = 0 && g.(3) = 0 && g.(4) = 0 && g.(5) = 0xffff) then
+      Alcotest.(check string) "as Ipaddr writes it" (Ipaddr.V6.to_string a) (Refusal_log.address_text (bytes_of a))
+  done
+
 (* Lines of each format, read back from a file; [line] allocates nothing. *)
 let log_formats () =
   let path = Filename.temp_file "httpz_test" ".log" in
