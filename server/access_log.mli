@@ -36,7 +36,16 @@ a.example:8443 127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2
     plain, or not known); [protocol] the request's ([HTTP/1.0],
     [HTTP/1.1]; [null] for a request that could not be parsed).
 
-    {b What the client got.} A line is written when the response is over:
+    {b Custom} formats ({!compile}: a configuration file's [log_format
+    NAME [escape=…] '…']) write nginx's variables ({!var}) between
+    literal text, escaped as {!escape} says; a line of plain fields costs
+    no allocation, as the built-in formats.
+
+    {b Where.} A file, or syslog ({!Log_dest}: one RFC 5424 datagram per
+    line). A handler that serves several sites sends each request to its
+    site's or location's log, or to none ({!use_routes}).
+
+        {b What the client got.} A line is written when the response is over:
     its last byte handed to the socket, or its connection closed first
     (the client left, a write failed or timed out, the handler raised
     after part of the response left, the [--grace] period ended). The
