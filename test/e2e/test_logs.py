@@ -342,6 +342,25 @@ def fail2ban():
         srv.stop_and_check(R, "fail2ban: exits 0")
 
 
+def holding(pids, suffix):
+    """The descriptors of [pids] still open on a file whose name ends in
+    [suffix] (a rotated log)."""
+    held = []
+    for pid in pids:
+        d = "/proc/%d/fd" % pid
+        try:
+            for fd in os.listdir(d):
+                try:
+                    target = os.readlink(os.path.join(d, fd))
+                except OSError:
+                    continue
+                if target.endswith(suffix):
+                    held.append((pid, fd, target))
+        except OSError:
+            pass
+    return held
+
+
 def usr1():
     logs = os.path.join(TMP, "rot")
     os.makedirs(logs)
@@ -374,7 +393,11 @@ def usr1():
             R.check("the new files belong to the workers' user",
                     all(os.path.exists(f) and os.stat(f).st_uid == uid for f in (access, site, err)),
                     [(f, os.path.exists(f) and os.stat(f).st_uid) for f in (access, site, err)])
-        time.sleep(0.3)  # the workers read their signal
+        # Each worker has reopened once none holds a rotated file.
+        everyone = pids + [srv.proc.pid]
+        R.check("the supervisor and every worker reopened their files (none holds a rotated one)",
+                H.wait_until(lambda: holding(everyone, ".log.1") == [], 5) or holding(everyone, ".log.1") == [],
+                holding(everyone, ".log.1"))
         for i in range(20):
             get(p, "/after-%d" % i, "a.test")
             get(p, "/after-%d" % i, "b.test")
@@ -394,7 +417,7 @@ def usr1():
         os.rename(access, access + ".2")
         os.kill(srv.proc.pid, signal.SIGUSR1)
         H.wait_until(lambda: "\n".join(lines_of(err)).count("SIGUSR1: logs reopened") >= 2, 5)
-        time.sleep(0.3)
+        H.wait_until(lambda: holding(pids + [srv.proc.pid], ".log.2") == [], 5)
         get(p, "/third", "a.test")
         R.check("a second rotation: the next file gets the next line",
                 wait_lines(access, lambda l: "/third" in l) != [] and
