@@ -102,7 +102,8 @@ type t = {
   default_site : int;  (** index in [sites] of the one unknown hosts get *)
   unknown_host : unknown_host;
   logs : (string * pos) list;
-      (** the access and error log files named (not [-] nor [stderr]),
+      (** the access and error log files named (not [-] nor [stderr]) and
+          syslog destinations,
           where: [httpz check] checks that they can be opened *)
 }
 

@@ -63,6 +63,6 @@ let access_log ~dir (d : directive) =
       else a.value
     in
     (match Log_dest.check_dest dest with Ok () -> () | Error e -> bad a.apos "%s" e);
-    if not (Log_dest.is_syslog dest || dest = "-") then files := (dest, a.apos) :: !files;
+    if dest <> "-" then files := (dest, a.apos) :: !files;
     To { dest; format = Option.map format f; at = a.apos }
   end

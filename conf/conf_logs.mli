@@ -33,4 +33,5 @@ val access_log : dir:string -> Conf_syntax.directive -> spec
 (** An [access_log] directive read; its file remembered in {!files}. *)
 
 val files : (string * Conf_lexer.pos) list ref
-(** The files every [access_log] read so far names. *)
+(** The files and syslog destinations every [access_log] read so far
+    names ([httpz check] opens them). *)

@@ -427,6 +427,10 @@ let test_check_files () =
   Unix.mkfifo fifo 0o600;
   write file "root /tmp;\nlocation /a/ {\n  auth_basic A;\n  auth_basic_user_file fifo.users;\n}\n";
   expect "a FIFO as user file" "4:3" "not a regular file";
+  write file "root /tmp;\nsite a.test { root /tmp; access_log /nonexistent-httpz/a.log; }\n";
+  expect "a site's access log in a missing directory" "2:37" "no such directory /nonexistent-httpz";
+  write file "root /tmp;\nlocation /a/ { access_log syslog:server=unix:/nonexistent-httpz.sock; }\n";
+  expect "a location's syslog socket nobody listens on" "2:27" "connect: No such file or directory";
   write file (Printf.sprintf "root /tmp;\naccess_log %s/ok.log;\nerror_log stderr;\n" base);
   let code, err = check () in
   Alcotest.(check int) ("a log that can be made: exit 0: " ^ err) 0 code;
