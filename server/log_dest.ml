@@ -3,7 +3,9 @@
 
 type syslog = { prefix : string; (* "<PRI>1 " *) host_tag : string (* " HOST TAG " *) }
 
-type kind = File of { path : string; mutable dev : int; mutable ino : int } | Syslog of syslog
+type kind =
+  | File of { path : string; mutable dev : int; mutable ino : int }
+  | Syslog of { sl : syslog; unix : string option; mutable sdev : int; mutable sino : int }
 
 type dest = { dfd : int; kind : kind }
 
@@ -83,16 +85,18 @@ let hostname () =
   let h = String.map (fun c -> if c > ' ' && c < '\127' then c else '-') h in
   if h = "" then "-" else h
 
+let connect_unix path =
+  let fd = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_DGRAM 0 in
+  (try Unix.connect fd (Unix.ADDR_UNIX path) with e -> Unix.close fd; raise e);
+  fd
+
 let open_syslog dest =
   match parse_syslog dest with
   | Error e -> Error e
   | Ok s -> (
       let connect () =
         match s.server with
-        | `Unix path ->
-            let fd = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_DGRAM 0 in
-            (try Unix.connect fd (Unix.ADDR_UNIX path) with e -> Unix.close fd; raise e);
-            fd
+        | `Unix path -> connect_unix path
         | `Inet (host, port) ->
             let addr =
               match Unix.getaddrinfo host (string_of_int port) [ Unix.AI_SOCKTYPE Unix.SOCK_DGRAM ] with
@@ -111,7 +115,9 @@ let open_syslog dest =
               host_tag = Printf.sprintf " %s %s " (hostname ()) s.tag }
           in
           let fd = Syscall.fd_of_unix fd in
-          dests := { dfd = fd; kind = Syslog sl } :: List.filter (fun d -> d.dfd <> fd) !dests;
+          let sdev, sino = stat_ids fd in
+          let unix = match s.server with `Unix p -> Some p | `Inet _ -> None in
+          dests := { dfd = fd; kind = Syslog { sl; unix; sdev; sino } } :: List.filter (fun d -> d.dfd <> fd) !dests;
           Ok fd)
 
 let open_dest dest =
@@ -140,7 +146,26 @@ let reopen_files ~owner =
     List.filter
       (fun d ->
         match d.kind with
-        | Syslog _ -> true
+        | Syslog y ->
+            let dev, ino = stat_ids d.dfd in
+            if dev <> y.sdev || ino <> y.sino then false
+            else begin
+              (* A unix socket connected again: its receiver (syslogd,
+                 journald) may have restarted since. *)
+              (match y.unix with
+               | None -> ()
+               | Some path -> (
+                   match connect_unix path with
+                   | exception Unix.Unix_error (e, _, _) ->
+                       errors := Printf.sprintf "syslog %s: %s" path (Unix.error_message e) :: !errors
+                   | u ->
+                       Unix.dup2 ~cloexec:true u (Syscall.unix_of_fd d.dfd);
+                       Unix.close u;
+                       let dev, ino = stat_ids d.dfd in
+                       y.sdev <- dev;
+                       y.sino <- ino));
+              true
+            end
         | File f ->
             let dev, ino = stat_ids d.dfd in
             if dev <> f.dev || ino <> f.ino then false
@@ -163,4 +188,4 @@ let reopen_files ~owner =
 
 let syslog_of fd =
   if fd < 0 then None
-  else List.find_map (fun d -> match d.kind with Syslog s when d.dfd = fd -> Some s | _ -> None) !dests
+  else List.find_map (fun d -> match d.kind with Syslog y when d.dfd = fd -> Some y.sl | _ -> None) !dests

@@ -10,8 +10,9 @@
     (PRI, version, time, host, tag, the worker's pid, no MSGID, no
     structured data), sent when the access log's buffer is flushed (once
     a second and at exit), as the lines of a file are; a datagram the
-    receiver did not take is lost, never retried. A unix socket whose
-    receiver restarted is not connected again (a restart of httpz is).
+    receiver did not take is lost, never retried. A unix socket is
+    connected again by {!reopen_files} (SIGUSR1): after its receiver
+    restarted, lines are lost until then.
 
     Everything here allocates: start-up, reloads and SIGUSR1. *)
 
@@ -43,7 +44,8 @@ val reopen_files : owner:(int * int) option -> string list
 (** [reopen_files ~owner] opens every file {!open_dest} opened again at
     its path (created if a rotation moved it away) onto the same
     descriptor number, owned by [owner]'s user id (the workers', so that
-    they can open it by path in turn; the group is kept, as nginx does); syslog sockets are kept. A
+    they can open it by path in turn; the group is kept, as nginx
+    does); connects every unix syslog socket again (a UDP one is kept). A
     descriptor closed since is forgotten, never written over. The errors,
-    one per file (its descriptor then keeps the old file). *)
+    one per destination (its descriptor then keeps the old one). *)
 

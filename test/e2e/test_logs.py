@@ -283,6 +283,37 @@ def syslog():
         R.check("syslog over a unix datagram socket: <133> (local0.notice), tag web",
                 len(got) == 1 and got[0] is not None and got[0].group(1) == "133" and got[0].group(4) == "web"
                 and got[0].group(8) == 'b.test 200 GET / HTTP/1.1 "unix-1"', unix_msgs)
+        # The receiver restarts (a new socket at the path): SIGUSR1 connects
+        # the workers again.
+        unix.close()
+        os.unlink(upath)
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        unix.bind(upath)
+        os.chmod(upath, 0o666)
+        unix.settimeout(5)
+        def sockets():
+            out = set()
+            for pid in pids:
+                try:
+                    for fd in os.listdir("/proc/%d/fd" % pid):
+                        try:
+                            t = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+                        except OSError:
+                            continue
+                        if t.startswith("socket:"):
+                            out.add(t)
+                except OSError:
+                    pass
+            return out
+        before = sockets()
+        os.kill(srv.proc.pid, signal.SIGUSR1)
+        H.wait_until(lambda: srv.stderr_text().count("SIGUSR1: logs reopened") >= 1, 5)
+        # The worker connected a new socket (no client is connected now).
+        H.wait_until(lambda: sockets() - before, 5)
+        get(p, "/", "b.test", {"User-Agent": "unix-2"})
+        unix_msgs = recv_all(unix, "unix-2")
+        R.check("syslog over a unix socket: after its receiver restarted, SIGUSR1 connects again",
+                len(unix_msgs) == 1, (unix_msgs, srv.stderr_text()[-600:]))
     finally:
         srv.stop_and_check(R, "syslog: exits 0")
         udp.close()
