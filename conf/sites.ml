@@ -360,7 +360,7 @@ let rec serve_at s c k n passed redirects =
   let r = if k < 0 then s.default_rule else Array.unsafe_get s.rule k in
   (* The log of the location that answers (after internal redirects, the
      last one), as nginx. *)
-  (Ctx.to_conn c).log_route <- r.route;
+  Slot.set_log_route (Ctx.to_conn c) r.route;
   if admitted s r passed c then begin
     s.m.here.loc <- k;
     match r.action with

@@ -754,7 +754,7 @@ let body_sent (c : Slot.t) ~complete =
 
 let request w (c : Slot.t) ~parsed ~complete =
   let r = if parsed then route c else main_route in
-  c.log_route <- 0;
+  Slot.set_log_route c 0;
   let t = if r.main then w else r.log in
   if t.fd >= 0 then begin
     let req_len =

@@ -421,6 +421,9 @@ let note_set c p start =
   Array.unsafe_set c.field_versions i (Httpz.Prepared_fields.version p)
 
 let[@inline] timed c = Bigstring.length c.peer > 0
+(* The request's access log ({!Access_log}): set by a handler, cleared once logged. *)
+let[@inline] set_log_route c r = c.log_route <- r
+
 let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_ns ()
 
 let with_room a n x =

@@ -480,6 +480,10 @@ val stamp : t -> unit
 (** [stamp c] sets [started_ns] to now when {!timed}; nothing otherwise.
     Does not allocate. *)
 
+val set_log_route : t -> int -> unit
+(** [set_log_route c r] sets [c.log_route] (the one writer outside {!Slot}'s
+    own: {!Access_log} and a site-picking handler call it). *)
+
 val create : shared -> slot:int -> peer:bool -> t
 (** [create sh ~slot ~peer] is a free slot holding no buffer ([peer]: room
     for the peer address, for the access log). Allocates. *)
