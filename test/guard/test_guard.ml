@@ -473,7 +473,7 @@ let guard_tests =
       Guard.create ~rate_entries:entries
         { Guard.access = [ (Address_rules.Deny, "192.0.2.66"); (Allow, "all") ];
           rate = Some { Guard.per_second = rate; burst = 2 };
-          auth = None }
+          auth = None; zone = Guard.default_zone }
     with
     | Ok g -> g
     | Error e -> Alcotest.fail e
@@ -521,7 +521,7 @@ let guard_tests =
            Guard.create ~rate_entries:64
              { Guard.access = [ (Address_rules.Deny, "10.0.0.0/8"); (Allow, "all") ];
                rate = Some { Guard.per_second = 1e9; burst = 1000 };
-               auth = Some { Guard.realm = "r"; user_file = users } }
+               auth = Some { Guard.realm = "r"; user_file = users }; zone = Guard.default_zone }
          with
          | Ok g -> Sys.remove users; g
          | Error e -> Alcotest.fail e
@@ -547,7 +547,7 @@ let guarded_cycle () =
       Guard.create ~rate_entries:64
         { Guard.access = [ (Address_rules.Deny, "10.0.0.0/8"); (Allow, "all") ];
           rate = Some { Guard.per_second = 1e9; burst = 1_000_000 };
-          auth = Some { Guard.realm = "r"; user_file = users } }
+          auth = Some { Guard.realm = "r"; user_file = users }; zone = Guard.default_zone }
     with
     | Ok g -> Sys.remove users; g
     | Error e -> Alcotest.fail e
@@ -638,7 +638,7 @@ let refusal_tests =
       Guard.create ~rate_entries:entries
         { Guard.access = [ (Address_rules.Deny, "192.0.2.66"); (Allow, "all") ];
           rate = Some { Guard.per_second = rate; burst = 1 };
-          auth = (if auth then Some { Guard.realm = "Staff"; user_file = file } else None) }
+          auth = (if auth then Some { Guard.realm = "Staff"; user_file = file } else None); zone = Guard.default_zone }
     with
     | Ok g -> Sys.remove file; g
     | Error e -> Alcotest.fail e
