@@ -372,7 +372,11 @@ let read_tree ~file tree =
           | [ k; z ] ->
               if Conf_access.key_arg k <> Httpz_server.Guard.Address then
                 bad k.apos "limit_conn counts connections when they are accepted, before any header is read: its key is $binary_remote_addr";
-              conn_zone := Some (Conf_access.zone_arg z)
+              let name, size = Conf_access.zone_arg z in
+              conn_zone := Some (name, size);
+              (* Passed down with the access directives: Site_guards sizes
+                 the shared table by it. *)
+              base.acc <- base.acc @ [ { directive = "limit_conn_zone"; args = [ name; string_of_int size ]; at = d.npos } ]
           | _ -> bad d.npos "'limit_conn_zone' takes a key and a zone: limit_conn_zone $binary_remote_addr zone=addr:10m;")
       | "limit_req_zone" ->
           let e = Conf_access.read ~dir d in

@@ -72,5 +72,15 @@ let create (conf : Conf_file.t) =
     | Some p -> fail p "this user file is used by no auth_basic: give auth_basic REALM beside it (or in a location)"
     | None ->
         zones := next;
+        (* The connection counts' table, before the workers fork: sized by
+           limit_conn_zone; a reload with the same size keeps it. *)
+        (if conf.server.conn_limit > 0 then
+           match conf.sites with
+           | s :: _ -> (
+               match List.find_opt (fun (e : Conf_access.entry) -> e.directive = "limit_conn_zone") s.access with
+               | Some { args = [ _; size ]; _ } ->
+                   Httpz_server.Conn_limit.share ~entries:(Limit_zone.entries_of_size (int_of_string size))
+               | _ -> ())
+           | [] -> ());
         Ok guards
   with Failed e -> Error e

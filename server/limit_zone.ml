@@ -21,6 +21,7 @@ let create ?secret ~entries () =
   let secret = match secret with Some s -> s | None -> Client_key.secret () in
   { mem = Mapped.map_shared (header + (n * entry_bytes)); mask = n - 1; secret }
 
+let rounded = pow2_at_least
 let entries t = t.mask + 1
 let mask t = t.mask
 let secret t = t.secret

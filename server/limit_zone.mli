@@ -41,6 +41,9 @@ val entries_of_size : int -> int
 (** [entries_of_size bytes]: how many entries a zone of [bytes] holds
     (rounded down to a power of two, at least 16). *)
 
+val rounded : int -> int
+(** [rounded n]: the entries {!create} makes for [n]. *)
+
 val entries : t -> int
 val mask : t -> int
 (** [entries t - 1]: an index is [hash land mask t]. *)

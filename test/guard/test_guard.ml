@@ -855,6 +855,45 @@ let zone_tests =
         let stamp = Limit_zone.lock z ~now_ns:(t0 + 2_000_000_000) in
         Limit_zone.unlock z stamp;
         Alcotest.(check bool) "free again" true (Limit_zone.lock z ~now_ns:t0 <> 0));
+    Alcotest.test_case "limit_conn: two processes, one table: the limit for both" `Quick (fun () ->
+        let tb = Conn_limit.table ~entries:1024 () in
+        let a = ip "192.0.2.7" in
+        let got =
+          in_children 2 (fun _ ->
+              let t = Conn_limit.create_in tb ~per_client:5 ~slots:64 in
+              let n = ref 0 in
+              for slot = 0 to 9 do if Conn_limit.acquire t ~slot a then incr n done;
+              (* Held until both are done: the parent counts them. *)
+              !n)
+        in
+        Alcotest.(check int) (Printf.sprintf "accepted in all (%s)" (String.concat " + " (List.map string_of_int got)))
+          5 (List.fold_left ( + ) 0 got);
+        (* Both children exited holding their connections: the parent takes
+           a row of theirs and clears it; the other still counts. *)
+        let t = Conn_limit.create_in tb ~per_client:5 ~slots:4 in
+        let left = Conn_limit.count t a in
+        Alcotest.(check bool) (Printf.sprintf "a dead process's row cleared: %d left of 5" left) true (left < 5);
+        let t2 = Conn_limit.create_in tb ~per_client:5 ~slots:4 in
+        Alcotest.(check int) "the same process keeps its row" left (Conn_limit.count t2 a);
+        ignore (in_children 1 (fun _ -> ignore (Conn_limit.create_in tb ~per_client:5 ~slots:4); 0));
+        Alcotest.(check int) "a new process takes the other dead row: nothing left" 0 (Conn_limit.count t a);
+        Alcotest.(check bool) "served again" true (Conn_limit.acquire t ~slot:0 a));
+    Alcotest.test_case "limit_conn: no lost update between two processes" `Quick (fun () ->
+        let tb = Conn_limit.table ~entries:1024 () in
+        let a = ip "192.0.2.8" in
+        let got =
+          in_children 2 (fun _ ->
+              let t = Conn_limit.create_in tb ~per_client:1_000_000 ~slots:4 in
+              for _ = 1 to 200_000 do
+                if Conn_limit.acquire t ~slot:0 a then Conn_limit.release t ~slot:0
+              done;
+              ignore (Conn_limit.acquire t ~slot:1 a);
+              Conn_limit.count t a)
+        in
+        (* Each ends holding one: the count seen last is 2, or 1 when the
+           other had not taken its own yet; never more, never lost. *)
+        Alcotest.(check bool) (Printf.sprintf "counts seen %s" (String.concat ", " (List.map string_of_int got))) true
+          (List.for_all (fun n -> n = 1 || n = 2) got && List.mem 2 got));
     T.zero_alloc "admit_span: 0 words"
       (let r = Rate_limit.create ~rate:1e9 ~burst:1000 ~entries:64 and buf = Bigstring.of_string "an-api-key-of-some-length" and now = ref t0 in
        fun () ->
