@@ -16,7 +16,9 @@
 5. `limit_conn NAME N` over `limit_conn_zone`: counted across both workers.
 6. Reload: a zone of the same name, key and size keeps its counts; one whose size
    changed starts empty.
-7. `httpz check`: errors of the new directives at FILE:LINE:COL.
+7. `httpz serve --workers 2 --limit-rate 1 --limit-burst 11 --limit-conn 2`: the
+   same shared counting without a configuration file.
+8. `httpz check`: errors of the new directives at FILE:LINE:COL.
 """
 
 import json
@@ -247,6 +249,43 @@ def conn_limit():
         srv.stop_and_check(R, "limit_conn: exits 0")
 
 
+def cli():
+    """`--limit-rate` and `--limit-conn` of `httpz serve` count in the same shared tables."""
+    srv = H.Server(ROOT, workers=2, args=["--limit-rate", "1", "--limit-burst", "11", "--limit-conn", "2"],
+                   ready_path="/nothing-here").start()
+    try:
+        # The start probe took one of the burst: 10 left, then one a second.
+        t0 = time.monotonic()
+        codes = statuses(srv.port, "/a/x.txt", 40)
+        took = time.monotonic() - t0
+        R.check("--workers 2 --limit-rate 1 --limit-burst 11: %d of 40 new connections passed in %.1f s (10 to %d)"
+                % (codes.count(200), took, 11 + int(took)),
+                10 <= codes.count(200) <= 11 + int(took) and set(codes) <= {200, 429}, codes)
+        def held():
+            try:
+                return H.connect(srv.port, timeout=2.0)
+            except OSError:
+                return None
+        socks = [held() for _ in range(6)]
+        served = 0
+        for s_ in socks:
+            if s_ is None:
+                continue
+            try:
+                H.send_get(s_, "/nothing-here")
+                r = H.Reader(s_).read_response(timeout=2.0)
+                served += 1 if r is not None else 0
+            except OSError:
+                pass
+        for s_ in socks:
+            if s_ is not None:
+                s_.close()
+        R.check("--limit-conn 2 with 2 workers: %d of 6 connections held at once answered (2)" % served, served == 2,
+                served)
+    finally:
+        srv.stop_and_check(R, "cli: exits 0")
+
+
 def check_errors():
     cases = [
         ("limit_req_zone $request_uri zone=a:1m rate=1r/s;\n", "1:16: \"$request_uri\" is not a key"),
@@ -277,5 +316,6 @@ def check_errors():
 
 H.part(R, "shared zones", shared, stop_servers=True)
 H.part(R, "limit_conn", conn_limit, stop_servers=True)
+H.part(R, "serve options", cli, stop_servers=True)
 H.part(R, "check", check_errors)
 R.finish()
