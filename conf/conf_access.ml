@@ -61,7 +61,7 @@ let key_text = function
   | Site _ -> "$server_name"
 
 (* At least 16 entries (a neighbourhood), at most 2^21 (64 MiB). *)
-let min_zone = 1024
+let min_zone = 512
 let max_zone = 64 * 1024 * 1024
 
 (* zone=NAME:SIZE *)
@@ -76,7 +76,7 @@ let zone_arg (a : arg) =
       if name = "" || not (String.for_all (fun c -> (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c = '_' || c = '-') name) then
         bad a.apos "%S: a zone's name is letters, digits, '_' and '-'" name;
       let size = size { a with value = sz } in
-      if size < min_zone then bad a.apos "%S: a zone needs at least 1k (16 clients)" sz;
+      if size < min_zone then bad a.apos "%S: a zone needs at least 512 bytes (16 clients)" sz;
       if size > max_zone then bad a.apos "%S: a zone holds at most 64m" sz;
       (name, size)
 

@@ -16,7 +16,7 @@
     [$remote_addr], the same), [$http_NAME] (a request header, nginx's
     spelling: [$http_x_api_key] is [X-Api-Key]), [$cookie_NAME] or
     [$server_name] (the site's first name: one count per site); [SIZE]
-    1k to 64m, 32 bytes a client ([10m]: 327680 rounded down to 262144);
+    512 bytes to 64m, 32 bytes a client ([10m]: 327680 rounded down to 262144);
     a request without the header or cookie, or with it empty, is not
     limited (nginx: an empty key is not accounted). The zone's entries
     pass down to every site and location like the top level's other

@@ -12,7 +12,7 @@ let pow2_at_least n =
 
 let entries_of_size bytes =
   let r = ref 16 in
-  while 2 * !r * entry_bytes <= bytes - header do r := 2 * !r done;
+  while 2 * !r * entry_bytes <= bytes && !r < 1 lsl 24 do r := 2 * !r done;
   !r
 
 let create ?secret ~entries () =

@@ -39,7 +39,8 @@ val create : ?secret:Client_key.secret -> entries:int -> unit -> t
 
 val entries_of_size : int -> int
 (** [entries_of_size bytes]: how many entries a zone of [bytes] holds
-    (rounded down to a power of two, at least 16). *)
+    ([bytes / 32] rounded down to a power of two, at least 16, at most
+    2{^24}; the 64-byte header comes on top). *)
 
 val rounded : int -> int
 (** [rounded n]: the entries {!create} makes for [n]. *)

@@ -72,7 +72,7 @@ def conf(port, sessions="64k", conn=""):
             "limit_req_zone $binary_remote_addr zone=streams:1m rate=1r/s;\n"
             "limit_req_zone $http_x_api_key zone=keys:64k rate=1r/m;\n"
             "limit_req_zone $cookie_session zone=sessions:%s rate=1r/m;\n" % sessions +
-            "limit_req_zone $binary_remote_addr zone=tiny:1k rate=1r/m;\n"
+            "limit_req_zone $binary_remote_addr zone=tiny:512 rate=1r/m;\n"
             "limit_req_zone $server_name zone=site:64k rate=1r/m;\n"
             "location /a/ { limit_req zone=addr burst=10 nodelay; }\n"
             "location /old/ { limit_req 1r/s 11; }\n"
@@ -185,7 +185,7 @@ def shared():
 
         # A full zone: 16 entries, 16 clients hold them; the 17th is refused.
         t = [get(srv.port, "/tiny/x.txt", src="127.0.0.%d" % (2 + i)) for i in range(17)]
-        R.check("zone=tiny:1k (16 entries): 16 clients pass", [st for st, _ in t[:16]] == [200] * 16,
+        R.check("zone=tiny:512 (16 entries): 16 clients pass", [st for st, _ in t[:16]] == [200] * 16,
                 [st for st, _ in t])
         st, h = t[16]
         R.check("... the 17th: 503 with Retry-After (a full zone refuses, evicts no one)",
@@ -290,7 +290,7 @@ def check_errors():
     cases = [
         ("limit_req_zone $request_uri zone=a:1m rate=1r/s;\n", "1:16: \"$request_uri\" is not a key"),
         ("limit_req_zone $binary_remote_addr zone=a rate=1r/s;\n", "1:36: \"zone=a\": give zone=NAME:SIZE"),
-        ("limit_req_zone $binary_remote_addr zone=a:100 rate=1r/s;\n", "1:36: \"100\": a zone needs at least 1k"),
+        ("limit_req_zone $binary_remote_addr zone=a:100 rate=1r/s;\n", "1:36: \"100\": a zone needs at least 512 bytes"),
         ("limit_req_zone $binary_remote_addr zone=a:1m rate=fast;\n", "1:46: \"fast\" is not a rate"),
         ("limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s;\nlimit_req_zone $http_x zone=a:1m rate=1r/s;\n",
          "2:1: the zone a is already given at line 1"),
