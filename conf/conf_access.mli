@@ -7,7 +7,8 @@
     [limit_req zone=NAME [burst=N] [nodelay]] ([N] requests beyond the
     first, so [N + 1] at once; never delayed, with or without
     [nodelay]) and [limit_req_status CODE] (400-599; default [429], where
-    nginx's is [503]). Read in the top level
+    nginx's is [503]). One [limit_req] a block (nginx allows several: a
+    second here is refused as given twice). Read in the top level
     (every site's default), sites and locations; {!Site_guards} turns them
     into {!Httpz_server.Guard} values.
 

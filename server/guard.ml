@@ -27,7 +27,7 @@ let key_name = function
   | Address -> "$binary_remote_addr"
   | Header h -> "$http_" ^ h
   | Cookie n -> "$cookie_" ^ n
-  | Site s -> "$server_name " ^ s
+  | Site _ -> "$server_name" (* one table for every site: the name is in each key *)
 
 let zone_id z = Printf.sprintf "%s %s" z.name (key_name z.key)
 
