@@ -31,9 +31,9 @@ let limit_rate =
   Arg.(value & opt (some float) None
        & info [ "limit-rate" ] ~docv:"PER_SECOND"
            ~doc:"Requests per second one client address (an IPv6 client: its /64) may send, after \
-                 a burst of $(b,--limit-burst); more get 429 with Retry-After. Counted per worker: \
-                 a keep-alive client stays on one worker; one that opens a connection per request \
-                 may reach several. 0.5 is one request every two seconds.")
+                 a burst of $(b,--limit-burst); more get 429 with Retry-After. Counted in memory \
+                 shared by all the workers: one count per client for the whole server. 0.5 is \
+                 one request every two seconds.")
 
 let limit_burst =
   Arg.(value & opt (some int) None
@@ -44,7 +44,8 @@ let limit_burst =
 let limit_conn =
   Arg.(value & opt int 0
        & info [ "limit-conn" ] ~docv:"N"
-           ~doc:"Open connections one client address may hold per worker; one more is closed as \
+           ~doc:"Open connections one client address may hold (counted across the workers); one \
+                 more is closed as \
                  soon as it is accepted (before any byte is read). 0 (the default): no limit.")
 
 let auth_file =

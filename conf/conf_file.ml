@@ -55,7 +55,8 @@ let server_directives =
   [ "listen"; "io"; "workers"; "user"; "max_connections"; "idle_timeout"; "header_timeout";
     "write_timeout"; "body_timeout"; "handler_timeout"; "grace"; "send_lowat"; "defer_accept";
     "access_log"; "log_format"; "stats_token"; "max_body"; "hsts"; "tls_ticket_rotation";
-    "unknown_host"; "server_header"; "error_log"; "log_level"; "limit_conn"; "stats_listen" ]
+    "unknown_host"; "server_header"; "error_log"; "log_level"; "limit_conn"; "stats_listen"; "limit_conn_zone" ]
+  @ Conf_access.zone_directives
 
 let site_directives =
   [ "root"; "index"; "listing"; "list_max"; "max_age"; "dotfiles"; "symlinks"; "gzip_static";
@@ -309,6 +310,7 @@ let read_tree ~file tree =
   let set f = c := f !c in
   let global_headers = ref [] and listens = ref [] and unknown_host = ref Default_site in
   let hsts = ref None and ticket = ref 3600 and logs = ref [] in
+  let conn_zone = ref None and conn_zone_used = ref None in
   let positions = Hashtbl.create 16 in
   let seen = Hashtbl.create 32 in
   let site_blocks = ref [] in
@@ -360,7 +362,29 @@ let read_tree ~file tree =
       | "stats_listen" ->
           let hp = address_arg ~host:"127.0.0.1" (one d) in
           set (fun c -> { c with stats_listen = c.stats_listen @ [ hp ] })
-      | "limit_conn" -> let n = int_arg ~min:1 (one d) in set (fun c -> { c with conn_limit = n })
+      | "limit_conn" -> (
+          (* nginx's limit_conn NAME N, or N alone. *)
+          match d.args with
+          | [ z; n ] -> conn_zone_used := Some z; let n = int_arg ~min:1 n in set (fun c -> { c with conn_limit = n })
+          | _ -> let n = int_arg ~min:1 (one d) in set (fun c -> { c with conn_limit = n }))
+      | "limit_conn_zone" -> (
+          match d.args with
+          | [ k; z ] ->
+              if Conf_access.key_arg k <> Httpz_server.Guard.Address then
+                bad k.apos "limit_conn counts connections when they are accepted, before any header is read: its key is $binary_remote_addr";
+              let name, size = Conf_access.zone_arg z in
+              conn_zone := Some (name, size);
+              (* Passed down with the access directives: Site_guards sizes
+                 the shared table by it. *)
+              base.acc <- base.acc @ [ { directive = "limit_conn_zone"; args = [ name; string_of_int size ]; at = d.npos } ]
+          | _ -> bad d.npos "'limit_conn_zone' takes a key and a zone: limit_conn_zone $binary_remote_addr zone=addr:10m;")
+      | "limit_req_zone" ->
+          let e = Conf_access.read ~dir d in
+          let name = List.hd e.args in
+          (match List.find_opt (fun (x : access) -> x.directive = "limit_req_zone" && List.hd x.args = name) base.acc with
+           | Some x -> bad d.npos "the zone %s is already given at %s" name (Conf_lexer.line_of ~here:d.npos x.at)
+           | None -> ());
+          base.acc <- base.acc @ [ e ]
       | "error_log" ->
           let a = one d in
           if a.value = "" then bad a.apos "the error log must not be empty";
@@ -455,6 +479,10 @@ let read_tree ~file tree =
         List.iteri (fun i (_, _, a) -> if a.is_default <> None then idx := i) sites;
         (List.map (fun (d, names, a) -> finish_site a ~names:(List.map fst names) ~spos:d.npos) sites, !idx)
   in
+  (match !conn_zone_used, !conn_zone with
+   | Some (z : arg), Some (name, _) when z.value = name -> ()
+   | Some z, _ -> bad z.apos "no zone %S: give limit_conn_zone $binary_remote_addr zone=%s:SIZE; at the top level" z.value z.value
+   | None, _ -> ());
   (* Listening sockets and TLS. *)
   let listens = List.rev !listens in
   let of_role r = List.filter_map (fun (hp, role, _) -> if role = r then Some hp else None) listens in

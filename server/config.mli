@@ -234,8 +234,8 @@ type t = {
       (** Open connections a worker accepts from one client address (an
           IPv6 client: one /64), as nginx's [limit_conn]; one more is
           closed as soon as it is accepted, before a byte is read
-          ({!Conn_limit}). Per worker: with several workers a client may
-          hold up to [workers * conn_limit]. Default [0]: no limit. *)
+          ({!Conn_limit}), counted across the workers (in memory they
+          share). Default [0]: no limit. *)
   tls : tls option;  (** Serve HTTPS ({!tls}). Default [None]. *)
   access_log : string option;
       (** File to append the access log to, in [log_format] ([Some "-"]:
