@@ -199,4 +199,118 @@ let memory =
       List.map (fun (v, p) -> Alcotest.test_case (Printf.sprintf "%s (%s)" name v) `Quick (fun () -> f p)) both)
     cases
 
-let () = Alcotest.run "exchange" [ ("in memory", memory) ]
+(* {1 Over real sockets} A server child per case (one worker: its state
+   lives there), asked for its account through /state. *)
+
+module L = Httpz_live
+module K = H2conn_client
+
+let backend = ref Server.Uring
+let cancelled = ref 0
+let last = ref "none"
+
+let live c =
+  let target = Request.target (Ctx.request c) in
+  let is s = Span.equal (Ctx.buffer c) target s in
+  if is "/download" then begin
+    (* The order the two hooks ran in is part of the account. *)
+    Ctx.on_cancel c (fun () -> incr cancelled; last := "cancelled");
+    Ctx.on_complete c (fun c ->
+        last := Printf.sprintf "%s, then complete %d %b %d" !last (Ctx.status_code c) (Ctx.completed c)
+            (Ctx.body_bytes_sent c));
+    Ctx.start c Status.Ok;
+    Ctx.fixed_start c ~length:100_000_000;
+    let rec go c =
+      Ctx.chunk c piece;
+      Ctx.flush c (fun c -> Ctx.sleep c 0.01 go)
+    in
+    go c
+  end
+  else if is "/boom" then failwith "<b>boom</b>"
+  else begin
+    let text = Printf.sprintf "%d; %s" !cancelled !last in
+    last := "none";
+    Ctx.start c Status.Ok;
+    Ctx.body_string c text
+  end
+
+let config () = { Server.default_config with workers = 1; io = !backend; http2 = true; dev_errors = true }
+let find = Httpz_test_support.find_sub
+
+let state port =
+  L.with_client port (fun cl ->
+      L.send cl (L.get "/state");
+      (L.read_response cl).body)
+
+let wait_for cl needle =
+  while find (L.pending cl) needle < 0 do
+    if not (L.recv_more cl) then Alcotest.failf "the stream ended before %S" needle
+  done
+
+let h2_connect port =
+  let cl = L.connect port in
+  L.send cl (H2_frame.preface ^ K.settings []);
+  cl
+
+(* The account of a download the client left: "1; cancelled, then
+   complete 200 false N", N the body bytes that left, at least what the
+   client read. *)
+let check_account what port ~got ~n =
+  Unix.sleepf 0.3;
+  let s = state port in
+  let prefix = Printf.sprintf "%d; cancelled, then complete 200 false " n in
+  Alcotest.(check bool) (what ^ ": " ^ s) true (find s prefix = 0);
+  let bytes = int_of_string (String.sub s (String.length prefix) (String.length s - String.length prefix)) in
+  Alcotest.(check bool) (Printf.sprintf "%s: %d bytes counted, %d read" what bytes got) true
+    (bytes >= got && bytes < 100_000_000)
+
+(* The client of a download leaves midway: over HTTP/1.1 it closes the
+   connection, over HTTP/2 it resets the stream (RST_STREAM CANCEL) and
+   goes on with the connection. Either way the handler's cancel hooks run,
+   then its completion: cut, status 200, the bytes that left. *)
+let client_leaves () =
+  L.with_server ~config:(config ()) live (fun s ->
+      let got =
+        L.with_client s.port (fun cl ->
+            L.send cl (L.get "/download");
+            while String.length (L.pending cl) < 20_000 do ignore (L.recv_more cl : bool) done;
+            String.length (L.pending cl) - (find (L.pending cl) "\r\n\r\n" + 4))
+      in
+      check_account "HTTP/1.1, connection closed" s.port ~got ~n:1;
+      let cl = h2_connect s.port in
+      L.send cl (K.request 1 (K.get ~path:"/download" ()));
+      while String.length (L.pending cl) < 20_000 do ignore (L.recv_more cl : bool) done;
+      L.send cl (K.rst 1 H2_error.Cancel);
+      check_account "HTTP/2, stream reset" s.port ~got:10_000 ~n:2;
+      (* The connection goes on. *)
+      L.send cl (K.request 3 (K.get ~path:"/state" ()));
+      wait_for cl "2; none";
+      L.close cl)
+
+(* The development page (dev_errors, a client on the loopback): the same
+   page over both protocols, HTML, not to be stored. *)
+let dev_page () =
+  L.with_server ~config:(config ()) live (fun s ->
+      L.with_client s.port (fun cl ->
+          L.send cl (L.get "/boom");
+          let r = L.read_response cl in
+          Alcotest.(check int) "HTTP/1.1: 500" 500 r.status;
+          Alcotest.(check (option string)) "HTTP/1.1: HTML" (Some "text/html; charset=utf-8") (L.header r "content-type");
+          Alcotest.(check (option string)) "HTTP/1.1: not stored" (Some "no-store") (L.header r "cache-control");
+          Alcotest.(check bool) "HTTP/1.1: the exception, escaped" true (find r.body "&lt;b&gt;boom" > 0));
+      let cl = h2_connect s.port in
+      L.send cl (K.request 1 (K.get ~path:"/boom" ()));
+      wait_for cl "</html>";
+      Alcotest.(check bool) "HTTP/2: the exception, escaped" true (find (L.pending cl) "&lt;b&gt;boom" > 0);
+      L.close cl)
+
+let sockets name io =
+  ( name,
+    List.map
+      (fun (n, f) -> Alcotest.test_case n `Quick (fun () -> backend := io; f ()))
+      [ ("the client leaves a download: HTTP/1.1 close, HTTP/2 reset", client_leaves);
+        ("the development page over both", dev_page) ] )
+
+let () =
+  Httpz_sys.Syscall.ignore_sigpipe ();
+  Alcotest.run "exchange" [ ("in memory", memory); sockets "uring" Server.Uring; sockets "epoll" Server.Epoll ]
