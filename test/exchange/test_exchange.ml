@@ -311,6 +311,47 @@ let sockets name io =
       [ ("the client leaves a download: HTTP/1.1 close, HTTP/2 reset", client_leaves);
         ("the development page over both", dev_page) ] )
 
+(* {1 Allocation} The decisions of the lifecycle, one per step, on an
+   HTTP/1.1 slot in memory: none allocates (the protocols' whole paths
+   are measured in test/h1, test/h2server and test/server). *)
+
+let alloc_slot () =
+  let sh =
+    Slot.create_shared ~server_name:"t" ~read_buffer:4096 ~write_buffer:4096 ~max_body:(1 lsl 20)
+      ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000 ~headers:""
+      ~listener_headers:[| "" |] ~keep:4
+  in
+  let c = Slot.create sh ~slot:0 ~peer:false in
+  ignore (H1.opened c ~fd:(-1) ~listener:0 ~peer_len:0 : Conn_action.t);
+  c
+
+let zero_alloc =
+  let c = alloc_slot () in
+  let set resp wait body () =
+    c.Slot.resp <- resp;
+    c.Slot.wait <- wait;
+    c.Slot.body <- body
+  in
+  let no_op (_ : Slot.t) = () in
+  let cases =
+    [ ("answered: Send", set Slot.Done Slot.Running Slot.No_body, Exchange.Send);
+      ("answered: Send_piece", set Slot.Chunked_body Slot.Flush_wanted Slot.No_body, Exchange.Send_piece);
+      ("answered: Wait", set Slot.Idle Slot.Suspended Slot.No_body, Exchange.Wait);
+      ("answered: Next_piece", set Slot.Idle Slot.Piece_wanted Slot.Body_streaming, Exchange.Next_piece);
+      ("answered: Read_body", set Slot.Idle Slot.Running Slot.Body_wanted, Exchange.Read_body) ]
+  in
+  List.map
+    (fun (name, prepare, expected) ->
+      Httpz_test_support.zero_alloc ("Exchange.run, " ^ name) (fun () ->
+          prepare ();
+          if Exchange.run no_op c <> expected then failwith name))
+    cases
+  @ [ Httpz_test_support.zero_alloc "Exchange.ended, complete" (fun () ->
+          c.Slot.resp <- Slot.Done;
+          c.Slot.unlogged <- Slot.Logged;
+          Exchange.ended c ~complete:true) ]
+
 let () =
   Httpz_sys.Syscall.ignore_sigpipe ();
-  Alcotest.run "exchange" [ ("in memory", memory); sockets "uring" Server.Uring; sockets "epoll" Server.Epoll ]
+  Alcotest.run "exchange"
+    [ ("in memory", memory); ("allocation", zero_alloc); sockets "uring" Server.Uring; sockets "epoll" Server.Epoll ]
