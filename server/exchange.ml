@@ -63,7 +63,9 @@ let dev_page c e bt =
 let rec run h c =
   c.state <- Handling;
   match h c with
-  | () -> answered c
+  | () ->
+      (* The common case first: answered in full, not waiting. *)
+      if c.resp = Done && c.wait = Running then Send else answered c
   | exception e ->
       (* Now, before anything else can raise and replace it. *)
       let bt = Printexc.get_raw_backtrace () in

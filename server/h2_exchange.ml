@@ -533,7 +533,7 @@ let no_cont : Slot.t -> unit = ignore
 (* The exchange at index [i] of its session is over (answered, reset, or
    its connection closed): logged, its stream closed if it is not, and
    the slot back in the pool holding nothing. *)
-let finish s i ~complete =
+let[@inline] finish s i ~complete =
   let x = s.streams.(i) in
   let c = s.conn in
   (* A complete response's log line counts its whole body. *)
