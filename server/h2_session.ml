@@ -226,8 +226,9 @@ let fill c s =
   Gather.reset c.gather;
   X.settle s;
   (* Draining, or the connection carried its [keepalive_requests]
-     streams: GOAWAY, the open streams finish. *)
-  if c.sh.draining || (c.sh.keepalive_requests > 0 && c.served >= c.sh.keepalive_requests) then C.shutdown s.h2c;
+     streams ([last_request]: -1 while draining): GOAWAY, the open
+     streams finish. *)
+  if c.served > c.sh.last_request then C.shutdown s.h2c;
   if C.wants_output s.h2c then begin
     take_out c;
     if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then begin

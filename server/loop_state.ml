@@ -32,7 +32,7 @@ let shared (c : Config.t) ~listener_headers ~keep =
   sh.dev_errors <- c.dev_errors;
   (* HTTP/2 frames must fit the read buffer. *)
   sh.http2 <- c.http2 && c.read_buffer >= H2_session.min_read_buffer;
-  sh.keepalive_requests <- c.keepalive_requests;
+  sh.last_request <- (if c.keepalive_requests > 0 then c.keepalive_requests - 1 else max_int);
   sh
 
 type front = With_stats | Bare | Status_only
@@ -432,6 +432,7 @@ let start_drain w =
     w.final_requests <- w.requests;
     w.draining <- true;
     w.sh.draining <- true;
+    w.sh.last_request <- -1;
     w.drain_deadline_ns <-
       (if w.retired && not w.hurried then max_int else w.now_ns + grace_ns w.p);
     true

@@ -46,7 +46,7 @@ val shared : Config.t -> listener_headers:string array -> keep:int -> Slot.share
     connection sees ({!Slot.create_shared}), from [config]: its sizes,
     timeouts (in timer ticks) and header lines, HTTP/2 when [config.http2]
     and the read buffer holds a frame ({!H2_session.min_read_buffer}),
-    development mode, [keepalive_requests]. What {!create} and
+    development mode, [keepalive_requests] (as [last_request]). What {!create} and
     {!Testing.create} build. Allocates. *)
 
 (** What runs in front of a listener's handler: the stats endpoint
