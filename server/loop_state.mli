@@ -122,7 +122,7 @@ type t = {
   mutable retired : bool;
       (** SIGQUIT (the supervisor retiring this worker at a reload): drain
           with no deadline *)
-  mutable hurried : bool;  (** SIGTERM or SIGINT: drain within [grace_ms] *)
+  mutable hurried : bool;  (** SIGTERM or SIGINT: drain within [config.grace_period] *)
   mutable stop : bool;
   mutable log_flushed_s : int;
   mutable requests : int;
