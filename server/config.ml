@@ -255,6 +255,11 @@ let settings =
               doc = "Requests one connection may carry: the answer to the last says Connection: close \
                      (HTTP/1.1) or a GOAWAY ends the connection once its streams are done (HTTP/2). \
                      0 (the default): no limit." };
+    Setting { field = "backlog"; flag = "--backlog"; directive = "backlog"; kind = Count;
+              get = (fun c -> c.backlog); set = Some (fun c v -> { c with backlog = v });
+              valid = (fun n -> n >= 1); bound = "must be at least 1";
+              doc = "Connections the kernel queues on a listening socket before a worker accepts \
+                     them (listen(2)'s backlog, capped by net.core.somaxconn)." };
     Setting { field = "read_buffer"; flag = ""; directive = ""; kind = Bytes; get = (fun c -> c.read_buffer);
               set = Some (fun c v -> { c with read_buffer = v }); valid = (fun n -> n >= 1024);
               bound = "must be at least 1024 bytes"; doc = "" };

@@ -148,7 +148,11 @@ type t = {
           sent anything) for each one still waiting, as nginx does; with no
           connection idle it stops accepting until one closes. Not
           negative. [--max-connections N]; [max_connections N;]. *)
-  backlog : int;  (** [listen(2)] backlog. Default [4096]. Library only. *)
+  backlog : int;
+      (** [listen(2)] backlog: connections the kernel queues before a
+          worker accepts them (the kernel caps it at
+          [net.core.somaxconn]). Default [4096]. At least 1.
+          [--backlog N]; [backlog N;]. *)
   read_buffer : int;
       (** Bytes of a connection's read buffer, which is also the largest
           request head accepted ({!Httpz.Request.limits} [max_head]). Default

@@ -219,6 +219,13 @@ let reconfigure_with f ~started cur =
       Error "the listening addresses changed: they take a restart"
     else if c.workers <> started.workers then Error "workers changed: that takes a restart"
     else if c.user <> started.user then Error "user changed: that takes a restart"
+    (* Options of the listening sockets, which a reload keeps: a change
+       would silently not apply. *)
+    else if c.backlog <> started.backlog then Error "backlog changed: the listening sockets keep theirs, that takes a restart"
+    else if c.send_lowat <> started.send_lowat then
+      Error "send_lowat changed: the listening sockets keep theirs, that takes a restart"
+    else if c.defer_accept <> started.defer_accept then
+      Error "defer_accept changed: the listening sockets keep theirs, that takes a restart"
     else
       let c = { c with listen = old.cfg.listen; host = old.cfg.host; port = old.cfg.port; tls =
                   (match c.tls, old.cfg.tls with

@@ -222,7 +222,8 @@ val run_reloading :
     [reconfigure], a configuration {!Config.check} refuses, a certificate
     that does not load) the line is logged and nothing changes. Changes
     that would take closing a socket or other ids are refused the same
-    way: the listening addresses and their roles, [workers] and [user]
-    take a restart. [release] frees what [handler] holds, called in the
+    way: the listening addresses and their roles, the options of the
+    listening sockets ([backlog], [send_lowat], [defer_accept]), [workers]
+    and [user] take a restart. [release] frees what [handler] holds, called in the
     supervisor once the handler is replaced (or at exit); the workers keep
     their own copies. *)

@@ -12,6 +12,10 @@ suite's backend and transport:
    limit; `keepalive_requests -1;` is refused by `httpz check` at its
    argument, and `--keepalive-requests -1` by `httpz serve` naming the
    option.
+4. A reload that changes an option of the listening sockets (send_lowat,
+   backlog, defer_accept), which the sockets kept across reloads could not
+   take, is refused with a line saying so and nothing changes (before, it
+   was logged as done and silently not applied).
 """
 
 import json
@@ -106,9 +110,10 @@ def http2():
 class ConfigServer(H.Server):
     """`httpz serve --config FILE`, the file written for the port chosen."""
 
-    def __init__(self, limit):
+    def __init__(self, limit, extra=""):
         super().__init__(docroot=None)
         self.limit = limit
+        self.extra = extra
         self.conf_path = os.path.join(TMP, "httpz.conf")
 
     def write_conf(self):
@@ -118,8 +123,8 @@ class ConfigServer(H.Server):
             tls = "tls_certificate %s;\ntls_certificate_key %s;\n" % (cert, key)
         io = ("io %s;\n" % H.IO) if H.IO else ""
         with open(self.conf_path, "w") as f:
-            f.write("listen 127.0.0.1:%d%s;\n%s%sworkers 1;\ngrace 1s;\nkeepalive_requests %d;\nroot %s;\n"
-                    % (self.port, " tls" if H.TLS else "", tls, io, self.limit, DOC))
+            f.write("listen 127.0.0.1:%d%s;\n%s%sworkers 1;\ngrace 1s;\nkeepalive_requests %d;\nroot %s;\n%s"
+                    % (self.port, " tls" if H.TLS else "", tls, io, self.limit, DOC, self.extra))
 
     @property
     def argv(self):
@@ -156,7 +161,26 @@ def config_file():
             p.returncode == 2 and "--keepalive-requests must not be negative" in err, (p.returncode, err))
 
 
+def socket_options():
+    srv = ConfigServer(2).start()
+    for n, (directive, line) in enumerate([("send_lowat", "send_lowat 8k;\n"), ("backlog", "backlog 64;\n"),
+                                           ("defer_accept", "defer_accept off;\n")]):
+        srv.extra = line
+        srv.limit = 3
+        srv.write_conf()
+        os.kill(srv.proc.pid, signal.SIGHUP)
+        want = "%s changed: the listening sockets keep theirs, that takes a restart" % directive
+        R.check("reload changing %s: refused, saying why" % directive,
+                H.wait_until(lambda: srv.stderr_text().count(want) == 1, 5), srv.stderr_text()[-600:])
+        R.check("... not logged as done", "configuration read again" not in srv.stderr_text(), srv.stderr_text()[-600:])
+        seen, closed = h1_sequence(srv.port, 4)
+        R.check("... and nothing changed (keepalive_requests still 2)",
+                seen == [(200, ""), (200, "close")] and closed, (seen, closed))
+    srv.stop_and_check(R)
+
+
 H.part(R, "HTTP/1.1", http1, stop_servers=True)
 H.part(R, "HTTP/2", http2, stop_servers=True)
 H.part(R, "configuration file", config_file, stop_servers=True)
+H.part(R, "reload: options of the listening sockets", socket_options, stop_servers=True)
 R.finish()
