@@ -9,7 +9,6 @@ type t = {
   access : string list;
   limit_rate : float option;
   limit_burst : int option;
-  limit_conn : int;
   auth_file : string option;
   auth_realm : string;
   auth_prefix : string;
@@ -40,13 +39,6 @@ let limit_burst =
        & info [ "limit-burst" ] ~docv:"N"
            ~doc:"Requests a client may send at once before $(b,--limit-rate) applies. Default: 1 \
                  second's worth of the rate (at least 1).")
-
-let limit_conn =
-  Arg.(value & opt int 0
-       & info [ "limit-conn" ] ~docv:"N"
-           ~doc:"Open connections one client address may hold (counted across the workers); one \
-                 more is closed as \
-                 soon as it is accepted (before any byte is read). 0 (the default): no limit.")
 
 let auth_file =
   Arg.(value & opt (some string) None
@@ -92,11 +84,11 @@ let stats_listen =
                  the site's addresses to requests that carry the token.")
 
 let term =
-  Term.(const (fun access limit_rate limit_burst limit_conn auth_file auth_realm auth_prefix error_log
+  Term.(const (fun access limit_rate limit_burst auth_file auth_realm auth_prefix error_log
                    log_level stats_listen ->
-            { access; limit_rate; limit_burst; limit_conn; auth_file; auth_realm; auth_prefix;
+            { access; limit_rate; limit_burst; auth_file; auth_realm; auth_prefix;
               error_log; log_level; stats_listen })
-        $ access $ limit_rate $ limit_burst $ limit_conn $ auth_file $ auth_realm $ auth_prefix
+        $ access $ limit_rate $ limit_burst $ auth_file $ auth_realm $ auth_prefix
         $ error_log $ log_level $ stats_listen)
 
 type guards = { site : Guard.config; auth : (string * Guard.config) option }
@@ -154,7 +146,6 @@ let wrap g app =
 
 let server_config t c =
   let ( let* ) = Result.bind in
-  let* () = if t.limit_conn < 0 then Error "--limit-conn must not be negative" else Ok () in
   let* log_level = Result.map_error (fun e -> "--log-level " ^ e) (Httpz_server.Log.level_of_string t.log_level) in
   let* stats_listen =
     List.fold_left
@@ -166,7 +157,7 @@ let server_config t c =
       (Ok []) t.stats_listen
   in
   let c =
-    { c with Httpz_server.Server.conn_limit = t.limit_conn; error_log = t.error_log; log_level;
+    { c with Httpz_server.Config.error_log = t.error_log; log_level;
              stats_listen = List.rev stats_listen }
   in
   Result.map (fun () -> c)

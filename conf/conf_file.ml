@@ -51,12 +51,18 @@ type t = {
 
 type scope = Main | Site | Location
 
+(* The server's scalar settings, read by their value alone
+   ([Config.settings]); the other server directives have a parser below. *)
+let setting_directives =
+  List.filter_map
+    (fun (Config.Setting s as setting) ->
+      if s.directive <> "" && s.set <> None then Some (s.directive, setting) else None)
+    Config.settings
+
 let server_directives =
-  [ "listen"; "io"; "workers"; "user"; "max_connections"; "idle_timeout"; "header_timeout";
-    "write_timeout"; "body_timeout"; "handler_timeout"; "grace"; "send_lowat"; "defer_accept";
-    "access_log"; "log_format"; "stats_token"; "max_body"; "hsts"; "tls_ticket_rotation";
-    "unknown_host"; "server_header"; "error_log"; "log_level"; "limit_conn"; "stats_listen"; "limit_conn_zone" ]
-  @ Conf_access.zone_directives
+  [ "listen"; "io"; "workers"; "user"; "access_log"; "log_format"; "stats_token"; "hsts";
+    "tls_ticket_rotation"; "unknown_host"; "server_header"; "error_log"; "log_level"; "stats_listen"; "limit_conn_zone" ]
+  @ List.map fst setting_directives @ Conf_access.zone_directives
 
 let site_directives =
   [ "root"; "index"; "listing"; "list_max"; "max_age"; "dotfiles"; "symlinks"; "gzip_static";
@@ -300,6 +306,18 @@ let finish_site a ~names ~spos =
 
 (* {1 The server} *)
 
+(* A scalar setting's directive: its value as its kind is written. *)
+let read_setting (type a) (s : a Config.spec) a =
+  let v : a =
+    match s.kind with
+    | Config.Count -> int_arg a
+    | Config.Bytes -> size a
+    (* A timeout of more than a day serves nobody: a mistake. *)
+    | Config.Seconds -> duration ~max:86400. ~max_text:"1 day (1d)" a
+    | Config.Switch -> flag a
+  in
+  match s.set with Some set -> fun c -> set c v | None -> Fun.id
+
 let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
@@ -320,8 +338,6 @@ let read_tree ~file tree =
       if d.name <> "site" && d.name <> "location" then no_block d;
       once seen d;
       Hashtbl.replace positions d.name d.npos;
-      (* A timeout of more than a day serves nobody: a mistake. *)
-      let seconds () = duration ~max:86400. ~max_text:"1 day (1d)" (one d) in
       match d.name with
       | "listen" -> listens := listen_arg d :: !listens
       | "io" -> (
@@ -340,16 +356,6 @@ let read_tree ~file tree =
            | _ -> ()
            | exception Not_found -> bad a.apos "no such user: %s" a.value);
           set (fun c -> { c with user = Some a.value })
-      | "max_connections" -> let n = int_arg (one d) in set (fun c -> { c with max_connections = n })
-      | "idle_timeout" -> let s = seconds () in set (fun c -> { c with idle_timeout = s })
-      | "header_timeout" -> let s = seconds () in set (fun c -> { c with header_timeout = s })
-      | "write_timeout" -> let s = seconds () in set (fun c -> { c with write_timeout = s })
-      | "body_timeout" -> let s = seconds () in set (fun c -> { c with body_timeout = s })
-      | "handler_timeout" -> let s = seconds () in set (fun c -> { c with handler_timeout = s })
-      | "grace" -> let s = seconds () in set (fun c -> { c with grace_period = s })
-      | "send_lowat" -> let n = size (one d) in set (fun c -> { c with send_lowat = n })
-      | "defer_accept" -> let b = flag (one d) in set (fun c -> { c with defer_accept = b })
-      | "max_body" -> let n = size (one d) in set (fun c -> { c with max_body = n })
       | "access_log" ->
           let a, format = match d.args with [ a; f ] -> (a, Some f) | _ -> (one d, None) in
           let v = if a.value = "off" then None else if a.value = "-" then Some "-" else Some (beside ~dir a.value) in
@@ -385,6 +391,8 @@ let read_tree ~file tree =
            | Some x -> bad d.npos "the zone %s is already given at %s" name (Conf_lexer.line_of ~here:d.npos x.at)
            | None -> ());
           base.acc <- base.acc @ [ e ]
+      | name when List.mem_assoc name setting_directives -> (
+          match List.assoc name setting_directives with Config.Setting s -> set (read_setting s (one d)))
       | "error_log" ->
           let a = one d in
           if a.value = "" then bad a.apos "the error log must not be empty";
@@ -552,14 +560,9 @@ let read_tree ~file tree =
   in
   (* The server's own bounds, named as the file names them. *)
   let named = ref None in
-  let directive_of = function
-    | Config.Max_connections -> "max_connections" | Read_buffer | Write_buffer -> "header"
-    | Max_body -> "max_body" | Offload_threads | Offload_queue -> "workers"
-    | Idle_timeout -> "idle_timeout" | Header_timeout -> "header_timeout" | Body_timeout -> "body_timeout"
-    | Write_timeout -> "write_timeout" | Handler_timeout -> "handler_timeout" | Send_lowat -> "send_lowat"
-    | Grace_period -> "grace" | Hsts -> "hsts" | Ticket_period -> "tls_ticket_rotation"
-    | Conn_limit -> "limit_conn"
-  in
+  (* A setting no directive sets (the buffers) is out of range only
+     through what does, the header lines: named as them. *)
+  let directive_of (Config.Setting s) = if s.directive = "" then "header" else s.directive in
   let name f = let n = directive_of f in named := Some n; n in
   let role_name r = (if !named <> Some "stats_listen" then named := Some "listen"); match r with Config.Serve -> "listen" | Serve_plain -> "listen … plain" | Redirect -> "listen … redirect" | Status -> named := Some "stats_listen"; "stats_listen" in
   (match Config.check ~name ~role_name server with

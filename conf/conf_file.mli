@@ -13,7 +13,8 @@
 
     {2 Scopes}
     The top level holds the server's settings (listen, TLS, processes,
-    timeouts, logs) and may hold site settings ([root], [listing], …),
+    timeouts, logs; every setting of {!Httpz_server.Config.settings} with
+    a directive is one, read by its kind) and may hold site settings ([root], [listing], …),
     which then are the defaults of every site. A [site NAMES { … }] block
     is one virtual host; without any, the top level is the one site.
     [location PATH { … }] (prefix), [location = PATH { … }] (exact),

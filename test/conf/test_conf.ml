@@ -368,4 +368,5 @@ let () =
           Alcotest.test_case "as the plain definition, random sets" `Quick test_rules_reference; alloc_rules;
           Alcotest.test_case "50,000 locations read in linear time" `Quick test_many_locations;
           alloc_many_rules ] );
-      ("live", Conf_live.tests) ]
+      ("live", Conf_live.tests);
+      ("settings", Conf_settings.tests) ]
