@@ -131,8 +131,8 @@ let serve_cmd =
         $(b,--user) has no supervisor and reloads in place. With $(b,--config) the supervisor \
         always runs, and SIGHUP reads the file again: sites, rules, certificates, timeouts, \
         logs and access control (user files are read again) change for the new workers; an invalid file is logged with its line and column \
-        and nothing changes; changed listening addresses, $(b,workers) or $(b,user) take a \
-        restart (the reload is refused).";
+        and nothing changes; changed listening addresses, $(b,backlog), $(b,send_lowat), \
+        $(b,defer_accept), $(b,workers) or $(b,user) take a restart (the reload is refused).";
     `S Manpage.s_examples;
     `Pre "httpz serve examples/site -p 8080 --max-age 60 --list";
     `Pre "httpz check --config /etc/httpz/httpz.conf && httpz serve --config /etc/httpz/httpz.conf";

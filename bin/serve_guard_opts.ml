@@ -9,7 +9,6 @@ type t = {
   access : string list;
   limit_rate : float option;
   limit_burst : int option;
-  limit_conn : int;
   auth_file : string option;
   auth_realm : string;
   auth_prefix : string;
@@ -31,21 +30,15 @@ let limit_rate =
   Arg.(value & opt (some float) None
        & info [ "limit-rate" ] ~docv:"PER_SECOND"
            ~doc:"Requests per second one client address (an IPv6 client: its /64) may send, after \
-                 a burst of $(b,--limit-burst); more get 429 with Retry-After. Counted per worker: \
-                 a keep-alive client stays on one worker; one that opens a connection per request \
-                 may reach several. 0.5 is one request every two seconds.")
+                 a burst of $(b,--limit-burst); more get 429 with Retry-After. Counted in memory \
+                 shared by all the workers: one count per client for the whole server. 0.5 is \
+                 one request every two seconds.")
 
 let limit_burst =
   Arg.(value & opt (some int) None
        & info [ "limit-burst" ] ~docv:"N"
            ~doc:"Requests a client may send at once before $(b,--limit-rate) applies. Default: 1 \
                  second's worth of the rate (at least 1).")
-
-let limit_conn =
-  Arg.(value & opt int 0
-       & info [ "limit-conn" ] ~docv:"N"
-           ~doc:"Open connections one client address may hold per worker; one more is closed as \
-                 soon as it is accepted (before any byte is read). 0 (the default): no limit.")
 
 let auth_file =
   Arg.(value & opt (some string) None
@@ -91,11 +84,11 @@ let stats_listen =
                  the site's addresses to requests that carry the token.")
 
 let term =
-  Term.(const (fun access limit_rate limit_burst limit_conn auth_file auth_realm auth_prefix error_log
+  Term.(const (fun access limit_rate limit_burst auth_file auth_realm auth_prefix error_log
                    log_level stats_listen ->
-            { access; limit_rate; limit_burst; limit_conn; auth_file; auth_realm; auth_prefix;
+            { access; limit_rate; limit_burst; auth_file; auth_realm; auth_prefix;
               error_log; log_level; stats_listen })
-        $ access $ limit_rate $ limit_burst $ limit_conn $ auth_file $ auth_realm $ auth_prefix
+        $ access $ limit_rate $ limit_burst $ auth_file $ auth_realm $ auth_prefix
         $ error_log $ log_level $ stats_listen)
 
 type guards = { site : Guard.config; auth : (string * Guard.config) option }
@@ -153,7 +146,6 @@ let wrap g app =
 
 let server_config t c =
   let ( let* ) = Result.bind in
-  let* () = if t.limit_conn < 0 then Error "--limit-conn must not be negative" else Ok () in
   let* log_level = Result.map_error (fun e -> "--log-level " ^ e) (Httpz_server.Log.level_of_string t.log_level) in
   let* stats_listen =
     List.fold_left
@@ -165,7 +157,7 @@ let server_config t c =
       (Ok []) t.stats_listen
   in
   let c =
-    { c with Httpz_server.Server.conn_limit = t.limit_conn; error_log = t.error_log; log_level;
+    { c with Httpz_server.Config.error_log = t.error_log; log_level;
              stats_listen = List.rev stats_listen }
   in
   Result.map (fun () -> c)

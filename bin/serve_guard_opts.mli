@@ -1,5 +1,5 @@
 (** The options of [httpz serve] for access control and the error log:
-    [--access], [--limit-rate], [--limit-burst], [--limit-conn],
+    [--access], [--limit-rate], [--limit-burst],
     [--auth-file], [--auth-realm], [--auth-prefix], [--error-log],
     [--log-level], and the status listener [--stats-listen]. Everything here runs once at start and allocates. *)
 
@@ -7,7 +7,6 @@ type t = {
   access : string list;  (** [--access], as given, in order *)
   limit_rate : float option;
   limit_burst : int option;
-  limit_conn : int;
   auth_file : string option;
   auth_realm : string;
   auth_prefix : string;
@@ -36,6 +35,6 @@ val wrap : guards -> (Httpz_server.Ctx.t -> unit) -> (Httpz_server.Ctx.t -> unit
     file's problem. *)
 
 val server_config : t -> Httpz_server.Server.config -> (Httpz_server.Server.config, string) result
-(** [server_config t c] is [c] with [--limit-conn], [--error-log],
+(** [server_config t c] is [c] with [--error-log],
     [--log-level] and [--stats-listen], checked again by
     {!Httpz_server.Config.check} (an address listed twice, …). *)

@@ -251,16 +251,9 @@ let log_term =
 type process_options = {
   io : Server.io;
   workers : int option;
-  max_connections : int;
-  idle_timeout : float;
-  header_timeout : float;
-  write_timeout : float;
-  send_lowat : int;
-  defer_accept : bool;
-  http2 : bool;
   user : string option;
-  grace : float;
   stats : string option;
+  settings : Httpz_server.Config.t -> Httpz_server.Config.t;
 }
 
 (* What only the command line bounds ([workers] has no "0: every CPU"
@@ -285,47 +278,6 @@ let workers =
        & info [ "workers" ] ~docv:"N"
            ~doc:"Worker processes sharing the listening socket. Default: the number of CPUs.")
 
-let max_connections =
-  Arg.(value & opt int Server.default_config.max_connections
-       & info [ "max-connections" ] ~docv:"N"
-           ~doc:"Open connections per worker; at the limit the connection idle longest makes room \
-                 for a new client. 0 (the default): the descriptor limit, raised to its hard \
-                 limit, less 64, at most 65536.")
-
-let idle_timeout =
-  Arg.(value & opt float Server.default_config.idle_timeout
-       & info [ "idle-timeout" ] ~docv:"SECONDS" ~doc:"How long a keep-alive connection may stay idle.")
-
-let header_timeout =
-  Arg.(value & opt float Server.default_config.header_timeout
-       & info [ "header-timeout" ] ~docv:"SECONDS"
-           ~doc:"How long a client may take to send a request head once it started.")
-
-let write_timeout =
-  Arg.(value & opt float Server.default_config.write_timeout
-       & info [ "write-timeout" ] ~docv:"SECONDS"
-           ~doc:"How long a response may make no progress because the client does not read \
-                 before the connection is closed.")
-
-let send_lowat =
-  Arg.(value & opt int Server.default_config.send_lowat
-       & info [ "send-lowat" ] ~docv:"BYTES"
-           ~doc:"Unsent bytes a connection may hold in the kernel (TCP_NOTSENT_LOWAT) before \
-                 the worker waits for the client to take them: large files go out in slices \
-                 as the client reads. 0 leaves the kernel's default.")
-
-let no_defer_accept =
-  Arg.(value & flag
-       & info [ "no-defer-accept" ]
-           ~doc:"Accept connections as soon as they are established, not when their first \
-                 bytes arrive (TCP_DEFER_ACCEPT, on by default).")
-
-let no_http2 =
-  Arg.(value & flag
-       & info [ "no-http2" ]
-           ~doc:"Speak HTTP/1.1 only: TLS offers no $(b,h2) by ALPN and a plain connection opening \
-                 with the HTTP/2 preface is not served as h2c. By default both speak HTTP/2.")
-
 let user =
   Arg.(value & opt (some string) None
        & info [ "user" ] ~docv:"NAME"
@@ -335,12 +287,6 @@ let user =
                  keeps root and serves nothing: on SIGHUP it reopens the access log and reads the \
                  TLS key as at start. Without it, a server started as root warns that it serves \
                  as root.")
-
-let grace =
-  Arg.(value & opt float Server.default_config.grace_period
-       & info [ "grace" ] ~docv:"SECONDS"
-           ~doc:"On SIGTERM or SIGINT, how long responses in progress (a large download) may \
-                 go on before the connections are closed.")
 
 let stats =
   Arg.(value & opt (some string) None
@@ -352,13 +298,35 @@ let stats =
                  proxy on the same host every client comes from the loopback). Prefer the \
                  environment variable: arguments are visible to every local user.")
 
+(* One option per scalar setting of [Config.settings] that has a flag:
+   given, it patches the configuration; absent, the default stays. *)
+let setting_term (type a) (s : a Httpz_server.Config.spec) =
+  match s.set with
+  | Some set when s.flag <> "" -> (
+      let option = String.sub s.flag 2 (String.length s.flag - 2) in
+      let default = s.get Server.default_config in
+      let opt (cv : a Arg.conv) docv (show : a -> string) =
+        Term.(const (fun v c -> match v with Some v -> set c v | None -> c)
+              $ Arg.(value & opt (some ~none:(show default) cv) None & info [ option ] ~docv ~doc:s.doc))
+      in
+      match s.kind with
+      | Httpz_server.Config.Count -> opt Arg.int "N" string_of_int
+      | Bytes -> opt Arg.int "BYTES" string_of_int
+      | Seconds -> opt Arg.float "SECONDS" (Printf.sprintf "%g")
+      | Switch ->
+          (* The flag turns the default over (--no-http2). *)
+          Term.(const (fun given c -> if given then set c (not default) else c)
+                $ Arg.(value & flag & info [ option ] ~doc:s.doc)))
+  | _ -> Term.const Fun.id
+
+let settings_term =
+  List.fold_left
+    (fun acc (Httpz_server.Config.Setting s) -> Term.(const (fun f g c -> g (f c)) $ acc $ setting_term s))
+    (Term.const Fun.id) Httpz_server.Config.settings
+
 let process_term =
-  Term.(const (fun io workers max_connections idle_timeout header_timeout write_timeout send_lowat
-                   no_defer_accept no_http2 user grace stats ->
-            { io; workers; max_connections; idle_timeout; header_timeout; write_timeout; send_lowat;
-              defer_accept = not no_defer_accept; http2 = not no_http2; user; grace; stats })
-        $ io $ workers $ max_connections $ idle_timeout $ header_timeout $ write_timeout $ send_lowat
-        $ no_defer_accept $ no_http2 $ user $ grace $ stats)
+  Term.(const (fun io workers user stats settings -> { io; workers; user; stats; settings })
+        $ io $ workers $ user $ stats $ settings_term)
 
 (* {1 All of them} *)
 
@@ -375,16 +343,8 @@ let term =
         $ process_term $ listen_term $ tls_term $ header $ log_term)
 
 (* How [Config.check]'s messages name the fields set by an option. *)
-let option_name = function
-  | Httpz_server.Config.Max_connections -> "--max-connections"
-  | Idle_timeout -> "--idle-timeout"
-  | Header_timeout -> "--header-timeout"
-  | Write_timeout -> "--write-timeout"
-  | Send_lowat -> "--send-lowat"
-  | Grace_period -> "--grace"
-  | Hsts -> "--hsts"
-  | Ticket_period -> "--tls-ticket-rotation"
-  | field -> Httpz_server.Config.field_name field
+let option_name (Httpz_server.Config.Setting s as setting) =
+  if s.flag <> "" then s.flag else Httpz_server.Config.field_name setting
 
 let role_option = function
   | Httpz_server.Config.Serve -> "--listen"
@@ -407,13 +367,11 @@ let server_config t ~root ~max_age =
   let* headers = headers_config ~max_age ~hsts:(t.tls.hsts <> None) t.headers in
   let* log_format = log_config t.log in
   let config =
-    { Server.default_config with
-      io = p.io; listen; listen_fds;
-      workers = (match p.workers with Some n -> n | None -> Server.cpu_count ());
-      stats = p.stats; access_log = t.log.access_log; log_format;
-      max_connections = p.max_connections; idle_timeout = p.idle_timeout;
-      header_timeout = p.header_timeout; write_timeout = p.write_timeout; send_lowat = p.send_lowat;
-      defer_accept = p.defer_accept; http2 = p.http2; root = Some root; user = p.user; grace_period = p.grace; tls;
-      headers }
+    p.settings
+      { Server.default_config with
+        io = p.io; listen; listen_fds;
+        workers = (match p.workers with Some n -> n | None -> Server.cpu_count ());
+        stats = p.stats; access_log = t.log.access_log; log_format; root = Some root; user = p.user; tls;
+        headers }
   in
   Result.map (fun () -> config) (Httpz_server.Config.check ~name:option_name ~role_name:role_option config)

@@ -24,20 +24,16 @@ type log_options = { access_log : string option; log_format : string option }
 type process_options = {
   io : Httpz_server.Server.io;
   workers : int option;
-  max_connections : int;
-  idle_timeout : float;
-  header_timeout : float;
-  write_timeout : float;
-  send_lowat : int;
-  defer_accept : bool;  (** not [--no-defer-accept] *)
-  http2 : bool;  (** not [--no-http2] *)
   user : string option;
-  grace : float;
   stats : string option;  (** [--stats-token] or [HTTPZ_STATS_TOKEN] *)
+  settings : Httpz_server.Config.t -> Httpz_server.Config.t;
+      (** the options of {!Httpz_server.Config.settings} that were given
+          ([--max-connections], the timeouts, [--limit-conn],
+          [--keepalive-requests], [--no-http2], …), each as its own
+          option with the setting's help and default *)
 }
-(** [--io], [--workers], [--max-connections], the timeouts,
-    [--send-lowat], [--no-defer-accept], [--user], [--grace],
-    [--stats-token]. *)
+(** [--io], [--workers], [--user], [--stats-token], and one option per
+    setting. *)
 
 type t = {
   process : process_options;
@@ -50,8 +46,8 @@ type t = {
 val term : t Cmdliner.Term.t
 (** Every option above. *)
 
-val option_name : Httpz_server.Config.field -> string
-(** [option_name field] is the option that sets [field]
+val option_name : Httpz_server.Config.setting -> string
+(** [option_name s] is the option that sets [s]
     (["--max-connections"], ["--grace"], ["--tls-ticket-rotation"], …), or
     {!Httpz_server.Config.field_name} for a field no option sets: how
     {!server_config}'s messages name it. *)

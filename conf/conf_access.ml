@@ -5,8 +5,9 @@ module Address_rules = Httpz_server.Address_rules
 
 type entry = { directive : string; args : string list; at : Conf_lexer.pos }
 
-let directives = [ "auth_basic"; "auth_basic_user_file"; "allow"; "deny"; "limit_req" ]
-let repeatable d = d = "allow" || d = "deny"
+let directives = [ "auth_basic"; "auth_basic_user_file"; "allow"; "deny"; "limit_req"; "limit_req_status" ]
+let zone_directives = [ "limit_req_zone" ]
+let repeatable d = d = "allow" || d = "deny" || d = "limit_req_zone"
 
 let min_rate = 1. /. 60.
 let max_rate = 1e6
@@ -34,6 +35,60 @@ let rate_arg (a : arg) =
 
 let default_burst rate = min max_burst (max 1 (int_of_float (Float.ceil rate)))
 
+(* {1 Zones} *)
+
+(* nginx's variables as keys: what a limit counts by. *)
+let key_arg (a : arg) =
+  let v = a.value in
+  let after p = if String.length v > String.length p && String.sub v 0 (String.length p) = p then Some (String.sub v (String.length p) (String.length v - String.length p)) else None in
+  let token s = s <> "" && String.for_all (fun c -> (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c = '_' || c = '-') s in
+  match v with
+  | "$binary_remote_addr" | "$remote_addr" -> Guard.Address
+  | "$server_name" -> Guard.Site ""
+  | _ -> (
+      match after "$http_", after "$cookie_" with
+      | Some h, _ when token h ->
+          (* nginx's $http_x_api_key is the field X-Api-Key. *)
+          Guard.Header (String.map (fun c -> if c = '_' then '-' else Char.lowercase_ascii c) h)
+      | _, Some c when token c -> Guard.Cookie c
+      | _ ->
+          bad a.apos "%S is not a key a limit can count by: give $binary_remote_addr, $http_NAME, $cookie_NAME or $server_name" v)
+
+let key_text = function
+  | Guard.Address -> "$binary_remote_addr"
+  | Header h -> "$http_" ^ String.map (fun c -> if c = '-' then '_' else c) h
+  | Cookie c -> "$cookie_" ^ c
+  | Site _ -> "$server_name"
+
+(* At least 16 entries (a neighbourhood), at most 2^21 (64 MiB). *)
+let min_zone = 512
+let max_zone = 64 * 1024 * 1024
+
+(* zone=NAME:SIZE *)
+let zone_arg (a : arg) =
+  let v = a.value in
+  let bad_zone () = bad a.apos "%S: give zone=NAME:SIZE (zone=one:10m)" v in
+  if String.length v < 5 || String.sub v 0 5 <> "zone=" then bad_zone ();
+  match String.index_opt v ':' with
+  | None -> bad_zone ()
+  | Some i ->
+      let name = String.sub v 5 (i - 5) and sz = String.sub v (i + 1) (String.length v - i - 1) in
+      if name = "" || not (String.for_all (fun c -> (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c = '_' || c = '-') name) then
+        bad a.apos "%S: a zone's name is letters, digits, '_' and '-'" name;
+      let size = size { a with value = sz } in
+      if size < min_zone then bad a.apos "%S: a zone needs at least 512 bytes (16 clients)" sz;
+      if size > max_zone then bad a.apos "%S: a zone holds at most 64m" sz;
+      (name, size)
+
+(* The argument after [prefix=]. *)
+let named prefix (a : arg) =
+  let p = prefix ^ "=" in
+  let n = String.length p in
+  if String.length a.value > n && String.sub a.value 0 n = p then Some { a with value = String.sub a.value n (String.length a.value - n) }
+  else None
+
+let zone_entries size = Httpz_server.Limit_zone.entries_of_size size
+
 let read ~dir (d : directive) =
   no_block d;
   let args =
@@ -53,9 +108,39 @@ let read ~dir (d : directive) =
         let a = one d in
         if a.value = "" then bad a.apos "the user file must not be empty";
         [ (if Filename.is_relative a.value then Filename.concat dir a.value else a.value) ]
+    | "limit_req_zone" -> (
+        match d.args with
+        | [ k; z; r ] ->
+            let key = key_arg k in
+            let name, size = zone_arg z in
+            let rate = match named "rate" r with Some r -> r | None -> bad r.apos "%S: give rate=10r/s (or r/m)" r.value in
+            ignore (rate_arg rate);
+            [ name; key_text key; string_of_int size; rate.value ]
+        | _ -> bad d.npos "'limit_req_zone' takes a key, a zone and a rate: limit_req_zone $binary_remote_addr zone=one:10m rate=1r/s;")
+    | "limit_req_status" ->
+        let a = one d in
+        let code = int_arg ~min:400 ~max:599 a in
+        if Httpz.Status.of_code code = None then bad a.apos "%d is not a status the server can send" code;
+        [ a.value ]
     | "limit_req" -> (
         match d.args with
         | [ { value = "off"; quoted = false; _ } ] -> [ "off" ]
+        | z :: rest when named "zone" z <> None ->
+            (* nginx's form: the zone gives the rate and the key; burst=N
+               is the excess over the first request, so N + 1 at once.
+               Requests within the burst are served at once (nodelay is
+               the only behaviour: nothing is queued). *)
+            let name = (Option.get (named "zone" z)).value in
+            let burst = ref 0 in
+            List.iter
+              (fun (a : arg) ->
+                match named "burst" a with
+                | Some b -> burst := int_arg ~min:0 ~max:(max_burst - 1) b
+                | None ->
+                    if a.value <> "nodelay" then
+                      bad a.apos "%S: 'limit_req zone=NAME' takes burst=N and nodelay (requests within the burst are never delayed)" a.value)
+              rest;
+            [ "zone"; name; string_of_int (!burst + 1) ]
         | [ r ] -> let rate = rate_arg r in [ r.value; string_of_int (default_burst rate) ]
         | [ r; b ] -> ignore (rate_arg r); [ r.value; string_of_int (int_arg ~min:1 ~max:max_burst b) ]
         | [] -> bad d.npos "'limit_req' takes a rate and a burst: limit_req 10r/s 20; (or off)"
@@ -69,8 +154,9 @@ let kind e = match e.directive with "allow" | "deny" -> "allow" | d -> d
 let within ~outer ~inner =
   List.filter (fun o -> not (List.exists (fun i -> kind i = kind o) inner)) outer @ inner
 
-let config entries =
+let config ?(site = "") entries =
   let find name = List.find_opt (fun e -> e.directive = name) entries in
+  let status = match find "limit_req_status" with Some { args = [ c ]; _ } -> int_of_string c | _ -> 429 in
   let access =
     List.filter_map
       (fun e ->
@@ -80,17 +166,28 @@ let config entries =
         | _ -> None)
       entries
   in
-  let rate =
+  let per_second r = rate_arg { value = r; quoted = false; apos = Conf_lexer.nowhere } in
+  let zones = List.filter (fun e -> e.directive = "limit_req_zone") entries in
+  let default = { Guard.default_zone with status } in
+  let limit =
     match find "limit_req" with
-    | Some { args = [ r; b ]; _ } ->
-        Some { Guard.per_second = rate_arg { value = r; quoted = false; apos = Conf_lexer.nowhere }; burst = int_of_string b }
-    | _ -> None
+    | Some { args = [ "zone"; name; b ]; at; _ } -> (
+        match List.find_opt (fun z -> List.hd z.args = name) zones with
+        | Some { args = [ _; key; size; r ]; _ } ->
+            let key = match key_arg { value = key; quoted = false; apos = at } with Guard.Site _ -> Guard.Site site | k -> k in
+            Ok (Some { Guard.per_second = per_second r; burst = int_of_string b }, { Guard.name; key; entries = zone_entries (int_of_string size); status })
+        | _ -> Error (at, Printf.sprintf "no zone %S: give limit_req_zone KEY zone=%s:SIZE rate=RATE; at the top level" name name))
+    | Some { args = [ r; b ]; _ } -> Ok (Some { Guard.per_second = per_second r; burst = int_of_string b }, default)
+    | _ -> Ok (None, default)
   in
-  match find "auth_basic", find "auth_basic_user_file" with
-  | Some { args = [ "off" ]; _ }, _ | None, _ -> Ok { Guard.access; rate; auth = None }
-  | Some { args = [ realm ]; _ }, Some { args = [ user_file ]; _ } -> Ok { Guard.access; rate; auth = Some { realm; user_file } }
-  | Some a, None -> Error (a.at, "auth_basic needs auth_basic_user_file (here or in the enclosing block)")
-  | Some a, Some _ -> Error (a.at, "auth_basic takes a realm")
+  match limit with
+  | Error e -> Error e
+  | Ok (rate, zone) -> (
+      match find "auth_basic", find "auth_basic_user_file" with
+      | Some { args = [ "off" ]; _ }, _ | None, _ -> Ok { Guard.access; rate; auth = None; zone }
+      | Some { args = [ realm ]; _ }, Some { args = [ user_file ]; _ } -> Ok { Guard.access; rate; auth = Some { realm; user_file }; zone }
+      | Some a, None -> Error (a.at, "auth_basic needs auth_basic_user_file (here or in the enclosing block)")
+      | Some a, Some _ -> Error (a.at, "auth_basic takes a realm"))
 
 let user_file entries =
   match List.find_opt (fun e -> e.directive = "auth_basic_user_file") entries with

@@ -53,11 +53,18 @@ type t = {
 
 type scope = Main | Site | Location
 
+(* The server's scalar settings, read by their value alone
+   ([Config.settings]); the other server directives have a parser below. *)
+let setting_directives =
+  List.filter_map
+    (fun (Config.Setting s as setting) ->
+      if s.directive <> "" && s.set <> None then Some (s.directive, setting) else None)
+    Config.settings
+
 let server_directives =
-  [ "listen"; "io"; "workers"; "user"; "max_connections"; "idle_timeout"; "header_timeout";
-    "write_timeout"; "body_timeout"; "handler_timeout"; "grace"; "send_lowat"; "defer_accept";
-    "access_log"; "log_format"; "stats_token"; "max_body"; "hsts"; "tls_ticket_rotation";
-    "unknown_host"; "server_header"; "error_log"; "log_level"; "limit_conn"; "stats_listen" ]
+  [ "listen"; "io"; "workers"; "user"; "access_log"; "log_format"; "stats_token"; "hsts";
+    "tls_ticket_rotation"; "unknown_host"; "server_header"; "error_log"; "log_level"; "stats_listen"; "limit_conn_zone" ]
+  @ List.map fst setting_directives @ Conf_access.zone_directives
 
 let site_directives =
   [ "root"; "index"; "listing"; "list_max"; "max_age"; "dotfiles"; "symlinks"; "gzip_static";
@@ -304,6 +311,18 @@ let finish_site a ~names ~spos =
 
 (* {1 The server} *)
 
+(* A scalar setting's directive: its value as its kind is written. *)
+let read_setting (type a) (s : a Config.spec) a =
+  let v : a =
+    match s.kind with
+    | Config.Count -> int_arg a
+    | Config.Bytes -> size a
+    (* A timeout of more than a day serves nobody: a mistake. *)
+    | Config.Seconds -> duration ~max:86400. ~max_text:"1 day (1d)" a
+    | Config.Switch -> flag a
+  in
+  match s.set with Some set -> fun c -> set c v | None -> Fun.id
+
 let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
@@ -314,6 +333,7 @@ let read_tree ~file tree =
   let set f = c := f !c in
   let global_headers = ref [] and listens = ref [] and unknown_host = ref Default_site in
   let hsts = ref None and ticket = ref 3600 and logs = ref [] in
+  let conn_zone = ref None and conn_zone_used = ref None in
   let positions = Hashtbl.create 16 in
   let seen = Hashtbl.create 32 in
   let site_blocks = ref [] in
@@ -325,8 +345,6 @@ let read_tree ~file tree =
       if d.name <> "site" && d.name <> "location" then no_block d;
       once seen d;
       Hashtbl.replace positions d.name d.npos;
-      (* A timeout of more than a day serves nobody: a mistake. *)
-      let seconds () = duration ~max:86400. ~max_text:"1 day (1d)" (one d) in
       match d.name with
       | "listen" -> listens := listen_arg d :: !listens
       | "io" -> (
@@ -345,16 +363,6 @@ let read_tree ~file tree =
            | _ -> ()
            | exception Not_found -> bad a.apos "no such user: %s" a.value);
           set (fun c -> { c with user = Some a.value })
-      | "max_connections" -> let n = int_arg (one d) in set (fun c -> { c with max_connections = n })
-      | "idle_timeout" -> let s = seconds () in set (fun c -> { c with idle_timeout = s })
-      | "header_timeout" -> let s = seconds () in set (fun c -> { c with header_timeout = s })
-      | "write_timeout" -> let s = seconds () in set (fun c -> { c with write_timeout = s })
-      | "body_timeout" -> let s = seconds () in set (fun c -> { c with body_timeout = s })
-      | "handler_timeout" -> let s = seconds () in set (fun c -> { c with handler_timeout = s })
-      | "grace" -> let s = seconds () in set (fun c -> { c with grace_period = s })
-      | "send_lowat" -> let n = size (one d) in set (fun c -> { c with send_lowat = n })
-      | "defer_accept" -> let b = flag (one d) in set (fun c -> { c with defer_accept = b })
-      | "max_body" -> let n = size (one d) in set (fun c -> { c with max_body = n })
       | "access_log" -> (
           match Conf_logs.access_log ~dir d with
           | Off _ -> set (fun c -> { c with access_log = None })
@@ -366,7 +374,31 @@ let read_tree ~file tree =
       | "stats_listen" ->
           let hp = address_arg ~host:"127.0.0.1" (one d) in
           set (fun c -> { c with stats_listen = c.stats_listen @ [ hp ] })
-      | "limit_conn" -> let n = int_arg ~min:1 (one d) in set (fun c -> { c with conn_limit = n })
+      | "limit_conn" -> (
+          (* nginx's limit_conn NAME N, or N alone. *)
+          match d.args with
+          | [ z; n ] -> conn_zone_used := Some z; let n = int_arg ~min:1 n in set (fun c -> { c with conn_limit = n })
+          | _ -> let n = int_arg ~min:1 (one d) in set (fun c -> { c with conn_limit = n }))
+      | "limit_conn_zone" -> (
+          match d.args with
+          | [ k; z ] ->
+              if Conf_access.key_arg k <> Httpz_server.Guard.Address then
+                bad k.apos "limit_conn counts connections when they are accepted, before any header is read: its key is $binary_remote_addr";
+              let name, size = Conf_access.zone_arg z in
+              conn_zone := Some (name, size);
+              (* Passed down with the access directives: Site_guards sizes
+                 the shared table by it. *)
+              base.acc <- base.acc @ [ { directive = "limit_conn_zone"; args = [ name; string_of_int size ]; at = d.npos } ]
+          | _ -> bad d.npos "'limit_conn_zone' takes a key and a zone: limit_conn_zone $binary_remote_addr zone=addr:10m;")
+      | "limit_req_zone" ->
+          let e = Conf_access.read ~dir d in
+          let name = List.hd e.args in
+          (match List.find_opt (fun (x : access) -> x.directive = "limit_req_zone" && List.hd x.args = name) base.acc with
+           | Some x -> bad d.npos "the zone %s is already given at %s" name (Conf_lexer.line_of ~here:d.npos x.at)
+           | None -> ());
+          base.acc <- base.acc @ [ e ]
+      | name when List.mem_assoc name setting_directives -> (
+          match List.assoc name setting_directives with Config.Setting s -> set (read_setting s (one d)))
       | "error_log" ->
           let a = one d in
           if a.value = "" then bad a.apos "the error log must not be empty";
@@ -461,6 +493,10 @@ let read_tree ~file tree =
         List.iteri (fun i (_, _, a) -> if a.is_default <> None then idx := i) sites;
         (List.map (fun (d, names, a) -> finish_site a ~names:(List.map fst names) ~spos:d.npos) sites, !idx)
   in
+  (match !conn_zone_used, !conn_zone with
+   | Some (z : arg), Some (name, _) when z.value = name -> ()
+   | Some z, _ -> bad z.apos "no zone %S: give limit_conn_zone $binary_remote_addr zone=%s:SIZE; at the top level" z.value z.value
+   | None, _ -> ());
   (* Listening sockets and TLS. *)
   let listens = List.rev !listens in
   let of_role r = List.filter_map (fun (hp, role, _) -> if role = r then Some hp else None) listens in
@@ -530,14 +566,9 @@ let read_tree ~file tree =
   in
   (* The server's own bounds, named as the file names them. *)
   let named = ref None in
-  let directive_of = function
-    | Config.Max_connections -> "max_connections" | Read_buffer | Write_buffer -> "header"
-    | Max_body -> "max_body" | Offload_threads | Offload_queue -> "workers"
-    | Idle_timeout -> "idle_timeout" | Header_timeout -> "header_timeout" | Body_timeout -> "body_timeout"
-    | Write_timeout -> "write_timeout" | Handler_timeout -> "handler_timeout" | Send_lowat -> "send_lowat"
-    | Grace_period -> "grace" | Hsts -> "hsts" | Ticket_period -> "tls_ticket_rotation"
-    | Conn_limit -> "limit_conn"
-  in
+  (* A setting no directive sets (the buffers) is out of range only
+     through what does, the header lines: named as them. *)
+  let directive_of (Config.Setting s) = if s.directive = "" then "header" else s.directive in
   let name f = let n = directive_of f in named := Some n; n in
   let role_name r = (if !named <> Some "stats_listen" then named := Some "listen"); match r with Config.Serve -> "listen" | Serve_plain -> "listen … plain" | Redirect -> "listen … redirect" | Status -> named := Some "stats_listen"; "stats_listen" in
   (match Config.check ~name ~role_name server with

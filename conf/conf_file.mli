@@ -13,7 +13,8 @@
 
     {2 Scopes}
     The top level holds the server's settings (listen, TLS, processes,
-    timeouts, logs) and may hold site settings ([root], [listing], …),
+    timeouts, logs; every setting of {!Httpz_server.Config.settings} with
+    a directive is one, read by its kind) and may hold site settings ([root], [listing], …),
     which then are the defaults of every site. A [site NAMES { … }] block
     is one virtual host; without any, the top level is the one site.
     [location PATH { … }] (prefix), [location = PATH { … }] (exact),
@@ -33,8 +34,13 @@
     [auth_basic], [auth_basic_user_file], [allow], [deny] and [limit_req]
     are read in the top level, sites and locations ({!Conf_access}: their
     arguments checked, inheritance kind by kind) and enforced by
-    {!Sites} through {!Httpz_server.Guard}. [limit_conn N] is the
-    server's (connections per client address), at the top level only. *)
+    {!Sites} through {!Httpz_server.Guard}, with [limit_req_status];
+    [limit_req_zone] (top level only) defines the zones [limit_req
+    zone=NAME] counts in, shared by the workers ({!Conf_access}). [limit_conn
+    N] and [limit_conn NAME N] (with [limit_conn_zone $binary_remote_addr
+    zone=NAME:SIZE], sizing the table the workers share,
+    {!Httpz_server.Conn_limit}) are the server's (connections per client
+    address), at the top level only. *)
 
 type pos = Conf_lexer.pos = { file : string; line : int; col : int }
 

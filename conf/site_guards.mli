@@ -10,8 +10,19 @@
     against one rate. A location with a guard of its own (other address
     rules, another password) counts its requests in its own table.
 
-    Allocates (a rate table of 640 KiB per distinct rate, each user file
-    read); never per request. *)
+    {b Zones.} A rate table is a {!Httpz_server.Limit_zone}, memory
+    shared by the workers forked after it is made (this runs in the
+    supervisor, before it forks them): [limit_req zone=NAME] in several
+    blocks counts in one table, the zone's. On a reload (the file read
+    again in the supervisor), a zone of the same name, key and size
+    keeps its table, so its counts (and its secret) carry over to the
+    new generation of workers, which counts in it alongside the old one
+    while the old one finishes (nginx keeps a zone whose size did not
+    change); a changed zone starts empty. An unnamed [limit_req RATE
+    BURST] is kept when its rate, burst and key are unchanged.
+
+    Allocates (a rate table per distinct zone: 512 KiB by default, each
+    user file read); never per request. *)
 
 type t = {
   site : Httpz_server.Guard.t option;  (** [None]: nothing to check *)

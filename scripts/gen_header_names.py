@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Prints Header_name.of_token_words, the word-at-a-time recognition of known
-field names, from the names in lib/header_name.ml's [to_string].
+field names, from the names in lib/core/header_name.ml's [to_string].
 
 Usage: scripts/gen_header_names.py > /tmp/of_token.ml, then paste it over the
-function in lib/header_name.ml. Each name of length L is compared as
+function in lib/core/header_name.ml. Each name of length L is compared as
 ceil(L / 8) little-endian words of its lower-case bytes with 0x20 ORed in
 (letters, digits and '-' already have it), bytes past L zero: exactly what
 [lw] reads from the buffer, masked to L bytes. Words are printed as 63-bit
@@ -12,7 +12,7 @@ import os
 import re
 
 here = os.path.dirname(os.path.abspath(__file__))
-src = open(os.path.join(here, "..", "lib", "header_name.ml")).read()
+src = open(os.path.join(here, "..", "lib", "core", "header_name.ml")).read()
 body = src[src.index("let to_string"):src.index("let all")]
 pairs = [(c, s) for c, s in re.findall(r'\| (\w+) -> "([^"]+)"', body) if c != "Other"]
 

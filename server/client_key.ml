@@ -1,3 +1,5 @@
+open Httpz
+
 external get32u : Bytes.t -> int -> int32 = "%caml_bytes_get32u"
 
 let[@inline] word b i = Int32.to_int (get32u b (4 * i)) land 0xffff_ffff
@@ -55,3 +57,47 @@ let hash s a b c =
     if step < 5 then v0 := !v0 lxor m
   done;
   !v1 lxor !v3
+
+let[@inline] byte buf i = Char.code (Bigstring.unsafe_get buf i)
+
+(* The same HalfSipHash-2-4 over [len] bytes of [buf] from [off]: 32-bit
+   little-endian message words, the last holding the tail bytes and the
+   length's low byte at the top, as the reference. *)
+let hash_span s buf ~off ~len =
+  let v0 = ref s.s0 and v1 = ref s.s1 in
+  let v2 = ref (s.s0 lxor 0x6c796765) and v3 = ref (s.s1 lxor 0x74656462) in
+  let nw = len / 4 in
+  for step = 0 to nw + 1 do
+    let fin = step = nw + 1 in
+    let m =
+      if step < nw then
+        let p = off + (4 * step) in
+        byte buf p lor (byte buf (p + 1) lsl 8) lor (byte buf (p + 2) lsl 16) lor (byte buf (p + 3) lsl 24)
+      else if step = nw then begin
+        let p = off + (4 * nw) and r = len land 3 in
+        let t = ref ((len land 0xff) lsl 24) in
+        if r > 2 then t := !t lor (byte buf (p + 2) lsl 16);
+        if r > 1 then t := !t lor (byte buf (p + 1) lsl 8);
+        if r > 0 then t := !t lor byte buf p;
+        !t
+      end
+      else 0
+    in
+    if fin then v2 := !v2 lxor 0xff else v3 := !v3 lxor m;
+    for _ = 1 to (if fin then 4 else 2) do
+      v0 := (!v0 + !v1) land m32;
+      v1 := rotl !v1 5 lxor !v0;
+      v0 := rotl !v0 16;
+      v2 := (!v2 + !v3) land m32;
+      v3 := rotl !v3 8 lxor !v2;
+      v0 := (!v0 + !v3) land m32;
+      v3 := rotl !v3 7 lxor !v0;
+      v2 := (!v2 + !v1) land m32;
+      v1 := rotl !v1 13 lxor !v2;
+      v2 := rotl !v2 16
+    done;
+    if not fin then v0 := !v0 lxor m
+  done;
+  !v1 lxor !v3
+
+let derived s = { s0 = s.s0 lxor 0x5bd1e995; s1 = rotl s.s1 11 lxor 0x1b873593 }

@@ -38,3 +38,12 @@ val hash : secret -> int -> int -> int -> int
     computed: a table indexed by it cannot be crowded on purpose by
     addresses picked offline (an unkeyed mix could, and a crowded
     neighbourhood was a way past the limits). Does not allocate. *)
+
+val hash_span : secret -> Httpz.Bigstring.t -> off:int -> len:int -> int
+(** [hash_span secret buf ~off ~len] is HalfSipHash-2-4 keyed by
+    [secret] of those bytes (a header's or a cookie's value keying a
+    limit): a non-negative 32-bit int. Does not allocate. *)
+
+val derived : secret -> secret
+(** [derived s]: another secret made from [s], for a second, independent
+    32 bits of a key's fingerprint ({!Rate_limit.admit_span}). *)

@@ -19,7 +19,7 @@ let managed_headers =
     "trailer"; "date"; "server"; "content-type"; "content-encoding"; "content-range"; "etag";
     "last-modified"; "accept-ranges"; "vary"; "location"; "allow" ]
 
-type io = Loop_state.io = Epoll | Uring
+type io = Epoll | Uring
 
 type t = {
   io : io;
@@ -46,6 +46,7 @@ type t = {
   stats : string option;
   stats_listen : (string * int) list;
   conn_limit : int;
+  keepalive_requests : int;
   tls : tls option;
   access_log : string option;
   log_format : Access_log.format;
@@ -91,6 +92,7 @@ let default_config =
     stats = None;
     stats_listen = [];
     conn_limit = 0;
+    keepalive_requests = 0;
     access_log = None;
     log_format = Access_log.Common;
     error_log = None;
@@ -209,64 +211,126 @@ let fixed_head_bytes c =
     ((if c.server_name = "" then 0 else String.length "Server: \r\n") + String.length c.server_name + String.length (hsts_line c))
     c.headers
 
-type field =
-  | Max_connections
-  | Read_buffer
-  | Write_buffer
-  | Max_body
-  | Offload_threads
-  | Offload_queue
-  | Idle_timeout
-  | Header_timeout
-  | Body_timeout
-  | Write_timeout
-  | Handler_timeout
-  | Send_lowat
-  | Grace_period
-  | Hsts
-  | Ticket_period
-  | Conn_limit
+(* {1 Settings} One entry per scalar field: how the command line and the
+   configuration file name it, read it, and bound it. *)
 
-let field_name = function
-  | Conn_limit -> "conn_limit"
-  | Max_connections -> "max_connections"
-  | Read_buffer -> "read_buffer"
-  | Write_buffer -> "write_buffer"
-  | Max_body -> "max_body"
-  | Offload_threads -> "offload_threads"
-  | Offload_queue -> "offload_queue"
-  | Idle_timeout -> "idle_timeout"
-  | Header_timeout -> "header_timeout"
-  | Body_timeout -> "body_timeout"
-  | Write_timeout -> "write_timeout"
-  | Handler_timeout -> "handler_timeout"
-  | Send_lowat -> "send_lowat"
-  | Grace_period -> "grace_period"
-  | Hsts -> "tls: hsts"
-  | Ticket_period -> "tls: ticket_period"
+type 'a kind = Count : int kind | Bytes : int kind | Seconds : float kind | Switch : bool kind
 
-(* The bound each numeric field must keep, and how the message says it.
-   [not (x > 0.)] also refuses nan. *)
-let numeric_rules c =
-  let tls f = match c.tls with Some t -> f t | None -> false in
+type 'a spec = {
+  field : string;
+  flag : string;
+  directive : string;
+  kind : 'a kind;
+  get : t -> 'a;
+  set : (t -> 'a -> t) option;
+  valid : 'a -> bool;
+  bound : string;
+  doc : string;
+}
+
+type setting = Setting : 'a spec -> setting
+
+let any _ = true
+let positive x = x > 0.  (* also refuses nan *)
+let not_negative_int n = n >= 0
+let tls_int f c = match c.tls with Some t -> f t | None -> 0
+
+let settings =
   [
-    (Max_connections, c.max_connections < 0, "must not be negative");
-    (Conn_limit, c.conn_limit < 0, "must not be negative");
-    (Read_buffer, c.read_buffer < 1024, "must be at least 1024 bytes");
-    (Write_buffer, c.write_buffer < 1024, "must be at least 1024 bytes");
-    (Max_body, c.max_body < 0, "must not be negative");
-    (Offload_threads, c.offload_threads < 1, "must be at least 1");
-    (Offload_queue, c.offload_queue < 0, "must not be negative");
-    (Idle_timeout, not (c.idle_timeout > 0.), "must be positive");
-    (Header_timeout, not (c.header_timeout > 0.), "must be positive");
-    (Body_timeout, not (c.body_timeout > 0.), "must be positive");
-    (Write_timeout, not (c.write_timeout > 0.), "must be positive");
-    (Handler_timeout, not (c.handler_timeout > 0.), "must be positive");
-    (Send_lowat, c.send_lowat < 0 || c.send_lowat > 0x3fff_ffff, "must be between 0 and 1073741823");
-    (Grace_period, not (c.grace_period >= 0.), "must not be negative");
-    (Hsts, tls (fun t -> match t.hsts with Some n -> n < 0 | None -> false), "must not be negative");
-    (Ticket_period, tls (fun t -> t.ticket_period < 1), "must be at least 1");
+    Setting { field = "max_connections"; flag = "--max-connections"; directive = "max_connections"; kind = Count;
+              get = (fun c -> c.max_connections); set = Some (fun c v -> { c with max_connections = v });
+              valid = not_negative_int; bound = "must not be negative";
+              doc = "Open connections per worker; at the limit the connection idle longest makes room \
+                     for a new client. 0 (the default): the descriptor limit, raised to its hard \
+                     limit, less 64, at most 65536." };
+    Setting { field = "conn_limit"; flag = "--limit-conn"; directive = "limit_conn"; kind = Count;
+              get = (fun c -> c.conn_limit); set = Some (fun c v -> { c with conn_limit = v });
+              valid = not_negative_int; bound = "must not be negative";
+              doc = "Open connections one client address may hold (counted across the workers); one more is closed as \
+                     soon as it is accepted (before any byte is read). 0 (the default): no limit." };
+    Setting { field = "keepalive_requests"; flag = "--keepalive-requests"; directive = "keepalive_requests";
+              kind = Count; get = (fun c -> c.keepalive_requests);
+              set = Some (fun c v -> { c with keepalive_requests = v });
+              valid = not_negative_int; bound = "must not be negative";
+              doc = "Requests one connection may carry: the answer to the last says Connection: close \
+                     (HTTP/1.1) or a GOAWAY ends the connection once its streams are done (HTTP/2). \
+                     0 (the default): no limit." };
+    Setting { field = "backlog"; flag = "--backlog"; directive = "backlog"; kind = Count;
+              get = (fun c -> c.backlog); set = Some (fun c v -> { c with backlog = v });
+              valid = (fun n -> n >= 1); bound = "must be at least 1";
+              doc = "Connections the kernel queues on a listening socket before a worker accepts \
+                     them (listen(2)'s backlog, capped by net.core.somaxconn)." };
+    Setting { field = "read_buffer"; flag = ""; directive = ""; kind = Bytes; get = (fun c -> c.read_buffer);
+              set = Some (fun c v -> { c with read_buffer = v }); valid = (fun n -> n >= 1024);
+              bound = "must be at least 1024 bytes"; doc = "" };
+    Setting { field = "write_buffer"; flag = ""; directive = ""; kind = Bytes; get = (fun c -> c.write_buffer);
+              set = Some (fun c v -> { c with write_buffer = v }); valid = (fun n -> n >= 1024);
+              bound = "must be at least 1024 bytes"; doc = "" };
+    Setting { field = "max_body"; flag = "--max-body"; directive = "max_body"; kind = Bytes;
+              get = (fun c -> c.max_body); set = Some (fun c v -> { c with max_body = v });
+              valid = not_negative_int; bound = "must not be negative";
+              doc = "Largest request body a handler reads whole, in bytes; above it the answer is 413." };
+    Setting { field = "offload_threads"; flag = ""; directive = ""; kind = Count; get = (fun c -> c.offload_threads);
+              set = Some (fun c v -> { c with offload_threads = v }); valid = (fun n -> n >= 1);
+              bound = "must be at least 1"; doc = "" };
+    Setting { field = "offload_queue"; flag = ""; directive = ""; kind = Count; get = (fun c -> c.offload_queue);
+              set = Some (fun c v -> { c with offload_queue = v }); valid = not_negative_int;
+              bound = "must not be negative"; doc = "" };
+    Setting { field = "idle_timeout"; flag = "--idle-timeout"; directive = "idle_timeout"; kind = Seconds;
+              get = (fun c -> c.idle_timeout); set = Some (fun c v -> { c with idle_timeout = v });
+              valid = positive; bound = "must be positive"; doc = "How long a keep-alive connection may stay idle." };
+    Setting { field = "header_timeout"; flag = "--header-timeout"; directive = "header_timeout"; kind = Seconds;
+              get = (fun c -> c.header_timeout); set = Some (fun c v -> { c with header_timeout = v });
+              valid = positive; bound = "must be positive";
+              doc = "How long a client may take to send a request head once it started." };
+    Setting { field = "body_timeout"; flag = "--body-timeout"; directive = "body_timeout"; kind = Seconds;
+              get = (fun c -> c.body_timeout); set = Some (fun c v -> { c with body_timeout = v });
+              valid = positive; bound = "must be positive";
+              doc = "How long a request body may take once the handler asked for it, moved later as \
+                     data arrives at 1 KiB/s or more; then 408." };
+    Setting { field = "write_timeout"; flag = "--write-timeout"; directive = "write_timeout"; kind = Seconds;
+              get = (fun c -> c.write_timeout); set = Some (fun c v -> { c with write_timeout = v });
+              valid = positive; bound = "must be positive";
+              doc = "How long a response may make no progress because the client does not read \
+                     before the connection is closed." };
+    Setting { field = "handler_timeout"; flag = "--handler-timeout"; directive = "handler_timeout"; kind = Seconds;
+              get = (fun c -> c.handler_timeout); set = Some (fun c v -> { c with handler_timeout = v });
+              valid = positive; bound = "must be positive";
+              doc = "How long a handler may wait at once (suspended, sleeping, offloaded) before the \
+                     client gets 503." };
+    Setting { field = "send_lowat"; flag = "--send-lowat"; directive = "send_lowat"; kind = Bytes;
+              get = (fun c -> c.send_lowat); set = Some (fun c v -> { c with send_lowat = v });
+              valid = (fun n -> n >= 0 && n <= 0x3fff_ffff); bound = "must be between 0 and 1073741823";
+              doc = "Unsent bytes a connection may hold in the kernel (TCP_NOTSENT_LOWAT) before \
+                     the worker waits for the client to take them: large files go out in slices \
+                     as the client reads. 0 leaves the kernel's default." };
+    Setting { field = "grace_period"; flag = "--grace"; directive = "grace"; kind = Seconds;
+              get = (fun c -> c.grace_period); set = Some (fun c v -> { c with grace_period = v });
+              valid = (fun x -> x >= 0.); bound = "must not be negative";
+              doc = "On SIGTERM or SIGINT, how long responses in progress (a large download) may \
+                     go on before the connections are closed." };
+    Setting { field = "defer_accept"; flag = "--no-defer-accept"; directive = "defer_accept"; kind = Switch;
+              get = (fun c -> c.defer_accept); set = Some (fun c v -> { c with defer_accept = v });
+              valid = any; bound = "";
+              doc = "Accept connections as soon as they are established, not when their first \
+                     bytes arrive (TCP_DEFER_ACCEPT, on by default)." };
+    Setting { field = "http2"; flag = "--no-http2"; directive = "http2"; kind = Switch;
+              get = (fun c -> c.http2); set = Some (fun c v -> { c with http2 = v }); valid = any; bound = "";
+              doc = "Speak HTTP/1.1 only: TLS offers no $(b,h2) by ALPN and a plain connection opening \
+                     with the HTTP/2 preface is not served as h2c. By default both speak HTTP/2." };
+    (* Read by parsers of their own (they fill the [tls] record): named
+       and bounded here. *)
+    Setting { field = "tls: hsts"; flag = "--hsts"; directive = "hsts"; kind = Count;
+              get = tls_int (fun t -> Option.value t.hsts ~default:0); set = None; valid = not_negative_int;
+              bound = "must not be negative"; doc = "" };
+    Setting { field = "tls: ticket_period"; flag = "--tls-ticket-rotation"; directive = "tls_ticket_rotation";
+              kind = Count; get = (fun c -> match c.tls with Some t -> t.ticket_period | None -> 1); set = None;
+              valid = (fun n -> n >= 1); bound = "must be at least 1"; doc = "" };
   ]
+
+let field_name (Setting s) = s.field
+
+let find field = List.find_opt (fun (Setting s) -> s.field = field) settings
 
 (* The first address given twice (port 0, a free port each time, aside),
    with the roles of both. *)
@@ -279,8 +343,8 @@ let rec listed_twice = function
 
 let check ?(name = field_name) ?(role_name = role_name) c =
   let bad fmt = Printf.ksprintf (fun s -> Error s) fmt in
-  match List.find_opt (fun (_, broken, _) -> broken) (numeric_rules c) with
-  | Some (field, _, bound) -> bad "%s %s" (name field) bound
+  match List.find_opt (fun (Setting s) -> not (s.valid (s.get c))) settings with
+  | Some (Setting s as setting) -> bad "%s %s" (name setting) s.bound
   | None ->
   if List.exists (fun (_, p, _) -> p < 0 || p > 65535) (endpoints c) then
     bad "a port is outside 0-65535"

@@ -1,72 +1,154 @@
+open Httpz
+
 let probe = 16
+let rows = 64
+let default_entries = 65536
+
+(* An entry's value: the row of the process that counts in it, plus one,
+   above bit 32, and its count below; [0]: free. A client with
+   connections on several workers has an entry per worker, summed: a
+   worker that dies leaves entries that the next process to take its
+   row finds by their tag and clears. *)
+let m32 = 0xffff_ffff
+
+type table = { zone : Limit_zone.t; pids : Bigstring.t  (** a word per row: its process *) }
 
 type t = {
   per_client : int;
-  mask : int;
-  secret : Client_key.secret;
-  keys : int array;  (** 3 words per entry *)
-  counts : int array;  (** [0]: free *)
+  table : table;
+  tag : int;  (** (row + 1) lsl 32 *)
   held : int array;  (** per slot: the entry it counts in, or [-1] *)
 }
 
-let create_keyed ~secret ~per_client ~slots =
+let table ?secret ~entries () =
+  { zone = Limit_zone.create ?secret ~entries (); pids = Mapped.map_shared (8 * rows) }
+
+let shared = ref None
+
+let share ~entries =
+  match !shared with
+  | Some t when Limit_zone.entries t.zone = Limit_zone.rounded entries -> ()
+  | _ -> shared := Some (table ~entries ())
+
+let prepare () = if !shared = None then share ~entries:default_entries
+
+let running pid =
+  pid > 0 && match Unix.kill pid 0 with () -> true | exception Unix.Unix_error (Unix.ESRCH, _, _) -> false | exception _ -> true
+
+let pid_of tb row = Int64.to_int (Bigstring.unsafe_get64 tb.pids (8 * row))
+
+(* A row for this process: its own, a free one, or one whose process is
+   gone (its entries cleared first, under the lock). [-1]: none left. *)
+let claim tb =
+  let me = Unix.getpid () in
+  let rec go row =
+    if row >= rows then -1
+    else
+      let pid = pid_of tb row in
+      if pid = me then row
+      else if (pid = 0 || not (running pid)) && Mapped.cas64 tb.pids (8 * row) pid me = 1 then begin
+        if pid <> 0 then begin
+          let z = tb.zone and tag = (row + 1) lsl 32 in
+          let stamp = Limit_zone.lock z ~now_ns:(Syscall.clock_monotonic_ns ()) in
+          for e = 0 to Limit_zone.mask z do
+            let v = Limit_zone.get z e 3 in
+            if v <> 0 && v land lnot m32 = tag then Limit_zone.set z e 3 0
+          done;
+          Limit_zone.unlock z stamp
+        end;
+        row
+      end
+      else go (row + 1)
+  in
+  go 0
+
+let make ~per_client ~slots tb row =
   if per_client < 1 then invalid_arg "Conn_limit.create: per_client must be at least 1";
   if slots < 1 then invalid_arg "Conn_limit.create: slots must be at least 1";
-  let n = ref 64 in
-  while !n < 4 * slots do n := 2 * !n done;
-  {
-    per_client;
-    mask = !n - 1;
-    secret;
-    keys = Array.make (3 * !n) 0;
-    counts = Array.make !n 0;
-    held = Array.make slots (-1);
-  }
+  { per_client; table = tb; tag = (row + 1) lsl 32; held = Array.make slots (-1) }
 
-let create ~per_client ~slots = create_keyed ~secret:(Client_key.secret ()) ~per_client ~slots
+let own ?secret ~per_client ~slots () =
+  let tb = table ?secret ~entries:(max 64 (4 * slots)) () in
+  make ~per_client ~slots tb (claim tb)
 
-(* The entry of [addr]'s client, or of a free one when [claim] (its key
-   then written); [-1] when neither is among the probed. *)
-let find t addr ~claim =
-  let w0 = Client_key.high addr and w1 = Client_key.middle addr and k2 = Client_key.low addr in
-  let h = Client_key.hash t.secret w0 w1 k2 land t.mask in
-  let found = ref (-1) and free = ref (-1) and i = ref 0 in
-  while !found < 0 && !i < probe do
-    let e = (h + !i) land t.mask in
-    if t.counts.(e) = 0 then (if !free < 0 then free := e)
-    else if t.keys.(3 * e) = w0 && t.keys.((3 * e) + 1) = w1 && t.keys.((3 * e) + 2) = k2 then found := e;
-    incr i
-  done;
-  if !found < 0 && claim && !free >= 0 then begin
-    let e = !free in
-    t.keys.(3 * e) <- w0;
-    t.keys.((3 * e) + 1) <- w1;
-    t.keys.((3 * e) + 2) <- k2;
-    found := e
-  end;
-  !found
+let create_keyed ~secret ~per_client ~slots = own ~secret ~per_client ~slots ()
+
+let create_in tb ~per_client ~slots =
+  match claim tb with
+  | row when row >= 0 -> make ~per_client ~slots tb row
+  | _ ->
+      Log.warn "limit_conn: no row left in the shared table (%d processes): this worker counts alone" rows;
+      own ~per_client ~slots ()
+
+let create ~per_client ~slots =
+  match !shared with Some tb -> create_in tb ~per_client ~slots | None -> own ~per_client ~slots ()
 
 let release t ~slot =
   let e = t.held.(slot) in
   if e >= 0 then begin
-    t.counts.(e) <- t.counts.(e) - 1;
+    let z = t.table.zone in
+    let stamp = Limit_zone.lock z ~now_ns:(Syscall.clock_monotonic_ns ()) in
+    let v = Limit_zone.get z e 3 in
+    (* Only this process's entry, and only while it counts. *)
+    if v land lnot m32 = t.tag && v land m32 > 0 then Limit_zone.set z e 3 (if v land m32 = 1 then 0 else v - 1);
+    Limit_zone.unlock z stamp;
     t.held.(slot) <- -1
   end
 
-(* No entry among the probed (a neighbourhood crowded by other clients):
-   refused, never let in uncounted (a crowd picked for it would hold any
-   number of connections). *)
+(* Under the lock: the client's total over every process, this process's
+   entry for it or a free one. No entry among the probed (a neighbourhood
+   crowded by other clients): refused, never let in uncounted (a crowd
+   picked for it would hold any number of connections). *)
+let locked t z h w0 w1 k2 =
+  let mask = Limit_zone.mask z in
+  let total = ref 0 and mine = ref (-1) and free = ref (-1) in
+  for i = 0 to probe - 1 do
+    let e = (h + i) land mask in
+    let v = Limit_zone.get z e 3 in
+    if v = 0 then (if !free < 0 then free := e)
+    else if Limit_zone.get z e 0 = w0 && Limit_zone.get z e 1 = w1 && Limit_zone.get z e 2 = k2 then begin
+      total := !total + (v land m32);
+      if v land lnot m32 = t.tag then mine := e
+    end
+  done;
+  if !total >= t.per_client then -1
+  else if !mine >= 0 then begin
+    Limit_zone.set z !mine 3 (Limit_zone.get z !mine 3 + 1);
+    !mine
+  end
+  else if !free >= 0 then begin
+    let e = !free in
+    Limit_zone.set z e 0 w0;
+    Limit_zone.set z e 1 w1;
+    Limit_zone.set z e 2 k2;
+    Limit_zone.set z e 3 (t.tag lor 1);
+    e
+  end
+  else -1
+
 let acquire t ~slot addr =
   release t ~slot;
-  let e = find t addr ~claim:true in
+  let z = t.table.zone in
+  let w0 = Client_key.high addr and w1 = Client_key.middle addr and k2 = Client_key.low addr in
+  let h = Client_key.hash (Limit_zone.secret z) w0 w1 k2 land Limit_zone.mask z in
+  let stamp = Limit_zone.lock z ~now_ns:(Syscall.clock_monotonic_ns ()) in
+  let e = locked t z h w0 w1 k2 in
+  Limit_zone.unlock z stamp;
   if e < 0 then false
-  else if t.counts.(e) >= t.per_client then false
   else begin
-    t.counts.(e) <- t.counts.(e) + 1;
     t.held.(slot) <- e;
     true
   end
 
 let count t addr =
-  let e = find t addr ~claim:false in
-  if e < 0 then 0 else t.counts.(e)
+  let z = t.table.zone in
+  let w0 = Client_key.high addr and w1 = Client_key.middle addr and k2 = Client_key.low addr in
+  let h = Client_key.hash (Limit_zone.secret z) w0 w1 k2 land Limit_zone.mask z in
+  let n = ref 0 in
+  for i = 0 to probe - 1 do
+    let e = (h + i) land Limit_zone.mask z in
+    let v = Limit_zone.get z e 3 in
+    if v <> 0 && Limit_zone.get z e 0 = w0 && Limit_zone.get z e 1 = w1 && Limit_zone.get z e 2 = k2 then
+      n := !n + (v land m32)
+  done;
+  !n

@@ -330,11 +330,9 @@ val on_head : t -> (t -> unit) -> unit
     the handler's own fields: [f] adds fields with the
     header writers ({!status_code} tells the status). Head hooks run in
     the order they were registered. The answers the server writes itself
-    (a 408, a 413, the 500 for a failed handler) run it when they go
-    through [Ctx]: over HTTP/2 always, over HTTP/1.1 when an error
-    renderer is set ({!Errors}); the fixed HTTP/1.1 answers of a server
-    with none do not, and neither does an answer written after a head
-    that had already ended. An exception from [f] is logged
+    for a parsed request (a 408, a 413, the 500 for a failed handler) run
+    it too, over both protocols ({!Exchange} writes them through [Ctx]);
+    an answer written after a head that had already ended does not. An exception from [f] is logged
     and the response goes on without the fields [f] had not written yet
     (a header writer writes its whole field or nothing). On HEAD, 204 and
     304 it runs as for any head (fields stay; the body is dropped).
@@ -345,9 +343,8 @@ val on_complete : t -> (t -> unit) -> unit
     when its last byte was handed to the socket ({!completed} [true]), or
     when it ended otherwise ({!completed} [false]): the client left, the
     handler timeout, a reset stream, a write error, the worker shut down.
-    When the exchange completes it runs before the access-log line is
-    written; when it ends otherwise, after the line and after the
-    {!on_cancel} hooks. Completion hooks run innermost first (the reverse of their
+    It runs before the access-log line is written; when the exchange
+    ends otherwise, after the {!on_cancel} hooks (over both protocols). Completion hooks run innermost first (the reverse of their
     registration). During [f], {!status_code}, {!body_bytes_sent},
     {!elapsed_ns}, {!request_id}, {!route_pattern} describe the exchange;
     the request's spans are still valid, but [f] must not answer. An

@@ -2,19 +2,37 @@ open Httpz
 
 type auth = { realm : string; user_file : string }
 type rate = { per_second : float; burst : int }
-type config = { access : Address_rules.rule list; rate : rate option; auth : auth option }
+type key = Address | Header of string | Cookie of string | Site of string
+type zone = { name : string; key : key; entries : int; status : int }
+type config = { access : Address_rules.rule list; rate : rate option; auth : auth option; zone : zone }
 
-let none = { access = []; rate = None; auth = None }
+let default_zone = { name = ""; key = Address; entries = 16384; status = 429 }
+let none = { access = []; rate = None; auth = None; zone = default_zone }
 let is_none c = c.access = [] && c.rate = None && c.auth = None
+
+(* The key as read per request: made once, matched without allocation. *)
+type reader = By_address | By_header of string | By_cookie of string * Cookie.t | By_site of Bigstring.t
 
 type t = {
   rules : Address_rules.t;
   limit : Rate_limit.t option;
+  reader : reader;
+  status : Status.t;  (** over the rate *)
+  status_text : string;  (** its plain answer *)
   users : Basic_auth.t option;
+  zone : string;  (** its name in the error log's lines *)
   mutable wait : int;  (** seconds of the latest [Too_many] or [Unavailable] *)
 }
 
-let create ?(rate_entries = 16384) c =
+let key_name = function
+  | Address -> "$binary_remote_addr"
+  | Header h -> "$http_" ^ h
+  | Cookie n -> "$cookie_" ^ n
+  | Site _ -> "$server_name" (* one table for every site: the name is in each key *)
+
+let zone_id z = Printf.sprintf "%s %s" z.name (key_name z.key)
+
+let create ?rate_entries ?zones c =
   let ( let* ) = Result.bind in
   let* rules = Address_rules.compile c.access in
   let* limit =
@@ -25,7 +43,18 @@ let create ?(rate_entries = 16384) c =
           Error (Printf.sprintf "rate %g: must be a positive number of requests per second" r.per_second)
         else if r.burst < 1 then Error (Printf.sprintf "burst %d: must be at least 1" r.burst)
         else
-          match Rate_limit.create ~rate:r.per_second ~burst:r.burst ~entries:rate_entries with
+          let entries = match rate_entries with Some n -> n | None -> c.zone.entries in
+          (* A named zone is the same table for every limit naming it; an
+             unnamed one is this configuration's own. *)
+          let id =
+            if c.zone.name <> "" then zone_id c.zone
+            else Printf.sprintf " %g %d %s" r.per_second r.burst (key_name c.zone.key)
+          in
+          match
+            match zones with
+            | Some find -> Rate_limit.of_zone (find ~id ~entries) ~rate:r.per_second ~burst:r.burst
+            | None -> Rate_limit.create ~rate:r.per_second ~burst:r.burst ~entries
+          with
           | l -> Ok (Some l)
           | exception Httpz_sys.Entropy.Unavailable e ->
               Error ("the rate table's secret: " ^ Httpz_sys.Entropy.error_to_string e)
@@ -35,14 +64,55 @@ let create ?(rate_entries = 16384) c =
     | None -> Ok None
     | Some a -> Result.map Option.some (Basic_auth.load ~realm:a.realm a.user_file)
   in
-  Ok { rules; limit; users; wait = 1 }
+  let* status =
+    match Status.of_code c.zone.status with
+    | Some s when c.zone.status >= 400 && c.zone.status <= 599 -> Ok s
+    | _ -> Error (Printf.sprintf "status %d: give a 4xx or 5xx code" c.zone.status)
+  in
+  let reader =
+    match c.zone.key with
+    | Address -> By_address
+    | Header h -> By_header h
+    | Cookie n -> By_cookie (n, Cookie.create ())
+    | Site s -> By_site (Bigstring.of_string s)
+  in
+  let status_text = Printf.sprintf "%d %s\n" (Status.code status) (Status.reason status) in
+  Ok { rules; limit; reader; status; status_text; users; zone = (if c.zone.name = "" then "limit_req" else c.zone.name); wait = 1 }
 
 type verdict = Admit | Forbidden | Unauthorized | Too_many | Unavailable
 
-let judge t addr now_ns buf authorization =
-  if not (Address_rules.allowed t.rules addr) then Forbidden
-  else
-    let wait = match t.limit with None -> 0 | Some l -> Rate_limit.admit l addr ~now_ns in
+let addr_wait t addr now_ns =
+  match t.limit with
+  | None -> 0
+  | Some l -> (
+      match t.reader with
+      | By_address -> Rate_limit.admit l addr ~now_ns
+      | By_site s -> Rate_limit.admit_span l s ~off:0 ~len:(Bigstring.length s) ~now_ns
+      | By_header _ | By_cookie _ -> 0)
+
+(* A request without the key's header or cookie, or with it empty, is not
+   limited (nginx accounts no empty key). *)
+let request_wait t c now_ns =
+  match t.limit with
+  | None -> 0
+  | Some l -> (
+      match t.reader with
+      | By_address | By_site _ -> addr_wait t (Ctx.peer_ip c) now_ns
+      | By_header name ->
+          let req = Ctx.request c and buf = Ctx.buffer c in
+          let i = Request.find_string req buf name in
+          if i < 0 then 0
+          else
+            let v = Request.header_value req i in
+            if Span.len v = 0 then 0 else Rate_limit.admit_span l buf ~off:(Span.off v) ~len:(Span.len v) ~now_ns
+      | By_cookie (name, cursor) ->
+          let req = Ctx.request c and buf = Ctx.buffer c in
+          if not (Cookie.find_in_request cursor buf req name) then 0
+          else
+            let v = Cookie.value cursor in
+            if Span.len v = 0 then 0 else Rate_limit.admit_span l buf ~off:(Span.off v) ~len:(Span.len v) ~now_ns)
+
+let judge t wait buf authorization =
     if wait > 0 then begin
       t.wait <- wait;
       Too_many
@@ -59,7 +129,8 @@ let judge t addr now_ns buf authorization =
           | Basic_auth.Granted -> Admit
           | Missing | Refused -> Unauthorized)
 
-let decide t ~addr ~now_ns buf authorization = judge t addr now_ns buf authorization
+let decide t ~addr ~now_ns buf authorization =
+  if not (Address_rules.allowed t.rules addr) then Forbidden else judge t (addr_wait t addr now_ns) buf authorization
 let retry_after t = t.wait
 
 let check t c =
@@ -71,10 +142,16 @@ let check t c =
         let i = Request.find req Header_name.Authorization in
         if i >= 0 then Request.header_value req i else Span.empty
   in
-  let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
-  let v = judge t (Ctx.peer_ip c) now_ns buf authorization in
+  let addr = Ctx.peer_ip c in
+  let v =
+    if not (Address_rules.allowed t.rules addr) then Forbidden
+    else
+      let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
+      judge t (request_wait t c now_ns) buf authorization
+  in
+  (* The error log's line of a refusal, as nginx writes it (fail2ban). *)
   (match v with Admit | Unavailable -> () | Forbidden -> Refusal_log.forbidden c
-   | Too_many -> Refusal_log.limited c ~wait:t.wait ~zone:"limit_req" | Unauthorized -> Refusal_log.unauthorized c t.users);
+   | Too_many -> Refusal_log.limited c ~wait:t.wait ~zone:t.zone | Unauthorized -> Refusal_log.unauthorized c t.users);
   v
 
 (* At debug level only (a flood of refused requests must not flood the
@@ -102,7 +179,7 @@ let rendered t c v =
     match v with
     | Admit | Forbidden -> (Status.Forbidden, Status.reason Status.Forbidden)
     | Unauthorized -> (Status.Unauthorized, Status.reason Status.Unauthorized)
-    | Too_many -> (Status.Too_many_requests, Status.reason Status.Too_many_requests)
+    | Too_many -> (t.status, Status.reason t.status)
     | Unavailable -> (Status.Service_unavailable, "too many clients limited at once")
   in
   log_refusal c (Status.code status);
@@ -130,10 +207,10 @@ let refuse t c v =
         (match t.users with Some u -> Basic_auth.challenge u | None -> default_challenge);
       answer c "401 Unauthorized\n"
   | Too_many ->
-      log_refusal c 429;
-      Ctx.start c Status.Too_many_requests;
+      log_refusal c (Status.code t.status);
+      Ctx.start c t.status;
       Ctx.header_int c Header_name.Retry_after (max 1 t.wait);
-      answer c "429 Too Many Requests\n"
+      answer c t.status_text
   | Unavailable ->
       log_refusal c 503;
       Ctx.start c Status.Service_unavailable;

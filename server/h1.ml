@@ -52,7 +52,7 @@ let on_wire c = c.resp <> Idle && (c.sent > 0 || c.flushed || c.broken)
 let closed c =
   H2_session.closed c; (* HTTP/2 *)
   if c.mode = Websocket then Ws.closed c (* WebSocket *);
-  log_response c false;
+  Exchange.ended c ~complete:false;
   c.fd <- -1;
   next_gen c;
   c.wait <- Running;
@@ -120,50 +120,40 @@ let write_answer c status msg ~ctype ~parsed =
   c.state <- Writing;
   Write
 
-(* The application's error renderer ({!Errors}) answers for a request
-   whose head was parsed, written through Ctx as a handler's answer; the
-   connection still closes after it (the body may be unread). A renderer
-   that fails past its own fallback gets the fixed answer. *)
-let rendered_error c status msg =
-  reset_response c;
-  release_body c;
-  c.close <- true;
-  match Errors.answer (Ctx.of_conn c) status ~reason:msg with
-  | () ->
+(* A head that did not parse gets the fixed answer: there is no request to
+   show an application. The answer for a parsed one is the exchange's
+   (Exchange.error: cancel hooks, renderer, through Ctx). A response of
+   which bytes already left cannot be replaced: the connection closes,
+   and [closed] logs what the client got, cut. *)
+let rec respond_error c status msg ~parsed =
+  if parsed then exchange_step c (Exchange.error c status msg)
+  else if on_wire c then Close
+  else write_answer c status msg ~ctype:error_head ~parsed
+
+(* What the exchange's step is over HTTP/1.1. An answer of the server's
+   closes the connection after it; what the body held is not needed for
+   it. *)
+and exchange_step c (step : Exchange.step) =
+  match step with
+  | Send ->
+      if c.after <> Then_detach then c.after <- Then_next;
+      c.state <- Writing;
+      Write
+  | Send_piece ->
+      c.after <- Then_resume;
+      c.state <- Writing;
+      Write
+  | Wait -> Wait
+  | Send_error ->
+      release_body c;
       c.after <- Then_close;
       c.state <- Writing;
       Write
-  | exception e ->
-      Log.error "error answer %d failed: %s" (Status.code status) (Printexc.to_string e);
-      if on_wire c then Close else write_answer c status msg ~ctype:error_head ~parsed:true
-
-(* A response of which bytes already left cannot be replaced: the
-   connection closes, and [closed] logs what the client got, cut. A head
-   that did not parse gets the fixed answer: there is no request to show
-   an application. *)
-let respond_error c status msg ~parsed =
-  (* The server's answer, not the handler's (a body that timed out or was
-     too large while the handler waited for it): its cancel hooks run. *)
-  if c.resp <> Done then Slot.run_cancels c;
-  if on_wire c then Close
-  else if parsed && Errors.active None then rendered_error c status msg
-  else write_answer c status msg ~ctype:error_head ~parsed
+  | Bare -> write_answer c c.status (Status.reason c.status) ~ctype:error_head ~parsed:true
+  | Cut -> Close
+  | Next_piece | Read_body -> invalid_arg "H1: a body step outside a handler's run"
 
 let status_of_code n = Status.of_code_or ~default:Status.Bad_request n
-
-let internal_error c ~parsed =
-  respond_error c Status.Internal_server_error "Internal Server Error" ~parsed
-
-let html_head = "Content-Type: text/html; charset=utf-8\r\n"
-
-(* Development mode, to a client on this host: the exception and its
-   backtrace, in a write buffer large enough for them. *)
-let dev_error c e bt =
-  let page = Handler_failure.page e bt in
-  reset_response c;
-  take_out c;
-  grow_out c (String.length page + 1024);
-  write_answer c Status.Internal_server_error page ~ctype:html_head ~parsed:true
 
 (* {1 Writing} *)
 
@@ -244,68 +234,17 @@ let chunk_error c =
 
 (* {1 Requests} *)
 
-(* Runs the application and turns what it did into the next action. *)
-let rec answered c =
-  if c.wait = Resumed then begin
-    (* Its continuation is ready already: run it now. *)
-    c.wait <- Running;
-    run c.cont c
-  end
-  else if c.resp = Done then begin
-    c.wait <- Running;
-    if c.after <> Then_detach then c.after <- Then_next;
-    c.state <- Writing;
-    Write
-  end
-  else if c.wait = Flush_wanted then begin
-    c.wait <- Running;
-    c.after <- Then_resume;
-    c.state <- Writing;
-    Write
-  end
-  else if c.wait = Suspended then begin
-    c.wait <- Running;
-    c.state <- Handling;
-    set_timer c Handler_timer c.sh.handler_ticks;
-    Wait
-  end
-  else if c.wait = Piece_wanted then begin
-    c.wait <- Running;
-    stream_next c
-  end
-  else if c.resp = Idle && c.body = Body_wanted then read_wanted_body c
-  else begin
-    Handler_failure.incomplete c;
-    (* Part of it left: the client sees the connection close. *)
-    if on_wire c then Close else internal_error c ~parsed:true
-  end
-
-(* The handler (or a continuation) raised. After a complete response, the
-   response stands: a second answer ([Answered_twice]) or a late error is
-   only logged. Before, the client gets a 500, or, if part of the
-   response left already, a close; [closed] then logs the status that was
-   sent, cut. *)
-and handler_failed c e bt =
-  Handler_failure.log c e bt ~answered:(c.resp = Done);
-  if c.resp = Done then begin
-    c.wait <- Running;
-    answered c
-  end
-  else begin
-    if on_wire c then Close
-    else if c.sh.dev_errors && Handler_failure.loopback c then dev_error c e bt
-    else internal_error c ~parsed:true
-  end
-
-and run handler c =
+(* Runs the application (Exchange: the lifecycle HTTP/2 shares) and
+   turns what it did into the next action. *)
+let rec run handler c =
   take_out c;
-  c.state <- Handling;
-  match handler c with
-  | () -> answered c
-  | exception e ->
-      (* Now, before anything else can raise and replace it. *)
-      let bt = Printexc.get_raw_backtrace () in
-      handler_failed c e bt
+  step c (Exchange.run handler c)
+
+and step c (s : Exchange.step) =
+  match s with
+  | Next_piece -> stream_next c
+  | Read_body -> read_wanted_body c
+  | Send | Send_piece | Wait | Send_error | Bare | Cut -> exchange_step c s
 
 (* The handler asked for a body that is not all here: make room for it,
    send [100 Continue] if the client waits for one, and read it. *)
@@ -321,7 +260,8 @@ and read_wanted_body c =
     else if c.body_start - c.rpos + cl <= cap then begin
       (* It fits in the read buffer behind its head: read it there and
          hand the handler a span of [rbuf], with no copy. *)
-      if c.body_start + cl > cap && not (relocate_head c) then internal_error c ~parsed:false
+      if c.body_start + cl > cap && not (relocate_head c) then
+        respond_error c Status.Internal_server_error "Internal Server Error" ~parsed:false
       else begin
         c.body_off <- c.body_start;
         c.body_len <- cl;
@@ -724,14 +664,7 @@ let timeout c =
       if c.resp = Idle then
         respond_error c Status.Request_timeout (Status.reason Status.Request_timeout) ~parsed:true
       else Close
-  | Handling ->
-      (* The handler never answered: its continuations are dropped. *)
-      Log.warn "a handler did not answer within the handler timeout";
-      next_gen c;
-      if c.resp = Idle then
-        respond_error c Status.Service_unavailable (Status.reason Status.Service_unavailable)
-          ~parsed:true
-      else Close
+  | Handling -> exchange_step c (Exchange.handler_timeout c)
   | Writing | Lingering | Free -> Close
   end
 

@@ -13,8 +13,9 @@
 
     {2 Who writes the slot}
     This module, {!Slot} (its buffers and timers), {!Output} (the pending
-    output) and {!Ctx} (the handler's answer, through the protocol
-    {!H1_response}) are the only writers of a slot's fields; backends,
+    output), {!Exchange} (the handler's lifecycle) and {!Ctx} (the
+    handler's answer, through the protocol {!H1_response}) are the only
+    writers of a slot's fields; backends,
     transports and the loop read them and call these functions
     ([scripts/slot_writers.sh] counts the writers).
 
@@ -39,20 +40,24 @@
     [Read] with none held).
 
     {2 Failures and the access log}
+    The handler's lifecycle is {!Exchange}'s, shared with HTTP/2: this
+    module runs it ([Exchange.run]) and carries out the step it returns.
     A handler (or a continuation) that raises is logged ({!Log.msg}) with
     the request's method and target, the client's address and the
     backtrace when one was recorded. Before any byte of its response
     left, the client gets a 500 (in development mode, [sh.dev_errors], a
     page showing the exception to a client on the loopback; else through
-    the application's renderer when one is set, {!Errors}, as every error
-    answer for a parsed head is); after, the
-    connection closes. After a complete response, a second answer
-    ({!Slot.Answered_twice}) or a late exception is only logged: the first
-    response goes out intact.
+    the application's renderer when one is set, {!Errors}), written
+    through {!Ctx} as every error answer for a parsed head is, and the
+    connection closes after it; after, the connection closes at once.
+    After a complete response, a second answer ({!Slot.Answered_twice}) or
+    a late exception is only logged: the first response goes out intact.
 
     Each response is logged once ([sh.hooks.log]), when it is over: in
     {!written} when its last byte was handed to the socket, or in
-    {!closed} when the connection closed first (cut). The line holds
+    {!closed} when the connection closed first (cut: [Exchange.ended],
+    which runs the cancel hooks of a handler that had not answered in
+    full first). The line holds
     what the client got: the status sent, the body bytes that left, the
     time to that moment.
 
@@ -163,4 +168,6 @@ val idle : Slot.t -> bool
 val respond_error : Slot.t -> Httpz.Status.t -> string -> parsed:bool -> action
 (** Replaces a response of which nothing left yet with a short text
     error answer and closes after it; answers [Close] when part of the
-    response left already (it cannot be replaced). *)
+    response left already (it cannot be replaced). For a parsed head
+    ([parsed]) it is [Exchange.error] (cancel hooks, {!Errors}, through
+    {!Ctx}); for one that did not parse, a fixed answer. *)

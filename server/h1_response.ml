@@ -19,9 +19,11 @@ let transfer_chunked = "Transfer-Encoding: chunked\r\n"
 
 (* The connection stays open after this response only if nothing forbids
    it: a body the handler did not ask for is not read, so the connection
-   closes after this response instead (and lingers to drain it). *)
+   closes after this response instead (and lingers to drain it). Its last
+   request by [keepalive_requests], and any while draining, close it too
+   ([last_request]: one comparison for both). *)
 let closes_after c =
-  c.close || c.sh.draining
+  c.close || c.served >= c.sh.last_request
   || (match c.body with
       | Body_unread | Body_wanted | Body_streaming -> true
       | No_body | Body_ready | Body_streamed -> false)

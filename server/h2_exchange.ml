@@ -115,86 +115,26 @@ let account h2c x =
   let n = C.data_sent h2c ~stream:x.h2s.stream in
   if n >= 0 then x.sent <- n
 
-let rec run h x =
-  x.state <- Handling;
-  match h x with
-  | () -> answered x
-  | exception e ->
-      let bt = Printexc.get_raw_backtrace () in
-      failed x e bt
+(* The lifecycle is HTTP/1.1's (Exchange); here what each step is on a
+   stream. *)
+let rec run h x = step x (Exchange.run h x)
 
-and answered x =
-  if x.wait = Resumed then begin
-    x.wait <- Running;
-    run x.cont x
-  end
-  else if x.resp = Done then begin
-    x.wait <- Running;
-    writing x;
-    queue_rest x
-  end
-  else if x.wait = Flush_wanted then begin
-    x.wait <- Running;
-    writing x;
-    queue_piece x
-  end
-  else if x.wait = Suspended then begin
-    x.wait <- Running;
-    x.state <- Handling;
-    set_timer x Handler_timer x.sh.handler_ticks
-  end
-  else if x.wait = Piece_wanted then begin
-    x.wait <- Running;
-    stream_next x
-  end
-  else if x.resp = Idle && x.body = Body_wanted then wanted x
-  else begin
-    Handler_failure.incomplete x;
-    answer_error x Status.Internal_server_error
-  end
+and step x (s : Exchange.step) =
+  match s with
+  | Send | Send_error ->
+      writing x;
+      queue_rest x
+  | Send_piece ->
+      writing x;
+      queue_piece x
+  | Wait -> ()
+  | Next_piece -> stream_next x
+  | Read_body -> wanted x
+  | Bare | Cut -> reset x H2_error.Internal_error
 
-and failed x e bt =
-  Handler_failure.log x e bt ~answered:(x.resp = Done);
-  if x.resp = Done then begin
-    x.wait <- Running;
-    answered x
-  end
-  else if (x.resp = Idle || x.resp = Head) && Handler_failure.wants_page x then begin
-    (* dev_errors: the page H1 shows, written through Ctx. *)
-    x.wait <- Running;
-    writing x;
-    Handler_failure.write_page x e bt;
-    queue_rest x
-  end
-  else answer_error x Status.Internal_server_error
-
-(* A short error answer while no HEADERS left; a reset after. *)
-and answer_error x status =
-  (* The server's answer, not the handler's: its cancel hooks run. *)
-  if x.resp <> Done then run_cancels x;
-  x.wait <- Running;
-  writing x;
-  if (x.resp = Idle || x.resp = Head) && Errors.active None then begin
-    (* The application's error renderer; one that fails past its own
-       fallback resets the stream. *)
-    reset_response x;
-    x.unlogged <- Unlogged_request;
-    match Errors.answer (Ctx.of_conn x) status ~reason:(Status.reason status) with
-    | () -> queue_rest x
-    | exception e ->
-        Log.error "error answer %d failed: %s" (Status.code status) (Printexc.to_string e);
-        reset x H2_error.Internal_error
-  end
-  else if x.resp = Idle || x.resp = Head then begin
-    reset_response x;
-    x.unlogged <- Unlogged_request;
-    let cx = Ctx.of_conn x in
-    Ctx.start cx status;
-    Ctx.header cx Header_name.Content_type error_head;
-    Ctx.body_string cx (Status.reason status ^ "\n");
-    queue_rest x
-  end
-  else reset x H2_error.Internal_error
+(* The server's answer (413, 408): through the exchange's rules, as over
+   HTTP/1.1; a reset once its HEADERS left. *)
+and answer_error x status = step x (Exchange.error x status (Status.reason status))
 
 and reset x code =
   if x.resp <> Done then run_cancels x;
@@ -593,13 +533,13 @@ let no_cont : Slot.t -> unit = ignore
 (* The exchange at index [i] of its session is over (answered, reset, or
    its connection closed): logged, its stream closed if it is not, and
    the slot back in the pool holding nothing. *)
-let finish s i ~complete =
+let[@inline] finish s i ~complete =
   let x = s.streams.(i) in
   let c = s.conn in
   (* A complete response's log line counts its whole body. *)
   if not complete then account s.h2c x;
   if x.h2s.whole_credited lor x.h2s.conn_debt <> 0 then release_whole s x;
-  log_response x complete;
+  Exchange.ended x ~complete;
   (* Cut short: the stream is reset. Answered while the client still
      sends: nothing yet (its frames may still be on their way, a
      WINDOW_UPDATE among them, or DATA whose length the stream's
@@ -701,10 +641,7 @@ let expire s =
       let x = s.streams.(i) in
       clear_timer x;
       match x.state with
-      | Handling ->
-          Log.warn "a handler did not answer within the handler timeout (HTTP/2 stream %d)" x.h2s.stream;
-          next_gen x;
-          answer_error x Status.Service_unavailable
+      | Handling -> step x (Exchange.handler_timeout x)
       | Reading_body when x.h2s.conn_debt > 0 ->
           (* Its bytes wait for credit we withheld (the whole-body budget),
              not for the client: the clock starts again. *)

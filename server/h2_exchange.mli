@@ -47,10 +47,18 @@
     The body bytes that left are counted per stream
     ([H2_connection.data_sent]) for the log line of a response cut short.
 
+    {b The handler} runs through {!Exchange}, the lifecycle HTTP/1.1
+    shares (failures, the development page, error answers, the handler
+    timeout); this module carries out its steps on the stream: a complete
+    answer or the server's own is queued ({!H2_response.queue_rest}), a
+    response that cannot be completed is reset (INTERNAL_ERROR).
+
     {b Ending early.} RST_STREAM from the client, a connection that closes
-    ({!cancel}, {!cancel_all}): the request's [cancels] run and its
-    continuations are dropped ([gen] changes), as for an HTTP/1.1
-    connection that closes; a response begun is logged as cut.
+    ({!cancel}, {!cancel_all}): as for an HTTP/1.1 connection that closes
+    ([Exchange.ended]), the request's [cancels] run (unless it was
+    answered in full), then its completion hooks and its log line (cut:
+    the status begun, the body bytes that left), and its continuations
+    are dropped ([gen] changes).
 
     {b Allocation.} None per stream once the pools hold what one needs
     (test/h2server); an exchange slot is created when the pool is empty. *)

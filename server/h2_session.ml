@@ -225,7 +225,10 @@ let fill c s =
   c.out_sent <- 0;
   Gather.reset c.gather;
   X.settle s;
-  if c.sh.draining then C.shutdown s.h2c;
+  (* Draining, or the connection carried its [keepalive_requests]
+     streams ([last_request]: -1 while draining): GOAWAY, the open
+     streams finish. *)
+  if c.served > c.sh.last_request then C.shutdown s.h2c;
   if C.wants_output s.h2c then begin
     take_out c;
     if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then begin

@@ -1,7 +1,8 @@
 (** What the server says when a handler fails: the operator's log line
     and, in development mode, the 500 page.
 
-    Used by {!H1} and {!H2_exchange} on their error paths only: everything here allocates
+    Used by {!Exchange} (the lifecycle {!H1} and {!H2_exchange} share)
+    on its error paths only: everything here allocates
     (strings, a [getpeername]) and none of it runs for a request that is
     answered normally. The request's spans are read from the slot's read
     buffer, which holds the head until the response is over. *)
@@ -60,6 +61,7 @@ val write_page : Slot.t -> exn -> Printexc.raw_backtrace -> unit
     whichever protocol [c] speaks: it is written through {!Ctx}, so it
     serves an HTTP/1.1 connection and an HTTP/2 stream alike. Any head
     already started is dropped first: call it only while none of the
-    response has left (over HTTP/2: [resp] is [Idle] or [Head], as for
-    [H2_exchange.answer_error]). Afterwards [resp = Done]; the caller
-    sends it as any complete response. *)
+    response has left ([not (Exchange.committed c)]). Afterwards
+    [resp = Done]; the caller sends it as the server's answer (over
+    HTTP/1.1 the connection closes after it: set [close] first for the
+    [Connection: close] field). *)

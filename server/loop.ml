@@ -107,15 +107,15 @@ let turn l =
 let create p ~listeners ~signal_fd =
   let epfd = Syscall.epoll_create () in
   if epfd < 0 then failwith ("epoll_create: " ^ Syscall.error_message epfd);
-  let nslots = p.W.max_connections + W.spare_slots in
+  let nslots = p.W.config.max_connections + W.spare_slots in
   let signal_token = nslots + Array.length listeners in
   let reactor =
-    Reactor.create ~epfd ~base_token:(signal_token + 1) ~threads:p.offload_threads ~queue:p.offload_queue
+    Reactor.create ~epfd ~base_token:(signal_token + 1) ~threads:p.config.offload_threads ~queue:p.config.offload_queue
   in
   let w = W.create p ~listeners ~signal_fd ~reactor in
   let e = Epoll_io.create w epfd in
   let u =
-    match p.io with
+    match p.config.io with
     | Epoll -> None
     | Uring -> (
         match Uring_io.create w e with

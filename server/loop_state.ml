@@ -6,35 +6,34 @@
 
 open Slot
 
-type io = Epoll | Uring
+type io = Config.io = Epoll | Uring
 
 type params = {
-  io : io;
+  config : Config.t;
   alone : bool;
-  max_connections : int;
-  conn_limit : int;
-  read_buffer : int;
-  write_buffer : int;
-  max_body : int;
-  header_timeout_ms : int;
-  idle_timeout_ms : int;
-  body_timeout_ms : int;
-  write_timeout_ms : int;
-  handler_timeout_ms : int;
-  grace_ms : int;
-  offload_threads : int;
-  offload_queue : int;
-  stats : string option;
   totals : Totals.t option;
   log_fd : int;
-  log_path : string option;
-  log_format : Access_log.format;
-  headers : string;
-  server_name : string;
-  dev_errors : bool;
-  errors : Errors.t option;
-  http2 : bool;
 }
+
+(* Milliseconds of a duration, at least 1 (a timeout of 0 would never
+   wait). *)
+let ms s = if s <= 0. then 1 else int_of_float (Float.ceil (s *. 1000.))
+
+let grace_ns p = if p.config.grace_period <= 0. then 0 else ms p.config.grace_period * 1_000_000
+
+let shared (c : Config.t) ~listener_headers ~keep =
+  let sh =
+    Slot.create_shared ~server_name:c.server_name ~read_buffer:c.read_buffer ~write_buffer:c.write_buffer
+      ~max_body:c.max_body ~header_ms:(ms c.header_timeout) ~idle_ms:(ms c.idle_timeout)
+      ~body_ms:(ms c.body_timeout) ~write_ms:(ms c.write_timeout) ~handler_ms:(ms c.handler_timeout)
+      ~headers:(String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") c.headers))
+      ~listener_headers ~keep
+  in
+  sh.dev_errors <- c.dev_errors;
+  (* HTTP/2 frames must fit the read buffer. *)
+  sh.http2 <- c.http2 && c.read_buffer >= H2_session.min_read_buffer;
+  sh.last_request <- (if c.keepalive_requests > 0 then c.keepalive_requests - 1 else max_int);
+  sh
 
 type front = With_stats | Bare | Status_only
 
@@ -282,10 +281,10 @@ let counted w app c =
 (* What a new request runs, per listener: the application, counted, with
    the stats handler in front when configured. Built once. *)
 let entry w front app =
-  match (front, w.p.stats) with
+  match (front, w.p.config.stats) with
   | Status_only, _ -> Stats.status_handler ~report:(report w)
   | Bare, _ | With_stats, None -> counted w app
-  | With_stats, Some credentials -> Stats.handler ~credentials ~report:(report w) ~app:(counted w app)
+  | With_stats, Some token -> Stats.handler ~credentials:("Bearer " ^ token) ~report:(report w) ~app:(counted w app)
 
 let front w c = w.entries.(c.listener) (Ctx.of_conn c)
 
@@ -342,7 +341,7 @@ let may_accept w = w.nfree > 0
    long); only then does one cost an idle connection. [true] while new
    clients should wait. *)
 let must_wait w =
-  if w.active - w.closing < w.p.max_connections then begin
+  if w.active - w.closing < w.p.config.max_connections then begin
     w.full_since_ns <- 0;
     w.refusing <- false;
     false
@@ -368,17 +367,17 @@ let pause_accepts w =
    with none free, closing one more idle connection gives no slot now, so
    none is closed; the callers wait for a slot before accepting,
    {!may_accept}.) *)
-let at_limit w = w.active - w.closing >= w.p.max_connections
+let at_limit w = w.active - w.closing >= w.p.config.max_connections
 
 let admit w =
-  if w.active - w.closing < w.p.max_connections && w.nfree > 0 then true
+  if w.active - w.closing < w.p.config.max_connections && w.nfree > 0 then true
   else if w.nfree > 0 && evict w then true
   else begin
     w.refused <- w.refused + 1;
     if not w.refusing then begin
       w.refusing <- true;
       Log.warn "connection limit (%d) reached with no idle connection to close: refusing new clients"
-        w.p.max_connections
+        w.p.config.max_connections
     end;
     false
   end
@@ -433,8 +432,9 @@ let start_drain w =
     w.final_requests <- w.requests;
     w.draining <- true;
     w.sh.draining <- true;
+    w.sh.last_request <- -1;
     w.drain_deadline_ns <-
-      (if w.retired && not w.hurried then max_int else w.now_ns + (w.p.grace_ms * 1_000_000));
+      (if w.retired && not w.hurried then max_int else w.now_ns + grace_ns w.p);
     true
   end
 
@@ -498,8 +498,8 @@ let reload w =
   (match Log.reopen () with
    | Ok () -> ()
    | Error msg -> Log.warn "SIGHUP: reopening the error log: %s (keeping the old one)" msg);
-  (match w.p.log_path with
-   | None -> ()
+  (match w.p.config.access_log with
+   | None | Some "-" -> ()
    | Some path -> (
        Access_log.flush w.log;
        match Access_log.reopen w.log path with
@@ -531,7 +531,7 @@ let read_signals w =
         w.hurried <- true;
         (* Retired before: the grace period starts now. *)
         if w.draining then
-          w.drain_deadline_ns <- min w.drain_deadline_ns (w.now_ns + (w.p.grace_ms * 1_000_000))
+          w.drain_deadline_ns <- min w.drain_deadline_ns (w.now_ns + grace_ns w.p)
       end
       else if s = Sys.sigquit then begin
         stop := true;
@@ -572,15 +572,12 @@ let end_of_turn w ~on_timeout =
 (* {1 Creation and exit} *)
 
 let create p ~listeners ~signal_fd ~reactor =
-  let n = p.max_connections + spare_slots in
+  let c = p.config in
+  let n = c.max_connections + spare_slots in
   if Array.length listeners = 0 then invalid_arg "Loop.run: no listening socket";
   let sh =
-    Slot.create_shared ~server_name:p.server_name ~read_buffer:p.read_buffer
-      ~write_buffer:p.write_buffer ~max_body:p.max_body ~header_ms:p.header_timeout_ms
-      ~idle_ms:p.idle_timeout_ms ~body_ms:p.body_timeout_ms ~write_ms:p.write_timeout_ms
-      ~handler_ms:p.handler_timeout_ms ~headers:p.headers
-      ~listener_headers:(Array.map (fun (l : listener) -> l.headers) listeners)
-      ~keep:(min pool_keep p.max_connections)
+    shared c ~listener_headers:(Array.map (fun (l : listener) -> l.headers) listeners)
+      ~keep:(min pool_keep c.max_connections)
   in
   let dummy = Slot.create sh ~slot:(-1) ~peer:false in
   let now_ns = Syscall.clock_monotonic_ns () in
@@ -588,8 +585,7 @@ let create p ~listeners ~signal_fd ~reactor =
     (* Enough buckets that no timeout wraps around the wheel. *)
     let longest =
       List.fold_left max (H1.linger_ticks * tick_ms)
-        [ p.header_timeout_ms; p.idle_timeout_ms; p.body_timeout_ms; p.write_timeout_ms;
-          p.handler_timeout_ms ]
+        (List.map ms [ c.header_timeout; c.idle_timeout; c.body_timeout; c.write_timeout; c.handler_timeout ])
     in
     (longest / tick_ms) + 2
   in
@@ -610,8 +606,8 @@ let create p ~listeners ~signal_fd ~reactor =
       active = 0;
       wheel = Timer_wheel.create ~ids:n ~size:(min wheel_size 65536) ~now:(now_ns / tick_ns);
       sh;
-      log = Access_log.create ~fd:p.log_fd ~format:p.log_format;
-      per_client = (if p.conn_limit > 0 then Some (Conn_limit.create ~per_client:p.conn_limit ~slots:n) else None);
+      log = Access_log.create ~fd:p.log_fd ~format:c.log_format;
+      per_client = (if c.conn_limit > 0 then Some (Conn_limit.create ~per_client:c.conn_limit ~slots:n) else None);
       limited = 0;
       totals = (match p.totals with Some t -> t | None -> Totals.create ~rows:1);
       row = -1;
@@ -627,7 +623,7 @@ let create p ~listeners ~signal_fd ~reactor =
       refusing = false;
       closing = 0;
       full_since_ns = 0;
-      backend = p.io;
+      backend = c.io;
       close = ignore;
       start_conn = (fun _ _ -> ());
       resume_accept = ignore;
@@ -662,13 +658,11 @@ let create p ~listeners ~signal_fd ~reactor =
   sh.hooks.handler <- front w;
   sh.hooks.app <- app w;
   sh.hooks.log <- log_access w;
-  sh.dev_errors <- p.dev_errors;
   (* One loop per worker process: the renderer is the process's. *)
-  Errors.set p.errors;
-  sh.http2 <- p.http2;
+  Errors.set c.errors;
   (* Development mode shows backtraces: record them (costly only when an
      exception is raised). *)
-  if p.dev_errors then Printexc.record_backtrace true;
+  if c.dev_errors then Printexc.record_backtrace true;
   sh.hooks.flush <- Transport.write_now;
   w
 

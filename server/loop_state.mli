@@ -28,41 +28,26 @@
     {2 Allocation}
     None on the request path. *)
 
-type io = Epoll | Uring
+type io = Config.io = Epoll | Uring
 
 type params = {
-  io : io;  (** the backend asked for *)
+  config : Config.t;
+      (** the worker's settings, with its limits ({!Config.with_limits}):
+          read from here, never copied *)
   alone : bool;  (** no other worker accepts on the same sockets *)
-  max_connections : int;
-  conn_limit : int;  (** connections per client address; [0]: no limit *)
-  read_buffer : int;
-  write_buffer : int;
-  max_body : int;
-  header_timeout_ms : int;
-  idle_timeout_ms : int;
-  body_timeout_ms : int;
-  write_timeout_ms : int;
-  handler_timeout_ms : int;
-  grace_ms : int;
-  offload_threads : int;  (** threads of the reactor's offload pool *)
-  offload_queue : int;  (** jobs that may wait for one ([0]: 64 per thread) *)
-  stats : string option;  (** the token of [/__httpz/stats] ({!Server.config}) *)
   totals : Totals.t option;
       (** the counters of every worker, made before they forked; [None]:
           this worker's alone *)
   log_fd : int;  (** access log fd, [-1] for none *)
-  log_path : string option;  (** reopened on SIGHUP (logrotate) *)
-  log_format : Access_log.format;
-  headers : string;  (** ["Name: value\r\n"]s added to every response *)
-  server_name : string;
-  dev_errors : bool;
-      (** {!Server.config}[.dev_errors]: a handler's exception shown on the
-          500 page to a client on the loopback; backtraces recorded *)
-  errors : Errors.t option;
-      (** {!Server.config}[.errors]: installed as the process's renderer
-          ({!Errors.set}) when the worker's state is made *)
-  http2 : bool;  (** speak HTTP/2 (ALPN h2, h2c prior knowledge) *)
 }
+
+val shared : Config.t -> listener_headers:string array -> keep:int -> Slot.shared
+(** [shared config ~listener_headers ~keep]: the per-worker state every
+    connection sees ({!Slot.create_shared}), from [config]: its sizes,
+    timeouts (in timer ticks) and header lines, HTTP/2 when [config.http2]
+    and the read buffer holds a frame ({!H2_session.min_read_buffer}),
+    development mode, [keepalive_requests] (as [last_request]). What {!create} and
+    {!Testing.create} build. Allocates. *)
 
 (** What runs in front of a listener's handler: the stats endpoint
     behind its token (when [stats] is set), nothing (a redirect port), or
@@ -137,7 +122,7 @@ type t = {
   mutable retired : bool;
       (** SIGQUIT (the supervisor retiring this worker at a reload): drain
           with no deadline *)
-  mutable hurried : bool;  (** SIGTERM or SIGINT: drain within [grace_ms] *)
+  mutable hurried : bool;  (** SIGTERM or SIGINT: drain within [config.grace_period] *)
   mutable stop : bool;
   mutable log_flushed_s : int;
   mutable requests : int;

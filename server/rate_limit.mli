@@ -24,26 +24,40 @@
     built offline.
 
     {b Keys.} An IPv4 client is its address; an IPv6 client is its /64
-    (a host owns a /64 and picks addresses in it at will).
+    (a host owns a /64 and picks addresses in it at will). A string key
+    (a header's or a cookie's value, a site's name: {!admit_span}) is a
+    64-bit fingerprint keyed by the zone's secret, and its length.
 
-    {b Per worker.} Each worker has its own table, state of its own
-    connections; a keep-alive client stays on one worker, so it sees the
-    configured rate; a client that opens a new connection per request
-    may reach every worker and get up to [workers] times the rate.
+    {b Shared by the workers.} The table is a {!Limit_zone}: memory
+    shared by every process forked after it is made, each request
+    counted under the zone's lock. Made before the workers fork (as
+    {!Guard.create} is), it limits a client once for the whole server,
+    whichever worker its connections reach (before, each worker counted
+    alone and a client with a new connection per request got up to
+    [workers] times the rate). Several limits may count in one zone
+    ({!of_zone}, nginx's [limit_req zone=NAME] in several locations),
+    each with its own rate and burst against the client's one entry.
 
-    Not thread-safe: one per worker loop. Creation allocates; {!admit}
-    does not. *)
+    Creation allocates; {!admit} does not. *)
 
 type t
 
 val create : rate:float -> burst:int -> entries:int -> t
 (** [create ~rate ~burst ~entries]: [rate] requests per second ([> 0]),
     [burst] requests at once ([>= 1]), in a table of [entries] (rounded up
-    to a power of two, at least 16; 40 bytes each), placed by a fresh
+    to a power of two, at least 16; 32 bytes each, in a new
+    {!Limit_zone}), placed by a fresh
     {!Client_key.secret}.
     @raise Invalid_argument on a bound out of range.
     @raise Httpz_sys.Entropy.Unavailable when the kernel gives no random
     bytes. *)
+
+val of_zone : Limit_zone.t -> rate:float -> burst:int -> t
+(** [of_zone zone ~rate ~burst] counts in [zone] (shared with every other
+    limit made of it).
+    @raise Invalid_argument on a bound out of range. *)
+
+val zone : t -> Limit_zone.t
 
 val create_keyed : secret:Client_key.secret -> rate:float -> burst:int -> entries:int -> t
 (** [create_keyed ~secret ...] is {!create} placed by [secret]: for tests
@@ -56,6 +70,16 @@ val admit : t -> Bytes.t -> now_ns:int -> int
     seconds until it may; [-n < 0] when the table has no room for it:
     the whole seconds ([n >= 1]) until an entry it may take expires.
     Nothing is counted for a refusal. Does not allocate. *)
+
+val admit_words : t -> int -> int -> int -> now_ns:int -> int
+(** [admit_words t k0 k1 k2 ~now_ns] is {!admit} for the client keyed by
+    those three words ({!Client_key.high}, {!Client_key.middle},
+    {!Client_key.low} of an address, or any key made the same way for
+    every request of one client). Does not allocate. *)
+
+val admit_span : t -> Httpz.Bigstring.t -> off:int -> len:int -> now_ns:int -> int
+(** [admit_span t buf ~off ~len ~now_ns] is {!admit} for the client keyed
+    by those bytes (a header's value, a cookie's). Does not allocate. *)
 
 val entries : t -> int
 (** The table's size. *)

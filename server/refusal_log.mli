@@ -16,7 +16,8 @@
     line and [Host] escaped as nginx does ([\xHH]). [*CONNECTION] is the
     connection's slot number in its worker. The rate limit's [excess] is
     the seconds the client must wait (there is no excess count in
-    httpz's limiter); its zone is ["limit_req"].
+    httpz's limiter); the zone is the [limit_req_zone]'s name
+    (["limit_req"] for a limit without a named zone).
 
     Written at level [error] (so, by default), each by one [write(2)]
     on the error log, without allocating: a flood of refusals costs a

@@ -2,57 +2,14 @@
    (Listeners), then serves in this process or under a Supervisor; plus
    what both need: the TLS context, the access log, reloads. *)
 
-type tls = Config.tls = {
-  cert_file : string;
-  key_file : string;
-  hsts : int option;
-  redirect_http : (string * int) list;
-  listen_plain : (string * int) list;
-  ticket_period : int;
-  sni : (string list * string * string) list;
-}
+type tls = Config.tls
 
 type io = Config.io = Epoll | Uring
 
-type config = Config.t = {
-  io : io;
-  host : string;
-  port : int;
-  listen : (string * int) list;
-  listen_fds : int list;
-  workers : int;
-  max_connections : int;
-  backlog : int;
-  read_buffer : int;
-  write_buffer : int;
-  max_body : int;
-  header_timeout : float;
-  idle_timeout : float;
-  body_timeout : float;
-  write_timeout : float;
-  handler_timeout : float;
-  offload_threads : int;
-  offload_queue : int;
-  grace_period : float;
-  send_lowat : int;
-  defer_accept : bool;
-  stats : string option;
-  stats_listen : (string * int) list;
-  conn_limit : int;
-  tls : tls option;
-  access_log : string option;
-  log_format : Access_log.format;
-  error_log : string option;
-  log_level : Log.level;
-  headers : (string * string) list;
-  user : string option;
-  server_name : string;
-  root : string option;
-  on_listen : int -> unit;
-  dev_errors : bool;
-  errors : Errors.t option;
-  http2 : bool;
-}
+type config = Config.t
+
+(* The record's fields, from the one place that declares them. *)
+open Config
 
 let tls = Config.tls
 let cpu_count = Config.cpu_count
@@ -66,36 +23,7 @@ let check c = Config.check c
 
 (* {1 What a worker runs} *)
 
-let ms s = if s <= 0. then 1 else int_of_float (Float.ceil (s *. 1000.))
-
-let params c ~log_fd ~totals =
-  {
-    Loop_state.io = c.io;
-    alone = c.workers = 1;
-    max_connections = c.max_connections;
-    conn_limit = c.conn_limit;
-    read_buffer = c.read_buffer;
-    write_buffer = c.write_buffer;
-    max_body = c.max_body;
-    header_timeout_ms = ms c.header_timeout;
-    idle_timeout_ms = ms c.idle_timeout;
-    body_timeout_ms = ms c.body_timeout;
-    write_timeout_ms = ms c.write_timeout;
-    handler_timeout_ms = ms c.handler_timeout;
-    grace_ms = (if c.grace_period <= 0. then 0 else ms c.grace_period);
-    offload_threads = c.offload_threads;
-    offload_queue = c.offload_queue;
-    stats = Option.map (fun token -> "Bearer " ^ token) c.stats;
-    totals;
-    log_fd;
-    log_path = (match c.access_log with Some "-" | None -> None | Some p -> Some p);
-    log_format = c.log_format;
-    headers = String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") c.headers);
-    server_name = c.server_name;
-    dev_errors = c.dev_errors;
-    errors = c.errors;
-    http2 = c.http2 && c.read_buffer >= H2_session.min_read_buffer;
-  }
+let params c ~log_fd ~totals = { Loop_state.config = c; alone = c.workers = 1; totals; log_fd }
 
 (* The worker's listeners: [lfds] are the sockets of [Config.endpoints c],
    in order; [tls] the server's TLS, loaded before the workers forked. *)
@@ -286,6 +214,13 @@ let reconfigure_with f ~started cur =
       Error "the listening addresses changed: they take a restart"
     else if c.workers <> started.workers then Error "workers changed: that takes a restart"
     else if c.user <> started.user then Error "user changed: that takes a restart"
+    (* Options of the listening sockets, which a reload keeps: a change
+       would silently not apply. *)
+    else if c.backlog <> started.backlog then Error "backlog changed: the listening sockets keep theirs, that takes a restart"
+    else if c.send_lowat <> started.send_lowat then
+      Error "send_lowat changed: the listening sockets keep theirs, that takes a restart"
+    else if c.defer_accept <> started.defer_accept then
+      Error "defer_accept changed: the listening sockets keep theirs, that takes a restart"
     else
       let c = { c with listen = old.cfg.listen; host = old.cfg.host; port = old.cfg.port; tls =
                   (match c.tls, old.cfg.tls with

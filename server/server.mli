@@ -129,15 +129,7 @@
     The request never reaches the handler. *)
 
 
-type tls = Config.tls = {
-  cert_file : string;
-  key_file : string;
-  hsts : int option;
-  redirect_http : (string * int) list;
-  listen_plain : (string * int) list;
-  ticket_period : int;
-  sni : (string list * string * string) list;
-}
+type tls = Config.tls
 (** HTTPS: {!Config.tls}, where each field is documented. *)
 
 val tls : cert_file:string -> key_file:string -> tls
@@ -145,45 +137,7 @@ val tls : cert_file:string -> key_file:string -> tls
 
 type io = Config.io = Epoll | Uring  (** {!Config.io} *)
 
-type config = Config.t = {
-  io : io;
-  host : string;
-  port : int;
-  listen : (string * int) list;
-  listen_fds : int list;
-  workers : int;
-  max_connections : int;
-  backlog : int;
-  read_buffer : int;
-  write_buffer : int;
-  max_body : int;
-  header_timeout : float;
-  idle_timeout : float;
-  body_timeout : float;
-  write_timeout : float;
-  handler_timeout : float;
-  offload_threads : int;
-  offload_queue : int;
-  grace_period : float;
-  send_lowat : int;
-  defer_accept : bool;
-  stats : string option;
-  stats_listen : (string * int) list;
-  conn_limit : int;
-  tls : tls option;
-  access_log : string option;
-  log_format : Access_log.format;
-  error_log : string option;
-  log_level : Log.level;
-  headers : (string * string) list;
-  user : string option;
-  server_name : string;
-  root : string option;
-  on_listen : int -> unit;
-  dev_errors : bool;
-  errors : Errors.t option;
-  http2 : bool;
-}
+type config = Config.t
 (** The server's settings: {!Config.t}, where each field and its default
     is documented. *)
 
@@ -270,7 +224,8 @@ val run_reloading :
     [reconfigure], a configuration {!Config.check} refuses, a certificate
     that does not load) the line is logged and nothing changes. Changes
     that would take closing a socket or other ids are refused the same
-    way: the listening addresses and their roles, [workers] and [user]
-    take a restart. [release] frees what [handler] holds, called in the
+    way: the listening addresses and their roles, the options of the
+    listening sockets ([backlog], [send_lowat], [defer_accept]), [workers]
+    and [user] take a restart. [release] frees what [handler] holds, called in the
     supervisor once the handler is replaced (or at exit); the workers keep
     their own copies. *)

@@ -57,6 +57,7 @@ and shared = {
   mutable http2 : bool;
       (** HTTP/2 is on: ALPN "h2" and the h2c preface turn a connection
           into one ({!H2_session}) *)
+  mutable last_request : int;  (** [max_int]: no limit; [-1]: draining *)
   h2_free : h2 Stack.t;  (** HTTP/2 sessions not in use, for the next h2 connection *)
   mutable exchanges_free : t array;
   mutable nexchanges_free : int;  (** exchange slots not in use (HTTP/2 streams) *)
@@ -291,6 +292,7 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     hooks =
       { handler = nop; app = nop; log = (fun _ _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
     http2 = true;
+    last_request = max_int;
     h2_free = Stack.create ();
     exchanges_free = [||];
     nexchanges_free = 0;

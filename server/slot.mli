@@ -122,6 +122,13 @@ and shared = {
   mutable http2 : bool;
       (** HTTP/2 is on: ALPN "h2" and the h2c preface turn a connection
           into one ({!H2_session}) *)
+  mutable last_request : int;
+      (** the [served] count of a connection's last request:
+          [keepalive_requests - 1] ({!Config.t.keepalive_requests}),
+          [max_int] without a limit, [-1] once [draining] (every response
+          closes, every HTTP/2 connection says GOAWAY). One comparison
+          decides both per response. Set by {!Loop_state.shared} and when
+          the worker drains. *)
   h2_free : h2 Stack.t;
       (** HTTP/2 sessions not in use, for the next h2 connections (a few
           are kept, see {!H2_session}) *)

@@ -151,6 +151,9 @@ let run ~worker_start ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~an
     1
   end
   else begin
+    (* Before any fork: the per-client connection counts every worker
+       shares (Conn_limit; untouched, it costs no memory). *)
+    Conn_limit.prepare ();
     let me = Unix.getpid () in
     let lfds = ref lfds in
     let generation () =

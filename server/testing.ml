@@ -273,24 +273,22 @@ let sync_clock t =
   sh.now_ms <- !clock / 1_000_000;
   sh.now <- t.epoch_s + ((!clock - t.epoch_ns) / 1_000_000_000)
 
-let ms seconds = int_of_float (seconds *. 1000.)
-
-let d = Config.default_config
-
-let create ?(read_buffer = d.read_buffer) ?(write_buffer = d.write_buffer) ?(max_body = d.max_body)
-    ?(header_timeout = d.header_timeout) ?(idle_timeout = d.idle_timeout) ?(body_timeout = d.body_timeout)
-    ?(write_timeout = d.write_timeout) ?(handler_timeout = d.handler_timeout) ?(headers = d.headers)
-    ?(server_name = d.server_name) ?(http2 = d.http2) ?(dev_errors = d.dev_errors) handler =
+let create ?(config = Config.default_config) ?read_buffer ?write_buffer ?max_body ?header_timeout ?idle_timeout
+    ?body_timeout ?write_timeout ?handler_timeout ?headers ?server_name ?http2 ?dev_errors handler =
   ignore (Lazy.force the_reactor);
-  let headers = String.concat "" (List.map (fun (n, v) -> n ^ ": " ^ v ^ "\r\n") headers) in
-  let sh =
-    Slot.create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms:(ms header_timeout)
-      ~idle_ms:(ms idle_timeout) ~body_ms:(ms body_timeout) ~write_ms:(ms write_timeout)
-      ~handler_ms:(ms handler_timeout) ~headers ~listener_headers:[| "" |] ~keep:4
+  let ( // ) v default = Option.value v ~default in
+  let c = config in
+  let config =
+    { c with
+      read_buffer = read_buffer // c.read_buffer; write_buffer = write_buffer // c.write_buffer;
+      max_body = max_body // c.max_body; header_timeout = header_timeout // c.header_timeout;
+      idle_timeout = idle_timeout // c.idle_timeout; body_timeout = body_timeout // c.body_timeout;
+      write_timeout = write_timeout // c.write_timeout; handler_timeout = handler_timeout // c.handler_timeout;
+      headers = headers // c.headers; server_name = server_name // c.server_name; http2 = http2 // c.http2;
+      dev_errors = dev_errors // c.dev_errors }
   in
-  (* As Server.run decides: HTTP/2 frames must fit the read buffer. *)
-  sh.http2 <- http2 && read_buffer >= H2_session.min_read_buffer;
-  sh.dev_errors <- dev_errors;
+  (* As Server.run builds a worker's. *)
+  let sh = Loop_state.shared config ~listener_headers:[| "" |] ~keep:4 in
   let t =
     {
       sh;

@@ -62,6 +62,7 @@ type t
 (** A server of one handler, in memory: its settings, pools and slot. *)
 
 val create :
+  ?config:Config.t ->
   ?read_buffer:int ->
   ?write_buffer:int ->
   ?max_body:int ->
@@ -77,8 +78,11 @@ val create :
   (Ctx.t -> unit) ->
   t
 (** [create handler]: the server's settings as {!Server.config} names
-    them (sizes in bytes, times in seconds), with its defaults
-    ({!Config.default_config}). [headers] are added to every response
+    them (sizes in bytes, times in seconds): [config] (default
+    {!Config.default_config}) with the fields given one by one replaced,
+    made into a worker's state as {!Server.run} makes it
+    ({!Loop_state.shared}: every setting the connections read, such as
+    [keepalive_requests], applies here too). [headers] are added to every response
     (default: [X-Content-Type-Options: nosniff]); with [http2] the h2c
     preface turns a connection into HTTP/2, when [read_buffer] is at least
     {!H2_session.min_read_buffer} (as {!Server.run} decides). *)

@@ -342,7 +342,7 @@ let json cfg ~loadavg_start parse resp =
             ( "httpz",
               B.String
                 (if Request.simd (Request.create ())
-                 then "Request.create (): field lines, target and Host through the SSE2 kernel (lib/simd_stubs.c)"
+                 then "Request.create (): field lines, target and Host through the SSE2 kernel (lib/core/simd_stubs.c)"
                  else "Request.create (): no SIMD kernel on this machine, the portable OCaml path") );
             ("httpz_portable", B.String "Request.create ~simd:false (): every byte in OCaml (Httpz.Swar)");
             ("cohttp", B.String (if Cohttp_peer.available then "4.0.0: Request.Make(in-memory IO).read" else "not installed"));

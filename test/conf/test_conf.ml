@@ -309,6 +309,47 @@ let test_include_errors () =
                   (Printf.sprintf "d%d/%d.conf" (l + 1) i, if l = 5 then "" else Printf.sprintf "include d%d/*.conf;\n" (l + 2))))))
     "more than 1024 files read through include"
 
+(* Zones through Site_guards: a $server_name zone counts each site apart,
+   two zones in one site count apart, and reading the file again (a
+   reload) keeps a zone of the same size and empties a resized one. *)
+let test_zones () =
+  let module G = Httpz_server.Guard in
+  let text size =
+    Printf.sprintf
+      "limit_req_zone $server_name zone=site:%s rate=1r/m;\n\
+       limit_req_zone $binary_remote_addr zone=ip:64k rate=1r/m;\n\
+       site a.test { root /srv/a; limit_req zone=site burst=1 nodelay; location /x/ { limit_req zone=ip; } }\n\
+       site b.test { root /srv/b; limit_req zone=site burst=1; }\n" size
+  in
+  let addr last =
+    let b = Bytes.make 16 '\000' in
+    Bytes.set b 10 '\255';
+    Bytes.set b 11 '\255';
+    Bytes.set b 12 '\192';
+    Bytes.set b 15 (Char.chr last);
+    b
+  in
+  let guards size =
+    match Site_guards.create (read (text size)) with
+    | Ok [ a; b ] -> (Option.get a.site, Option.get a.locations.(0), Option.get b.site)
+    | Ok _ -> Alcotest.fail "two sites"
+    | Error e -> Alcotest.fail e
+  in
+  let decide g last = G.decide g ~addr:(addr last) ~now_ns:1_000_000_000_000 (B.create 1) Httpz.Span.empty in
+  let verdict = Alcotest.testable (fun f v -> Format.pp_print_string f (match v with G.Admit -> "Admit" | Too_many -> "Too_many" | _ -> "other")) ( = ) in
+  let a, ax, b = guards "64k" in
+  Alcotest.(check (list verdict)) "site a: two clients share its count (burst=1: 2 at once)" [ G.Admit; Admit; Too_many ]
+    (List.map (decide a) [ 1; 2; 3 ]);
+  Alcotest.(check verdict) "site b counts apart" G.Admit (decide b 1);
+  Alcotest.(check (list verdict)) "a location's zone by address: its own count" [ G.Admit; Too_many; Admit ]
+    (List.map (decide ax) [ 1; 1; 2 ]);
+  let a, ax, _ = guards "64k" in
+  Alcotest.(check verdict) "read again: the zone kept, site a still over" G.Too_many (decide a 4);
+  Alcotest.(check verdict) "... and the address zone too" G.Too_many (decide ax 1);
+  let a, ax, _ = guards "128k" in
+  Alcotest.(check verdict) "read with another size: a new zone" G.Admit (decide a 4);
+  Alcotest.(check verdict) "... the unchanged one kept" G.Too_many (decide ax 1)
+
 let () =
   Alcotest.run "conf"
     [ ("malformed", Conf_errors.tests @ [ Alcotest.test_case "each its own message" `Quick Conf_errors.distinct ]);
@@ -321,9 +362,11 @@ let () =
           Alcotest.test_case "include: globs, blocks, relative paths" `Quick test_include;
           Alcotest.test_case "include: errors in the right file" `Quick test_include_errors ] );
       ("hosts", [ Alcotest.test_case "exact, wildcard, default" `Quick test_hosts; alloc_hosts ]);
+      ("zones", [ Alcotest.test_case "by site, by address, kept over a reload" `Quick test_zones ]);
       ( "rules",
         [ Alcotest.test_case "exact, longest prefix" `Quick test_rules;
           Alcotest.test_case "as the plain definition, random sets" `Quick test_rules_reference; alloc_rules;
           Alcotest.test_case "50,000 locations read in linear time" `Quick test_many_locations;
           alloc_many_rules ] );
-      ("live", Conf_live.tests) ]
+      ("live", Conf_live.tests);
+      ("settings", Conf_settings.tests) ]

@@ -473,7 +473,7 @@ let guard_tests =
       Guard.create ~rate_entries:entries
         { Guard.access = [ (Address_rules.Deny, "192.0.2.66"); (Allow, "all") ];
           rate = Some { Guard.per_second = rate; burst = 2 };
-          auth = None }
+          auth = None; zone = Guard.default_zone }
     with
     | Ok g -> g
     | Error e -> Alcotest.fail e
@@ -521,7 +521,7 @@ let guard_tests =
            Guard.create ~rate_entries:64
              { Guard.access = [ (Address_rules.Deny, "10.0.0.0/8"); (Allow, "all") ];
                rate = Some { Guard.per_second = 1e9; burst = 1000 };
-               auth = Some { Guard.realm = "r"; user_file = users } }
+               auth = Some { Guard.realm = "r"; user_file = users }; zone = Guard.default_zone }
          with
          | Ok g -> Sys.remove users; g
          | Error e -> Alcotest.fail e
@@ -537,7 +537,7 @@ let guard_tests =
 
 (* The whole exchange with every check on (address rules, a rate, a
    remembered password), as test/h1's cycle: no word allocated. *)
-let guarded_cycle () =
+let guarded_cycle ?(zone = Guard.default_zone) ?(fields = "") label () =
   let users = Filename.temp_file "users" ".txt" in
   let oc = open_out users in
   output_string oc ("alice:" ^ sha256 ^ "\n");
@@ -547,7 +547,7 @@ let guarded_cycle () =
       Guard.create ~rate_entries:64
         { Guard.access = [ (Address_rules.Deny, "10.0.0.0/8"); (Allow, "all") ];
           rate = Some { Guard.per_second = 1e9; burst = 1_000_000 };
-          auth = Some { Guard.realm = "r"; user_file = users } }
+          auth = Some { Guard.realm = "r"; user_file = users }; zone }
     with
     | Ok g -> Sys.remove users; g
     | Error e -> Alcotest.fail e
@@ -565,7 +565,7 @@ let guarded_cycle () =
   let c = Slot.create sh ~slot:0 ~peer:false in
   let req =
     Bigstring.of_string
-      ("GET /admin/x HTTP/1.1\r\nHost: t\r\nAuthorization: Basic " ^ b64 "alice:secret" ^ "\r\n\r\n")
+      ("GET /admin/x HTTP/1.1\r\nHost: t\r\n" ^ fields ^ "Authorization: Basic " ^ b64 "alice:secret" ^ "\r\n\r\n")
   in
   let n = Bigstring.length req in
   let rec go (a : H1.action) =
@@ -587,7 +587,7 @@ let guarded_cycle () =
   in
   cycle ();
   Alcotest.(check int) "passed to the application" 1 !passed;
-  T.zero_alloc "a guarded request that passes, through H1: 0 words" cycle
+  T.zero_alloc (label ^ ": 0 words") cycle
 
 (* A connection from [peer] (16 bytes) to [handler], through the HTTP/1.1
    machine: [send req] is the head of the answer to [req]. *)
@@ -638,7 +638,7 @@ let refusal_tests =
       Guard.create ~rate_entries:entries
         { Guard.access = [ (Address_rules.Deny, "192.0.2.66"); (Allow, "all") ];
           rate = Some { Guard.per_second = rate; burst = 1 };
-          auth = (if auth then Some { Guard.realm = "Staff"; user_file = file } else None) }
+          auth = (if auth then Some { Guard.realm = "Staff"; user_file = file } else None); zone = Guard.default_zone }
     with
     | Ok g -> Sys.remove file; g
     | Error e -> Alcotest.fail e
@@ -776,8 +776,142 @@ let totals_tests =
          Totals.connections t row ~reading:1 ~writing:2 ~idle:3 ~handling:4);
   ]
 
+(* {1 Zones shared by processes} *)
+
+(* [n] children run [f i] at once (released together); each one's result,
+   a count, comes back through a shared word. *)
+let in_children n f =
+  let words = Mapped.map_shared (8 * (n + 1)) in
+  let pids =
+    List.init n (fun i ->
+        match Unix.fork () with
+        | 0 ->
+            while Int64.to_int (Bigstring.unsafe_get64 words (8 * n)) = 0 do () done;
+            let r = (try f i with _ -> -1) in
+            Bigstring.unsafe_set64 words (8 * i) (Int64.of_int r);
+            Unix._exit 0
+        | pid -> pid)
+  in
+  Bigstring.unsafe_set64 words (8 * n) 1L;
+  List.iter (fun pid -> ignore (Unix.waitpid [] pid)) pids;
+  List.init n (fun i -> Int64.to_int (Bigstring.unsafe_get64 words (8 * i)))
+
+let zone_tests =
+  let t0 = 1_000_000_000_000 in
+  [ Alcotest.test_case "two processes, one client: the burst exactly, no update lost" `Quick (fun () ->
+        (* Both hammer one client's entry at one instant: together they get
+           the burst, not a request more (a lost update would let more in). *)
+        let r = Rate_limit.create ~rate:1. ~burst:1_000_000 ~entries:64 in
+        let a = ip "192.0.2.1" in
+        let got =
+          in_children 2 (fun _ ->
+              let n = ref 0 in
+              for _ = 1 to 800_000 do if Rate_limit.admit r a ~now_ns:t0 = 0 then incr n done;
+              !n)
+        in
+        Alcotest.(check int) (Printf.sprintf "admitted in all (%s)" (String.concat " + " (List.map string_of_int got)))
+          1_000_000 (List.fold_left ( + ) 0 got);
+        Alcotest.(check bool) "both counted some" true (List.for_all (fun n -> n > 0) got);
+        Alcotest.(check int) "and the parent sees it: over the rate" 1 (Rate_limit.admit r a ~now_ns:t0));
+    Alcotest.test_case "two processes, 300 clients: each gets its burst, no more" `Quick (fun () ->
+        let r = Rate_limit.create ~rate:1. ~burst:1000 ~entries:1024 in
+        let clients = Array.init 300 (fun i -> v4 (i * 7919)) in
+        let got =
+          in_children 2 (fun _ ->
+              let n = ref 0 in
+              for _ = 1 to 800 do
+                Array.iter (fun a -> if Rate_limit.admit r a ~now_ns:t0 = 0 then incr n) clients
+              done;
+              !n)
+        in
+        Alcotest.(check int) "300 x 1000" (300 * 1000) (List.fold_left ( + ) 0 got);
+        Alcotest.(check int) "tracked" 300 (Rate_limit.tracked r ~now_ns:t0));
+    Alcotest.test_case "two limits on one zone count one client once" `Quick (fun () ->
+        let z = Limit_zone.create ~entries:64 () in
+        let a = Rate_limit.of_zone z ~rate:1. ~burst:3 and b = Rate_limit.of_zone z ~rate:1. ~burst:3 in
+        let c = ip "192.0.2.9" in
+        Alcotest.(check (list int)) "a, b, a, then over" [ 0; 0; 0; 1 ]
+          (List.map (fun l -> Rate_limit.admit l c ~now_ns:t0) [ a; b; a; b ]));
+    Alcotest.test_case "string keys: each value its own client" `Quick (fun () ->
+        let r = Rate_limit.create ~rate:1. ~burst:2 ~entries:64 in
+        let buf = Bigstring.of_string "key-one key-two key-one" in
+        let admit off = Rate_limit.admit_span r buf ~off ~len:7 ~now_ns:t0 in
+        Alcotest.(check (list int)) "one, one, two, one (over)" [ 0; 0; 0; 1 ] (List.map admit [ 0; 16; 8; 0 ]);
+        Alcotest.(check int) "an address is another client" 0 (Rate_limit.admit r (ip "192.0.2.1") ~now_ns:t0));
+    Alcotest.test_case "a reload keeps a zone of the same id and size" `Quick (fun () ->
+        let first = Limit_zone.registry () in
+        let z = Limit_zone.reuse ~previous:(Limit_zone.registry ()) ~next:first ~id:"one $x" ~entries:64 in
+        Alcotest.(check bool) "one reading: the same table" true
+          (z == Limit_zone.reuse ~previous:(Limit_zone.registry ()) ~next:first ~id:"one $x" ~entries:64);
+        let second = Limit_zone.registry () in
+        Alcotest.(check bool) "kept" true (z == Limit_zone.reuse ~previous:first ~next:second ~id:"one $x" ~entries:64);
+        Alcotest.(check bool) "another size: new" true
+          (z != Limit_zone.reuse ~previous:first ~next:(Limit_zone.registry ()) ~id:"one $x" ~entries:128);
+        Alcotest.(check bool) "another key: new" true
+          (z != Limit_zone.reuse ~previous:first ~next:(Limit_zone.registry ()) ~id:"one $y" ~entries:64));
+    Alcotest.test_case "a lock held by a dead process is taken over" `Quick (fun () ->
+        let z = Limit_zone.create ~entries:16 () in
+        let _ = in_children 1 (fun _ -> ignore (Limit_zone.lock z ~now_ns:t0); 0) in
+        let stamp = Limit_zone.lock z ~now_ns:(t0 + 2_000_000_000) in
+        Limit_zone.unlock z stamp;
+        Alcotest.(check bool) "free again" true (Limit_zone.lock z ~now_ns:t0 <> 0));
+    Alcotest.test_case "limit_conn: two processes, one table: the limit for both" `Quick (fun () ->
+        let tb = Conn_limit.table ~entries:1024 () in
+        let a = ip "192.0.2.7" in
+        let got =
+          in_children 2 (fun _ ->
+              let t = Conn_limit.create_in tb ~per_client:5 ~slots:64 in
+              let n = ref 0 in
+              for slot = 0 to 9 do if Conn_limit.acquire t ~slot a then incr n done;
+              (* Held until both are done: the parent counts them. *)
+              !n)
+        in
+        Alcotest.(check int) (Printf.sprintf "accepted in all (%s)" (String.concat " + " (List.map string_of_int got)))
+          5 (List.fold_left ( + ) 0 got);
+        (* Both children exited holding their connections: the parent takes
+           a row of theirs and clears it; the other still counts. *)
+        let t = Conn_limit.create_in tb ~per_client:5 ~slots:4 in
+        let left = Conn_limit.count t a in
+        Alcotest.(check bool) (Printf.sprintf "a dead process's row cleared: %d left of 5" left) true (left < 5);
+        let t2 = Conn_limit.create_in tb ~per_client:5 ~slots:4 in
+        Alcotest.(check int) "the same process keeps its row" left (Conn_limit.count t2 a);
+        ignore (in_children 1 (fun _ -> ignore (Conn_limit.create_in tb ~per_client:5 ~slots:4); 0));
+        Alcotest.(check int) "a new process takes the other dead row: nothing left" 0 (Conn_limit.count t a);
+        Alcotest.(check bool) "served again" true (Conn_limit.acquire t ~slot:0 a));
+    Alcotest.test_case "limit_conn: no lost update between two processes" `Quick (fun () ->
+        let tb = Conn_limit.table ~entries:1024 () in
+        let a = ip "192.0.2.8" in
+        let got =
+          in_children 2 (fun _ ->
+              let t = Conn_limit.create_in tb ~per_client:1_000_000 ~slots:4 in
+              for _ = 1 to 200_000 do
+                if Conn_limit.acquire t ~slot:0 a then Conn_limit.release t ~slot:0
+              done;
+              ignore (Conn_limit.acquire t ~slot:1 a);
+              Conn_limit.count t a)
+        in
+        (* Each ends holding one: the count seen last is 2, or 1 when the
+           other had not taken its own yet; never more, never lost. *)
+        Alcotest.(check bool) (Printf.sprintf "counts seen %s" (String.concat ", " (List.map string_of_int got))) true
+          (List.for_all (fun n -> n = 1 || n = 2) got && List.mem 2 got));
+    T.zero_alloc "admit_span: 0 words"
+      (let r = Rate_limit.create ~rate:1e9 ~burst:1000 ~entries:64 and buf = Bigstring.of_string "an-api-key-of-some-length" and now = ref t0 in
+       fun () ->
+         now := !now + 10;
+         ignore (Sys.opaque_identity (Rate_limit.admit_span r buf ~off:0 ~len:25 ~now_ns:!now))) ]
+
 let () =
   Alcotest.run "guard"
     [ ("crypt", crypt_tests); ("address rules", rules_tests); ("rate", rate_tests);
       ("connections", conn_tests); ("basic auth", auth_tests); ("guard", guard_tests); ("refusals", refusal_tests); ("stats token", stats_tests);
-      ("totals", totals_tests); ("through H1", [ guarded_cycle () ]) ]
+      ("totals", totals_tests); ("through H1",
+        [ guarded_cycle "a guarded request that passes, through H1" ();
+          guarded_cycle "keyed by a header, through H1"
+            ~zone:{ Guard.default_zone with name = "keys"; key = Guard.Header "x-api-key" }
+            ~fields:"X-Api-Key: k-123\r\n" ();
+          guarded_cycle "keyed by a cookie, through H1"
+            ~zone:{ Guard.default_zone with name = "s"; key = Guard.Cookie "session"; status = 503 }
+            ~fields:"Cookie: a=1; session=abc\r\n" ();
+          guarded_cycle "keyed by the site, through H1"
+            ~zone:{ Guard.default_zone with name = "site"; key = Guard.Site "a.test" } () ]);
+      ("zones", zone_tests) ]

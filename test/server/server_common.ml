@@ -9,7 +9,7 @@ let find_sub = Httpz_test_support.find_sub
 
 let backend = ref Server.Uring
 
-let on_backend config = { config with Server.io = !backend }
+let on_backend config = { config with Config.io = !backend }
 
 let start ?(config = Server.default_config) handler =
   Httpz_live.start ~config:(on_backend config) handler

@@ -116,7 +116,7 @@ let expect_error what want = function
 
 let refused () =
   let tls listen_plain redirect_http =
-    Option.map (fun t -> { t with Server.redirect_http }) (tls_config ~listen_plain)
+    Option.map (fun t -> { t with Config.redirect_http }) (tls_config ~listen_plain)
   in
   let c = { Server.default_config with host = "127.0.0.1"; port = 8443 } in
   expect_error "an address in listen and listen_plain"

@@ -1,6 +1,6 @@
 (* The request parser has two paths: [Request.create ~simd:true] sends
    well-formed field lines, request-targets and Host names through the C
-   kernel (lib/simd_stubs.c), [~simd:false] keeps every byte in the
+   kernel (lib/core/simd_stubs.c), [~simd:false] keeps every byte in the
    portable OCaml scanners. Both must give the same answer on every input:
    status, error, every span and every fact. Here they meet the conformance
    vectors and a fuzz corpus whole, cut at every length, fed byte by byte,

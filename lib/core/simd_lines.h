@@ -1,4 +1,4 @@
-/* The field-line loop of lib/simd_stubs.c, written once for two window
+/* The field-line loop of lib/core/simd_stubs.c, written once for two window
    widths: simd_stubs.c includes this file twice, defining first
      HZ_FN           the function's name
      HZ_ATTR         its attributes (the AVX2 target for the wide one)

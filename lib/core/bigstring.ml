@@ -8,7 +8,7 @@ external string_get64 : string -> int -> int64 = "%caml_string_get64u"
 external unsafe_set32 : t -> int -> int32 -> unit = "%caml_bigstring_set32u"
 external string_get32 : string -> int -> int32 = "%caml_string_get32u"
 
-(* memmove/memcpy in C (lib/simd_stubs.c): a call costs a few dozen
+(* memmove/memcpy in C (lib/core/simd_stubs.c): a call costs a few dozen
    instructions, so copies of at least [c_copy_min] bytes go there and
    shorter ones stay in the OCaml loops (8 bytes at a time). *)
 external c_memmove : t -> (int[@untagged]) -> t -> (int[@untagged]) -> (int[@untagged]) -> unit

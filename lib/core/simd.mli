@@ -1,4 +1,4 @@
-(** The request parser's SIMD kernel: C functions (lib/simd_stubs.c) that
+(** The request parser's SIMD kernel: C functions (lib/core/simd_stubs.c) that
     scan request heads 16 bytes at a time with SSE2, and field lines 32 at
     a time with AVX2 on processors that have it (asked once, with cpuid).
     {!Request} uses them when created with [~simd:true] (the default where

@@ -1,7 +1,7 @@
 /* The request parser's SIMD kernel (Httpz.Simd): field lines, request
    targets and Host names scanned 16 bytes at a time with SSE2, which every
    x86-64 processor has, and field lines 32 at a time with AVX2 where the
-   processor has it (asked once with cpuid; lib/simd_lines.h holds the
+   processor has it (asked once with cpuid; lib/core/simd_lines.h holds the
    loop, compiled for both widths). valgrind runs both and counts their
    instructions; it cannot run SSE4.2's pcmpestri, picohttpparser's choice.
    Pure compute: no I/O, no allocation, no OCaml runtime call, so the
