@@ -327,10 +327,12 @@ def fail2ban():
 
     def conf(port):
         return (head(port) + "error_log %s;\n" % err +
+                "limit_req_zone $binary_remote_addr zone=login:1m rate=1r/m;\n"
                 "site g.test {\n  root %s;\n  auth_basic_user_file %s;\n" % (A, users) +
                 "  location /priv/ { auth_basic Admin; }\n"
                 "  location /deny/ { deny 127.0.0.0/8; }\n"
-                "  location /slow/ { limit_req 1r/m 1; }\n}\n")
+                "  location /slow/ { limit_req 1r/m 1; }\n"
+                "  location /login/ { limit_req zone=login burst=1; }\n}\n")
 
     srv = ConfigServer(conf, ready_path="/").start()
     try:
@@ -339,13 +341,17 @@ def fail2ban():
                  get(p, "/priv/x.txt", "g.test", basic("alice", "wrong")),
                  get(p, "/priv/x.txt", "g.test", basic("alice", "right")),
                  get(p, "/priv/x.txt", "g.test"),
-                 get(p, "/deny/x", "g.test")] + [get(p, "/slow/x", "g.test") for _ in range(3)]
+                 get(p, "/deny/x", "g.test")] + [get(p, "/slow/x", "g.test") for _ in range(3)] + \
+            [get(p, "/login/x", "g.test") for _ in range(3)]
         R.check("refusals answered: 401, 401, 200, 401, 403, then 429s", codes[:5] == [401, 401, 200, 401, 403]
-                and codes[5:].count(429) == 2, codes)
-        text = H.wait_until(lambda: open(err).read() if open(err).read().count("limiting requests") >= 2 else "", 5)
+                and codes[5:8].count(429) == 2 and codes[8:] == [404, 404, 429], codes)
+        text = H.wait_until(lambda: open(err).read() if open(err).read().count("limiting requests") >= 3 else "", 5)
         lines = [l for l in text.splitlines() if "#0: *" in l]
+        R.check("the zone's name in its line; 'limit_req' for a limit without a zone",
+                sum('by zone "login", client: 127.0.0.1,' in l for l in lines) == 1
+                and sum('by zone "limit_req", client: 127.0.0.1,' in l for l in lines) == 2, lines)
         R.check("four kinds of lines, each with the client and the site's name",
-                len(lines) == 5 and all(", client: 127.0.0.1, server: g.test, request: \"GET /" in l
+                len(lines) == 6 and all(", client: 127.0.0.1, server: g.test, request: \"GET /" in l
                                         and l.endswith('host: "g.test"') for l in lines), text[-1500:])
         R.check("no line for a request without credentials (nginx's info level)",
                 "no user/password" not in text, text[-800:])
@@ -365,7 +371,7 @@ def fail2ban():
         n, out = f2b(auth)
         R.check("fail2ban nginx-http-auth: the unknown user and the password mismatch (2 lines)", n == 2, out[-1500:])
         n, out = f2b(limit)
-        R.check("fail2ban nginx-limit-req: both refused requests (2 lines)", n == 2, out[-1500:])
+        R.check("fail2ban nginx-limit-req: the three refused requests (3 lines)", n == 3, out[-1500:])
         n, out = f2b(r'^\s*\[error\] \d+#\d+: \*\d+ access forbidden by rule, client: <HOST>, server: \S*, '
                      r'request: "\S+ \S+ HTTP/\d+\.\d+", host: "\S+"$')
         R.check("nginx's 'access forbidden by rule' line, read by fail2ban-regex (1 line)", n == 1, out[-1500:])
