@@ -209,57 +209,76 @@ let fields x p =
     x.nsets <- i + 1
   end
 
-(* The server's own fields of a listener (Server and the configured
-   ones: [server_lines], "Name: value\r\n" text), as a prepared set: inserted
-   into each connection's HPACK table once, an index or two after that.
-   Made at a listener's first stream (and again when its lines change,
-   on reload), not per response. *)
-let server_sets = ref [||]
-let server_sets_for = ref [||]
+(* Date and the server's own fields of a listener (Server and the
+   configured ones: [server_lines], "Name: value\r\n" text), as one
+   prepared set: inserted into each connection's HPACK table once a
+   second (Date changes), an index per field after that. The lines are
+   split once (at a listener's first stream, and again when they change,
+   on reload); the set is refilled from them once a second, which
+   allocates nothing. *)
+type head_set = {
+  set : Prepared_fields.t;
+  mutable second : int;  (** the Date in [set] *)
+  lines : string;  (** the [server_lines] [set] was made from *)
+  names : Header_name.t array;
+  others : string array;  (** the name of an [Other] *)
+  values : string array;
+}
 
-let prepare_lines lines =
-  let p = Prepared_fields.create_server ~capacity:(String.length lines + 64) () in
-  List.iter
-    (fun line ->
-      let line = if String.ends_with ~suffix:"\r" line then String.sub line 0 (String.length line - 1) else line in
-      match String.index_opt line ':' with
-      | Some i when i > 0 -> (
-          let name = String.sub line 0 i and value = String.trim (String.sub line (i + 1) (String.length line - i - 1)) in
-          match Header_name.of_string name with
-          | Header_name.Other -> if not (connection_specific_s name) then Prepared_fields.add_s p name value
-          | n -> if not (connection_specific n) then Prepared_fields.add p n value)
-      | _ -> ())
-    (String.split_on_char '\n' lines);
-  p
+let no_head = { set = no_set; second = -1; lines = ""; names = [||]; others = [||]; values = [||] }
+let head_sets = ref [||]
 
-let server_fields x =
+let split_lines lines =
+  let fields =
+    List.filter_map
+      (fun line ->
+        let line = if String.ends_with ~suffix:"\r" line then String.sub line 0 (String.length line - 1) else line in
+        match String.index_opt line ':' with
+        | Some i when i > 0 -> (
+            let name = String.sub line 0 i
+            and value = String.trim (String.sub line (i + 1) (String.length line - i - 1)) in
+            match Header_name.of_string name with
+            | Header_name.Other -> if connection_specific_s name then None else Some (Header_name.Other, name, value)
+            | n -> if connection_specific n then None else Some (n, name, value))
+        | _ -> None)
+      (String.split_on_char '\n' lines)
+  in
+  let f = Array.of_list fields in
+  { set = Prepared_fields.create_server ~capacity:(String.length lines + 64) ();
+    second = -1; lines;
+    names = Array.map (fun (n, _, _) -> n) f;
+    others = Array.map (fun (_, o, _) -> o) f;
+    values = Array.map (fun (_, _, v) -> v) f }
+
+let refill h now =
+  let p = h.set in
+  Prepared_fields.clear p;
+  Prepared_fields.add_date p Header_name.Date now;
+  for i = 0 to Array.length h.names - 1 do
+    match Array.unsafe_get h.names i with
+    | Header_name.Other -> Prepared_fields.add_s p (Array.unsafe_get h.others i) (Array.unsafe_get h.values i)
+    | n -> Prepared_fields.add p n (Array.unsafe_get h.values i)
+  done;
+  h.second <- now
+
+let server_head x =
   let lines = x.sh.server_lines.(x.listener) and l = x.listener in
-  if l >= Array.length !server_sets_for then begin
-    let n = max (l + 1) (Array.length x.sh.server_lines) in
-    let f = Array.make n "" and e = Array.make n Slot.no_set in
-    Array.blit !server_sets_for 0 f 0 (Array.length !server_sets_for);
-    Array.blit !server_sets 0 e 0 (Array.length !server_sets);
-    server_sets_for := f;
-    server_sets := e
+  if l >= Array.length !head_sets then begin
+    let a = Array.make (max (l + 1) (Array.length x.sh.server_lines)) no_head in
+    Array.blit !head_sets 0 a 0 (Array.length !head_sets);
+    head_sets := a
   end;
-  if !server_sets_for.(l) != lines then begin
-    !server_sets.(l) <- prepare_lines lines;
-    !server_sets_for.(l) <- lines
-  end;
-  !server_sets.(l)
-
-(* Date, a set of its own: made again once a second, inserted into each
-   connection's table then. *)
-let date_set = Prepared_fields.create_server ~capacity:64 ()
-let date_second = ref (-1)
-
-let date x =
-  if !date_second <> x.sh.now then begin
-    Prepared_fields.clear date_set;
-    Prepared_fields.add_date date_set Header_name.Date x.sh.now;
-    date_second := x.sh.now
-  end;
-  date_set
+  let h = Array.unsafe_get !head_sets l in
+  let h =
+    if h == no_head || h.lines != lines then begin
+      let h = split_lines lines in
+      !head_sets.(l) <- h;
+      h
+    end
+    else h
+  in
+  if h.second <> x.sh.now then refill h x.sh.now;
+  h.set
 
 (* The handler's fields: the bytes of [out] as they are, but for the
    prepared sets still unchanged, which go through the mirror (a set
@@ -295,8 +314,7 @@ let header_content_length h2c n =
 let end_head x ~content_length ~chunked =
   let h2c = (session x).h2c in
   C.start_response h2c ~stream:x.h2s.stream ~status:(Status.code x.status);
-  C.header_prepared h2c (date x);
-  C.header_prepared h2c (server_fields x);
+  C.header_prepared h2c (server_head x);
   handler_fields x h2c;
   if (not x.no_content) && (not chunked) && content_length >= 0 then
     header_content_length h2c content_length;
