@@ -162,8 +162,11 @@ and protocol = {
           @raise Invalid_argument where the protocol cannot *)
 }
 (** How a response goes on the wire: the part of answering that depends on
-    the protocol carrying the exchange. {!Ctx} calls these and knows no
-    protocol; HTTP/1.1's are {!H1_response.protocol}. *)
+    the protocol carrying the exchange, the whole head included (HTTP/1.1
+    writes it as text, HTTP/2 as HPACK: no head is written in one form and
+    read back in the other). {!Ctx} calls these and knows no protocol;
+    HTTP/1.1's are {!H1_response.protocol}, HTTP/2's
+    {!H2_response.protocol}. *)
 
 and mode =
   | H1_mode  (** an HTTP/1.1 connection (every connection starts so) *)
