@@ -195,11 +195,11 @@ type peer = { c : Slot.t; conn : Conn.t; dec : K.session; mutable pending : stri
 
 let drives : (Slot.t -> H1.action -> unit) ref = ref (fun _ _ -> ())
 
-let shared ?(keep = 4) ?(read_buffer = 32 * 1024) () =
+let shared ?(keep = 4) ?(read_buffer = 32 * 1024) ?(headers = "X-Content-Type-Options: nosniff\r\n") () =
   let sh =
     Slot.create_shared ~server_name:"t" ~read_buffer ~write_buffer:(16 * 1024)
       ~max_body:(1 lsl 20) ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000
-      ~headers:"X-Content-Type-Options: nosniff\r\n" ~listener_headers:[| "" |] ~keep
+      ~headers ~listener_headers:[| "" |] ~keep
   in
   let app c = handler (Ctx.of_conn c) in
   sh.hooks.handler <- app;
@@ -691,6 +691,31 @@ let exact_fields () =
       | fs -> Alcotest.fail (String.concat " | " fs))
     [ 1; 3 ]
 
+(* The server's own fields (Server, the configured ones) with Date: the
+   forbidden ones left out, names lower-cased; Date follows the clock. *)
+let server_fields () =
+  let sh = shared ~headers:"Proxy-Connection: x\r\nX-Frame-Options: DENY\r\nconnection: y\r\nX-Other-Thing: a b\r\n" () in
+  let p = connect sh in
+  let date t =
+    let b = Bigstring.create 29 in
+    ignore (Date.write_imf_fixdate b ~off:0 t : int);
+    Bigstring.to_string b
+  in
+  List.iter
+    (fun (sid, now) ->
+      sh.now <- now;
+      ignore (send p (get sid "/a"));
+      match frames p with
+      | head :: _ ->
+          Alcotest.(check string) "the server's fields, then the handler's"
+            (Printf.sprintf
+               "HEADERS %d 200 date=%s server=t x-frame-options=DENY x-other-thing=a b content-type=text/plain \
+                x-custom=yes content-length=5"
+               sid (date now))
+            head
+      | [] -> Alcotest.fail "no answer")
+    [ (1, 0); (3, 0); (5, 1_700_000_000) ]
+
 (* A field a writer refuses raises Invalid_field and leaves nothing
    behind, over HTTP/2 as over HTTP/1.1. *)
 let invalid_fields () =
@@ -1049,6 +1074,7 @@ let () =
           Alcotest.test_case "prepared fields among others" `Quick prepared_fields;
           Alcotest.test_case "every field writer: the head exactly, forbidden fields left out" `Quick exact_fields;
           Alcotest.test_case "refused fields leave nothing" `Quick invalid_fields;
+          Alcotest.test_case "the server's own fields and Date" `Quick server_fields;
           Alcotest.test_case "Ctx.version and Request.version: HTTP/2" `Quick version_h2;
           Alcotest.test_case "suspended handler" `Quick suspended;
           Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
