@@ -44,6 +44,8 @@ let all_fields c =
   Ctx.header_s c "x-after" "";
   Ctx.body_string c "fields"
 
+let scratch_set = Prepared_fields.create ()
+
 let rec handler c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let t = Request.target req in
@@ -171,6 +173,29 @@ and handler_more c buf t =
     in
     Ctx.header_s c "X-Refused" r;
     Ctx.body_string c "invalid"
+  end
+  else if is "/head-later" then begin
+    (* A head begun, then a wait while other streams answer (and fill
+       the client's table), then ended. *)
+    Ctx.start c Status.Ok;
+    Ctx.header c Header_name.Etag "\"w\"";
+    Ctx.fields c prepared;
+    later :=
+      Some
+        (Ctx.suspend c (fun c ->
+             Ctx.header_s c "X-Resumed" "yes";
+             Ctx.fields c prepared;
+             Ctx.body_string c "later"))
+  end
+  else if is "/changed" then begin
+    (* A set refilled once given: the head has it as it was given. *)
+    Ctx.start c Status.Ok;
+    Prepared_fields.clear scratch_set;
+    Prepared_fields.add_s scratch_set "X-Set" "given";
+    Ctx.fields c scratch_set;
+    Prepared_fields.clear scratch_set;
+    Prepared_fields.add_s scratch_set "X-Set" "changed";
+    Ctx.body_string c "changed"
   end
   else if is "/raise" then failwith "boom"
   else if is "/upgrade" then begin
@@ -716,6 +741,32 @@ let server_fields () =
       | [] -> Alcotest.fail "no answer")
     [ (1, 0); (3, 0); (5, 1_700_000_000) ]
 
+(* The fields of a head begun before a wait are HPACK already; what the
+   connection's encoder sent meanwhile (other streams' heads inserting
+   into the client's table) does not make them wrong: the client decodes
+   every head in order with one table. *)
+let head_across_wait () =
+  let p = connect (shared ()) in
+  later := None;
+  ignore (send p (get 1 "/head-later" ^ get 3 "/prepared" ^ get 5 "/fields"));
+  let fs = frames p in
+  Alcotest.(check bool) "the others answered meanwhile" true (has fs "HEADERS 3 200" && has fs "HEADERS 5 200");
+  (match !later with Some k -> k () | None -> Alcotest.fail "no continuation");
+  ignore (send p (get 7 "/prepared"));
+  let fs = frames p in
+  let head = List.find (fun f -> has [ f ] "HEADERS 1 ") fs in
+  let from = S.find_sub head "etag=" in
+  Alcotest.(check string) "the waiting head, exactly"
+    "etag=\"w\" content-type=text/html cache-control=max-age=60 x-prepared=yes x-resumed=yes \
+     content-type=text/html cache-control=max-age=60 x-prepared=yes content-length=5"
+    (String.sub head from (String.length head - from));
+  Alcotest.(check bool) "and the next one" true (has fs "HEADERS 7 200")
+
+let changed_set () =
+  let p = connect (shared ()) in
+  answers p 1 "/changed" ~body:7 [ "x-set=given content-length=7" ];
+  answers p 3 "/changed" ~body:7 [ "x-set=given content-length=7" ]
+
 (* A field a writer refuses raises Invalid_field and leaves nothing
    behind, over HTTP/2 as over HTTP/1.1. *)
 let invalid_fields () =
@@ -1075,6 +1126,8 @@ let () =
           Alcotest.test_case "every field writer: the head exactly, forbidden fields left out" `Quick exact_fields;
           Alcotest.test_case "refused fields leave nothing" `Quick invalid_fields;
           Alcotest.test_case "the server's own fields and Date" `Quick server_fields;
+          Alcotest.test_case "a head begun before a wait, ended after" `Quick head_across_wait;
+          Alcotest.test_case "a prepared set changed once given" `Quick changed_set;
           Alcotest.test_case "Ctx.version and Request.version: HTTP/2" `Quick version_h2;
           Alcotest.test_case "suspended handler" `Quick suspended;
           Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
