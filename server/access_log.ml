@@ -296,8 +296,7 @@ let request t (c : Slot.t) ~parsed ~complete =
     let h = if parsed && Request.has_host req then Request.host req else Span.empty in
     let protocol =
       if not parsed then 0
-      else if c.mode = Slot.H2_stream then 20 (* its head was presented as HTTP/1.1 *)
-      else match Request.version req with Version.Http_1_0 -> 10 | Http_1_1 -> 11
+      else match Request.version req with Version.Http_1_0 -> 10 | Http_1_1 -> 11 | Http_2 -> 20
     in
     let r = if parsed && combined then Request.find (Slot.req c) Header_name.Referer else -1 in
     let u = if parsed && combined then Request.find (Slot.req c) Header_name.User_agent else -1 in
