@@ -767,8 +767,7 @@ let request w (c : Slot.t) ~parsed ~complete =
     let h = if parsed && Request.has_host req then Request.host req else Span.empty in
     let protocol =
       if not parsed then 0
-      else if c.mode = Slot.H2_stream then 20 (* its head was presented as HTTP/1.1 *)
-      else match Request.version req with Version.Http_1_0 -> 10 | Http_1_1 -> 11
+      else match Request.version req with Version.Http_1_0 -> 10 | Http_1_1 -> 11 | Http_2 -> 20
     in
     let referer = if parsed then Request.find req Header_name.Referer else -1 in
     let agent = if parsed then Request.find req Header_name.User_agent else -1 in

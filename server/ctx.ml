@@ -87,103 +87,60 @@ let start c status =
   c.no_content <- code < 200 || code = 204;
   c.suppress <- c.head_req || Status.forbids_content status
 
-(* Writers may run past [out_limit] into the reserve; such a line is
-   dropped (the position does not move) and the caller told No_space. *)
-let commit c pos =
-  if pos > c.out_limit then raise_notrace Response.No_space;
-  c.out_len <- pos
-
-(* An HTTP/2 exchange's head starts in a small buffer: a field that may
-   not fit ([need] bytes at most) moves it to a full one first. *)
-let[@inline] room c need = if c.out_len + need > c.out_limit && small_out c then grow_out c (c.out_len + need)
-
-let[@inline] name_room name = String.length (Header_name.to_string name) + 4
-
-(* Over HTTP/2 the head is encoded from the lines of [out]; noting where
-   each field Ctx wrote lies spares reading them back as text. *)
-let[@inline] noted c name start = if c.mode = H2_stream then Slot.note_field c name start
+(* The fields go in the protocol's own form: text lines over HTTP/1.1
+   (H1_response), HPACK over HTTP/2 (H2_response). *)
 
 let header c name v =
   if c.resp <> Head then not_in_head c;
-  room c (name_room name + String.length v);
-  let start = c.out_len in
-  commit c (Response.header c.out ~off:start name v);
-  noted c name start
+  c.proto.field c name v
 
 let header_s c name v =
   if c.resp <> Head then not_in_head c;
-  room c (String.length name + String.length v + 4);
-  commit c (Response.header_s c.out ~off:c.out_len name v)
+  c.proto.field_s c name v
 
 let header_int c name v =
   if c.resp <> Head then not_in_head c;
-  room c (name_room name + 20);
-  let start = c.out_len in
-  commit c (Response.header_int c.out ~off:start name v);
-  noted c name start
+  c.proto.field_int c name v
 
 let header_date c name v =
   if c.resp <> Head then not_in_head c;
-  room c (name_room name + 29);
-  let start = c.out_len in
-  commit c (Response.header_date c.out ~off:start name v);
-  noted c name start
+  c.proto.field_date c name v
 
 let header_date_cached c name cache v =
   if c.resp <> Head then not_in_head c;
-  room c (name_room name + 29);
-  let start = c.out_len in
-  commit c (Response.header_date_cached c.out ~off:start name cache v);
-  noted c name start
+  c.proto.field_date_cached c name cache v
 
 let header_span c name src s =
   if c.resp <> Head then not_in_head c;
-  room c (name_room name + Span.len s);
-  let start = c.out_len in
-  commit c (Response.header_span c.out ~off:start name src s);
-  noted c name start
+  c.proto.field_span c name src s
 
 let header_bytes c name src ~off ~len =
   if c.resp <> Head then not_in_head c;
   if off < 0 || len < 0 || off > Bigstring.length src - len then
     invalid_arg "Ctx.header_bytes: range outside the buffer";
-  room c (name_room name + len);
-  let start = c.out_len in
-  commit c (Response.header_span c.out ~off:start name src (Span.make ~off ~len));
-  noted c name start
+  c.proto.field_span c name src (Span.make ~off ~len)
 
-(* Over HTTP/2 the set goes in already encoded, noted under the name
-   [Other] (which Ctx never notes otherwise) so that [end_head] copies it
-   as it is; as text when no note is left to mark it. *)
 let fields c p =
   if c.resp <> Head then not_in_head c;
-  let start = c.out_len in
-  if c.mode = H2_stream && c.nfields < Array.length c.field_names then begin
-    let len = Prepared_fields.hpack_length p in
-    room c len;
-    if start + len > c.out_limit then raise_notrace Response.No_space;
-    Bigstring.blit ~src:(Prepared_fields.hpack p) ~src_off:0 ~dst:c.out ~dst_off:start ~len;
-    c.out_len <- start + len;
-    Slot.note_set c p start
-  end
-  else begin
-    let len = Prepared_fields.text_length p in
-    room c len;
-    if start + len > c.out_limit then raise_notrace Response.No_space;
-    Bigstring.blit ~src:(Prepared_fields.text p) ~src_off:0 ~dst:c.out ~dst_off:start ~len;
-    c.out_len <- start + len
-  end
+  c.proto.fields c p
 
-let head_buffer c = c.out
-let head_pos c = c.out_len
+(* The head as text exists over HTTP/1.1 only: an HTTP/2 stream's [out]
+   holds HPACK, which text written there would corrupt. *)
+let head_buffer c =
+  if c.mode = H2_stream then invalid_arg "Ctx.head_buffer: an HTTP/2 head is not text (use Ctx.header_bytes)";
+  c.out
+
+let head_pos c =
+  if c.mode = H2_stream then invalid_arg "Ctx.head_pos: an HTTP/2 head is not text (use Ctx.header_bytes)";
+  c.out_len
 
 let set_head_pos c pos =
   if c.resp <> Head then not_in_head c;
+  if c.mode = H2_stream then invalid_arg "Ctx.set_head_pos: an HTTP/2 head is not text (use Ctx.header_bytes)";
   if pos < 0 || pos > c.out_limit then invalid_arg "Ctx.set_head_pos: outside the head space";
-  while c.nfields > 0 && c.field_lines.((2 * c.nfields) - 1) > pos do
-    c.nfields <- c.nfields - 1
-  done;
   c.out_len <- pos
+
+let version c = if c.mode = H2_stream then Version.Http_2 else Request.version (Slot.req c)
 
 (* {1 Framing} The protocol's ([c.proto]): HTTP/1.1's is H1_response. *)
 

@@ -115,10 +115,18 @@ val header_date : t -> Httpz.Header_name.t -> int -> unit
 val header_date_cached : t -> Httpz.Header_name.t -> Httpz.Date.Cache.t -> int -> unit
 val header_span : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> Httpz.Span.t -> unit
 val header_bytes : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
-(** Header writers, as in {!Httpz.Response} ([header_date_cached]: a date
-    that repeats, formatted once through a {!Httpz.Date.Cache}).
+(** Header writers, checking as {!Httpz.Response}'s do
+    ([header_date_cached]: a date that repeats, formatted once through a
+    {!Httpz.Date.Cache}). Each writes its field whole in the form of the
+    protocol carrying the exchange ({!Slot.protocol}): a text line over
+    HTTP/1.1; over HTTP/2, at once HPACK (a literal without indexing,
+    the name lower-cased), with no text in between, and the fields
+    HTTP/2 forbids (Connection, Keep-Alive, Transfer-Encoding, Upgrade,
+    Proxy-Connection) checked, then left out.
     @raise Httpz.Response.Invalid_field for a name or value that would
-    split the response; the server then answers 500 instead. *)
+    split the response; the server then answers 500 instead.
+    @raise Httpz.Response.No_space when the head has no room left; the
+    field is then not written. *)
 
 val fields : t -> Httpz.Prepared_fields.t -> unit
 (** [fields c p] adds the fields of [p] (checked and encoded when they
@@ -130,13 +138,21 @@ val fields : t -> Httpz.Prepared_fields.t -> unit
 val head_buffer : t -> Httpz.Bigstring.t
 val head_pos : t -> int
 val set_head_pos : t -> int -> unit
-(** Direct access for writers of their own ({!Httpz.Etag.write},
-    {!Httpz.Range.write_content_range}): write at [head_pos] into
+(** HTTP/1.1 only: direct access to the head's text, for writers of
+    their own: write ["Name: value\r\n"] lines at [head_pos] into
     [head_buffer], then [set_head_pos]. The space left is
-    [Bigstring.length head_buffer - head_pos - 256] (256 bytes are kept for
-    the server's own headers). Over HTTP/2 the head starts in a 4 KiB
-    buffer that the header writers above enlarge as they need: a large
-    field of one's own is best written through them. *)
+    [Bigstring.length head_buffer - head_pos - 256] (256 bytes are kept
+    for the server's own headers).
+    @raise Invalid_argument on an HTTP/2 stream ({!version} [Http_2]),
+    whose head is HPACK, not text. The protocol-neutral way is to write
+    the value into a buffer of one's own and pass it to {!header_bytes}
+    (as the static handler does with {!Httpz.Etag.write} and
+    {!Httpz.Range.write_content_range}). *)
+
+val version : t -> Httpz.Version.t
+(** The protocol carrying the exchange: [Http_2] on an HTTP/2 stream,
+    else the request's HTTP/1.x version ([Http_1_0] or [Http_1_1]), as
+    {!Httpz.Request.version} of {!request} says too. *)
 
 (** {1 The body} Each ends the head. *)
 

@@ -13,6 +13,31 @@ let begin_head c status =
   let pos = Response.date out ~off:pos c.sh.date ~now:c.sh.now in
   c.out_len <- Response.write_string out ~off:pos c.sh.server_lines.(c.listener)
 
+(* {1 The handler's fields} Text lines, by Response's writers (which
+   check them). A line may run past [out_limit] into the reserve; it is
+   then dropped (the position does not move) and the caller told
+   No_space. *)
+
+let[@inline] commit c pos =
+  if pos > c.out_limit then raise_notrace Response.No_space;
+  c.out_len <- pos
+
+let field c name v = commit c (Response.header c.out ~off:c.out_len name v)
+let field_s c name v = commit c (Response.header_s c.out ~off:c.out_len name v)
+let field_int c name v = commit c (Response.header_int c.out ~off:c.out_len name v)
+let field_date c name v = commit c (Response.header_date c.out ~off:c.out_len name v)
+
+let field_date_cached c name cache v =
+  commit c (Response.header_date_cached c.out ~off:c.out_len name cache v)
+
+let field_span c name src s = commit c (Response.header_span c.out ~off:c.out_len name src s)
+
+let fields c p =
+  let len = Prepared_fields.text_length p and start = c.out_len in
+  if len > c.out_limit - start then raise_notrace Response.No_space;
+  Bigstring.blit ~src:(Prepared_fields.text p) ~src_off:0 ~dst:c.out ~dst_off:start ~len;
+  c.out_len <- start + len
+
 let connection_close = "Connection: close\r\n"
 let connection_keep_alive = "Connection: keep-alive\r\n"
 let transfer_chunked = "Transfer-Encoding: chunked\r\n"
@@ -90,4 +115,6 @@ let switch c =
   c.out_len <- Response.end_head c.out ~off:pos;
   c.after <- Then_detach
 
-let protocol = { begin_head; end_head; chunk; last_chunk; switch }
+let protocol =
+  { begin_head; field; field_s; field_int; field_date; field_date_cached; field_span; fields; end_head; chunk;
+    last_chunk; switch }

@@ -2,7 +2,10 @@
     HTTP/1.1, which {!H1.opened} gives every connection.
 
     - The head starts with the status line, [Date] and the server's own
-      fields; the handler's fields follow (written by {!Ctx}).
+      fields; the handler's fields ({!Ctx.header} and the like) follow as
+      text lines ["Name: value\r\n"] written by {!Httpz.Response}'s
+      writers, a prepared set as its text ({!Httpz.Prepared_fields.text}),
+      up to [out_limit] (the reserve is the framing's).
     - Its end adds the framing: [Content-Length], or
       [Transfer-Encoding: chunked] for a streamed body (none for HTTP/1.0,
       whose streamed body is delimited by the close instead), and the

@@ -360,7 +360,7 @@ let present x h2c =
   (* H2_head matched the method's bytes already (a known one is a token). *)
   let ok =
     ref
-      (Request.build_start_known req b ~meth:(Span.make ~off:0 ~len:(Span.len m)) ~known:(H2_head.meth h)
+      (Request.build_start_known req b ~version:Version.Http_2 ~meth:(Span.make ~off:0 ~len:(Span.len m)) ~known:(H2_head.meth h)
          ~target:(Span.make ~off:t_off ~len:(Span.len target)))
   in
   (* Plain values (the pseudo-headers' too) passed the check build_field
@@ -470,13 +470,6 @@ let opened s c ~stream ~fin =
   let h2c = s.h2c in
   let x = take_exchange c in
   x.mode <- H2_stream;
-  if Array.length x.field_names = 0 then begin
-    (* Room to note the fields of a head (Ctx): more are read back as text. *)
-    x.field_names <- Array.make 32 Header_name.Other;
-    x.field_lines <- Array.make 64 0;
-    x.field_sets <- Array.make 32 Slot.no_set;
-    x.field_versions <- Array.make 32 0
-  end;
   bind x c ~stream;
   if x.proto != protocol then x.proto <- protocol;
   x.h2s.peer_done <- fin;

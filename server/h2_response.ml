@@ -7,143 +7,294 @@ module C = H2_connection
 
 let session x = match x.h2 with Some s -> s | None -> invalid_arg "H2_exchange: not an HTTP/2 exchange"
 
-(* {1 The response head} Date and the server's own fields are not
-   written as text: [end_head] adds them already encoded. [out] holds
-   only the handler's fields, most of them noted by Ctx as it wrote them
-   ([field_names]); the lines between are read back as text. *)
+(* {1 The response head} [out] holds the handler's fields already
+   HPACK-encoded, written there as Ctx gives them: literals without
+   indexing, never Huffman-coded, which depend on no table and change
+   none, so they are right whenever the head is sent, on whatever state
+   the connection's encoder is in by then (a handler may wait between
+   Ctx.start and the end of its head while other streams answer). Only
+   what touches the dynamic table is left to [end_head]: Date, the
+   server's own fields and the handler's prepared sets, through the
+   connection's {!Hpack_mirror}. *)
 
 let begin_head x _status =
   x.out_len <- 0;
-  x.nfields <- 0
+  x.nsets <- 0
 
-let[@inline] is_space ch = ch = ' ' || ch = '\t'
-
-(* Fields HTTP/2 forbids in a response (RFC 9113 §8.2.2). *)
-let connection_specific out ~off ~len = function
-  | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade -> true
-  | Other -> Bigstring.equal_caseless out ~off ~len "proxy-connection"
-  | _ -> false
-
-(* Names outside Header_name's table, lower-cased (HPACK wants lower
-   case), as strings the encoder takes: made the first time a name is met
-   and kept (a server writes few such names: X-Content-Type-Options, the
-   application's own), so a response head allocates nothing. *)
-let names = Array.make 64 ""
-let nnames = ref 0
-
-let lower_name out ~off ~len =
-  let found = ref (-1) and i = ref 0 in
-  while !found < 0 && !i < !nnames do
-    let n = names.(!i) in
-    if String.length n = len && Bigstring.equal_caseless out ~off ~len n then found := !i;
-    incr i
-  done;
-  if !found >= 0 then names.(!found)
-  else begin
-    let n = String.lowercase_ascii (Bigstring.sub_string out ~off ~len) in
-    if !nnames < Array.length names then begin
-      names.(!nnames) <- n;
-      incr nnames
-    end;
-    n
+(* [need] more bytes at [out_len]: an exchange's head starts in a small
+   buffer, enlarged as a field needs; past a full one, No_space with
+   nothing written. *)
+let room x need =
+  if need > x.out_limit - x.out_len then begin
+    if small_out x then grow_out x (x.out_len + need);
+    if need > x.out_limit - x.out_len then raise_notrace Response.No_space
   end
 
-(* The lines [src\[pos, stop)] ("Name: value\r\n") as fields, but for
-   the connection-specific ones. *)
-let text_fields ~known ~other target src ~pos ~stop =
-  let pos = ref pos in
-  while !pos < stop do
-    let line = !pos in
-    let eol = ref line in
-    while !eol < stop - 1 && not (Bigstring.unsafe_get src !eol = '\r' && Bigstring.unsafe_get src (!eol + 1) = '\n') do
-      incr eol
+(* An HPACK integer (RFC 7541 §5.1) whose first byte's other bits are 0
+   (a literal without indexing, a raw string's length). *)
+let put_int b o ~prefix v =
+  let mask = (1 lsl prefix) - 1 in
+  if v < mask then begin
+    Bigstring.unsafe_set b o (Char.unsafe_chr v);
+    o + 1
+  end
+  else begin
+    Bigstring.unsafe_set b o (Char.unsafe_chr mask);
+    let o = ref (o + 1) and v = ref (v - mask) in
+    while !v >= 128 do
+      Bigstring.unsafe_set b !o (Char.unsafe_chr (0x80 lor (!v land 0x7f)));
+      incr o;
+      v := !v lsr 7
     done;
-    if !eol >= stop - 1 then eol := stop;
-    let colon = ref line in
-    while !colon < !eol && Bigstring.unsafe_get src !colon <> ':' do
-      incr colon
-    done;
-    if !colon < !eol && !colon > line then begin
-      let v = ref (!colon + 1) and e = ref !eol in
-      while !v < !e && is_space (Bigstring.unsafe_get src !v) do incr v done;
-      while !e > !v && is_space (Bigstring.unsafe_get src (!e - 1)) do decr e done;
-      let nlen = !colon - line in
-      let name = Header_name.of_buffer src ~off:line ~len:nlen in
-      if not (connection_specific src ~off:line ~len:nlen name) then
-        match name with
-        | Header_name.Other -> other target (lower_name src ~off:line ~len:nlen) src (Span.make ~off:!v ~len:(!e - !v))
-        | n -> known target n src (Span.make ~off:!v ~len:(!e - !v))
-    end;
-    pos := !eol + 2
-  done
+    Bigstring.unsafe_set b !o (Char.unsafe_chr !v);
+    !o + 1
+  end
 
-(* The server's own fields of a listener (Server and the configured
-   ones: [server_lines]), as a prepared set: inserted into each
-   connection's HPACK table once, an index or two after that. *)
-let server_sets = ref [||]
-let server_sets_for = ref [||]
+(* The bytes of a length or index: at most 5 for what fits a buffer. *)
+let int_room = 5
 
-let prepare_lines lines =
-  let src = Bigstring.of_string lines in
-  let p = Prepared_fields.create_server ~capacity:(String.length lines + 64) () in
-  text_fields p src ~pos:0 ~stop:(String.length lines)
-    ~known:(fun p n src s -> Prepared_fields.add_bytes p n src ~off:(Span.off s) ~len:(Span.len s))
-    ~other:(fun p n src s -> Prepared_fields.add_s p n (Span.to_string src s));
-  p
+let[@inline] lower ch = if ch >= 'A' && ch <= 'Z' then Char.unsafe_chr (Char.code ch + 32) else ch
 
-let server_fields x =
-  let lines = x.sh.server_lines.(x.listener) and l = x.listener in
-  if l >= Array.length !server_sets_for then begin
-    let n = max (l + 1) (Array.length x.sh.server_lines) in
-    let f = Array.make n "" and e = Array.make n Slot.no_set in
-    Array.blit !server_sets_for 0 f 0 (Array.length !server_sets_for);
-    Array.blit !server_sets 0 e 0 (Array.length !server_sets);
-    server_sets_for := f;
-    server_sets := e
-  end;
-  if !server_sets_for.(l) != lines then begin
-    !server_sets.(l) <- prepare_lines lines;
-    !server_sets_for.(l) <- lines
-  end;
-  !server_sets.(l)
-
-(* Date, a set of its own: made again once a second, inserted into each
-   connection's table then. *)
-let date_set = Prepared_fields.create_server ~capacity:64 ()
-let date_second = ref (-1)
-
-let date x =
-  if !date_second <> x.sh.now then begin
-    Prepared_fields.clear date_set;
-    Prepared_fields.add_date date_set Header_name.Date x.sh.now;
-    date_second := x.sh.now
-  end;
-  date_set
-
-let text_fields_h2 h2c src ~pos ~stop =
-  text_fields ~known:C.header_span ~other:C.header_s_span h2c src ~pos ~stop
-
-(* The head's fields in [out]: the lines Ctx noted, encoded from where
-   they are (those noted [Other] are a Prepared_fields set, encoded
-   already); what lies between them as text. *)
-let encode_fields x h2c =
-  let out = x.out and pos = ref 0 in
-  for i = 0 to x.nfields - 1 do
-    let start = Array.unsafe_get x.field_lines (2 * i) and stop = Array.unsafe_get x.field_lines ((2 * i) + 1) in
-    if start > !pos then text_fields_h2 h2c out ~pos:!pos ~stop:start;
-    let name = Array.unsafe_get x.field_names i in
-    (match name with
-     | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade -> ()
-     | Other ->
-         let p = Array.unsafe_get x.field_sets i in
-         if Prepared_fields.version p = Array.unsafe_get x.field_versions i then C.header_prepared h2c p
-         else C.header_encoded h2c out ~off:start ~len:(stop - start)
-     | _ ->
-         let voff = start + String.length (Header_name.to_string name) + 2 in
-         C.header_checked h2c name out ~off:voff ~len:(stop - 2 - voff));
-    pos := stop
+(* A literal name, lower-cased (RFC 9113 §8.2.1). *)
+let put_name b o name =
+  let n = String.length name in
+  Bigstring.unsafe_set b o '\000';
+  let o = put_int b (o + 1) ~prefix:7 n in
+  for i = 0 to n - 1 do
+    Bigstring.unsafe_set b (o + i) (lower (String.unsafe_get name i))
   done;
-  if x.out_len > !pos then text_fields_h2 h2c out ~pos:!pos ~stop:x.out_len
+  o + n
+
+(* The name of a literal without indexing: the static table's index,
+   else the name itself. *)
+let name_part b o name =
+  let sidx = Hpack_static.index_of_name name in
+  if sidx > 0 then put_int b o ~prefix:4 sidx else put_name b o (Header_name.to_string name)
+
+let[@inline] name_room name = String.length (Header_name.to_string name) + 1 + int_room
+
+(* Fields HTTP/2 forbids in a response (RFC 9113 §8.2.2): checked as
+   any field, then left out. *)
+let connection_specific = function
+  | Header_name.Connection | Keep_alive | Transfer_encoding | Upgrade -> true
+  | _ -> false
+
+let equal_lower name l =
+  let r = ref true in
+  for i = 0 to String.length l - 1 do
+    if lower (String.unsafe_get name i) <> String.unsafe_get l i then r := false
+  done;
+  !r
+
+(* The same, for a name given as a string (Proxy-Connection has no
+   Header_name). *)
+let connection_specific_s name =
+  match String.length name with
+  | 7 -> equal_lower name "upgrade"
+  | 10 -> equal_lower name "connection" || equal_lower name "keep-alive"
+  | 16 -> equal_lower name "proxy-connection"
+  | 17 -> equal_lower name "transfer-encoding"
+  | _ -> false
+
+let known name = match name with Header_name.Other -> raise_notrace Response.Invalid_field | _ -> ()
+
+(* Starts a field of a known name whose value takes [vlen] bytes: the
+   offset where the value goes. *)
+let start_field x name vlen =
+  room x (name_room name + int_room + vlen);
+  put_int x.out (name_part x.out x.out_len name) ~prefix:7 vlen
+
+let field x name v =
+  known name;
+  if not (Response.is_field_value v) then raise_notrace Response.Invalid_field;
+  if not (connection_specific name) then begin
+    let len = String.length v in
+    let o = start_field x name len in
+    Bigstring.unsafe_blit_from_string v ~src_off:0 x.out ~dst_off:o ~len;
+    x.out_len <- o + len
+  end
+
+let field_s x name v =
+  if not (Response.is_token name && Response.is_field_value v) then raise_notrace Response.Invalid_field;
+  if not (connection_specific_s name) then begin
+    let len = String.length v in
+    room x (String.length name + 1 + (2 * int_room) + len);
+    let o = put_int x.out (put_name x.out x.out_len name) ~prefix:7 len in
+    Bigstring.unsafe_blit_from_string v ~src_off:0 x.out ~dst_off:o ~len;
+    x.out_len <- o + len
+  end
+
+let decimal_digits n =
+  let d = ref 1 and n = ref n in
+  while !n >= 10 do
+    n := !n / 10;
+    incr d
+  done;
+  !d
+
+let field_int x name n =
+  known name;
+  if n < 0 then raise_notrace Response.Invalid_field;
+  if not (connection_specific name) then begin
+    let digits = decimal_digits n in
+    let o = start_field x name digits in
+    let n = ref n in
+    for i = o + digits - 1 downto o do
+      Bigstring.unsafe_set x.out i (Char.unsafe_chr (48 + (!n mod 10)));
+      n := !n / 10
+    done;
+    x.out_len <- o + digits
+  end
+
+let date_field x name t =
+  known name;
+  if t < Date.min_time || t > Date.max_time then raise_notrace Response.Invalid_field;
+  if connection_specific name then -1 else start_field x name Date.imf_fixdate_length
+
+let field_date x name t =
+  let o = date_field x name t in
+  if o >= 0 then x.out_len <- Date.write_imf_fixdate x.out ~off:o t
+
+let field_date_cached x name cache t =
+  let o = date_field x name t in
+  if o >= 0 then x.out_len <- Date.Cache.write cache x.out ~off:o ~now:t
+
+(* As Response checks a value from a buffer: no OWS at either end, no
+   control byte but HTAB. *)
+let is_field_value_b b off n =
+  n = 0
+  || (not (Charset.is_ows (Bigstring.unsafe_get b off)))
+     && (not (Charset.is_ows (Bigstring.unsafe_get b (off + n - 1))))
+     &&
+     let stop = off + n in
+     let i = ref (Swar.skip_field_value b off stop) in
+     while !i < stop && Bigstring.unsafe_get b !i = '\t' do
+       i := Swar.skip_field_value b (!i + 1) stop
+     done;
+     !i = stop
+
+let field_span x name src s =
+  known name;
+  let so = Span.off s and len = Span.len s in
+  if so < 0 || len < 0 || so > Bigstring.length src - len then invalid_arg "Response.header_span";
+  if not (is_field_value_b src so len) then raise_notrace Response.Invalid_field;
+  if not (connection_specific name) then begin
+    let o = start_field x name len in
+    Bigstring.blit ~src ~src_off:so ~dst:x.out ~dst_off:o ~len;
+    x.out_len <- o + len
+  end
+
+(* A prepared set: its literals are copied (the set may change once
+   Ctx.fields returns) and the set noted, so that [end_head] sends it
+   through the connection's mirror while it is unchanged. *)
+let fields x p =
+  let len = Prepared_fields.hpack_length p in
+  room x len;
+  let start = x.out_len in
+  Bigstring.blit ~src:(Prepared_fields.hpack p) ~src_off:0 ~dst:x.out ~dst_off:start ~len;
+  x.out_len <- start + len;
+  let i = x.nsets in
+  if i = 0 && Array.length x.sets = 0 then begin
+    (* The exchange's first set, once in its life (exchanges are pooled). *)
+    x.sets <- Array.make 8 no_set;
+    x.set_marks <- Array.make 24 0
+  end;
+  (* Past the room for notes, the literals stand alone. *)
+  if i < Array.length x.sets then begin
+    if Array.unsafe_get x.sets i != p then Array.unsafe_set x.sets i p;
+    let m = x.set_marks in
+    Array.unsafe_set m (3 * i) start;
+    Array.unsafe_set m ((3 * i) + 1) (start + len);
+    Array.unsafe_set m ((3 * i) + 2) (Prepared_fields.version p);
+    x.nsets <- i + 1
+  end
+
+(* Date and the server's own fields of a listener (Server and the
+   configured ones: [server_lines], "Name: value\r\n" text), as one
+   prepared set: inserted into each connection's HPACK table once a
+   second (Date changes), an index per field after that. The lines are
+   split once (at a listener's first stream, and again when they change,
+   on reload); the set is refilled from them once a second, which
+   allocates nothing. *)
+type head_set = {
+  set : Prepared_fields.t;
+  mutable second : int;  (** the Date in [set] *)
+  lines : string;  (** the [server_lines] [set] was made from *)
+  names : Header_name.t array;
+  others : string array;  (** the name of an [Other] *)
+  values : string array;
+}
+
+let no_head = { set = no_set; second = -1; lines = ""; names = [||]; others = [||]; values = [||] }
+let head_sets = ref [||]
+
+let split_lines lines =
+  let fields =
+    List.filter_map
+      (fun line ->
+        let line = if String.ends_with ~suffix:"\r" line then String.sub line 0 (String.length line - 1) else line in
+        match String.index_opt line ':' with
+        | Some i when i > 0 -> (
+            let name = String.sub line 0 i
+            and value = String.trim (String.sub line (i + 1) (String.length line - i - 1)) in
+            match Header_name.of_string name with
+            | Header_name.Other -> if connection_specific_s name then None else Some (Header_name.Other, name, value)
+            | n -> if connection_specific n then None else Some (n, name, value))
+        | _ -> None)
+      (String.split_on_char '\n' lines)
+  in
+  let f = Array.of_list fields in
+  { set = Prepared_fields.create_server ~capacity:(String.length lines + 64) ();
+    second = -1; lines;
+    names = Array.map (fun (n, _, _) -> n) f;
+    others = Array.map (fun (_, o, _) -> o) f;
+    values = Array.map (fun (_, _, v) -> v) f }
+
+let refill h now =
+  let p = h.set in
+  Prepared_fields.clear p;
+  Prepared_fields.add_date p Header_name.Date now;
+  for i = 0 to Array.length h.names - 1 do
+    match Array.unsafe_get h.names i with
+    | Header_name.Other -> Prepared_fields.add_s p (Array.unsafe_get h.others i) (Array.unsafe_get h.values i)
+    | n -> Prepared_fields.add p n (Array.unsafe_get h.values i)
+  done;
+  h.second <- now
+
+let server_head x =
+  let lines = x.sh.server_lines.(x.listener) and l = x.listener in
+  if l >= Array.length !head_sets then begin
+    let a = Array.make (max (l + 1) (Array.length x.sh.server_lines)) no_head in
+    Array.blit !head_sets 0 a 0 (Array.length !head_sets);
+    head_sets := a
+  end;
+  let h = Array.unsafe_get !head_sets l in
+  let h =
+    if h == no_head || h.lines != lines then begin
+      let h = split_lines lines in
+      !head_sets.(l) <- h;
+      h
+    end
+    else h
+  in
+  if h.second <> x.sh.now then refill h x.sh.now;
+  h.set
+
+(* The handler's fields: the bytes of [out] as they are, but for the
+   prepared sets still unchanged, which go through the mirror (a set
+   changed since: its copied literals stand). *)
+let handler_fields x h2c =
+  let out = x.out and m = x.set_marks and pos = ref 0 in
+  for i = 0 to x.nsets - 1 do
+    let p = Array.unsafe_get x.sets i in
+    if Prepared_fields.version p = Array.unsafe_get m ((3 * i) + 2) then begin
+      let start = Array.unsafe_get m (3 * i) in
+      if start > !pos then C.header_encoded h2c out ~off:!pos ~len:(start - !pos);
+      C.header_prepared h2c p;
+      pos := Array.unsafe_get m ((3 * i) + 1)
+    end
+  done;
+  if x.out_len > !pos then C.header_encoded h2c out ~off:!pos ~len:(x.out_len - !pos)
 
 (* Content-Length, encoded (a literal with the static name), for the
    length met last: a file answered again has the same. *)
@@ -163,9 +314,8 @@ let header_content_length h2c n =
 let end_head x ~content_length ~chunked =
   let h2c = (session x).h2c in
   C.start_response h2c ~stream:x.h2s.stream ~status:(Status.code x.status);
-  C.header_prepared h2c (date x);
-  C.header_prepared h2c (server_fields x);
-  encode_fields x h2c;
+  C.header_prepared h2c (server_head x);
+  handler_fields x h2c;
   if (not x.no_content) && (not chunked) && content_length >= 0 then
     header_content_length h2c content_length;
   let end_stream = x.suppress || ((not chunked) && content_length = 0) in
@@ -183,7 +333,9 @@ let end_head x ~content_length ~chunked =
 let chunk x len = if x.out_len + len > Bigstring.length x.out then grow_out x (x.out_len + len)
 let last_chunk _ = ()
 let switch _ = invalid_arg "Ctx.upgrade: not over HTTP/2 (RFC 9113 §8.6 has no Upgrade)"
-let protocol = { begin_head; end_head; chunk; last_chunk; switch }
+let protocol =
+  { begin_head; field; field_s; field_int; field_date; field_date_cached; field_span; fields; end_head; chunk;
+    last_chunk; switch }
 
 (* {1 The response body} *)
 

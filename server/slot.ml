@@ -67,6 +67,18 @@ and protocol = {
   begin_head : t -> Httpz.Status.t -> unit;
       (** starts a response head in [out] (HTTP/1.1: the status line, Date
           and the server's own fields) and sets [out_len] *)
+  field : t -> Httpz.Header_name.t -> string -> unit;
+  field_s : t -> string -> string -> unit;
+  field_int : t -> Httpz.Header_name.t -> int -> unit;
+  field_date : t -> Httpz.Header_name.t -> int -> unit;
+  field_date_cached : t -> Httpz.Header_name.t -> Httpz.Date.Cache.t -> int -> unit;
+  field_span : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> Httpz.Span.t -> unit;
+      (** the handler's fields ({!Ctx.header} and the like): each checks
+          its field as {!Httpz.Response}'s writers do and writes it whole
+          into [out] in the protocol's own form, or raises
+          ([Httpz.Response.Invalid_field], [Httpz.Response.No_space])
+          having written nothing *)
+  fields : t -> Httpz.Prepared_fields.t -> unit;  (** a prepared set ({!Ctx.fields}) *)
   end_head : t -> content_length:int -> chunked:bool -> unit;
       (** adds the framing fields and ends the head; decides whether the
           connection stays open after this response ([close]) and whether
@@ -201,15 +213,13 @@ and t = {
   mutable mode : mode;
   mutable h2 : h2 option;  (** [H2_conn]: its session; [H2_stream]: its connection's *)
   h2s : stream_state;
-  mutable field_names : Header_name.t array;
-      (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
-          order: their names, and their lines' [\[start, stop)] at
-          [2i], [2i+1] of [field_lines]; the head's other lines (a
-          handler's own writes) are read back as text ([] for H1) *)
-  mutable field_lines : int array;
-  mutable field_sets : Prepared_fields.t array;
-  mutable field_versions : int array;
-  mutable nfields : int;
+  mutable sets : Prepared_fields.t array;
+      (** [H2_stream]: the prepared sets among the head's fields (HPACK
+          in [out]): set [i]'s literals at [\[set_marks.(3i),
+          set_marks.(3i+1))], copied when its version was
+          [set_marks.(3i+2)]; [\[||\]] until the exchange's first set *)
+  mutable set_marks : int array;
+  mutable nsets : int;
   mutable hooked : bool;
   mutable mw : middleware;
 }
@@ -303,6 +313,13 @@ let no_protocol =
   let no _ = invalid_arg "Slot: the connection carries no protocol" in
   {
     begin_head = (fun c _ -> no c);
+    field = (fun c _ _ -> no c);
+    field_s = (fun c _ _ -> no c);
+    field_int = (fun c _ _ -> no c);
+    field_date = (fun c _ _ -> no c);
+    field_date_cached = (fun c _ _ _ -> no c);
+    field_span = (fun c _ _ _ -> no c);
+    fields = (fun c _ -> no c);
     end_head = (fun c ~content_length:_ ~chunked:_ -> no c);
     chunk = (fun c _ -> no c);
     last_chunk = no;
@@ -394,34 +411,15 @@ let create sh ~slot ~peer =
     (* A connection slot never is a stream: its record is the shared
        one, never written. *)
     h2s = (if slot < 0 then new_stream_state () else no_stream_state);
-    field_names = [||];
-    field_lines = [||];
-    field_sets = [||];
-    field_versions = [||];
-    nfields = 0;
+    sets = [||];
+    set_marks = [||];
+    nsets = 0;
     hooked = false;
     mw = no_middleware;
   }
 
 (* The peer buffer exists only for the access log, the one reader of
    [started_ns]: without it, no clock is read per request. *)
-(* Ctx wrote the line [\[start, out_len)] of [out]: field [name]. Beyond
-   the arrays' room the line is left to be read back as text. *)
-let note_field c name start =
-  let i = c.nfields in
-  if i < Array.length c.field_names then begin
-    Array.unsafe_set c.field_names i name;
-    Array.unsafe_set c.field_lines (2 * i) start;
-    Array.unsafe_set c.field_lines ((2 * i) + 1) c.out_len;
-    c.nfields <- i + 1
-  end
-
-let note_set c p start =
-  let i = c.nfields in
-  note_field c Httpz.Header_name.Other start;
-  if Array.unsafe_get c.field_sets i != p then Array.unsafe_set c.field_sets i p;
-  Array.unsafe_set c.field_versions i (Httpz.Prepared_fields.version p)
-
 let[@inline] timed c = Bigstring.length c.peer > 0
 (* The request's access log ({!Access_log}): set by a handler, cleared once logged. *)
 let[@inline] set_log_route c r = c.log_route <- r

@@ -144,6 +144,18 @@ and protocol = {
   begin_head : t -> Httpz.Status.t -> unit;
       (** starts a response head in [out] (HTTP/1.1: the status line, Date
           and the server's own fields) and sets [out_len] *)
+  field : t -> Httpz.Header_name.t -> string -> unit;
+  field_s : t -> string -> string -> unit;
+  field_int : t -> Httpz.Header_name.t -> int -> unit;
+  field_date : t -> Httpz.Header_name.t -> int -> unit;
+  field_date_cached : t -> Httpz.Header_name.t -> Httpz.Date.Cache.t -> int -> unit;
+  field_span : t -> Httpz.Header_name.t -> Httpz.Bigstring.t -> Httpz.Span.t -> unit;
+      (** the handler's fields ({!Ctx.header} and the like): each checks
+          its field as {!Httpz.Response}'s writers do and writes it whole
+          into [out] in the protocol's own form, or raises
+          ([Httpz.Response.Invalid_field], [Httpz.Response.No_space])
+          having written nothing *)
+  fields : t -> Httpz.Prepared_fields.t -> unit;  (** a prepared set ({!Ctx.fields}) *)
   end_head : t -> content_length:int -> chunked:bool -> unit;
       (** adds the framing fields and ends the head; decides whether the
           connection stays open after this response ([close]) and whether
@@ -157,8 +169,11 @@ and protocol = {
           @raise Invalid_argument where the protocol cannot *)
 }
 (** How a response goes on the wire: the part of answering that depends on
-    the protocol carrying the exchange. {!Ctx} calls these and knows no
-    protocol; HTTP/1.1's are {!H1_response.protocol}. *)
+    the protocol carrying the exchange, the whole head included (HTTP/1.1
+    writes it as text, HTTP/2 as HPACK: no head is written in one form and
+    read back in the other). {!Ctx} calls these and knows no protocol;
+    HTTP/1.1's are {!H1_response.protocol}, HTTP/2's
+    {!H2_response.protocol}. *)
 
 and mode =
   | H1_mode  (** an HTTP/1.1 connection (every connection starts so) *)
@@ -393,19 +408,16 @@ and t = {
   h2s : stream_state;
       (** [H2_stream]: the stream's own state (an exchange slot has one of
           its own; a connection slot shares one that is never written) *)
-  mutable field_names : Httpz.Header_name.t array;
-      (** [H2_stream]: the fields {!Ctx} wrote into the head in [out], in
-          order: their names, and their lines' [\[start, stop)] at
-          [2i], [2i+1] of [field_lines]; the head's other lines (a
-          handler's own writes) are read back as text ([\[||\]] for H1) *)
-  mutable field_lines : int array;
-  mutable field_sets : Httpz.Prepared_fields.t array;
-  mutable field_versions : int array;
-      (** [H2_stream]: for a field noted [Other] (a prepared set, its
-          literal bytes copied at [field_lines]), the set and its version
-          then: while the set is unchanged it goes through the
-          connection's {!Httpz.Hpack_mirror} *)
-  mutable nfields : int;
+  mutable sets : Httpz.Prepared_fields.t array;
+      (** [H2_stream]: the prepared sets ({!Ctx.fields}) among the head's
+          fields, which [out] holds HPACK-encoded ({!H2_response}), in
+          order: set [i]'s literals were copied to [\[set_marks.(3i),
+          set_marks.(3i+1))] of [out] when its version was
+          [set_marks.(3i+2)]; while the set is unchanged, [end_head]
+          sends it through the connection's {!Httpz.Hpack_mirror}
+          instead. [\[||\]] until the exchange's first set. *)
+  mutable set_marks : int array;
+  mutable nsets : int;
   mutable hooked : bool;
       (** a hook (or a request id) was registered for the current
           request: {!next_gen} has hook state to clear (the one test the
@@ -468,16 +480,7 @@ val create_shared :
     @raise Invalid_argument if [server_name] is not a valid field value. *)
 
 val no_set : Httpz.Prepared_fields.t
-(** An empty set, the filler of [field_sets]. *)
-
-val note_set : t -> Httpz.Prepared_fields.t -> int -> unit
-(** [note_set c p start]: Ctx copied the HPACK literals of set [p] to
-    [\[start, out_len)] of [out] (the caller checked there is room to
-    note it). *)
-
-val note_field : t -> Httpz.Header_name.t -> int -> unit
-(** [note_field c name start]: Ctx wrote field [name] as the line
-    [\[start, out_len)] of [out] (kept while [field_names] has room). *)
+(** An empty set, the filler of [sets]. *)
 
 val timed : t -> bool
 (** [timed c]: the slot was created for an access log ([~peer:true]), so

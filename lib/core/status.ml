@@ -357,5 +357,10 @@ let lines =
     (Array.map (mk Version.Http_1_1) all)
 
 let line v s =
-  let base = match v with Version.Http_1_0 -> 0 | Version.Http_1_1 -> count in
+  let base =
+    match v with
+    | Version.Http_1_0 -> 0
+    | Version.Http_1_1 -> count
+    | Version.Http_2 -> invalid_arg "Status.line: HTTP/2 has no status line"
+  in
   Array.unsafe_get lines (base + index s)

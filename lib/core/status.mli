@@ -139,4 +139,5 @@ val forbids_content : t -> bool
 val line : Version.t -> t -> string
 (** [line v s] is the complete status line for [s] in version [v],
     terminated by CRLF: [line Http_1_1 Ok = "HTTP/1.1 200 OK\r\n"]. The
-    string is preallocated: [line] only reads a table. *)
+    string is preallocated: [line] only reads a table.
+    @raise Invalid_argument for [Http_2], which has no status line. *)

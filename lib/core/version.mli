@@ -4,7 +4,13 @@
     treated as HTTP/1.1, as RFC 9110 §2.5 asks of a recipient; any other
     major version is refused with 505. *)
 
-type t = Http_1_0 | Http_1_1
+type t =
+  | Http_1_0
+  | Http_1_1
+  | Http_2
+      (** an HTTP/2 stream's request ({!Request.build_start} given it):
+          never a parse's result, since an HTTP/1.x request line naming
+          version 2 is refused *)
 
 val to_string : t -> string
-(** ["HTTP/1.0"] or ["HTTP/1.1"]. *)
+(** ["HTTP/1.0"], ["HTTP/1.1"] or ["HTTP/2"]. *)

@@ -478,7 +478,7 @@ let finish t =
   end;
   if t.content_length > t.limits.max_content_length then fail t Parse_error.Content_too_large;
   (match t.version with
-   | Version.Http_1_1 ->
+   | Version.Http_1_1 | Version.Http_2 ->
      if t.host_count = 0 then fail t Parse_error.Missing_host;
      t.keep_alive <- not t.conn_close
    | Version.Http_1_0 ->
@@ -561,8 +561,9 @@ let start_target t b ~meth ~known ~target =
     else match target_form t b t_off t_stop with () -> true | exception Fail -> refused t
   end
 
-let build_start t b ~meth ~target =
+let build_start t b ~version ~meth ~target =
   clear t;
+  t.version <- version;
   t.last <- Partial;
   let m_off = Span.off meth and m_len = Span.len meth in
   if m_len = 0 || Swar.skip_tchars b m_off (m_off + m_len) <> m_off + m_len then begin
@@ -570,12 +571,13 @@ let build_start t b ~meth ~target =
   end
   else start_target t b ~meth ~known:(Meth.of_buffer b ~off:m_off ~len:m_len) ~target
 
-let build_start_known t b ~meth ~known ~target =
+let build_start_known t b ~version ~meth ~known ~target =
   match (known : Meth.t) with
-  | Other -> build_start t b ~meth ~target
+  | Other -> build_start t b ~version ~meth ~target
   | _ ->
     (* A known method's bytes are one of its names: a token. *)
     clear t;
+    t.version <- version;
     t.last <- Partial;
     start_target t b ~meth ~known ~target
 

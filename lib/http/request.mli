@@ -96,15 +96,18 @@ val reset : t -> unit
     them (method a token, the target's bytes and form, names tokens,
     values without control bytes but HTAB, the field semantics and the
     limits), and the accessors below then answer as after a parse, with
-    version HTTP/1.1. Call {!build_start}, {!build_field} for each field in
+    the [version] given ({!Version.Http_2} for an HTTP/2 stream; it is
+    judged as HTTP/1.1: Host, or an authority, is required, and no
+    keep-alive semantics apply). Call {!build_start}, {!build_field} for each field in
     order (an authority standing in for a missing Host is a Host field),
     then {!build_end}; a [false] means refused, with {!error} saying why,
     and the rest is not called. The spans must stay valid as long as the
     request is used. No step allocates. *)
 
-val build_start : t -> Bigstring.t -> meth:Span.t -> target:Span.t -> bool
+val build_start : t -> Bigstring.t -> version:Version.t -> meth:Span.t -> target:Span.t -> bool
 
-val build_start_known : t -> Bigstring.t -> meth:Span.t -> known:Meth.t -> target:Span.t -> bool
+val build_start_known :
+  t -> Bigstring.t -> version:Version.t -> meth:Span.t -> known:Meth.t -> target:Span.t -> bool
 (** As {!build_start} when the caller has matched the method's bytes
     already: [known] must be [Meth.of_buffer] of them. A known method is a
     token, so its bytes are not scanned again; [Meth.Other] goes through

@@ -114,7 +114,7 @@ let of_httpz t buf (status : R.status) =
     Accept
       { meth = str (R.meth_span t);
         target = str (R.target t);
-        version = (match R.version t with Httpz.Version.Http_1_0 -> (1, 0) | Http_1_1 -> (1, 1));
+        version = (match R.version t with Httpz.Version.Http_1_0 -> (1, 0) | Http_1_1 -> (1, 1) | Http_2 -> (2, 0));
         headers;
         content_length =
           (let n = R.content_length t in if n < 0 then None else Some (string_of_int n));

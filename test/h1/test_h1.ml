@@ -47,10 +47,40 @@ let failing buf t c =
   else if Span.equal buf t long_raise then raise Not_found
   else false
 
+(* Every field writer of Ctx but those that would frame the message
+   (Connection, Transfer-Encoding are the server's over HTTP/1.1), and
+   a line of one's own through the head's text. *)
+let span_src = Bigstring.of_string "\ta\"tag\"b max-age=5"
+let date_cache = Date.Cache.create ()
+let prepared = Prepared_fields.of_list [ (Header_name.Content_type, "text/html") ]
+let own_line = "X-Own: 1\r\n"
+
+let all_fields c =
+  Ctx.start c Status.Ok;
+  Ctx.header c Header_name.Content_type "text/plain";
+  Ctx.header c Header_name.X_request_id "req-1";
+  Ctx.header_s c "X-Mixed-Case" "v 1";
+  Ctx.header_int c Header_name.Age 42;
+  Ctx.header_date c Header_name.Last_modified 784111777;
+  Ctx.header_date_cached c Header_name.Expires date_cache 784111778;
+  Ctx.header_span c Header_name.Etag span_src (Span.make ~off:2 ~len:5);
+  Ctx.header_bytes c Header_name.Cache_control span_src ~off:9 ~len:9;
+  Ctx.fields c prepared;
+  let pos = Ctx.head_pos c in
+  Ctx.set_head_pos c (Response.write_string (Ctx.head_buffer c) ~off:pos own_line);
+  Ctx.header_s c "x-after" "";
+  Ctx.body_string c "fields"
+
 let handler c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let t = Request.target req in
-  if Span.equal buf t "/echo" then begin
+  if Span.equal buf t "/fields" then all_fields c
+  else if Span.equal buf t "/version" then begin
+    Ctx.start c Status.Ok;
+    Ctx.header_s c "X-Ctx-Version" (Version.to_string (Ctx.version c));
+    Ctx.body_string c "v"
+  end
+  else if Span.equal buf t "/echo" then begin
     if not (Ctx.body_ready c) then Ctx.await_body c
     else begin
       let b = Ctx.body c in
@@ -188,6 +218,32 @@ let keep_alive () =
   Alcotest.check outcome "second request" Waiting (exchange p (get "/b"));
   check_has "second" (take p) "\r\n\r\n/b";
   Alcotest.check outcome "client closes" Closed (drive p (H1.received p.c 0))
+
+(* Over HTTP/1.1 the writers give text lines, exactly, in order, after
+   the server's own; the head's text is open to writers of one's own. *)
+let text_fields () =
+  let p = peer (shared ()) in
+  ignore (open_ p : outcome);
+  Alcotest.check outcome "answered" Waiting (exchange p (get "/fields"));
+  let out = take p in
+  let from = index out "X-Content-Type-Options: nosniff\r\n" in
+  Alcotest.(check bool) "the server's fields first" true (from > 0);
+  Alcotest.(check string) "the handler's lines, exactly"
+    (String.concat ""
+       [ "X-Content-Type-Options: nosniff\r\n"; "Content-Type: text/plain\r\n"; "X-Request-ID: req-1\r\n";
+         "X-Mixed-Case: v 1\r\n"; "Age: 42\r\n"; "Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
+         "Expires: Sun, 06 Nov 1994 08:49:38 GMT\r\n"; "ETag: \"tag\"\r\n"; "Cache-Control: max-age=5\r\n";
+         "Content-Type: text/html\r\n"; own_line; "x-after: \r\n"; "Content-Length: 6\r\n\r\nfields" ])
+    (String.sub out from (String.length out - from))
+
+(* Ctx.version: the request's HTTP/1.x version. *)
+let version_h1 () =
+  let p = peer (shared ()) in
+  ignore (open_ p : outcome);
+  ignore (exchange p (get "/version") : outcome);
+  check_has "HTTP/1.1" (take p) "X-Ctx-Version: HTTP/1.1\r\n";
+  ignore (exchange p "GET /version HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" : outcome);
+  check_has "HTTP/1.0" (take p) "X-Ctx-Version: HTTP/1.0\r\n"
 
 (* Configured headers larger than the write buffer (Server.check refuses
    them; a library that builds its own configuration may not): every
@@ -594,6 +650,27 @@ let zero_alloc_cycle () =
            ignore (go (H1.received c n) : H1.action)
        | _ -> Alcotest.fail "not reading"))
 
+(* The same with every field writer (all_fields). *)
+let zero_alloc_fields () =
+  let sh = shared () in
+  let c = Slot.create sh ~slot:0 ~peer:false in
+  let req = Bigstring.of_string (get "/fields") in
+  let n = Bigstring.length req in
+  let rec go (a : H1.action) =
+    match a with
+    | Write ->
+        Output.advance c (Output.pending c);
+        go (H1.written c)
+    | Read | Close | Linger | Wait | Detach | Nothing -> a
+  in
+  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
+  S.zero_alloc "request/response cycle, every field writer" (fun () ->
+      match H1.prepare_read c with
+      | Read ->
+          Bigstring.blit ~src:req ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:n;
+          ignore (go (H1.received c n) : H1.action)
+      | _ -> Alcotest.fail "not reading")
+
 (* Parse states by index: reused, reset when given back, dropped beyond the
    spares kept, and their index reused. *)
 let parse_states () =
@@ -629,6 +706,8 @@ let () =
       ( "transcripts",
         [
           Alcotest.test_case "keep-alive, idle holds no buffer" `Quick keep_alive;
+          Alcotest.test_case "field writers: text lines, exactly" `Quick text_fields;
+          Alcotest.test_case "Ctx.version: HTTP/1.1, HTTP/1.0" `Quick version_h1;
           Alcotest.test_case "pipelining in order" `Quick pipelining;
           Alcotest.test_case "byte at a time" `Quick byte_at_a_time;
           Alcotest.test_case "slow reader: 7-byte writes" `Quick slow_reader;
@@ -654,6 +733,6 @@ let () =
           Alcotest.test_case "raising continuations" `Quick continuation_raises;
           Alcotest.test_case "cut download: what left, cut" `Quick cut_download;
         ] );
-      ("allocation", [ zero_alloc_cycle () ]);
+      ("allocation", [ zero_alloc_cycle (); zero_alloc_fields () ]);
       ("parse states", [ Alcotest.test_case "by index, reused, dropped" `Quick parse_states ]);
     ]

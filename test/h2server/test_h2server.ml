@@ -18,6 +18,34 @@ let prepared =
   Prepared_fields.add_s p "X-Prepared" "yes";
   p
 
+(* Every field writer of Ctx, and the fields HTTP/2 leaves out among
+   them. *)
+let span_src = Bigstring.of_string "\ta\"tag\"b max-age=5"
+let date_cache = Date.Cache.create ()
+
+let all_fields c =
+  Ctx.start c Status.Ok;
+  Ctx.header c Header_name.Content_type "text/plain";
+  Ctx.header c Header_name.Connection "close";
+  Ctx.header c Header_name.X_request_id "req-1";
+  Ctx.header_s c "X-Mixed-Case" "v 1";
+  Ctx.header c Header_name.Keep_alive "timeout=5";
+  Ctx.header_int c Header_name.Age 42;
+  Ctx.header_date c Header_name.Last_modified 784111777;
+  Ctx.header c Header_name.Transfer_encoding "chunked";
+  Ctx.header_date_cached c Header_name.Expires date_cache 784111778;
+  Ctx.header_span c Header_name.Etag span_src (Span.make ~off:2 ~len:5);
+  Ctx.header c Header_name.Upgrade "h2c";
+  Ctx.header_bytes c Header_name.Cache_control span_src ~off:9 ~len:9;
+  Ctx.header_s c "Proxy-Connection" "keep-alive";
+  Ctx.fields c prepared;
+  Ctx.header_s c "KEEP-ALIVE" "x";
+  Ctx.header_int c Header_name.Content_location 0;
+  Ctx.header_s c "x-after" "";
+  Ctx.body_string c "fields"
+
+let scratch_set = Prepared_fields.create ()
+
 let rec handler c =
   let req = Ctx.request c and buf = Ctx.buffer c in
   let t = Request.target req in
@@ -27,6 +55,8 @@ let rec handler c =
     Ctx.header_s c "X-Custom" "yes";
     Ctx.body_string c "hello"
   end
+  (* Before [handler_more], whose closure allocates: measured for 0 words. *)
+  else if Span.equal buf t "/fields" then all_fields c
   else handler_more c buf t
 
 and handler_more c buf t =
@@ -115,6 +145,58 @@ and handler_more c buf t =
     Ctx.header c Header_name.Vary "Accept";
     Ctx.body_string c "prepared"
   end
+  else if is "/version" then begin
+    Ctx.start c Status.Ok;
+    Ctx.header_s c "X-Ctx-Version" (Version.to_string (Ctx.version c));
+    Ctx.header_s c "X-Request-Version" (Version.to_string (Request.version (Ctx.request c)));
+    (* The head is HPACK over HTTP/2: no raw text access. *)
+    let refused f = match f () with _ -> "no" | exception Invalid_argument _ -> "yes" in
+    Ctx.header_s c "X-Head-Buffer-Refused" (refused (fun () -> ignore (Ctx.head_buffer c)));
+    Ctx.header_s c "X-Head-Pos-Refused" (refused (fun () -> ignore (Ctx.head_pos c)));
+    Ctx.header_s c "X-Set-Head-Pos-Refused" (refused (fun () -> Ctx.set_head_pos c 0));
+    Ctx.body_string c "v"
+  end
+  else if is "/invalid" then begin
+    (* A refused field writes nothing: the head goes on without it. *)
+    Ctx.start c Status.Ok;
+    let refused f = match f () with () -> "no" | exception Response.Invalid_field -> "yes" in
+    let r =
+      String.concat ","
+        [ refused (fun () -> Ctx.header c Header_name.Etag "a\r\nb");
+          refused (fun () -> Ctx.header c Header_name.Other "x");
+          refused (fun () -> Ctx.header_s c "Bad Name" "x");
+          refused (fun () -> Ctx.header_s c "X-Ok" " lead");
+          refused (fun () -> Ctx.header_int c Header_name.Age (-1));
+          refused (fun () -> Ctx.header_date c Header_name.Expires max_int);
+          refused (fun () -> Ctx.header_span c Header_name.Etag span_src (Span.make ~off:0 ~len:3));
+          refused (fun () -> Ctx.header c Header_name.Connection "a\nb") ]
+    in
+    Ctx.header_s c "X-Refused" r;
+    Ctx.body_string c "invalid"
+  end
+  else if is "/head-later" then begin
+    (* A head begun, then a wait while other streams answer (and fill
+       the client's table), then ended. *)
+    Ctx.start c Status.Ok;
+    Ctx.header c Header_name.Etag "\"w\"";
+    Ctx.fields c prepared;
+    later :=
+      Some
+        (Ctx.suspend c (fun c ->
+             Ctx.header_s c "X-Resumed" "yes";
+             Ctx.fields c prepared;
+             Ctx.body_string c "later"))
+  end
+  else if is "/changed" then begin
+    (* A set refilled once given: the head has it as it was given. *)
+    Ctx.start c Status.Ok;
+    Prepared_fields.clear scratch_set;
+    Prepared_fields.add_s scratch_set "X-Set" "given";
+    Ctx.fields c scratch_set;
+    Prepared_fields.clear scratch_set;
+    Prepared_fields.add_s scratch_set "X-Set" "changed";
+    Ctx.body_string c "changed"
+  end
   else if is "/raise" then failwith "boom"
   else if is "/upgrade" then begin
     Ctx.start c Status.Switching_protocols;
@@ -138,11 +220,11 @@ type peer = { c : Slot.t; conn : Conn.t; dec : K.session; mutable pending : stri
 
 let drives : (Slot.t -> H1.action -> unit) ref = ref (fun _ _ -> ())
 
-let shared ?(keep = 4) ?(read_buffer = 32 * 1024) () =
+let shared ?(keep = 4) ?(read_buffer = 32 * 1024) ?(headers = "X-Content-Type-Options: nosniff\r\n") () =
   let sh =
     Slot.create_shared ~server_name:"t" ~read_buffer ~write_buffer:(16 * 1024)
       ~max_body:(1 lsl 20) ~header_ms:1000 ~idle_ms:2000 ~body_ms:1000 ~write_ms:1000 ~handler_ms:3000
-      ~headers:"X-Content-Type-Options: nosniff\r\n" ~listener_headers:[| "" |] ~keep
+      ~headers ~listener_headers:[| "" |] ~keep
   in
   let app c = handler (Ctx.of_conn c) in
   sh.hooks.handler <- app;
@@ -608,6 +690,97 @@ let prepared_fields () =
   answers p 1 "/prepared" ~body:8 wants;
   answers p 3 "/prepared" ~body:8 wants
 
+(* The head of an HTTP/2 response is exactly the handler's fields, in
+   order, lower-cased, each as given, after the server's own; the fields
+   HTTP/2 forbids are not in it (RFC 9113 §8.2.2). The same stream twice:
+   the second time the prepared set is indices into the client's table. *)
+let exact_fields () =
+  let p = connect (shared ()) in
+  let date = Bigstring.create 29 in
+  ignore (Date.write_imf_fixdate date ~off:0 0 : int);
+  let want =
+    String.concat " "
+      [ "200"; "date=" ^ Bigstring.to_string date; "server=t"; "x-content-type-options=nosniff";
+        "content-type=text/plain"; "x-request-id=req-1"; "x-mixed-case=v 1"; "age=42";
+        "last-modified=Sun, 06 Nov 1994 08:49:37 GMT"; "expires=Sun, 06 Nov 1994 08:49:38 GMT";
+        "etag=\"tag\""; "cache-control=max-age=5"; "content-type=text/html"; "cache-control=max-age=60";
+        "x-prepared=yes"; "content-location=0"; "x-after="; "content-length=6" ]
+  in
+  List.iter
+    (fun sid ->
+      ignore (send p (get sid "/fields"));
+      match frames p with
+      | [ head; data ] ->
+          Alcotest.(check string) "the head, exactly" (Printf.sprintf "HEADERS %d %s" sid want) head;
+          Alcotest.(check string) "the body" (Printf.sprintf "DATA %d 6 ES" sid) data
+      | fs -> Alcotest.fail (String.concat " | " fs))
+    [ 1; 3 ]
+
+(* The server's own fields (Server, the configured ones) with Date: the
+   forbidden ones left out, names lower-cased; Date follows the clock. *)
+let server_fields () =
+  let sh = shared ~headers:"Proxy-Connection: x\r\nX-Frame-Options: DENY\r\nconnection: y\r\nX-Other-Thing: a b\r\n" () in
+  let p = connect sh in
+  let date t =
+    let b = Bigstring.create 29 in
+    ignore (Date.write_imf_fixdate b ~off:0 t : int);
+    Bigstring.to_string b
+  in
+  List.iter
+    (fun (sid, now) ->
+      sh.now <- now;
+      ignore (send p (get sid "/a"));
+      match frames p with
+      | head :: _ ->
+          Alcotest.(check string) "the server's fields, then the handler's"
+            (Printf.sprintf
+               "HEADERS %d 200 date=%s server=t x-frame-options=DENY x-other-thing=a b content-type=text/plain \
+                x-custom=yes content-length=5"
+               sid (date now))
+            head
+      | [] -> Alcotest.fail "no answer")
+    [ (1, 0); (3, 0); (5, 1_700_000_000) ]
+
+(* The fields of a head begun before a wait are HPACK already; what the
+   connection's encoder sent meanwhile (other streams' heads inserting
+   into the client's table) does not make them wrong: the client decodes
+   every head in order with one table. *)
+let head_across_wait () =
+  let p = connect (shared ()) in
+  later := None;
+  ignore (send p (get 1 "/head-later" ^ get 3 "/prepared" ^ get 5 "/fields"));
+  let fs = frames p in
+  Alcotest.(check bool) "the others answered meanwhile" true (has fs "HEADERS 3 200" && has fs "HEADERS 5 200");
+  (match !later with Some k -> k () | None -> Alcotest.fail "no continuation");
+  ignore (send p (get 7 "/prepared"));
+  let fs = frames p in
+  let head = List.find (fun f -> has [ f ] "HEADERS 1 ") fs in
+  let from = S.find_sub head "etag=" in
+  Alcotest.(check string) "the waiting head, exactly"
+    "etag=\"w\" content-type=text/html cache-control=max-age=60 x-prepared=yes x-resumed=yes \
+     content-type=text/html cache-control=max-age=60 x-prepared=yes content-length=5"
+    (String.sub head from (String.length head - from));
+  Alcotest.(check bool) "and the next one" true (has fs "HEADERS 7 200")
+
+let changed_set () =
+  let p = connect (shared ()) in
+  answers p 1 "/changed" ~body:7 [ "x-set=given content-length=7" ];
+  answers p 3 "/changed" ~body:7 [ "x-set=given content-length=7" ]
+
+(* A field a writer refuses raises Invalid_field and leaves nothing
+   behind, over HTTP/2 as over HTTP/1.1. *)
+let invalid_fields () =
+  let p = connect (shared ()) in
+  answers p 1 "/invalid" ~body:7 [ "x-refused=yes,yes,yes,yes,yes,yes,yes,yes content-length=7" ]
+
+(* Ctx and the request say HTTP/2 on a stream; the head's text is not
+   there to write. *)
+let version_h2 () =
+  let p = connect (shared ()) in
+  answers p 1 "/version" ~body:1
+    [ "x-ctx-version=HTTP/2 x-request-version=HTTP/2 x-head-buffer-refused=yes x-head-pos-refused=yes \
+       x-set-head-pos-refused=yes" ]
+
 let flushed () =
   let sh = shared () in
   let p = connect sh in
@@ -837,6 +1010,13 @@ let zero_alloc_stream () =
   let p = connect sh in
   S.zero_alloc "HTTP/2 stream: head in, small response out" (stream_each_run p ~first:1 (K.get ~path:"/a" ()))
 
+(* Every field writer of Ctx (all_fields), over HTTP/2. *)
+let zero_alloc_fields () =
+  let sh = shared () in
+  quiet sh;
+  let p = connect sh in
+  S.zero_alloc "HTTP/2 stream: every field writer, 0 words" (stream_each_run p ~first:1 (K.get ~path:"/fields" ()))
+
 (* Issue 22's static path over h2, in process: the static handler's 200
    and 304 for a small file (held by its file cache), one stream each. *)
 let small_file = "hello over h2\n"
@@ -943,6 +1123,12 @@ let () =
           Alcotest.test_case "flushed response pieces" `Quick flushed;
           Alcotest.test_case "a head larger than the first buffer" `Quick big_head;
           Alcotest.test_case "prepared fields among others" `Quick prepared_fields;
+          Alcotest.test_case "every field writer: the head exactly, forbidden fields left out" `Quick exact_fields;
+          Alcotest.test_case "refused fields leave nothing" `Quick invalid_fields;
+          Alcotest.test_case "the server's own fields and Date" `Quick server_fields;
+          Alcotest.test_case "a head begun before a wait, ended after" `Quick head_across_wait;
+          Alcotest.test_case "a prepared set changed once given" `Quick changed_set;
+          Alcotest.test_case "Ctx.version and Request.version: HTTP/2" `Quick version_h2;
           Alcotest.test_case "suspended handler" `Quick suspended;
           Alcotest.test_case "RST_STREAM cancels the exchange" `Quick reset_cancels;
           Alcotest.test_case "handler failures, upgrade refused" `Quick failures;
@@ -958,5 +1144,5 @@ let () =
           Alcotest.test_case "drain: GOAWAY, streams finish" `Quick drain;
           Alcotest.test_case "not HTTP; HTTP/2 off" `Quick not_http;
         ] );
-      ("allocation", zero_alloc_stream () :: zero_alloc_static ());
+      ("allocation", zero_alloc_stream () :: zero_alloc_fields () :: zero_alloc_static ());
     ]

@@ -963,8 +963,8 @@ let build_fields ?(checked = false) ?(known = false) t ~meth ~target fields =
   let tg = next target in
   let st =
     let started =
-      if known then R.build_start_known t buf ~meth:m ~known:(Meth.of_string meth) ~target:tg
-      else R.build_start t buf ~meth:m ~target:tg
+      if known then R.build_start_known t buf ~version:Version.Http_1_1 ~meth:m ~known:(Meth.of_string meth) ~target:tg
+      else R.build_start t buf ~version:Version.Http_1_1 ~meth:m ~target:tg
     in
     if not started then R.Error
     else begin
@@ -1153,7 +1153,7 @@ let build_zero_alloc () =
     laid_out t [ ("host", "example.com"); ("user-agent", "h2load"); ("accept", "*/*"); ("content-length", "0") ]
   in
   S.zero_alloc "build a head from fields" (fun () ->
-      if R.build_start t buf ~meth:(Span.make ~off:3 ~len:3) ~target:(Span.make ~off:7 ~len:11) then begin
+      if R.build_start t buf ~version:Version.Http_2 ~meth:(Span.make ~off:3 ~len:3) ~target:(Span.make ~off:7 ~len:11) then begin
         for i = 0 to Array.length ids - 1 do
           ignore (R.build_field t buf ids.(i) ~name:spans.(2 * i) ~value:spans.(2 * i + 1) : bool)
         done;
@@ -1165,7 +1165,7 @@ let build_known_zero_alloc () =
   let t = R.create () in
   let buf, ids, spans, stop = laid_out t [ ("host", "127.0.0.1:8080"); ("user-agent", "h2load"); ("accept", "*/*") ] in
   S.zero_alloc "build a head, method known, fields checked, host with a port" (fun () ->
-      if R.build_start_known t buf ~meth:(Span.make ~off:3 ~len:3) ~known:Meth.Get ~target:(Span.make ~off:7 ~len:11)
+      if R.build_start_known t buf ~version:Version.Http_2 ~meth:(Span.make ~off:3 ~len:3) ~known:Meth.Get ~target:(Span.make ~off:7 ~len:11)
       then begin
         for i = 0 to Array.length ids - 1 do
           ignore (R.build_field_checked t buf ids.(i) ~name:spans.(2 * i) ~value:spans.(2 * i + 1) : bool)
