@@ -146,6 +146,7 @@ type t = {
   mutable status : int;
   mutable nfields : int;
   mutable head_clen : int;
+  mutable block_bad : failure;
   fname : int array;
   fvalue : int array;
   fheader : Header_name.t array;
@@ -260,6 +261,7 @@ let create ?(max_concurrent_streams = 100) ?(initial_window_size = 65535) ?(conn
       status = -1;
       nfields = 0;
       head_clen = -1;
+      block_bad = No_failure;
       fname = Array.make max_fields 0;
       fvalue = Array.make max_fields 0;
       fheader = Array.make max_fields Header_name.Other;
@@ -469,12 +471,16 @@ let three_digits head s =
    [t.head_clen] describe it. Answers [No_failure], [Malformed_response],
    [Too_many_fields] (the block was decoded to its end all the same, so the
    HPACK table stays in step), or [Hpack] (the connection is lost). *)
+(* The first rule the block broke is the one reported. *)
+let set_bad t f = if t.block_bad = No_failure then t.block_bad <- f
+
 let decode_block t src ~off ~len ~head =
   Dec.start_block t.dec ~off ~len;
   t.status <- -1;
   t.nfields <- 0;
   t.head_clen <- -1;
-  let bad = ref No_failure and regular = ref false and go = ref true and first = ref true in
+  t.block_bad <- No_failure;
+  let regular = ref false and go = ref true and first = ref true in
   while !go do
     let st =
       if !first then (first := false; Dec.next_field t.dec src ~out:head)
@@ -483,23 +489,22 @@ let decode_block t src ~off ~len ~head =
     match st with
     | Dec.End -> go := false
     | Dec.Error ->
-        bad := Hpack;
+        t.block_bad <- Hpack;
         go := false
     | Dec.Field -> (
-        let setbad f = if !bad = No_failure then bad := f in
         match Dec.pseudo t.dec with
         | Hpack_static.Status ->
             let v = three_digits head (Dec.value t.dec) in
-            if !regular || t.status >= 0 || v < 0 then setbad Malformed_response else t.status <- v
+            if !regular || t.status >= 0 || v < 0 then set_bad t Malformed_response else t.status <- v
         | Regular ->
             regular := true;
             let hn = Dec.header_name t.dec in
-            if (not (Dec.static_name t.dec)) && not (name_ok head (Dec.name t.dec)) then setbad Malformed_response
-            else if connection_specific hn then setbad Malformed_response
+            if (not (Dec.static_name t.dec)) && not (name_ok head (Dec.name t.dec)) then set_bad t Malformed_response
+            else if connection_specific hn then set_bad t Malformed_response
             else begin
               if hn = Header_name.Content_length then begin
                 let v = Span.parse_decimal head (Dec.value t.dec) in
-                if v < 0 || (t.head_clen >= 0 && t.head_clen <> v) then setbad Malformed_response
+                if v < 0 || (t.head_clen >= 0 && t.head_clen <> v) then set_bad t Malformed_response
                 else t.head_clen <- v
               end;
               if t.nfields < t.max_fields then begin
@@ -508,11 +513,11 @@ let decode_block t src ~off ~len ~head =
                 t.fheader.(t.nfields) <- hn;
                 t.nfields <- t.nfields + 1
               end
-              else setbad Too_many_fields
+              else set_bad t Too_many_fields
             end
-        | _ -> setbad Malformed_response)
+        | _ -> set_bad t Malformed_response)
   done;
-  !bad
+  t.block_bad
 
 let remote_closed t slot =
   if t.state.(slot) = st_half_closed_local then free_slot t slot
