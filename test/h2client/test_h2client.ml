@@ -478,6 +478,41 @@ let test_goaway_transcript () =
   check strings "a completes" [ "response 1 204 end" ] (feed t (headers ~end_stream:true a (status_block 204)));
   check bool "finished" true (Cl.finished t.c)
 
+(* DATA still in flight for a stream we cancelled: no error, and its bytes
+   go back to the connection window. *)
+let test_data_after_cancel () =
+  let t = started () in
+  let id = open_get t in
+  ignore (feed t (headers id (status_block 200)));
+  Cl.cancel t.c ~stream:id H2_error.Cancel;
+  check strings "RST sent" [ "RST_STREAM CANCEL" ] (List.filter (fun s -> s <> "HEADERS 1") (output t));
+  let before = Cl.connection_recv_window t.c in
+  let chunk = data id (String.make 16000 'd') in
+  check strings "ignored" [] (feed t (String.concat "" (List.init 40 (fun _ -> chunk))));
+  check bool "not failed" false (Cl.failed t.c);
+  check bool "connection credit given back" true
+    (List.exists (fun s -> String.length s > 15 && String.sub s 0 15 = "WINDOW_UPDATE 0") (output t));
+  (* 640 000 bytes arrived; without credit the window would be 1 MiB less that *)
+  check bool "window replenished" true (Cl.connection_recv_window t.c > before - 200_000)
+
+(* The output queue is bounded: a request that does not fit is refused
+   with No_space (nothing queued) until the caller drains it. *)
+let test_output_full () =
+  let t = started ~client:(fun () -> Cl.create ~output_size:(16384 + 2048 + 1024) ()) () in
+  let id = open_get t in
+  ignore (Cl.start_request t.c ~meth:"POST" ~scheme:"http" ~authority:"a" ~path:"/");
+  ignore (Cl.send_request t.c ~end_stream:false);
+  let post = Cl.request_stream t.c in
+  ignore id;
+  let body = Bigstring.create 60000 in
+  let n = Cl.send_data t.c ~stream:post body ~off:0 ~len:60000 ~end_stream:true in
+  check bool "partly taken" true (n > 0 && n < 60000);
+  check bool "next head refused" true
+    (Cl.start_request t.c ~meth:"GET" ~scheme:"http" ~authority:"a" ~path:"/" = Cl.No_space);
+  ignore (output t);
+  check bool "accepted after draining" true
+    (Cl.start_request t.c ~meth:"GET" ~scheme:"http" ~authority:"a" ~path:"/" = Cl.Submitted)
+
 (* {1 Reuse after a failed connection} *)
 
 let test_reset_reuse () =
@@ -503,6 +538,7 @@ let test_reset_reuse () =
   let id = open_get t in
   check int "ids from 1" 1 id;
   check int "send window fresh" 65535 (Cl.send_window t.c ~stream:id);
+  check int "receive window fresh" (1 lsl 20) (Cl.connection_recv_window t.c);
   (* an index into the old table must not resolve *)
   check strings "old table gone" [ "conn_error COMPRESSION_ERROR hpack" ] (feed t (headers id "\xbe"));
   Cl.reset t.c;
@@ -539,13 +575,16 @@ let test_zero_alloc () =
   Bigstring.blit_from_string prime ~src_off:0 inb ~dst_off:0 ~len:(String.length prime);
   ignore (Cl.received c inb ~off:0 ~len:(String.length prime) ~head);
   drain ();
+  (* the response, and the connection credit for the request's 4 bytes *)
   let resp =
     headers 1 (block [ (":status", "200"); ("content-length", "4"); ("content-type", "text/plain") ])
     ^ data ~end_stream:true 1 "done"
+    ^ frame (fun b -> W.window_update b ~off:0 ~stream_id:0 ~increment:4)
   in
+  let req_body = Bigstring.of_string "ping" in
   let len = String.length resp in
   Bigstring.blit_from_string resp ~src_off:0 inb ~dst_off:0 ~len;
-  let hlen = String.length resp - (9 + 4) in
+  let hlen = String.length resp - (9 + 4) - (9 + 4) in
   let patch_at off id =
     Bigstring.unsafe_set inb (off + 5) (Char.unsafe_chr ((id lsr 24) land 0x7f));
     Bigstring.unsafe_set inb (off + 6) (Char.unsafe_chr ((id lsr 16) land 0xff));
@@ -563,9 +602,11 @@ let test_zero_alloc () =
     | _ -> failwith "refused");
     Cl.header c Header_name.User_agent "httpz";
     Cl.header_s c "x-trace" "abc";
-    ignore (Cl.send_request c ~end_stream:true);
-    drain ();
+    ignore (Cl.send_request c ~end_stream:false);
     let id = Cl.request_stream c in
+    if Cl.send_window c ~stream:id < 4 then failwith "window";
+    if Cl.send_data c ~stream:id req_body ~off:0 ~len:4 ~end_stream:true <> 4 then failwith "send_data";
+    drain ();
     patch id;
     let pos = ref 0 and go = ref true in
     while !go do
@@ -633,6 +674,8 @@ let () =
           tc "stream window overrun" test_stream_window_overrun;
           tc "window stall" test_window_stall;
           tc "GOAWAY" test_goaway_transcript;
+          tc "DATA after cancel" test_data_after_cancel;
+          tc "output queue full" test_output_full;
           tc "reset and reuse" test_reset_reuse;
         ] );
       ("allocation", [ tc "0 words per warm request/response" test_zero_alloc ]);
