@@ -71,7 +71,12 @@
     connection's is a connection error, a stream's a stream error
     (FLOW_CONTROL_ERROR). A content-length that the DATA does not add up
     to resets the stream ([Content_length]), except for HEAD, 204 and 304.
-    The first frame must be SETTINGS.
+    The first frame must be SETTINGS. A server that never sends it, never
+    acknowledges ours ({!settings_received}, {!settings_acked}) or never
+    answers a {!ping} is for the caller's timers, as is a stalled window.
+    The ACKs a flood of SETTINGS or PING asks for are queued while the
+    output queue has room, then the connection ends ([Output_full]): the
+    caller that drains {!next_output} as it should never sees that.
 
     {b Errors.} A stream error queues RST_STREAM and answers [Reset] with
     {!event_error} (the wire code) and {!event_failure} (which rule). A

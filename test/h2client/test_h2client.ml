@@ -73,7 +73,10 @@ let test_byte_at_a_time () =
   let a = get p "/3000" in
   let id, _ = post_body p ~path:"/echo" "hello, byte by byte" in
   let c = get p "/0" in
+  (* a response head over HEADERS + CONTINUATION, a byte at a time *)
+  let h = get ~fields:[ ("x-size", "20000") ] p "/head" in
   pump p;
+  check int "x-big" 20000 (String.length (List.assoc "x-big" (resp p h).fields));
   let r = resp p a in
   if not r.ended then
     Printf.printf "body %d status %d client_error %b %s; server failed %b %s; active %d; sv active %d; cin %d sin %d\n"
