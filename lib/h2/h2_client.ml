@@ -32,6 +32,7 @@ type failure =
   | Header_block_too_large
   | Push_promise
   | Push_enabled
+  | Priority_update
   | Flow_control
   | Malformed_response
   | Too_many_fields
@@ -53,6 +54,7 @@ let failure_to_string = function
   | Header_block_too_large -> "header_block_too_large"
   | Push_promise -> "push_promise"
   | Push_enabled -> "push_enabled"
+  | Priority_update -> "priority_update"
   | Flow_control -> "flow_control"
   | Malformed_response -> "malformed_response"
   | Too_many_fields -> "too_many_fields"
@@ -797,7 +799,10 @@ let on_frame t src ~head =
     | Ping -> on_ping t src
     | Goaway -> on_goaway t
     | Push_promise -> fail t E.Protocol_error Push_promise "PUSH_PROMISE with push disabled"
-    | Priority | Priority_update | Unknown -> Need_more
+    | Priority_update ->
+        (* RFC 9218 §7.1: the client sends it, never receives it. *)
+        fail t E.Protocol_error Priority_update "PRIORITY_UPDATE from a server"
+    | Priority | Unknown -> Need_more
 
 let received t src ~off ~len ~head =
   if off < 0 || len < 0 || off + len > B.length src then invalid_arg "H2_client.received";

@@ -60,8 +60,9 @@
     caller's timer sees, a [Window_update] event telling when to try again.
 
     {b Hostile servers.} Push is off (SETTINGS_ENABLE_PUSH 0), so any
-    PUSH_PROMISE is a connection error PROTOCOL_ERROR, as is SETTINGS with
-    ENABLE_PUSH 1. A header block over [max_header_list_size] bytes (as
+    PUSH_PROMISE is a connection error PROTOCOL_ERROR, as are SETTINGS with
+    ENABLE_PUSH 1 and PRIORITY_UPDATE (RFC 9218 §7.1); PRIORITY and
+    unknown frame types are ignored. A header block over [max_header_list_size] bytes (as
     received or decoded) or with more than [max_continuations] CONTINUATION
     frames ends the connection with ENHANCE_YOUR_CALM (COMPRESSION_ERROR when
     it is the decoder's limit). Frames on streams we never opened (even ids,
@@ -124,6 +125,7 @@ type failure =
   | Header_block_too_large  (** an assembled header block over [max_header_list_size] *)
   | Push_promise  (** PUSH_PROMISE, push being disabled *)
   | Push_enabled  (** SETTINGS_ENABLE_PUSH 1 from a server *)
+  | Priority_update  (** PRIORITY_UPDATE from a server (RFC 9218 §7.1) *)
   | Flow_control  (** DATA beyond a receive window, or a send window pushed past 2{^31}-1 *)
   | Malformed_response  (** a head breaking §8.3.2/§8.2, DATA before the head, trailers without END_STREAM *)
   | Too_many_fields  (** more than [max_fields] fields *)

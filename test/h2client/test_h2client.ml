@@ -401,6 +401,11 @@ let test_push_promise =
 let test_enable_push =
   conn_error (settings [ (2, 1) ]) "conn_error PROTOCOL_ERROR push_enabled" "push_enabled"
 
+let test_priority_update =
+  conn_error ~before:open1
+    (frame (fun b -> W.priority_update b ~off:0 ~prioritized_stream_id:1 "u=1"))
+    "conn_error PROTOCOL_ERROR priority_update" "priority_update"
+
 let test_even_stream =
   conn_error (headers 2 (status_block 200)) "conn_error PROTOCOL_ERROR bad_stream_id" "bad_stream_id"
 
@@ -667,6 +672,7 @@ let () =
           tc "DATA before head" test_data_before_head;
           tc "PUSH_PROMISE" test_push_promise;
           tc "ENABLE_PUSH 1" test_enable_push;
+          tc "PRIORITY_UPDATE from a server" test_priority_update;
           tc "even stream" test_even_stream;
           tc "unopened stream" test_unopened_stream;
           tc "CONTINUATION flood" test_continuation_flood;
