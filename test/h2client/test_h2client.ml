@@ -454,6 +454,23 @@ let test_stream_window_overrun () =
   check strings "RST and connection credit" [ "RST_STREAM FLOW_CONTROL_ERROR" ]
     (List.filter (fun s -> String.sub s 0 3 = "RST") (output t))
 
+let test_window_update_zero () =
+  let t = started () in
+  let id = open_get t in
+  ignore (output t);
+  check strings "stream error" [ "reset 1 PROTOCOL_ERROR frame_rule" ]
+    (feed t (raw ~typ:8 ~flags:0 ~sid:id "\000\000\000\000"));
+  check bool "connection lives" false (Cl.failed t.c)
+
+let test_send_window_overflow () =
+  let t = started () in
+  let id = open_get t in
+  ignore (output t);
+  check strings "stream error" [ "reset 1 FLOW_CONTROL_ERROR flow_control" ]
+    (feed t (frame (fun b -> W.window_update b ~off:0 ~stream_id:id ~increment:H2_settings.max_window_size)));
+  check strings "connection error" [ "conn_error FLOW_CONTROL_ERROR flow_control" ]
+    (feed t (frame (fun b -> W.window_update b ~off:0 ~stream_id:0 ~increment:H2_settings.max_window_size)))
+
 (* A server that never opens its window: the caller sees 0 and can time
    out; a WINDOW_UPDATE lets bytes go. *)
 let test_window_stall () =
@@ -681,6 +698,8 @@ let () =
           tc "interrupted header block" test_interrupted_block;
           tc "connection window overrun" test_connection_window_overrun;
           tc "stream window overrun" test_stream_window_overrun;
+          tc "WINDOW_UPDATE of 0 on a stream" test_window_update_zero;
+          tc "send window overflow" test_send_window_overflow;
           tc "window stall" test_window_stall;
           tc "GOAWAY" test_goaway_transcript;
           tc "DATA after cancel" test_data_after_cancel;
