@@ -34,6 +34,7 @@ module Chunked = Httpz_h1.Chunked
 module Fixed_body = Httpz_h1.Fixed_body
 
 (* HTTP/2 and HPACK: lib/h2, httpz.h2. *)
+module H2_client = Httpz_h2.H2_client
 module H2_config = Httpz_h2.H2_config
 module H2_conn_state = Httpz_h2.H2_conn_state
 module H2_connection = Httpz_h2.H2_connection
