@@ -97,7 +97,7 @@ let target_ok s =
 let request_line_token t ~meth ~target =
   if not (token_ok meth) then set_error t Bad_method
   else if not (target_ok target) then set_error t Bad_target
-  else if room t (String.length meth + String.length target + 11) then begin
+  else if room t (String.length meth + String.length target + 12) then begin
     unsafe_string t meth; put t ' '; unsafe_string t target; unsafe_string t " HTTP/1.1\r\n"
   end
 
