@@ -39,9 +39,10 @@ let outcome r buf interim consumed =
   Ok { status = R.status r; framing = R.framing r; cl = R.content_length r; ka = R.keep_alive r;
        fields = fields_of r buf; interim; consumed }
 
-(* The heads in [s] (interim ones, then a final one), whole or [step]
-   bytes more per call (step 1: byte by byte). *)
-let parse_heads ?(step = max_int) ?(base = 3) r ~meth s =
+(* The heads in [s] (interim ones, then a final one), whole, or [step]
+   bytes more per call (step 1: byte by byte), or in two pieces split
+   after byte [split]. *)
+let parse_heads ?(step = max_int) ?split ?(base = 3) r ~meth s =
   let buf = S.bigstring_at ~off:base s in
   let total = String.length s in
   let rec go off interim =
@@ -54,7 +55,9 @@ let parse_heads ?(step = max_int) ?(base = 3) r ~meth s =
       | R.Interim -> go (off + R.head_length r) (interim + 1)
       | R.Complete -> outcome r buf interim (off + R.head_length r - base)
     in
-    feed (if step = max_int then avail else step)
+    match split with
+    | Some k when base + k - off > 0 -> feed (base + k - off)
+    | _ -> feed (if step = max_int then avail else step)
   in
   go base 0
 
@@ -180,7 +183,12 @@ let run_cases ~simd () =
          (fun step ->
             R.reset r;
             check_result (sprintf "%s (step %d)" name step) whole (parse_heads ~step r ~meth s))
-         [ 1; 2; 3; 7; 16 ])
+         [ 1; 2; 3; 7; 16 ];
+       (* two pieces, split at every byte boundary *)
+       for k = 1 to min (String.length s - 1) 400 do
+         R.reset r;
+         check_result (sprintf "%s (split at %d)" name k) whole (parse_heads ~split:k r ~meth s)
+       done)
     cases
 
 (* Every error constructor has a case above. *)
