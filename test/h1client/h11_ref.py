@@ -3,8 +3,10 @@
 Generates a deterministic corpus of HTTP/1.1 responses (valid and hostile),
 parses each with h11 as a client that sent the given method, and prints one
 line per case:  METHOD TAB TAG TAB hex(response) TAB verdict
-where verdict is "error" or "STATUS,FRAMING,LENGTH,KEEPALIVE,NFIELDS,NINTERIM"
+where verdict is "error\t-" or "STATUS,FRAMING,LENGTH,KEEPALIVE,NFIELDS,NINTERIM"
 (NFIELDS: fields other than Content-Length, which h11 merges when repeated)
+then TAB and the body's: "data:HEX" (complete), "short" (the stream ended
+first: the whole response is all the server sent), or "error".
 (FRAMING: length / chunked / close; LENGTH: the body length for "length").
 TAG names a rule on which httpz is deliberately stricter than h11 ("-" for
 none): the OCaml side then accepts "httpz error, h11 ok" for that case only.
@@ -25,7 +27,7 @@ def verdict(method, data):
                 interim += 1
                 continue
             if ev is h11.NEED_DATA:
-                return "partial"
+                return "partial\t-"
             if isinstance(ev, h11.Response):
                 r = c._reader
                 name = type(r).__name__
@@ -40,10 +42,41 @@ def verdict(method, data):
                 ka = 1 if c._cstate.keep_alive else 0
                 if ev.http_version != b"1.1":
                     ka = -1  # h11 has no HTTP/1.0 keep-alive: not compared
-                return "%d,%s,%d,%d,%d,%d" % (ev.status_code, fr, n, ka, len([h for h in ev.headers if h[0] != b"content-length"]), interim)
+                head = "%d,%s,%d,%d,%d,%d" % (ev.status_code, fr, n, ka, len([h for h in ev.headers if h[0] != b"content-length"]), interim)
+                return head + "\t" + body(c)
             return "unexpected " + repr(ev)
     except h11.RemoteProtocolError:
+        return "error\t-"
+
+def body(c):
+    """The body after the head: "data:HEX" once complete, "short" if the
+    stream ends first, "error" if its framing is invalid."""
+    data = b""
+    try:
+        while True:
+            ev = c.next_event()
+            if isinstance(ev, h11.Data):
+                data += ev.data
+            elif isinstance(ev, h11.EndOfMessage):
+                return "data:" + data.hex()
+            elif ev is h11.NEED_DATA:
+                break
+            else:
+                return "unexpected " + repr(ev)
+    except h11.RemoteProtocolError:
         return "error"
+    c.receive_data(b"")
+    try:
+        while True:
+            ev = c.next_event()
+            if isinstance(ev, h11.Data):
+                data += ev.data
+            elif isinstance(ev, h11.EndOfMessage):
+                return "data:" + data.hex()
+            else:
+                return "short"
+    except h11.RemoteProtocolError:
+        return "short"
 
 rng = random.Random(36)
 NAMES = ["Server", "Date", "Content-Type", "X-Thing", "Vary", "ETag", "Cache-Control", "Set-Cookie"]
@@ -131,6 +164,41 @@ hostile = [
 ]
 for m, d, tag in hostile:
     add(m, d, tag)
+
+# Bodies: every framing, valid and hostile chunked codings.
+CH = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+bodies = [
+    (CH + "5\r\nhello\r\n0\r\n\r\n", "-"),
+    (CH + "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", "-"),
+    (CH + "A\r\n0123456789\r\n0\r\n\r\n", "-"),
+    (CH + "5;ext=1\r\nhello\r\n0\r\n\r\n", "-"),
+    (CH + "5\r\nhello\r\n0\r\nServer-Timing: a\r\nX-Checksum: 1\r\n\r\n", "-"),
+    (CH + "5\r\nhello\r\n0\r\nContent-Length: 5\r\n\r\n", "forbidden_trailer"),
+    (CH + "5\r\nhello\r\n", "-"),
+    (CH + "5\r\nhel", "-"),
+    (CH + "5\r\nhelloXX0\r\n\r\n", "-"),
+    (CH + "-5\r\nhello\r\n0\r\n\r\n", "-"),
+    (CH + "0x5\r\nhello\r\n0\r\n\r\n", "-"),
+    (CH + "g\r\nhello\r\n0\r\n\r\n", "-"),
+    (CH + "5\nhello\r\n0\r\n\r\n", "bare_lf"),
+    (CH + "5\r\nhello\n0\r\n\r\n", "-"),
+    (CH + "5 \r\nhello\r\n0\r\n\r\n", "chunk_size_ws"),
+    (CH + "fffffffffffffffff\r\nx\r\n0\r\n\r\n", "size_overflow"),
+    (CH + "5\r\nhello\r\n0\r\nX: a\r\n b\r\n\r\n", "obs_fold"),
+    ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", "-"),
+    ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA", "-"),
+    ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel", "-"),
+    ("HTTP/1.1 200 OK\r\n\r\nread until the server closes", "-"),
+    ("HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\n", "-"),
+    ("HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n", "-"),
+]
+for d, tag in bodies:
+    add("GET", d, tag)
+add("HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n")
+for _ in range(100):
+    sizes = [rng.randrange(1, 40) for _ in range(rng.randrange(0, 5))]
+    payload = "".join("%x\r\n%s\r\n" % (n, "".join(rng.choice("abc\r\n\x00") for _ in range(n))) for n in sizes)
+    add("GET", CH + payload + "0\r\n\r\n")
 
 for method, tag, data in cases:
     print("%s\t%s\t%s\t%s" % (method, tag, data.hex(), verdict(method, data)))
