@@ -18,7 +18,7 @@
     ]}
 
     {2 Incremental input}
-    As {!Request.parse}: [Partial] means no error so far and no end of
+    As [Httpz.Request.parse]: [Partial] means no error so far and no end of
     head yet; call again with the same [off] and a larger [len]. A
     resumed head is only looked at again once its empty line may have
     arrived, so a head arriving byte by byte costs linear time, and gives
