@@ -32,6 +32,8 @@ module Target = Httpz_http.Target
 (* HTTP/1.1 framing: lib/h1, httpz.h1. *)
 module Chunked = Httpz_h1.Chunked
 module Fixed_body = Httpz_h1.Fixed_body
+module Request_writer = Httpz_h1.Request_writer
+module Response_head = Httpz_h1.Response_head
 
 (* HTTP/2 and HPACK: lib/h2, httpz.h2. *)
 module H2_client = Httpz_h2.H2_client

@@ -21,13 +21,15 @@ test_pkgs=(
   libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
   python3 python3-h11 python3-hyperframe python3-wsproto python3-hpack python3-h2 curl wrk chromium procps util-linux
   openssl testssl.sh nghttp2-client postgresql systemd logrotate prometheus fail2ban
+  h2o
 )
-# libh2o-evloop-dev: Debian's picohttpparser (phr_parse_request, built
+# h2o is a test package: test/h1client's interop test talks to it (and the
+# benchmarks compare with it). libh2o-evloop-dev: Debian's picohttpparser (phr_parse_request, built
 # without SSE4.2), a parser peer; python3-pip: bench/parse/pico_sse42.sh
 # fetches picohttpparser's C source from PyPI for the SSE4.2 build.
 # linux-perf: bench/server/h2_floor.py samples where the CPU goes.
 bench_pkgs=(
-  nginx-light lighttpd h2o gnuplot-nox valgrind strace
+  nginx-light lighttpd gnuplot-nox valgrind strace
   libh2o-evloop-dev python3-pip linux-perf
 )
 
