@@ -392,8 +392,9 @@ and t = {
           failed (then [peer_ip] is all zeros) *)
   mutable started_ns : int;
       (** [CLOCK_MONOTONIC] ns when the current request started (its head's
-          first bytes arrived), for the access log; kept only when the
-          slot has room for the peer address ({!timed}), else [0]. *)
+          first bytes arrived), for the access log and the status totals'
+          durations; kept only when the slot has room for the peer address
+          ({!timed}) or {!Totals.timed}, else [0]. *)
   mutable tls_version : int;
       (** the connection's TLS version as the protocol numbers it
           ([0x0304]: TLS 1.3), [-1] during the handshake, [0] for plain
@@ -484,7 +485,8 @@ val timed : t -> bool
     {!H1} records when each request starts. *)
 
 val stamp : t -> unit
-(** [stamp c] sets [started_ns] to now when {!timed}; nothing otherwise.
+(** [stamp c] sets [started_ns] to now when {!timed} or when requests are
+    timed for the status totals ({!Totals.timed}); nothing otherwise.
     Does not allocate. *)
 
 val create : shared -> slot:int -> peer:bool -> t
