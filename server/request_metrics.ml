@@ -8,13 +8,13 @@ let set_sites ~names ~find:f ~no_host:n =
   no_host := n;
   Totals.set_sites names
 
-let protocol (c : Slot.t) ~parsed =
+let protocol (c : Slot.t) req ~parsed =
   if c.mode = Slot.H2_stream then 2
   else if not parsed then 1
-  else match Request.version (Slot.req c) with Version.Http_1_0 -> 0 | Http_1_1 -> 1
+  else match Request.version req with Version.Http_1_0 -> 0 | Http_1_1 -> 1
 
-let column (c : Slot.t) ~parsed =
-  if parsed && Request.has_host (Slot.req c) then Totals.site_column (!find c.rbuf (Request.host (Slot.req c)))
+let column (c : Slot.t) req ~parsed =
+  if parsed && Request.has_host req then Totals.site_column (!find c.rbuf (Request.host req))
   else Totals.site_column !no_host
 
 (* The body's bytes that left, as the access log counts them: all of it
@@ -26,11 +26,15 @@ let body_sent (c : Slot.t) ~complete =
     let n = if c.mode = Slot.H2_stream then c.sent else c.sent - c.head_len in
     if n <= 0 then 0 else if n > c.resp_bytes then c.resp_bytes else n
 
+(* Without a reader of the totals (no status endpoint: the worker's own
+   table), only the server's totals are kept, as before sites. *)
 let response t row (c : Slot.t) ~parsed ~complete ~status_listener =
   if row >= 0 then
-    let body = body_sent c ~complete in
-    Totals.exchange t row
-      ~col:(if status_listener then Totals.col_status else column c ~parsed)
-      ~protocol:(protocol c ~parsed) ~status:(Status.code c.status)
-      ~bytes:(if c.mode = Slot.H2_stream then body else c.sent) ~body
-      ~ns:(if c.started_ns > 0 then Syscall.clock_monotonic_ns () - c.started_ns else 0)
+    if not (Totals.timed ()) then Totals.response t row ~status:(Status.code c.status) ~bytes:c.sent
+    else
+      let body = body_sent c ~complete and req = Slot.req c in
+      Totals.exchange t row
+        ~col:(if status_listener then Totals.col_status else column c req ~parsed)
+        ~protocol:(protocol c req ~parsed) ~status:(Status.code c.status)
+        ~bytes:(if c.mode = Slot.H2_stream then body else c.sent) ~body
+        ~ns:(if c.started_ns > 0 then Syscall.clock_monotonic_ns () - c.started_ns else 0)

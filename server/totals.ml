@@ -147,17 +147,25 @@ let bucket ns =
   while !i < nbuckets - 1 && ns > Array.unsafe_get bounds_ns !i do incr i done;
   !i
 
+let[@inline] bump mem o n = Bigstring.unsafe_set64 mem o (Int64.add (Bigstring.unsafe_get64 mem o) (Int64.of_int n))
+
 let exchange t row ~col ~protocol ~status ~bytes ~body ~ns =
   if row >= 0 then begin
-    response t row ~status ~bytes;
+    (* The row's and the block's offsets once: each word below is one
+       load and one store. *)
+    let r = off t row 0 and mem = t.mem in
     let k = status / 100 in
-    if k >= 1 && k <= 5 && col >= 0 && col < t.cols && protocol >= 0 && protocol < nprotocols then begin
-      let b = block col protocol in
-      let ns = if ns > 0 then ns else 0 in
-      add t row (b + b_class + k - 1) 1;
-      add t row (b + b_bucket + bucket ns) 1;
-      add t row (b + b_sum) ns;
-      add t row (b + b_bytes) body
+    bump mem (r + (8 * w_bytes)) bytes;
+    if k >= 1 && k <= 5 then begin
+      bump mem (r + (8 * (w_class + k - 1))) 1;
+      if col >= 0 && col < t.cols && protocol >= 0 && protocol < nprotocols then begin
+        let b = r + (8 * block col protocol) in
+        let ns = if ns > 0 then ns else 0 in
+        bump mem (b + (8 * (b_class + k - 1))) 1;
+        bump mem (b + (8 * (b_bucket + bucket ns))) 1;
+        bump mem (b + (8 * b_sum)) ns;
+        bump mem (b + (8 * b_bytes)) body
+      end
     end
   end
 

@@ -64,8 +64,10 @@ val time_requests : unit -> unit
 
 val timed : unit -> bool
 (** [timed ()]: {!Slot.stamp} takes the clock at each request's start for
-    the duration histogram, whether or not an access log asked for it.
-    Without a reader of the totals, no clock is read for them. *)
+    the duration histogram, whether or not an access log asked for it,
+    and {!Request_metrics} counts by site. Without a reader of the
+    totals, no clock is read for them and only the server's totals are
+    kept. *)
 
 val rows_for : workers:int -> int
 (** [4 * workers + 4]: room for the workers, a generation draining after
