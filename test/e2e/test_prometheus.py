@@ -21,6 +21,7 @@ The last line is `N passed, N failed`.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -83,19 +84,23 @@ class SitesServer(H.Server):
         super().__init__(docroot=None, workers=2)
         self.sport = sport
         self.conf_path = os.path.join(TMP, "sites.conf")
+        self.extra = ""
 
     @property
     def argv(self):
+        self.write_conf()
+        return [self.binary, "serve", "--config", self.conf_path]
+
+    def write_conf(self):
         tls = ""
         if H.TLS:
             _ca, cert, key = H.tls_files()
             tls = "tls_certificate %s;\ntls_certificate_key %s;\n" % (cert, key)
         with open(self.conf_path, "w") as f:
             f.write("listen 127.0.0.1:%d%s;\n%s%sworkers 2;\nstats_listen 127.0.0.1:%d;\n"
-                    "site a.test *.a.test { root %s; }\nsite b.test default { root %s; }\n"
+                    "site a.test *.a.test { root %s; }\nsite b.test default { root %s; }\n%s"
                     % (self.port, " tls" if H.TLS else "", tls, ("io %s;\n" % H.IO) if H.IO else "",
-                       self.sport, A, B))
-        return [self.binary, "serve", "--config", self.conf_path]
+                       self.sport, A, B, self.extra))
 
 
 def series(text):
@@ -212,6 +217,34 @@ def by_site(ssrv, promtool):
             and not chk.stderr.strip(), (chk.returncode, chk.stdout, chk.stderr))
 
 
+def reload_adds_a_site(ssrv):
+    """SIGHUP with a third site: it gets its own label, the others keep
+    their counts."""
+    ssrv.extra = "site c.test { root %s; }\n" % A
+    ssrv.write_conf()
+    old = set(ssrv.children())
+    os.kill(ssrv.proc.pid, signal.SIGHUP)
+    done = H.wait_until(lambda: "SIGHUP: configuration read again" in ssrv.stderr_text(), 10)
+    R.check("reload with a third site: done", done, ssrv.stderr_text()[-500:])
+    # Only the new generation's workers may answer c.test (an old one would
+    # serve it as the default site).
+    gone = H.wait_until(lambda: len(ssrv.children()) == 2 and not (set(ssrv.children()) & old), 15)
+    R.check("the old workers gave way to 2 new ones", gone, (old, ssrv.children()))
+    st = h1(ssrv.port, "c.test", "/", 2)
+    R.check("c.test answered twice", st == [200, 200], st)
+    s = {}
+
+    def counted():
+        nonlocal s
+        s = series(plain_get(ssrv.sport, "/metrics")[2].decode())
+        return get_ex(s, "httpz_requests_total", site="c.test", protocol="http1.1", code="2xx") == 2
+    ok = H.wait_until(counted, 5)
+    R.check("after the reload: c.test counted under its own label; a.test kept its counts (HTTP/1.1 2xx: 4, h2: 3)",
+            ok and get_ex(s, "httpz_requests_total", site="a.test", protocol="http1.1", code="2xx") == 4
+            and get_ex(s, "httpz_request_duration_seconds_count", site="a.test", protocol="h2") == 3,
+            sorted((k, v) for k, v in s.items() if k[0] == "httpz_requests_total" and v))
+
+
 def main():
     prom = shutil.which("prometheus")
     promtool = shutil.which("promtool")
@@ -222,6 +255,7 @@ def main():
     srv = H.Server(DOC, workers=2, args=["--stats-listen", "127.0.0.1:%d" % sport] + H.STATS_ARGS).start()
     ssrv = SitesServer(H.free_port()).start()
     by_site(ssrv, promtool)
+    reload_adds_a_site(ssrv)
     for _ in range(20):
         H.request(srv.port, "GET", "/")
     for _ in range(5):
