@@ -11,7 +11,7 @@ let set_sites ~names ~find:f ~no_host:n =
 let protocol (c : Slot.t) req ~parsed =
   if c.mode = Slot.H2_stream then 2
   else if not parsed then 1
-  else match Request.version req with Version.Http_1_0 -> 0 | Http_1_1 -> 1
+  else match Request.version req with Version.Http_1_0 -> 0 | Http_1_1 -> 1 | Http_2 -> 2
 
 let column (c : Slot.t) req ~parsed =
   if parsed && Request.has_host req then Totals.site_column (!find c.rbuf (Request.host req))
