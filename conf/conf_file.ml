@@ -23,6 +23,7 @@ type location = {
   listing : bool option;
   compress : bool option;
   access : access list;
+  log : Conf_logs.spec option;
 }
 
 type site = {
@@ -35,6 +36,7 @@ type site = {
   cert : (string * string * pos) option;
   locations : location list;
   access : access list;
+  log : Conf_logs.spec option;
 }
 
 type unknown_host = Default_site | Refuse of int
@@ -67,11 +69,11 @@ let server_directives =
 let site_directives =
   [ "root"; "index"; "listing"; "list_max"; "max_age"; "dotfiles"; "symlinks"; "gzip_static";
     "cache_max_file"; "cache_size"; "default_type"; "error_page"; "compress"; "compress_level";
-    "header" ]
+    "header"; "access_log" ]
 
 let access_directives = Conf_access.directives
 let cert_directives = [ "tls_certificate"; "tls_certificate_key" ]
-let location_directives = [ "header"; "try_files"; "return"; "rewrite"; "internal"; "listing"; "compress" ]
+let location_directives = [ "header"; "try_files"; "return"; "rewrite"; "internal"; "listing"; "compress"; "access_log" ]
 
 let allowed = function
   | Main -> server_directives @ site_directives @ cert_directives @ access_directives @ [ "site"; "location" ]
@@ -107,7 +109,7 @@ let unknown scope (d : directive) =
 let once seen (d : directive) =
   if d.name <> "header" && d.name <> "error_page" && d.name <> "listen" && d.name <> "location"
      && d.name <> "site" && d.name <> "stats_listen"
-     && not (Conf_access.repeatable d.name)
+     && not (Conf_access.repeatable d.name) && not (Conf_logs.is_definition d)
   then
     match Hashtbl.find_opt seen d.name with
     | Some p -> bad d.npos "'%s' is already given at %s" d.name (Conf_lexer.line_of ~here:d.npos p)
@@ -146,7 +148,7 @@ let location ~dir (d : directive) =
   let block = match d.block with Some b -> b | None -> bad d.npos "'location %s' needs a block { … }" path in
   let seen = Hashtbl.create 8 in
   let headers = ref [] and try_files = ref "" and action = ref (Serve, d.npos) and listing = ref None
-  and compress = ref None and access = ref [] in
+  and compress = ref None and access = ref [] and log = ref None in
   let set_action (d : directive) a =
     match !action with
     | Serve, _ -> action := (a, d.npos)
@@ -163,6 +165,7 @@ let location ~dir (d : directive) =
           headers := (n, v) :: List.filter (fun (m, _) -> String.lowercase_ascii m <> String.lowercase_ascii n) !headers
       | "listing" -> listing := Some (flag (one d))
       | "compress" -> compress := Some (flag (one d))
+      | "access_log" -> log := Some (Conf_logs.access_log ~dir d)
       | "internal" -> arity d 0; set_action d Internal
       | "rewrite" -> set_action d (Rewrite (path_arg (one d) ~what:"the rewrite"))
       | "return" -> (
@@ -207,7 +210,7 @@ let location ~dir (d : directive) =
        bad p "try_files does nothing beside return, rewrite or internal: give one"
    | _ -> ());
   { exact; kind; path; lpos = d.npos; headers = List.rev !headers; try_files = !try_files; action = fst !action;
-    listing = !listing; compress = !compress; access = List.rev !access }
+    listing = !listing; compress = !compress; access = List.rev !access; log = !log }
 
 (* {1 Sites} *)
 
@@ -222,6 +225,7 @@ type site_acc = {
   mutable loc_lines : (string, pos) Hashtbl.t;  (** each location's line, to refuse it twice *)
   mutable acc : access list;
   mutable is_default : pos option;
+  mutable alog : Conf_logs.spec option;
 }
 
 let copy a = { a with st = a.st }
@@ -275,6 +279,7 @@ let site_directive ~dir a (d : directive) =
   | "header" ->
       let n, v = header_field d in
       a.hdrs <- List.filter (fun (m, _) -> String.lowercase_ascii m <> String.lowercase_ascii n) a.hdrs @ [ (n, v) ]
+  | "access_log" -> a.alog <- Some (Conf_logs.access_log ~dir d)
   | "tls_certificate" -> a.cert_file <- Some (beside ~dir (one d).value, d.npos)
   | "tls_certificate_key" -> a.key_file <- Some (beside ~dir (one d).value, d.npos)
   | "location" ->
@@ -302,7 +307,7 @@ let finish_site a ~names ~spos =
     | Some (_, p), None -> bad p "tls_certificate needs tls_certificate_key beside it"
     | None, Some (_, p) -> bad p "tls_certificate_key needs tls_certificate beside it"
   in
-  { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = List.rev a.locs; access = a.acc }
+  { names; spos; static = a.st; root_pos = a.rpos; page_pos = a.pages; site_headers = a.hdrs; cert; locations = List.rev a.locs; access = a.acc; log = a.alog }
 
 (* {1 The server} *)
 
@@ -322,7 +327,7 @@ let read_tree ~file tree =
   let dir = Filename.dirname file in
   let base =
     { st = Static.default_config; rpos = Conf_lexer.nowhere; pages = []; hdrs = []; cert_file = None; key_file = None;
-      locs = []; loc_lines = Hashtbl.create 16; acc = []; is_default = None }
+      locs = []; loc_lines = Hashtbl.create 16; acc = []; is_default = None; alog = None }
   in
   let c = ref Config.default_config in
   let set f = c := f !c in
@@ -332,6 +337,8 @@ let read_tree ~file tree =
   let positions = Hashtbl.create 16 in
   let seen = Hashtbl.create 32 in
   let site_blocks = ref [] in
+  Conf_logs.reset ();
+  List.iter (fun (d : directive) -> if Conf_logs.is_definition d then Conf_logs.define d) tree;
   List.iter
     (fun (d : directive) ->
       unknown Main d;
@@ -356,14 +363,13 @@ let read_tree ~file tree =
            | _ -> ()
            | exception Not_found -> bad a.apos "no such user: %s" a.value);
           set (fun c -> { c with user = Some a.value })
-      | "access_log" ->
-          let a, format = match d.args with [ a; f ] -> (a, Some f) | _ -> (one d, None) in
-          let v = if a.value = "off" then None else if a.value = "-" then Some "-" else Some (beside ~dir a.value) in
-          if v = None && format <> None then bad (Option.get format).apos "'access_log off' takes no format";
-          (match v with Some p when p <> "-" -> logs := (p, a.apos) :: !logs | _ -> ());
-          set (fun c -> { c with access_log = v });
-          Option.iter (fun f -> set (fun c -> { c with log_format = log_format f })) format
-      | "log_format" -> let f = log_format (one d) in set (fun c -> { c with log_format = f })
+      | "access_log" -> (
+          match Conf_logs.access_log ~dir d with
+          | Off _ -> set (fun c -> { c with access_log = None })
+          | To { dest; format; _ } ->
+              set (fun c -> { c with access_log = Some dest });
+              Option.iter (fun f -> set (fun c -> { c with log_format = f })) format)
+      | "log_format" -> if not (Conf_logs.is_definition d) then (let f = Conf_logs.format (one d) in set (fun c -> { c with log_format = f }))
       | "stats_token" -> let a = one d in set (fun c -> { c with stats = Some a.value })
       | "stats_listen" ->
           let hp = address_arg ~host:"127.0.0.1" (one d) in
@@ -574,7 +580,8 @@ let read_tree ~file tree =
          | None -> (match Hashtbl.find_opt positions "header" with Some p -> p | None -> { file = ""; line = 1; col = 1 })
        in
        bad p "%s" e);
-  { file; server; sites; default_site; unknown_host = !unknown_host; logs = List.rev !logs }
+  { file; server; sites; default_site; unknown_host = !unknown_host;
+    logs = List.rev !logs @ List.rev !Conf_logs.files }
 
 let read_string ~file text =
   match Conf_syntax.parse ~file ~blocks:[ "site"; "location" ] text with

@@ -81,6 +81,7 @@ type location = {
   listing : bool option;  (** [None]: the site's *)
   compress : bool option;  (** [None]: the site's *)
   access : access list;
+  log : Conf_logs.spec option;  (** [access_log] here; [None]: the site's *)
 }
 
 type site = {
@@ -95,6 +96,7 @@ type site = {
   cert : (string * string * pos) option;  (** certificate, key, where *)
   locations : location list;
   access : access list;
+  log : Conf_logs.spec option;  (** [access_log] in the site; [None]: the server's *)
 }
 
 type unknown_host = Default_site | Refuse of int  (** 421 or 404 *)
@@ -106,7 +108,8 @@ type t = {
   default_site : int;  (** index in [sites] of the one unknown hosts get *)
   unknown_host : unknown_host;
   logs : (string * pos) list;
-      (** the access and error log files named (not [-] nor [stderr]),
+      (** the access and error log files named (not [-] nor [stderr]) and
+          syslog destinations,
           where: [httpz check] checks that they can be opened *)
 }
 

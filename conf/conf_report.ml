@@ -23,6 +23,12 @@ let check_files t =
      must exist, and it or its directory be writable. Nothing is created. *)
   let rec logs = function
     | [] -> Ok ()
+    | (path, p) :: rest when Log_dest.is_syslog path -> (
+        (* A syslog socket is connected as serve would (a unix socket's
+           receiver must be there). *)
+        match Log_dest.open_dest path with
+        | Ok fd -> Log_dest.close_dest fd; logs rest
+        | Error e -> at p "%s" e)
     | (path, p) :: rest -> (
         let dir = Filename.dirname path in
         match Unix.stat path with

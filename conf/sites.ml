@@ -13,6 +13,7 @@ type rule = {
       (** a regex location whose [rewrite] or [return] names groups ([$1]):
           its text is made per request (allocates) *)
   regex : bool;  (** a regex location: [rewrite] replaces the whole path *)
+  route : int;  (** its access log: [Slot.t.log_route] ({!Access_log.use_routes}) *)
 }
 
 (* The location the static handler is answering under, for its relocate
@@ -42,9 +43,18 @@ type site = {
           refusals are answered with it ({!admitted}) *)
 }
 
-type t = { hosts : Host_match.t; sites : site array; default : int; refuse : Status.t }
+type t = {
+  hosts : Host_match.t;
+  sites : site array;
+  default : int;
+  refuse : Status.t;
+  routes : Access_log.route array;
+  log_fds : int list;  (** the sites' own logs, opened here *)
+}
 
-let close t = Array.iter (fun s -> Static.close s.static) t.sites
+let close t =
+  Array.iter (fun s -> Static.close s.static) t.sites;
+  List.iter Log_dest.close_dest t.log_fds
 
 let located file (p : Conf_file.pos) fmt =
   Printf.ksprintf (fun m -> Error (Printf.sprintf "%s: %s" (Conf_lexer.locate ~file p) m)) fmt
@@ -63,7 +73,7 @@ let challenge entries =
   | Ok { auth = Some a; _ } -> Printf.sprintf "Basic realm=\"%s\", charset=\"UTF-8\"" a.realm
   | _ -> ""
 
-let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
+let make_rule ~route (s : Conf_file.site) (l : Conf_file.location) guard =
   let ( let* ) = Result.bind in
   let* answer =
     Answer_rule.make ~headers:(merge s.site_headers l.headers)
@@ -83,7 +93,7 @@ let make_rule (s : Conf_file.site) (l : Conf_file.location) guard =
   let dollar t = String.contains t '$' in
   let captures = regex && (match l.action with Rewrite t | Return (_, t) -> dollar t | Serve | Internal -> false) in
   Ok { answer; action = l.action; prefix_len = String.length l.path; status; body; page; guard;
-       challenge = challenge (Conf_access.within ~outer:s.access ~inner:l.access); captures; regex }
+       challenge = challenge (Conf_access.within ~outer:s.access ~inner:l.access); captures; regex; route }
 
 (* The location of the decoded path of length [n] in {!Static.path}, as
    nginx chooses: an exact location, else the longest prefix if it is a
@@ -174,10 +184,36 @@ let same_site url =
     "/%2F" ^ String.sub url 2 (String.length url - 2)
   else url
 
+(* The routes of the sites' and locations' logs ({!Access_log.use_routes}):
+   route [i + 1] of a [Slot.t.log_route]. A site without [access_log]
+   writes to the server's log, a location without one to its site's. *)
+type logs = { mutable list : Access_log.route list; mutable n : int; mutable fds : int list }
+
+let add_route logs r =
+  logs.list <- r :: logs.list;
+  logs.n <- logs.n + 1;
+  logs.n
+
+let route_of (conf : Conf_file.t) logs ~server ~parent spec =
+  match spec with
+  | None -> Ok parent
+  | Some (Conf_logs.Off _) ->
+      Ok (add_route logs { Access_log.log = Access_log.create ~fd:(-1) ~format:Common; main = false; server })
+  | Some (To { dest; format; at }) -> (
+      let format = Option.value format ~default:conf.server.log_format in
+      let fd = if dest = "-" then Ok 1 else Log_dest.open_dest dest in
+      match fd with
+      | Error e -> located conf.file at "access log: %s" e
+      | Ok fd ->
+          if fd > 2 then logs.fds <- fd :: logs.fds;
+          Access_log.routes_open := true;
+          Ok (add_route logs { Access_log.log = Access_log.create ~fd ~format; main = false; server }))
+
 let create (conf : Conf_file.t) =
   match Site_guards.create conf with
   | Error e -> Error e
   | Ok guards ->
+      let logs = { list = []; n = 0; fds = [] } in
       let opened = ref [] in
       let rec build acc = function
         | [], _ | _, [] -> Ok (List.rev acc)
@@ -186,7 +222,21 @@ let create (conf : Conf_file.t) =
             | Error e -> located conf.file (Conf_file.static_error_pos s e) "%s" e
             | Ok st -> (
                 opened := st :: !opened;
-                let rules = List.mapi (fun i l -> make_rule s l g.locations.(i)) s.locations in
+                let server = match s.names with n :: _ -> n | [] -> "" in
+                let site_route =
+                  match route_of conf logs ~server ~parent:0 s.log with
+                  | Ok 0 -> Ok (add_route logs { Access_log.log = Access_log.create ~fd:(-1) ~format:Common; main = true; server })
+                  | r -> r
+                in
+                match site_route with
+                | Error e -> Error e
+                | Ok site_route ->
+                let routes = List.map (fun (l : Conf_file.location) -> route_of conf logs ~server ~parent:site_route l.log) s.locations in
+                match List.find_opt Result.is_error routes with
+                | Some (Error e) -> Error e
+                | _ ->
+                let routes = Array.of_list (List.map Result.get_ok routes) in
+                let rules = List.mapi (fun i l -> make_rule ~route:routes.(i) s l g.locations.(i)) s.locations in
                 match List.find_opt Result.is_error rules, Answer_rule.make ~headers:s.site_headers
                         ~listing:s.static.list_directories ~compress:s.static.compress ~fallback:"" with
                 | Some (Error e), _ | None, Error e -> located conf.file s.spos "%s" e
@@ -216,12 +266,13 @@ let create (conf : Conf_file.t) =
                              default_rule =
                                { answer = plain; action = Serve; prefix_len = 0; status = Status.Ok; body = "";
                                  page = false; guard = g.site; challenge = challenge s.access; captures = false;
-                                 regex = false } } :: acc) (rest, guards)
+                                 regex = false; route = site_route } } :: acc) (rest, guards)
                 | Some (Ok _), _ -> assert false))
       in
       match build [] (conf.sites, guards) with
       | Error e ->
           List.iter Static.close !opened;
+          List.iter Log_dest.close_dest logs.fds;
           Error e
       | Ok sites ->
           let default = match conf.unknown_host with Default_site -> conf.default_site | Refuse _ -> -1 in
@@ -231,7 +282,8 @@ let create (conf : Conf_file.t) =
           Ok
             { hosts = Host_match.create ~names ~default; sites = Array.of_list sites;
               default = conf.default_site;
-              refuse = (match conf.unknown_host with Refuse 404 -> Status.Not_found | _ -> Status.Misdirected_request) }
+              refuse = (match conf.unknown_host with Refuse 404 -> Status.Not_found | _ -> Status.Misdirected_request);
+              routes = Array.of_list (List.rev logs.list); log_fds = logs.fds }
 
 let refuse t c =
   Ctx.start c t.refuse;
@@ -306,6 +358,9 @@ let rec serve_at s c k n passed redirects =
   end
   else
   let r = if k < 0 then s.default_rule else Array.unsafe_get s.rule k in
+  (* The log of the location that answers (after internal redirects, the
+     last one), as nginx. *)
+  Slot.set_log_route (Ctx.to_conn c) r.route;
   if admitted s r passed c then begin
     s.m.here.loc <- k;
     match r.action with
@@ -342,6 +397,7 @@ and relocate s c m passed redirects =
     serve_at s c k m passed (redirects + 1)
 
 let handler t c =
+  Access_log.use_routes t.routes;
   let req = Ctx.request c in
   let i = if Request.has_host req then Host_match.find t.hosts (Ctx.buffer c) (Request.host req) else t.default in
   if i < 0 then refuse t c

@@ -20,7 +20,7 @@ test_pkgs=(
   libalcotest-ocaml-dev libqcheck-ocaml-dev libtyxml-ocaml-dev
   libcohttp-ocaml-dev libcohttp-lwt-unix-ocaml-dev libhttp-parser-dev
   python3 python3-h11 python3-hyperframe python3-wsproto python3-hpack python3-h2 curl wrk chromium procps util-linux
-  openssl testssl.sh nghttp2-client postgresql systemd logrotate prometheus
+  openssl testssl.sh nghttp2-client postgresql systemd logrotate prometheus fail2ban
 )
 # libh2o-evloop-dev: Debian's picohttpparser (phr_parse_request, built
 # without SSE4.2), a parser peer; python3-pip: bench/parse/pico_sse42.sh

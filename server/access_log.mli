@@ -36,7 +36,16 @@ a.example:8443 127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2
     plain, or not known); [protocol] the request's ([HTTP/1.0],
     [HTTP/1.1]; [null] for a request that could not be parsed).
 
-    {b What the client got.} A line is written when the response is over:
+    {b Custom} formats ({!compile}: a configuration file's [log_format
+    NAME [escape=…] '…']) write nginx's variables ({!var}) between
+    literal text, escaped as {!escape} says; a line of plain fields costs
+    no allocation, as the built-in formats.
+
+    {b Where.} A file, or syslog ({!Log_dest}: one RFC 5424 datagram per
+    line). A handler that serves several sites sends each request to its
+    site's or location's log, or to none ({!use_routes}).
+
+        {b What the client got.} A line is written when the response is over:
     its last byte handed to the socket, or its connection closed first
     (the client left, a write failed or timed out, the handler raised
     after part of the response left, the [--grace] period ended). The
@@ -71,7 +80,55 @@ a.example:8443 127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.1" 200 2
     interleave inside a line. The write is a plain blocking [write(2)]:
     a log on a slow pipe slows the worker down rather than losing lines. *)
 
-type format = Common | Combined | Json | Vhost_combined
+type escape = Escape_default | Escape_json | Escape_none
+(** How a custom format writes a value ([log_format NAME escape=…]):
+    [Escape_default] as nginx's default (double quote, backslash and bytes
+    outside [0x20 - 0x7E] as [\xHH], an absent or empty value as [-]);
+    [Escape_json] as JSON strings want it (double quote and backslash
+    behind a backslash, control bytes and DEL as [\u00HH], well-formed
+    UTF-8 kept as it is, each byte of a malformed sequence as [\u00HH], an
+    absent value empty), so that a line that puts values in quotes is
+    valid UTF-8 JSON whatever the client sent; [Escape_none] the bytes as
+    they are (an absent value [-]): only for fields the operator trusts. *)
+
+type var =
+  | Remote_addr | Remote_user | Time_local | Time_iso8601 | Msec | Request | Request_method
+  | Request_uri | Args | Server_protocol | Scheme | Https | Status | Body_bytes_sent | Bytes_sent
+  | Request_time | Host | Http_host | Server_name | Request_id | Pid | Ssl_protocol
+  | Request_completion | Http_referer | Http_user_agent
+  | Http of string  (** [$http_NAME]: the field [NAME] ([_] read as [-]) *)
+(** nginx's variables, with nginx's names and meanings: [$remote_addr],
+    [$remote_user] (the user of a Basic credential, checked or not),
+    [$time_local] ([10/Oct/2000:13:55:36 +0000], UTC), [$time_iso8601]
+    ([2000-10-10T13:55:36+00:00]), [$msec] (Unix time, milliseconds),
+    [$request] (the request line, at most 8 KiB), [$request_method],
+    [$request_uri] (the target as sent), [$args] / [$query_string],
+    [$server_protocol], [$scheme], [$https] ([on] or empty), [$status],
+    [$body_bytes_sent], [$bytes_sent] (what was handed to the socket: head
+    and body over HTTP/1.1, DATA bytes over HTTP/2), [$request_time]
+    (seconds, milliseconds), [$host] (the [Host] without its port, lower
+    case; else the site's name), [$http_host], [$server_name] (the site's
+    first name; empty for the server's own log), [$request_id] (the id
+    {!Middleware.Request_id} gave the request; empty without it),
+    [$pid], [$ssl_protocol], [$request_completion] ([OK] when the response
+    went out whole, empty when cut), [$http_referer],
+    [$http_user_agent], [$http_NAME]. Header values are cut at 2 KiB.
+    [$upstream_*] are refused: there is no upstream. *)
+
+type seg = Lit of string | Var of var
+
+type custom = private { name : string; escape : escape; segs : seg array; need : int }
+(** A compiled [log_format]: [need] bounds the bytes of one line. *)
+
+type format = Common | Combined | Json | Vhost_combined | Custom of custom
+
+val compile : name:string -> escape:escape -> string -> (custom, string) result
+(** [compile ~name ~escape text]: [$name] and [${name}] are variables,
+    everything else is written as is. [Error]: an unknown variable, a
+    lone [$], a control character. Allocates (at configuration time). *)
+
+val variable_names : string
+(** How a message lists the variables. *)
 
 val format_of_string : string -> format option
 (** ["common"], ["combined"], ["vhost_combined"], ["json"]. *)
@@ -83,14 +140,44 @@ type t
 
 val create : fd:int -> format:format -> t
 (** [create ~fd ~format] logs to [fd]; [fd < 0] is a disabled log on which
-    every call is a no-op. Allocates (a 128 KiB buffer). *)
+    every call is a no-op. A descriptor {!Log_dest.open_dest} opened for
+    syslog gets syslog framing (each line sent as one datagram). Allocates (a 128 KiB buffer, more for a custom
+    format whose line may be longer). *)
 
 val enabled : t -> bool
+(** [t] logs, or some site does ({!routes}): the client address is worth
+    keeping. *)
+
+val reopen_all : t -> unit
+(** [reopen_all t]: SIGUSR1 in a worker. Every buffered line written
+    first, then {!Log_dest.reopen_files} [~owner:None] and the error log
+    ({!Log.reopen}); errors are logged, the old files kept. *)
 
 val reopen : t -> string -> (unit, string) result
 (** [reopen t path] flushes [t] and makes its descriptor the file at
     [path] (opened for appending, created 0644 if missing), as after a log
     rotation; on [Error] nothing changes. Allocates. *)
+
+(** {2 Routes}
+    A handler that serves several sites (a configuration file's) picks
+    the log of each request: it sets [Slot.t.log_route] to [i + 1] for
+    route [i] of the array it installed with {!use_routes}. A route
+    writes to its own log ([main = false]; a disabled one for
+    [access_log off]) or the worker's ([main]), with [server] as
+    [$server_name]. *)
+
+type route = { log : t; main : bool; server : string }
+
+val use_routes : route array -> unit
+(** [use_routes r] makes [r] the worker's routes (a physical comparison
+    when they already are: call it per request). Does not allocate. *)
+
+val routes_open : bool ref
+(** Set when a route has a log of its own: the client address is kept
+    even when the server's log is off. *)
+
+val route_server : Slot.t -> string
+(** The [server] of the request's route ([""] for the server's). *)
 
 type 'r line_fields =
   now:int ->
@@ -133,11 +220,12 @@ val request : t -> Slot.t -> parsed:bool -> complete:bool -> unit
     (its request head is in its read buffer when [parsed]), with the time
     since the request started ([Slot.t.started_ns]); [complete]: its last
     byte left, else it was cut and its body bytes are what left of it
-    ([Slot.t.sent] past [head_len]). Does not allocate. *)
+    ([Slot.t.sent] past [head_len]). The line goes to the request's route
+    ({!use_routes}; [t] is the worker's own log). Does not allocate. *)
 
 val pending : t -> bool
-(** [pending t] is [true] when lines wait in the buffer. *)
+(** [pending t] is [true] when lines wait in the buffer, or in a route's. *)
 
 val flush : t -> unit
-(** [flush t] writes the buffered lines. Errors are ignored (the log must
-    not stop the server). *)
+(** [flush t] writes the buffered lines, and the routes' ({!use_routes}).
+    Errors are ignored (the log must not stop the server). *)

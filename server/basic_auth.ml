@@ -11,7 +11,12 @@ type t = {
   scratch : Bytes.t;  (** the decoded credentials of the request at hand *)
   cache : Bytes.t;  (** [cache_entries] rows of [max_credentials] bytes *)
   cache_len : int array;  (** per row: length, [-1] when empty *)
+  file : string;
+  mutable why : refusal;  (** of the latest [Refused] *)
+  mutable user_len : int;  (** its user, at the start of [scratch] *)
 }
+
+and refusal = No_such_user | Mismatch | Malformed | No_credentials
 
 type verdict = Granted | Missing | Refused
 
@@ -29,7 +34,7 @@ let check_realm r =
     Error (Printf.sprintf "realm %S: no double quote, backslash or control byte" r)
   else Ok ()
 
-let make ~realm pairs ~where =
+let make ~realm ?(file = "-") pairs ~where =
   match check_realm realm with
   | Error e -> Error e
   | Ok () -> (
@@ -69,6 +74,7 @@ let make ~realm pairs ~where =
               scratch = Bytes.create (max_credentials + 3);
               cache = Bytes.make (cache_entries * max_credentials) '\000';
               cache_len = Array.make cache_entries (-1);
+              file; why = Malformed; user_len = 0;
             })
 
 let of_users ~realm users =
@@ -95,7 +101,7 @@ let load ~realm path =
                   let user = String.sub l 0 c and hash = String.sub l (c + 1) (String.length l - c - 1) in
                   parse ((i, user, hash) :: acc) (i + 1) rest)
       in
-      Result.bind (parse [] 1 lines) (fun pairs -> make ~realm pairs ~where:(Printf.sprintf "%s:%d" path))
+      Result.bind (parse [] 1 lines) (fun pairs -> make ~realm ~file:path pairs ~where:(Printf.sprintf "%s:%d" path))
 
 (* {1 The request's credentials} *)
 
@@ -157,8 +163,10 @@ let verify t n row =
   match Bytes.index_from_opt t.scratch 0 ':' with
   | Some c when c < n -> (
       let user = Bytes.sub_string t.scratch 0 c and password = Bytes.sub_string t.scratch (c + 1) (n - c - 1) in
+      t.user_len <- c;
       match Hashtbl.find_opt t.users user with
       | None ->
+          t.why <- No_such_user;
           ignore (Crypt.verify ~hash:t.decoy password : (bool, string) result);
           Refused
       | Some hash -> (
@@ -167,20 +175,25 @@ let verify t n row =
               Bytes.blit t.scratch 0 t.cache (row * max_credentials) n;
               t.cache_len.(row) <- n;
               Granted
-          | Ok false | Error _ -> Refused))
-  | _ -> Refused
+          | Ok false | Error _ -> t.why <- Mismatch; Refused))
+  | _ -> t.why <- Malformed; Refused
 
 let is_space ch = ch = ' ' || ch = '\t'
 
 let check t buf value =
   let off = Span.off value and len = Span.len value in
-  if len < 6 || not (Bigstring.equal_caseless buf ~off ~len:6 "basic ") then Missing
+  if len < 6 || not (Bigstring.equal_caseless buf ~off ~len:6 "basic ") then (t.why <- No_credentials; Missing)
   else begin
     let p = ref (off + 6) and stop = off + len in
     while !p < stop && is_space (Bigstring.unsafe_get buf !p) do incr p done;
     let n = decode t buf !p (stop - !p) in
-    if n < 0 then Refused
+    if n < 0 then (t.why <- Malformed; Refused)
     else
       let row = hash_of t.scratch n in
       if remembered t row n then Granted else verify t n row
   end
+
+let last_refusal t = t.why
+let last_user t = t.scratch
+let last_user_length t = t.user_len
+let file t = t.file

@@ -62,3 +62,18 @@ val check : t -> Httpz.Bigstring.t -> Httpz.Span.t -> verdict
     right. *)
 
 val user_count : t -> int
+
+type refusal = No_such_user | Mismatch | Malformed | No_credentials
+
+val last_refusal : t -> refusal
+(** Why the latest {!check} that answered [Refused] or [Missing] did (for
+    the error log's line); meaningless after [Granted]. *)
+
+val last_user : t -> Bytes.t
+val last_user_length : t -> int
+(** The user of the latest [No_such_user] or [Mismatch]: the first
+    [last_user_length t] bytes of [last_user t] (overwritten by the next
+    {!check}). *)
+
+val file : t -> string
+(** The user file's path ([-] for {!of_users}). *)

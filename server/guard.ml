@@ -20,6 +20,7 @@ type t = {
   status : Status.t;  (** over the rate *)
   status_text : string;  (** its plain answer *)
   users : Basic_auth.t option;
+  zone : string;  (** its name in the error log's lines *)
   mutable wait : int;  (** seconds of the latest [Too_many] or [Unavailable] *)
 }
 
@@ -76,7 +77,7 @@ let create ?rate_entries ?zones c =
     | Site s -> By_site (Bigstring.of_string s)
   in
   let status_text = Printf.sprintf "%d %s\n" (Status.code status) (Status.reason status) in
-  Ok { rules; limit; reader; status; status_text; users; wait = 1 }
+  Ok { rules; limit; reader; status; status_text; users; zone = (if c.zone.name = "" then "limit_req" else c.zone.name); wait = 1 }
 
 type verdict = Admit | Forbidden | Unauthorized | Too_many | Unavailable
 
@@ -142,10 +143,16 @@ let check t c =
         if i >= 0 then Request.header_value req i else Span.empty
   in
   let addr = Ctx.peer_ip c in
-  if not (Address_rules.allowed t.rules addr) then Forbidden
-  else
-    let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
-    judge t (request_wait t c now_ns) buf authorization
+  let v =
+    if not (Address_rules.allowed t.rules addr) then Forbidden
+    else
+      let now_ns = match t.limit with None -> 0 | Some _ -> Syscall.clock_monotonic_ns () in
+      judge t (request_wait t c now_ns) buf authorization
+  in
+  (* The error log's line of a refusal, as nginx writes it (fail2ban). *)
+  (match v with Admit | Unavailable -> () | Forbidden -> Refusal_log.forbidden c
+   | Too_many -> Refusal_log.limited c ~wait:t.wait ~zone:t.zone | Unauthorized -> Refusal_log.unauthorized c t.users);
+  v
 
 (* At debug level only (a flood of refused requests must not flood the
    log, nor allocate): who was refused what. *)

@@ -25,6 +25,7 @@ let use_file p =
       Ok ()
 
 let reopen () = match !path with None -> Ok () | Some p -> use_file p
+let file () = !path
 
 let line level message =
   let t = Unix.gettimeofday () in

@@ -40,6 +40,9 @@ val reopen : unit -> (unit, string) result
 (** [reopen ()] opens the file of the last {!use_file} again (after a
     log rotation moved it); [Ok ()] when there is none. *)
 
+val file : unit -> string option
+(** The file of the last {!use_file}. *)
+
 val error : ('a, unit, string, unit) format4 -> 'a
 val warn : ('a, unit, string, unit) format4 -> 'a
 val info : ('a, unit, string, unit) format4 -> 'a

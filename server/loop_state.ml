@@ -525,6 +525,7 @@ let read_signals w =
     if r > 0 then begin
       let s = -r in
       if s = Sys.sighup then reload w
+      else if s = Sys.sigusr1 then Access_log.reopen_all w.log
       else if s = Sys.sigterm || s = Sys.sigint then begin
         stop := true;
         w.hurried <- true;

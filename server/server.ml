@@ -54,7 +54,7 @@ let worker_listeners c handler tls lfds =
        endpoints lfds)
 
 (* SIGTERM and SIGINT stop; SIGHUP reloads; SIGQUIT retires a generation. *)
-let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup; Sys.sigquit ]
+let server_signals = [ Sys.sigterm; Sys.sigint; Sys.sighup; Sys.sigquit; Sys.sigusr1 (* reopen logs *) ]
 
 (* {1 The application's hooks} *)
 
@@ -114,12 +114,7 @@ let serve_here ~hooks c handler tls lfds ~log_fd ~totals =
 let open_access_log = function
   | None -> Ok (-1)
   | Some "-" -> Ok 1
-  | Some path -> (
-      match
-        Unix.openfile path [ Unix.O_WRONLY; Unix.O_APPEND; Unix.O_CREAT; Unix.O_CLOEXEC ] 0o644
-      with
-      | fd -> Ok (Syscall.fd_of_unix fd)
-      | exception Unix.Unix_error (e, _, _) -> Error (path ^ ": " ^ Unix.error_message e))
+  | Some path -> Log_dest.open_dest path (* a file or syslog:…, reopened on SIGUSR1 *)
 
 (* The TLS context, made by the process that keeps its privileges (the key
    may be readable by root alone) before the workers fork (every

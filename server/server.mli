@@ -86,6 +86,8 @@
 
     {2 Signals and shutdown}
     [SIGPIPE] is ignored. [SIGHUP] reloads (above) and serving goes on.
+    [SIGUSR1] reopens the logs and nothing else ({!Supervisor}; without
+    a supervisor, in place).
     [SIGTERM] and [SIGINT] start a
     graceful shutdown: the listening socket is closed (new clients are
     refused), idle keep-alive connections are closed, in-flight requests

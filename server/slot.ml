@@ -208,6 +208,7 @@ and t = {
   peer_ip : Bytes.t;
   mutable peer_family : int;
   mutable started_ns : int;
+  mutable log_route : int;
   mutable tls_version : int;
   mutable mode : mode;
   mutable h2 : h2 option;  (** [H2_conn]: its session; [H2_stream]: its connection's *)
@@ -403,6 +404,7 @@ let create sh ~slot ~peer =
     peer_ip = Bytes.make 16 '\000';
     peer_family = 0;
     started_ns = 0;
+    log_route = 0;
     tls_version = 0;
     mode = H1_mode;
     h2 = None;
@@ -420,6 +422,9 @@ let create sh ~slot ~peer =
    [started_ns]; the status totals are the other: without either, no
    clock is read per request. *)
 let[@inline] timed c = Bigstring.length c.peer > 0
+(* The request's access log ({!Access_log}): set by a handler, cleared once logged. *)
+let[@inline] set_log_route c r = c.log_route <- r
+
 let[@inline] stamp c = if timed c || Totals.timed () then c.started_ns <- Syscall.clock_monotonic_ns ()
 
 let with_room a n x =

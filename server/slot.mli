@@ -395,6 +395,9 @@ and t = {
           first bytes arrived), for the access log and the status totals'
           durations; kept only when the slot has room for the peer address
           ({!timed}) or {!Totals.timed}, else [0]. *)
+  mutable log_route : int;
+      (** the request's access log ({!Access_log.route}, set by a handler
+          that picks a site's log), [0]: the server's; cleared once logged *)
   mutable tls_version : int;
       (** the connection's TLS version as the protocol numbers it
           ([0x0304]: TLS 1.3), [-1] during the handshake, [0] for plain
@@ -488,6 +491,10 @@ val stamp : t -> unit
 (** [stamp c] sets [started_ns] to now when {!timed} or when requests are
     timed for the status totals ({!Totals.timed}); nothing otherwise.
     Does not allocate. *)
+
+val set_log_route : t -> int -> unit
+(** [set_log_route c r] sets [c.log_route] (the one writer outside {!Slot}'s
+    own: {!Access_log} and a site-picking handler call it). *)
 
 val create : shared -> slot:int -> peer:bool -> t
 (** [create sh ~slot ~peer] is a free slot holding no buffer ([peer]: room

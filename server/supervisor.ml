@@ -145,7 +145,7 @@ let await_ready slots =
 let close_all fds = List.iter (fun fd -> if fd >= 0 then ignore (Syscall.close fd : int)) fds
 
 let run ~worker_start ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~announce =
-  let sfd = Extra.signalfd [ Sys.sigchld; Sys.sigterm; Sys.sigint; Sys.sighup ] in
+  let sfd = Extra.signalfd [ Sys.sigchld; Sys.sigterm; Sys.sigint; Sys.sighup; Sys.sigusr1 ] in
   if sfd < 0 then begin
     Log.error "signalfd: %s" (Syscall.error_message sfd);
     1
@@ -254,6 +254,24 @@ let run ~worker_start ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~an
             Log.error "SIGHUP: %s, but the new workers did not start; the previous ones keep serving" what
           end
     in
+    (* SIGUSR1: the logs reopened, nothing else. As nginx: this process
+       (which may open any path) reopens each file at its path, creating
+       it, owned by the workers' user; then each worker of every
+       generation reopens it by path itself (its descriptors are its own). *)
+    let reopen_logs () =
+      let owner = Option.map (fun a -> (a.uid, a.gid)) user in
+      List.iter (fun e -> Log.warn "SIGUSR1: reopening the access log: %s (keeping the old one)" e)
+        (Log_dest.reopen_files ~owner);
+      (match Log.reopen () with
+       | Error e -> Log.warn "SIGUSR1: reopening the error log: %s (keeping the old one)" e
+       | Ok () -> (
+           match Log.file (), owner with
+           | Some p, Some (uid, _) -> (try Unix.chown p uid (-1) with Unix.Unix_error _ -> ())
+           | _ -> ()));
+      let pids = List.filter (fun p -> p <> 0) (List.map (fun s -> s.pid) (Array.to_list !slots @ Array.to_list !starting)) @ !retiring in
+      List.iter (fun pid -> try Unix.kill pid Sys.sigusr1 with Unix.Unix_error _ -> ()) pids;
+      Log.msg "SIGUSR1: logs reopened (%d workers)" (List.length pids)
+    in
     let running () = Array.exists (fun s -> s.pid <> 0) !slots || !retiring <> [] in
     let reap () =
       let continue = ref true in
@@ -306,6 +324,7 @@ let run ~worker_start ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~an
           let s = -r in
           if s = Sys.sigchld then reap ()
           else if s = Sys.sighup then (if not !stopping then reload ())
+          else if s = Sys.sigusr1 then reopen_logs ()
           else begin
             if not !stopping then Log.msg "stopping: workers finish in-flight requests";
             stop ()

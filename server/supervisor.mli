@@ -16,6 +16,13 @@
     way and the previous one stays current. Nothing is closed in between,
     so clients wait in the kernel's accept queue, never refused.
 
+    {2 Reopening the logs}
+    [SIGUSR1] reopens the logs and changes nothing else (no new
+    generation): the supervisor opens every log file again at its path
+    ({!Log_dest.reopen_files}, {!Log.reopen}; created if a rotation
+    moved it), owned by the workers' user, then sends [SIGUSR1] to every
+    worker, which reopens them by path in turn.
+
     {2 Stopping}
     [SIGTERM]/[SIGINT]: the supervisor closes its copies of the listening
     sockets, sends [SIGTERM] to the current generation, and returns once

@@ -46,6 +46,16 @@ let cases =
     ("log format", "root /tmp;\nlog_format xml;\n", "2:12", "give common, combined, vhost_combined or json");
     ("access log format", "root /tmp;\naccess_log a.log xml;\n", "2:18", "\"xml\": give common");
     ("access log off with a format", "root /tmp;\naccess_log off json;\n", "2:16", "'access_log off' takes no format");
+    ("log_format: an unknown variable", "root /tmp;\nlog_format m '$status $nope';\n", "2:14", "unknown variable $nope");
+    ("log_format: an upstream variable", "root /tmp;\nlog_format m '$upstream_addr';\n", "2:14", "no upstream");
+    ("log_format: a built-in name", "root /tmp;\nlog_format json '$status';\n", "2:12", "is a built-in format");
+    ("log_format: given twice", "root /tmp;\nlog_format m '$status';\nlog_format m '$request';\n", "3:12", "already given at line 2");
+    ("log_format: escape", "root /tmp;\nlog_format m escape=xml '$status';\n", "2:14", "give escape=default, escape=json");
+    ("log_format: ${ unclosed", "root /tmp;\nlog_format m '${status';\n", "2:14", "the closing } is missing");
+    ("access_log: an unknown format in a site", "root /tmp;\nsite a { access_log a.log main; }\n", "2:27", "\"main\": give common");
+    ("access_log: a format named further down", "root /tmp;\nsite a { access_log a.log m; location /x/ { access_log syslog:server=h:99999; } }\nlog_format m '$status';\n", "2:56", "give server=ADDRESS[:PORT]");
+    ("access_log: a syslog parameter", "root /tmp;\naccess_log syslog:server=127.0.0.1,facility=local9;\n", "2:12", "facility \"local9\"");
+    ("access_log: in a location, off with a format", "root /tmp;\nlocation /a/ { access_log off main; }\n", "2:31", "takes no format");
     ("no such user", "root /tmp;\nuser no-such-user-httpz;\n", "2:6", "no such user");
     ("unknown_host value", "root /tmp;\nunknown_host 500;\n", "2:14", "give default");
     (* listening and TLS *)

@@ -29,7 +29,17 @@ let () =
 
 let conf_text =
   Printf.sprintf
-    {|site a.test *.a.test {
+    {|log_format plain '$remote_addr $host "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time $server_name $time_iso8601 $request_uri $http_x_test $request_completion';
+log_format js escape=json '{"a":"$remote_addr","r":"$request","ua":"$http_user_agent","s":$status,"t":"$time_local","h":"$host"}';
+site e.test {
+  root %s/a;
+  access_log e.log plain;
+  location /assets/ { access_log e.json js; }
+  location /errors/ { access_log off; }
+  location /denied/ { deny all; }
+  location /limited/ { limit_req 1r/m 1; }
+}
+site a.test *.a.test {
   root %s/a;
   error_page 404 /errors/404.html;
   error_page 401 403 429 /errors/denied.html;
@@ -75,7 +85,7 @@ site c.test {
   location /free/ { auth_basic off; }
 }
 |}
-    base base base base
+    base base base base base
 
 let stats_token = "conf-stats"
 
@@ -265,15 +275,49 @@ let test_zero_alloc () =
       ("guarded location: address rules, rate, remembered password", request_as alice "a.test" "/admin/", 200);
       ("guarded site without refusal pages", request_as alice "c.test" "/", 200);
       ("regex locations tried, the second matches", request "d.test" "/assets/app.css", 200);
-      ("regex locations tried, none matches", request "d.test" "/assets/page.txt", 200) ]
+      ("regex locations tried, none matches", request "d.test" "/assets/page.txt", 200);
+      ("a site's log, a custom format of plain fields",
+       Printf.sprintf "GET /?q=1 HTTP/1.1\r\nHost: e.test\r\nUser-Agent: u/1 (x; \"y\")\r\nReferer: http://r/\r\nX-Test: t\r\n\r\n", 200);
+      ("a location's log, escape=json", request "e.test" "/assets/app.css", 200);
+      ("access_log off in a location", request "e.test" "/errors/404.html", 200);
+      ("a denied address: 403, its error-log line", request "e.test" "/denied/", 403);
+      ("over the rate: 429, its error-log line", request "e.test" "/limited/", 429) ]
   in
   with_client s.port (fun c ->
+      (* The rate's one request. *)
+      send c (request "e.test" "/limited/");
+      ignore (read_response c);
       (* Past the server's 1000-request warm-up, through every path. *)
       List.iter (fun (_, raw, st) -> ignore (words_per_request c raw st 200)) cases;
       List.iter
         (fun (name, raw, st) ->
           Alcotest.(check (float 0.)) (name ^ ": minor words per request") 0. (words_per_request c raw st 200))
-        cases)
+        cases);
+  (* Those lines went where the sites and locations say. *)
+  let lines f = try String.split_on_char '\n' (String.trim (Httpz_test_support.read_file (Filename.concat base f))) with Sys_error _ -> [] in
+  let deadline = Unix.gettimeofday () +. 5. in
+  while List.length (lines "e.json") < 400 && Unix.gettimeofday () < deadline do Unix.sleepf 0.05 done;
+  let plain = lines "e.log" and js = lines "e.json" in
+  Alcotest.(check int) "e.log: the site's 400 lines" 400
+    (List.length (List.filter (fun l -> Httpz_test_support.find_sub l "/?q=1" >= 0) plain));
+  let plain = List.filter (fun l -> Httpz_test_support.find_sub l "/?q=1" >= 0) plain in
+  Alcotest.(check bool) ("e.log: a custom line: " ^ List.hd plain) true
+    (Httpz_test_support.find_sub (List.hd plain) "e.test \"GET /?q=1 HTTP/1.1\" 200 7 \"http://r/\" \"u/1 (x; \\x22y\\x22)\" " > 0);
+  Alcotest.(check int) "e.json: the location's 400 lines" 400 (List.length js);
+  Alcotest.(check bool) ("e.json: escape=json: " ^ List.hd js) true
+    (Httpz_test_support.find_sub (List.hd js) "{\"a\":\"::1\",\"r\":\"GET /assets/app.css HTTP/1.1\",\"ua\":\"\",\"s\":200,\"t\":\"" = 0
+     || Httpz_test_support.find_sub (List.hd js) "{\"a\":\"127.0.0.1\",\"r\":\"GET /assets/app.css HTTP/1.1\"" = 0);
+  Alcotest.(check bool) "access_log off: no /errors/ line" false
+    (List.exists (fun l -> Httpz_test_support.find_sub l "/errors/" >= 0) (lines "e.log" @ js));
+  (* The refusals' error-log lines, as fail2ban reads them. *)
+  let err = Httpz_test_support.read_file s.stderr_file in
+  let count sub =
+    List.length (List.filter (fun l -> Httpz_test_support.find_sub l sub >= 0) (String.split_on_char '\n' err))
+  in
+  Alcotest.(check int) "403: 400 'access forbidden by rule' lines" 400
+    (count "access forbidden by rule, client: 127.0.0.1, server: e.test, request: \"GET /denied/ HTTP/1.1\", host: \"e.test\"");
+  Alcotest.(check int) "429: 400 'limiting requests' lines" 400
+    (count "by zone \"limit_req\", client: 127.0.0.1, server: e.test, request: \"GET /limited/ HTTP/1.1\"")
 
 (* {1 The CLI} *)
 
@@ -383,6 +427,10 @@ let test_check_files () =
   Unix.mkfifo fifo 0o600;
   write file "root /tmp;\nlocation /a/ {\n  auth_basic A;\n  auth_basic_user_file fifo.users;\n}\n";
   expect "a FIFO as user file" "4:3" "not a regular file";
+  write file "root /tmp;\nsite a.test { root /tmp; access_log /nonexistent-httpz/a.log; }\n";
+  expect "a site's access log in a missing directory" "2:37" "no such directory /nonexistent-httpz";
+  write file "root /tmp;\nlocation /a/ { access_log syslog:server=unix:/nonexistent-httpz.sock; }\n";
+  expect "a location's syslog socket nobody listens on" "2:27" "connect: No such file or directory";
   write file (Printf.sprintf "root /tmp;\naccess_log %s/ok.log;\nerror_log stderr;\n" base);
   let code, err = check () in
   Alcotest.(check int) ("a log that can be made: exit 0: " ^ err) 0 code;

@@ -29,6 +29,13 @@ check $rc "systemd-analyze security: exposure ${score:-?} <= 3.0" "$tmp/security
 grep -q '^ExecReload=/bin/kill -HUP \$MAINPID' dist/httpz.service
 check $? "reload sends SIGHUP to the supervisor"
 
+# logrotate: SIGUSR1 to the supervisor alone reopens the logs (no reload).
+grep -q 'systemctl kill --kill-whom=main --signal=USR1 httpz.service' dist/logrotate && ! grep -q 'systemctl reload' dist/logrotate
+check $? "logrotate reopens the logs with SIGUSR1 to the supervisor, not a reload"
+# ... and the supervisor may give the new files to the workers' user.
+grep -q '^CapabilityBoundingSet=.*CAP_CHOWN' dist/httpz.service && grep -q '^SystemCallFilter=.*fchown' dist/httpz.service
+check $? "the unit lets the supervisor chown a rotated log (CAP_CHOWN, fchown)"
+
 # logrotate: the snippet with its paths moved under $tmp.
 mkdir -p "$tmp/log"
 printf 'line\n' >"$tmp/log/access.log"

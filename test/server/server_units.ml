@@ -121,6 +121,28 @@ let parse_listen () =
       ("[127.0.0.1]:80", "not an IPv6"); ("h:65536", "out of range"); ("h:-1", "number");
       ("h:", "number"); ("8080", "give ADDR:PORT"); ("", "give ADDR:PORT"); ("a b:1", "not an address") ]
 
+(* The refusal lines' client address: RFC 5952 text (as Ipaddr writes
+   it), an IPv4-mapped one as IPv4. *)
+let refusal_addresses () =
+  let bytes_of a = Bytes.of_string (Ipaddr.V6.to_octets a) in
+  let check a want = Alcotest.(check string) want want (Refusal_log.address_text (bytes_of (Ipaddr.V6.of_string_exn a))) in
+  check "::1" "::1";
+  check "::" "::";
+  check "::ffff:192.0.2.7" "192.0.2.7";
+  check "2001:db8:0:0:1:0:0:1" "2001:db8::1:0:0:1";
+  check "2001:db8:0:1:1:1:1:1" "2001:db8:0:1:1:1:1:1";
+  check "1:0:0:0:0:0:0:0" "1::";
+  check "fe80:0:0:0:0:0:0:abcd" "fe80::abcd";
+  check "0:0:1:0:0:0:2:0" "0:0:1::2:0";
+  Random.init 39;
+  for _ = 1 to 2000 do
+    (* Groups often zero, so that runs of every length and place come up. *)
+    let g = Array.init 8 (fun _ -> if Random.bool () then 0 else Random.int 0x10000) in
+    let a = Ipaddr.V6.of_int16 (g.(0), g.(1), g.(2), g.(3), g.(4), g.(5), g.(6), g.(7)) in
+    if not (g.(0) = 0 && g.(1) = 0 && g.(2) = 0 && g.(3) = 0 && g.(4) = 0 && g.(5) = 0xffff) then
+      Alcotest.(check string) "as Ipaddr writes it" (Ipaddr.V6.to_string a) (Refusal_log.address_text (bytes_of a))
+  done
+
 (* Lines of each format, read back from a file; [line] allocates nothing. *)
 let log_formats () =
   let path = Filename.temp_file "httpz_test" ".log" in
@@ -156,7 +178,25 @@ let log_formats () =
          \"tls\":\"TLSv1.3\",\"protocol\":\"HTTP/1.1\",\"status\":404,\"body_bytes_sent\":0,\
          \"referer\":\"http://r/\\\"q\\\"\",\"user_agent\":\"ua\\u0001\\\\\",\"request_time_us\":1234,\"complete\":true}\n\
          {\"time\":\"2000-10-10T20:55:36Z\",\"remote_addr\":null,\"request\":null,\"host\":null,\"scheme\":\"http\",\"tls\":null,\"protocol\":null,\"status\":400,\
-         \"body_bytes_sent\":12,\"referer\":null,\"user_agent\":null,\"request_time_us\":0,\"complete\":false}\n" ) ]
+         \"body_bytes_sent\":12,\"referer\":null,\"user_agent\":null,\"request_time_us\":0,\"complete\":false}\n" );
+      (* log_format with nginx's variables, its default escaping. *)
+      ( Access_log.Custom
+          (Result.get_ok
+             (Access_log.compile ~name:"f" ~escape:Escape_default
+                "$remote_addr|$request|$status|$body_bytes_sent|$http_referer|$http_user_agent|$http_host|$host|\
+                 $time_local|${time_iso8601}|$request_time|$ssl_protocol|$server_protocol|$request_completion|$scheme|\
+                 $request_method|$server_name")),
+        "::1|GET /a\\x22b\\x5Cc\\xE9 HTTP/1.1|404|0|http://r/\\x22q\\x22|ua\\x01\\x5C|a.test:8443|a.test|\
+         10/Oct/2000:20:55:36 +0000|2000-10-10T20:55:36+00:00|0.001|TLSv1.3|HTTP/1.1|OK|https|-|-\n\
+         -|-|400|12|-|-|-|-|10/Oct/2000:20:55:36 +0000|2000-10-10T20:55:36+00:00|0.000|-|-||http|-|-\n" );
+      (* escape=json: quote, backslash and control bytes escaped, a byte
+         that is not UTF-8 as \u00HH; absent values empty. *)
+      ( Access_log.Custom
+          (Result.get_ok
+             (Access_log.compile ~name:"j" ~escape:Escape_json
+                "{\"r\":\"$request\",\"ua\":\"$http_user_agent\",\"s\":$status,\"h\":\"$host\"}")),
+        "{\"r\":\"GET /a\\\"b\\\\c\\u00E9 HTTP/1.1\",\"ua\":\"ua\\u0001\\\\\",\"s\":404,\"h\":\"a.test\"}\n\
+         {\"r\":\"\",\"ua\":\"\",\"s\":400,\"h\":\"\"}\n" ) ]
   in
   List.iter
     (fun (format, want) ->

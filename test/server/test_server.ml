@@ -73,6 +73,7 @@ let () =
     Alcotest.test_case "access log time" `Quick log_time;
     Alcotest.test_case "GC marking phase settled" `Quick gc_settle;
     Alcotest.test_case "access log formats" `Quick log_formats;
+    Alcotest.test_case "refusal lines: the client's address" `Quick refusal_addresses;
     Alcotest.test_case "listen addresses" `Quick parse_listen;
     Alcotest.test_case "listeners: ambiguous roles refused" `Quick Server_listeners.refused;
         ] );
