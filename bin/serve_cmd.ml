@@ -45,7 +45,8 @@ module Sites = Httpz_conf.Sites
    Any exception on the way (a bug, memory) is an error like a bad file:
    a reload must never take the supervisor, and the server, down. *)
 let load file =
-  try Result.bind (Conf_file.read file) (fun conf -> Result.map (fun sites -> (conf, sites)) (Sites.create conf))
+  try Result.bind (Conf_file.read file) (fun conf ->
+      Result.map (fun sites -> Httpz_conf.Site_labels.register conf; (conf, sites)) (Sites.create conf))
   with e -> Error (Printf.sprintf "%s: cannot be read: %s" file (Printexc.to_string e))
 
 (* Decision: with --config the file says everything; any other option of

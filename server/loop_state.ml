@@ -293,7 +293,7 @@ let front w c = w.entries.(c.listener) (Ctx.of_conn c)
 let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
 
 let log_access w c parsed complete =
-  Totals.response w.totals w.row ~status:(Httpz.Status.code c.status) ~bytes:c.sent;
+  Request_metrics.response w.totals w.row c ~parsed ~complete ~status_listener:(w.fronts.(c.listener) = Status_only);
   Access_log.request w.log c ~parsed ~complete
 
 (* Once a second: this worker's connections by state, for the totals. A

@@ -418,13 +418,14 @@ let create sh ~slot ~peer =
     mw = no_middleware;
   }
 
-(* The peer buffer exists only for the access log, the one reader of
-   [started_ns]: without it, no clock is read per request. *)
+(* The peer buffer exists only for the access log, a reader of
+   [started_ns]; the status totals are the other: without either, no
+   clock is read per request. *)
 let[@inline] timed c = Bigstring.length c.peer > 0
 (* The request's access log ({!Access_log}): set by a handler, cleared once logged. *)
 let[@inline] set_log_route c r = c.log_route <- r
 
-let[@inline] stamp c = if timed c then c.started_ns <- Syscall.clock_monotonic_ns ()
+let[@inline] stamp c = if timed c || Totals.timed () then c.started_ns <- Syscall.clock_monotonic_ns ()
 
 let with_room a n x =
   if n < Array.length a then a

@@ -392,8 +392,9 @@ and t = {
           failed (then [peer_ip] is all zeros) *)
   mutable started_ns : int;
       (** [CLOCK_MONOTONIC] ns when the current request started (its head's
-          first bytes arrived), for the access log; kept only when the
-          slot has room for the peer address ({!timed}), else [0]. *)
+          first bytes arrived), for the access log and the status totals'
+          durations; kept only when the slot has room for the peer address
+          ({!timed}) or {!Totals.timed}, else [0]. *)
   mutable log_route : int;
       (** the request's access log ({!Access_log.route}, set by a handler
           that picks a site's log), [0]: the server's; cleared once logged *)
@@ -487,7 +488,8 @@ val timed : t -> bool
     {!H1} records when each request starts. *)
 
 val stamp : t -> unit
-(** [stamp c] sets [started_ns] to now when {!timed}; nothing otherwise.
+(** [stamp c] sets [started_ns] to now when {!timed} or when requests are
+    timed for the status totals ({!Totals.timed}); nothing otherwise.
     Does not allocate. *)
 
 val set_log_route : t -> int -> unit

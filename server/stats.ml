@@ -63,7 +63,10 @@ let answer c k body =
   Ctx.header c Header_name.Cache_control "no-store";
   Ctx.body_string c body
 
+(* Made once per worker: from then on it has a reader of the totals, and
+   requests are timed for their histogram. *)
 let handler ~credentials ~report ~app =
+  Totals.time_requests ();
   let scheme, token =
     match String.index_opt credentials ' ' with
     | Some i -> (String.sub credentials 0 i, String.trim (String.sub credentials i (String.length credentials - i)))
@@ -74,7 +77,9 @@ let handler ~credentials ~report ~app =
     | 0 -> app c
     | k -> if authorized ~scheme ~token c then answer c k (report (format_of k)) else app c
 
-let status_handler ~report c =
+let status_handler ~report =
+  Totals.time_requests ();
+  fun c ->
   match asked ~bare:true c with
   | 0 ->
       Ctx.start c Status.Not_found;

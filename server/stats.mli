@@ -28,10 +28,12 @@ val handler :
     and the token exactly, compared in constant time) with
     [report format] (JSON, [name value] lines, or Prometheus's format), [no-store];
     every other request goes to [app]. Deciding allocates nothing;
-    answering allocates (the report is built per request). *)
+    answering allocates (the report is built per request). Making it
+    turns on the timing of requests ({!Totals.time_requests}). *)
 
 val status_handler : report:(format -> string) -> Ctx.t -> unit
 (** [status_handler ~report] is what a listener of its own for the
     status serves ({!Config.t.stats_listen}): {!path}, {!text_path},
     {!metrics_path} and [/metrics] without a token (whoever reaches that address may read them: bind it
-    to the loopback or an internal network), [404] for anything else. *)
+    to the loopback or an internal network), [404] for anything else.
+    Making it turns on the timing of requests ({!Totals.time_requests}). *)
