@@ -87,8 +87,6 @@ val read : Slot.t -> int
 val write : Slot.t -> Output.result
 (** As {!Plain.write}. *)
 
-val write_now : Slot.t -> unit
-(** As {!Plain.write_now}. *)
 
 val buffered : Slot.t -> bool
 (** Bytes received on the socket wait inside OpenSSL: read again before

@@ -584,7 +584,7 @@ let zero_alloc_cycle () =
     | Write ->
         Output.advance c (Output.pending c);
         go (H1.written c)
-    | Read | Close | Linger | Wait | Detach | Nothing -> a
+    | Read | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push -> a
   in
   ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
   S.zero_alloc "request/response cycle" (fun () ->
