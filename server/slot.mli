@@ -252,7 +252,8 @@ and t = {
       (** which of the worker's listening sockets accepted it: it selects
           the handler, the headers and the transport *)
   mutable ssl : Openssl.ssl;
-      (** the TLS transport's connection, {!Openssl.none} for plain TCP *)
+      (** the TLS transport's connection, {!Openssl.none} for plain TCP:
+          the transport's alone (the protocols read [tls]) *)
   mutable tls : tls;
       (** what the transport reported of TLS ({!set_tls},
           {!tls_established}): protocols read it, never [ssl] *)
@@ -335,8 +336,9 @@ and t = {
           them rather than pushing each DATA frame alone; over TLS its
           records wait in user space ([unsent]) and leave with the next
           write, in one [sendmsg]. The write that follows clears it; when
-          there turns out to be none, H2_session pushes what the kernel
-          holds, and [unsent] becomes pending output. *)
+          there turns out to be none, H2_session has the backend push
+          what the kernel holds ({!Conn_action.Push}), and [unsent]
+          becomes pending output. *)
   mutable gather : Gather.t;
       (** HTTP/2 over plain TCP: stable DATA payloads placed between the
           frames of [out] (written before [ext]); {!Gather.none} until the
