@@ -21,6 +21,7 @@ type t =
           carry on as after a write: call [written]. HTTP/2 over TLS: the
           frames a client sent together are handled together. *)
   | Push
-      (** the last write went with [MSG_MORE], announcing output that did
-          not come (HTTP/2: a stream reset meanwhile): push what the kernel
-          holds ({!Transport.push}), then call [written]. *)
+      (** as [Read], once the kernel was made to send what it holds
+          ({!Transport.push}): the last write went with [MSG_MORE],
+          announcing output that did not come (HTTP/2: a stream reset
+          meanwhile) *)

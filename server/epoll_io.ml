@@ -143,7 +143,7 @@ let rec perform e c (a : H1.action) =
   | Read_buffered -> if Transport.buffered c then on_readable e c else perform e c (H1.written c)
   | Push ->
       Transport.push c;
-      perform e c (H1.written c)
+      perform e c Read
 
 (* One read per readiness (level-triggered: the loop comes back for more),
    into wherever the connection wants its next bytes. *)

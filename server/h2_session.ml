@@ -240,12 +240,7 @@ let next c =
     let s = session c in
     let announced = c.more_output in
     fill c s;
-    (* The frames the last write announced did not come (a stream was
-       reset meanwhile): what the kernel holds must leave now. The backend
-       pushes it and calls [written] again, which finds [more_output]
-       cleared. *)
-    if announced && Output.pending c = 0 && not c.broken then Conn_action.Push
-    else if Output.pending c > 0 then begin
+    if Output.pending c > 0 then begin
       c.state <- Writing;
       Write
     end
@@ -281,7 +276,10 @@ let next c =
           let d = X.next_deadline s in
           if d < 0 then clear_timer c else set_deadline c Handler_timer d
         end;
-        Read
+        (* The frames the last write announced did not come (a stream was
+           reset meanwhile): what the kernel holds must leave now, before
+           the wait (a lingering close's shutdown sends it anyway). *)
+        if announced && not c.broken then Conn_action.Push else Read
       end
     end
   end

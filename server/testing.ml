@@ -195,7 +195,7 @@ module Conn = struct
     (* No transport here holds bytes back (Epoll_io reads TLS's). *)
     | Read_buffered -> drive p (H1.written p.c)
     (* The memory sink holds nothing back to push. *)
-    | Push -> drive p (H1.written p.c)
+    | Push -> drive p Read
     | Read ->
         if p.ipos >= String.length p.input then Waiting
         else begin

@@ -228,7 +228,7 @@ let rec perform u c (a : H1.action) =
   | Read_buffered -> perform u c (H1.written c)
   | Push ->
       Transport.push c;
-      perform u c (H1.written c)
+      pump u c
   | Detach ->
       set u c.slot detaching;
       if has u c.slot recv_on then ignore (Uring.cancel (ud k_recv c.slot) : int) else finish_detach u c
