@@ -120,8 +120,8 @@ let input c =
    record. *)
 let tls_record = 16384
 
-(* Under this room at the end of a record, frames wait for the next one
-   (below: a record that full with more behind it is held). *)
+(* A record filled to within this of its size counts as full: with more
+   frames ready behind it, it is held for them ([fill]). *)
 let min_inline = 1024
 
 (* TLS (made in user space, or by kTLS): frames in [out], up to one record,
