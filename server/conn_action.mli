@@ -18,8 +18,9 @@ type t =
   | Read_buffered
       (** read the bytes the transport holds already (TLS records read
           ahead, {!Transport.buffered}) as for [Read]; when it holds none,
-          carry on as after a write: call [written]. HTTP/2 over TLS: the
-          frames a client sent together are handled together. *)
+          do as for [Write] (nothing is pending: the write finds nothing
+          and [written] says what comes next). HTTP/2 over TLS: the frames
+          a client sent together are handled together. *)
   | Push
       (** as [Read], once the kernel was made to send what it holds
           ({!Transport.push}): the last write went with [MSG_MORE],

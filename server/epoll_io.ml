@@ -140,7 +140,7 @@ let rec perform e c (a : H1.action) =
       want e c Syscall.epollrdhup
   | Detach -> detach e c
   | Nothing -> ()
-  | Read_buffered -> if Transport.buffered c then on_readable e c else perform e c (H1.written c)
+  | Read_buffered -> if Transport.buffered c then on_readable e c else perform e c Write
   | Push ->
       Transport.push c;
       perform e c Read

@@ -193,7 +193,7 @@ module Conn = struct
     | Detach -> Detached
     | Nothing -> Idle
     (* No transport here holds bytes back (Epoll_io reads TLS's). *)
-    | Read_buffered -> drive p (H1.written p.c)
+    | Read_buffered -> write p
     (* The memory sink holds nothing back to push. *)
     | Push -> drive p Read
     | Read ->

@@ -225,7 +225,7 @@ let rec perform u c (a : H1.action) =
   | Nothing -> ()
   (* TLS is not this backend's (Epoll_io serves those connections): no
      bytes wait in a transport. *)
-  | Read_buffered -> perform u c (H1.written c)
+  | Read_buffered -> send u c
   | Push ->
       Transport.push c;
       pump u c
