@@ -54,6 +54,7 @@ done
 for sh in $(find test -name '*_test.sh' | sort); do
   run_suite plain "$sh" bash "$sh"
 done
+run_suite plain scripts/protocol_io.sh bash scripts/protocol_io.sh
 # Server suites run once per backend (HTTPZ_IO, `--io`), and the
 # end-to-end ones once per transport too (HTTPZ_TRANSPORT): the same checks
 # over epoll and io_uring, plain TCP and TLS (test/e2e/harness.py). The TLS

@@ -1,1 +1,1 @@
-type t = Read | Write | Close | Linger | Wait | Detach | Nothing
+type t = Read | Write | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push

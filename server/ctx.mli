@@ -183,9 +183,11 @@ val chunk : t -> string -> unit
 val chunk_bigstring : t -> Httpz.Bigstring.t -> off:int -> len:int -> unit
 val chunked_end : t -> unit
 (** A chunked body produced during the handler call. Chunks are copied into
-    the connection's write buffer; when it fills, what it holds is sent at
-    once if the socket takes it, and the buffer grows otherwise (this
-    allocates). An empty chunk is ignored (it would end the body). To an
+    the connection's write buffer, which grows when it fills (this
+    allocates); they are sent when the handler returns or calls {!flush},
+    never while it runs. Over HTTP/1.1, more than 16 MiB of them waiting
+    so is a programming error: [Invalid_argument] (flush to produce
+    more). An empty chunk is ignored (it would end the body). To an
     HTTP/1.0 client, which has no chunked coding, the body is sent as is
     and delimited by closing the connection. *)
 

@@ -140,11 +140,15 @@ let rec perform e c (a : H1.action) =
       want e c Syscall.epollrdhup
   | Detach -> detach e c
   | Nothing -> ()
+  | Read_buffered -> if Transport.buffered c then on_readable e c else perform e c Write
+  | Push ->
+      Transport.push c;
+      perform e c Read
 
 (* One read per readiness (level-triggered: the loop comes back for more),
    into wherever the connection wants its next bytes. *)
 and on_readable e c =
-  if c.handshaking then handshake e c
+  if c.tls = Tls_handshake then handshake e c
   else
     match H1.prepare_read c with
     | Read ->

@@ -7,7 +7,7 @@
 open Httpz
 open Slot
 
-type action = Conn_action.t = Read | Write | Close | Linger | Wait | Detach | Nothing
+type action = Conn_action.t = Read | Write | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push
 
 (* Chunked bodies are decoded in the read buffer, after the head; a head
    leaving less room than this is refused (431). *)

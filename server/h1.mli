@@ -101,6 +101,8 @@ type action = Conn_action.t =
           free the slot without closing the descriptor, and hand both
           over *)
   | Nothing  (** no I/O is due now (a continuation that runs later, or never) *)
+  | Read_buffered  (** see {!Conn_action.t} *)
+  | Push  (** see {!Conn_action.t} *)
 
 val min_body_rate : int
 (** [1024] bytes per second. *)

@@ -2,7 +2,7 @@
    framing fields (Content-Length or chunked, Connection), chunk framing,
    and the 101 hand-over. Ctx calls these through the slot's [proto] and
    knows no protocol; nothing here allocates, except [grow_out] when a
-   chunked body outruns both the buffer and the client. *)
+   chunked body outruns the buffer. Nothing here does I/O. *)
 
 open Httpz
 open Slot
@@ -77,13 +77,24 @@ let end_head c ~content_length ~chunked =
     pos := Response.write_string out ~off:!pos connection_keep_alive;
   c.out_len <- Response.end_head out ~off:!pos
 
-(* Make room for [n] more bytes at [out_len]: first let the transport send
-   what is buffered (it never waits), then grow. *)
+(* A streamed body's bytes wait in [out] until the handler returns or
+   calls Ctx.flush: nothing is written while it runs (the backend writes
+   what the protocol describes, after it). This many bytes at most may
+   wait so: one handler call cannot make its connection hold more. *)
+let max_unflushed = 16 * 1024 * 1024
+
+let unflushed = Printf.sprintf "Ctx.chunk: more than %d MiB of body without Ctx.flush" (max_unflushed lsr 20)
+
+(* Make room for [n] more bytes at [out_len]: [out] grows, up to
+   [max_unflushed] (beyond, the handler fails: a 500 when nothing of the
+   response left yet, which is so unless it flushed before). *)
 let room c n =
   if c.out_len + n > Bigstring.length c.out then begin
-    if (not c.broken) && c.out_len > c.out_sent then c.sh.hooks.flush c;
     compact_out c;
-    if c.out_len + n > Bigstring.length c.out then grow_out c (c.out_len + n)
+    if c.out_len + n > Bigstring.length c.out then begin
+      if c.out_len + n > max_unflushed then invalid_arg unflushed;
+      grow_out c (c.out_len + n)
+    end
   end
 
 (* The CRLF + "0" CRLF CRLF that [last_chunk] may need. *)

@@ -13,8 +13,10 @@
       it, when the server drains, or when a body was not read (the
       connection then lingers to drain it); [Connection: keep-alive] for
       an HTTP/1.0 client that keeps it.
-    - Chunks are framed in [out]; when [out] fills, the transport first
-      takes what it can without waiting, then [out] grows.
+    - Chunks are framed in [out], which grows: nothing is written while
+      the handler runs (no I/O here), the backend writes them when it
+      returns or calls [Ctx.flush]. More than 16 MiB waiting so fails the
+      handler with [Invalid_argument] (a 500 if nothing was sent yet).
     - A 101 ends with [Connection: Upgrade] and hands the socket over once
       sent (refused on TLS: OpenSSL owns those bytes).
 

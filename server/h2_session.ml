@@ -47,9 +47,10 @@ let start c =
      lingering, whose shutdown sends what is left. *)
   c.after <- Then_resume
 
+(* ALPN's answer is the transport's report at the handshake's end
+   ([Slot.tls_established]). *)
 let takes_over c =
-  c.served = 0 && c.rlen = 0 && c.ssl <> Openssl.none && c.sh.http2 && (not c.handshaking)
-  && Openssl.alpn_h2 c.ssl <> 0
+  c.served = 0 && c.rlen = 0 && c.tls = Tls_h2 && c.sh.http2
   && begin
     start c;
     true
@@ -119,42 +120,37 @@ let input c =
    record. *)
 let tls_record = 16384
 
-(* Under this room a file's DATA frame is not worth starting: the bytes go
-   in the next record. *)
+(* A record filled to within this of its size counts as full: with more
+   frames ready behind it, it is held for them ([fill]). *)
 let min_inline = 1024
 
-(* TLS in user space: frames and file bytes in [out], read with pread right
-   after each DATA frame's header, up to one record: each DATA frame goes
-   out in one record with whatever else is due, not as a record for its
-   header and another for its bytes. *)
+(* TLS (made in user space, or by kTLS): frames in [out], up to one record,
+   stable payloads copied behind their DATA frames' headers, so each DATA
+   frame goes out in one record with whatever else is due, not as a record
+   for its header and another for its bytes. A file's payload ends the
+   record: it is [ext], which the transport reads in behind the frame's
+   header ([Output.file_absorbable]: the room is there) or kTLS sends. *)
 let fill_inline c s =
   let cap = if Bigstring.length c.out < tls_record then Bigstring.length c.out else tls_record in
-  let go = ref true in
-  while !go do
-    let room = cap - c.out_len in
-    if room < min_inline && c.out_len > 0 then go := false
-    else begin
-      c.out_len <- c.out_len + C.next_output_inline s.h2c c.out ~off:c.out_len ~len:room;
-      let ext = C.output_external_len s.h2c in
-      if ext = 0 then go := false
-      else begin
-        let i = X.find s (C.output_external_stream s.h2c) in
-        let n =
-          if i < 0 then -1
-          else Syscall.pread s.streams.(i).file_fd c.out c.out_len ext (C.output_external_offset s.h2c)
-        in
-        if n = ext then c.out_len <- c.out_len + n
-        else begin
-          (* The frame's promised bytes cannot follow (the file shrank, or
-             a read error): drop its header and end the connection. *)
-          Log.error "HTTP/2: a file body could not be read (closing the connection)";
-          c.out_len <- c.out_len - 9;
-          s.ended <- true;
-          go := false
-        end
-      end
+  c.out_len <- C.next_output_inline s.h2c c.out ~off:0 ~len:cap;
+  let ext = C.output_external_len s.h2c in
+  if ext > 0 then begin
+    let i = X.find s (C.output_external_stream s.h2c) in
+    if i >= 0 then begin
+      c.ext <- Ext_file;
+      c.file_fd <- s.streams.(i).file_fd;
+      c.ext_off <- C.output_external_offset s.h2c;
+      c.ext_len <- ext
     end
-  done
+    else begin
+      (* Cannot happen (an exchange ends only once its file left); were
+         it to, the frame's promised bytes cannot follow: drop its header
+         and end the connection. *)
+      Log.error "HTTP/2: a file body without its exchange (closing the connection)";
+      c.out_len <- c.out_len - 9;
+      s.ended <- true
+    end
+  end
 
 (* Over plain TCP, stable payloads are gathered between the frames of
    [out] while more frames are ready, up to this many bytes: one sendmsg
@@ -162,14 +158,13 @@ let fill_inline c s =
    responses per writev), not one each. *)
 let gather_bytes = 256 * 1024
 
-(* A plain connection (or kTLS): frames in [out]; stable payloads (a cached
-   file's bytes) sent from where they are, gathered between the frames
-   over plain TCP; a file's bytes (sendfile) as [ext], after the rest. *)
+(* Plain TCP: frames in [out]; stable payloads (a cached file's bytes)
+   sent from where they are, gathered between the frames; a file's bytes
+   (sendfile) as [ext], after the rest. *)
 let fill_external c s =
   let cap = Bigstring.length c.out in
   c.out_len <- C.next_output s.h2c c.out ~off:0 ~len:cap;
-  let gather = c.ssl = Openssl.none in
-  if gather && c.gather == Gather.none then c.gather <- Gather.create ();
+  if c.gather == Gather.none then c.gather <- Gather.create ();
   let g = c.gather in
   let go = ref true in
   while !go do
@@ -178,19 +173,9 @@ let fill_external c s =
     if ext = 0 then go := false
     else if Bigstring.length stable > 0 then begin
       let off = C.output_external_offset s.h2c in
-      if gather then begin
-        Gather.add g ~pos:c.out_len stable ~off ~len:ext;
-        if Gather.full g || g.bytes >= gather_bytes || not (C.wants_output s.h2c) then go := false
-        else c.out_len <- c.out_len + C.next_output s.h2c c.out ~off:c.out_len ~len:(cap - c.out_len)
-      end
-      else begin
-        c.ext <- Ext_bigstring;
-        c.ext_bs <- stable;
-        c.ext_stable <- true;
-        c.ext_off <- off;
-        c.ext_len <- ext;
-        go := false
-      end
+      Gather.add g ~pos:c.out_len stable ~off ~len:ext;
+      if Gather.full g || g.bytes >= gather_bytes || not (C.wants_output s.h2c) then go := false
+      else c.out_len <- c.out_len + C.next_output s.h2c c.out ~off:c.out_len ~len:(cap - c.out_len)
     end
     else begin
       go := false;
@@ -231,11 +216,13 @@ let fill c s =
   if c.served > c.sh.last_request then C.shutdown s.h2c;
   if C.wants_output s.h2c then begin
     take_out c;
-    if c.ssl <> Openssl.none && Openssl.ktls_send c.ssl = 0 then begin
+    if c.tls <> No_tls then begin
       fill_inline c s;
-      (* A full record with more behind it: it is held (Openssl.set_more)
-         and leaves with the records that follow, in one sendmsg. *)
-      if c.out_len >= tls_record - min_inline && C.wants_output s.h2c then c.more_output <- true
+      (* A full record (or one a file's payload ends) with more behind it:
+         it is held (Tls: Openssl.set_more) and leaves with the records
+         that follow, in one sendmsg. *)
+      if (c.ext_len > 0 || c.out_len >= tls_record - min_inline) && C.wants_output s.h2c then
+        c.more_output <- true
     end
     else begin
       fill_external c s;
@@ -256,11 +243,6 @@ let next c =
     let s = session c in
     let announced = c.more_output in
     fill c s;
-    (* The frames the last write announced did not come (a stream was
-       reset meanwhile): what the kernel holds must leave now. TCP_NODELAY
-       set again pushes it. *)
-    if announced && Output.pending c = 0 && not c.broken then
-      ignore (Syscall.setsockopt c.fd Syscall.Tcp_nodelay 1 : int);
     if Output.pending c > 0 then begin
       c.state <- Writing;
       Write
@@ -297,7 +279,10 @@ let next c =
           let d = X.next_deadline s in
           if d < 0 then clear_timer c else set_deadline c Handler_timer d
         end;
-        Read
+        (* The frames the last write announced did not come (a stream was
+           reset meanwhile): what the kernel holds must leave now, before
+           the wait (a lingering close's shutdown sends it anyway). *)
+        if announced && not c.broken then Conn_action.Push else Read
       end
     end
   end
@@ -313,7 +298,7 @@ let received_more c =
   (* TLS: records OpenSSL holds already are read before answering, so that
      frames sent together are handled together (a WINDOW_UPDATE after a
      request, a reset). *)
-  if c.ssl <> Openssl.none && Openssl.pending c.ssl <> 0 then Conn_action.Read else next c
+  if c.tls <> No_tls then Conn_action.Read_buffered else next c
 
 let prepare_read c =
   match c.state with

@@ -26,16 +26,26 @@
     while its HEADERS are read. Output is produced only once the previous
     output all left, so a stream's buffer is reused only after its bytes
     were copied out, and a file's bytes are sent before its exchange ends.
-    On a plain connection (or kTLS) [next_output] fills [out] and a file
-    body's bytes follow as [ext] (sendfile). Over plain TCP, stable
-    payloads (a cached file's bytes) are not copied: they are placed
-    between the frames of [out] ({!Gather}, up to 16 pieces and 256 KiB
-    while more frames are ready), so one sendmsg carries several DATA
-    frames. Over TLS in user space, file
-    bytes are read (pread) into [out] right after each DATA frame's header
-    and frames are batched up to one TLS record (16 KiB): a DATA frame and
-    its bytes leave in one record, not two.
+    Over plain TCP [next_output] fills [out] and a file body's bytes
+    follow as [ext] (sendfile); stable payloads (a cached file's bytes)
+    are not copied: they are placed between the frames of [out]
+    ({!Gather}, up to 16 pieces and 256 KiB while more frames are ready),
+    so one sendmsg carries several DATA frames. Over TLS frames are
+    batched up to one TLS record (16 KiB), stable payloads copied behind
+    their DATA frames' headers; a file's payload ends the batch as [ext],
+    with room left for it behind its header, and the transport reads it in
+    there ({!Output.file_absorbable}; kTLS sends it instead): a DATA frame
+    and its bytes leave in one record, not two.
     Input is read only while no output is pending.
+
+    {2 No I/O}
+    Like {!H1}, the session calls no system call and no OpenSSL: what it
+    needs goes down as an action or as {!Output}'s description. It reads
+    the transport's reports from the slot ([tls]: TLS or not, ALPN's
+    answer); when frames a write announced ([more_output]) do not come it
+    answers {!Conn_action.Push}; after input over TLS it answers
+    {!Conn_action.Read_buffered}, so that records OpenSSL read ahead are
+    handled before answering. [scripts/protocol_io.sh] checks it.
 
     {2 Ending}
     A connection error or an idle timeout queues GOAWAY; once it left the
@@ -53,7 +63,7 @@ val min_read_buffer : int
 
 val takes_over : Slot.t -> bool
 (** [takes_over c]: [c] is a TLS connection whose handshake selected "h2"
-    and HTTP/2 is on: it has become an HTTP/2 connection (no byte of it has
+    (as its transport reported, [c.tls = Tls_h2]) and HTTP/2 is on: it has become an HTTP/2 connection (no byte of it has
     been read yet). Otherwise [false], changing nothing. *)
 
 val preface : Slot.t -> Httpz.H2_frame.preface_check

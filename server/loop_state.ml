@@ -663,7 +663,6 @@ let create p ~listeners ~signal_fd ~reactor =
   (* Development mode shows backtraces: record them (costly only when an
      exception is raised). *)
   if c.dev_errors then Printexc.record_backtrace true;
-  sh.hooks.flush <- Transport.write_now;
   w
 
 let words_per_request w =

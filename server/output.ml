@@ -72,11 +72,18 @@ let absorbed c len =
   c.ext_off <- c.ext_off + len;
   c.ext_len <- 0
 
-let absorb_body c ~max =
+(* The body's length when it fits behind the head in [out] within [max]
+   bytes, else [0]. *)
+let absorbable c ~max =
   let len = c.ext_len in
   let out_rem = c.out_len - c.out_sent in
   if len > 0 && out_rem > 0 && out_rem + len <= max && c.out_len + len <= Httpz.Bigstring.length c.out
-  then
+  then len
+  else 0
+
+let absorb_body c ~max =
+  let len = absorbable c ~max in
+  if len > 0 then
     match c.ext with
     | Ext_string ->
         Httpz.Bigstring.blit_from_string c.ext_str ~src_off:c.ext_off c.out ~dst_off:c.out_len ~len;
@@ -85,6 +92,9 @@ let absorb_body c ~max =
         Httpz.Bigstring.blit ~src:c.ext_bs ~src_off:c.ext_off ~dst:c.out ~dst_off:c.out_len ~len;
         absorbed c len
     | Ext_file | No_ext -> ()
+
+let file_absorbable c ~max = if c.ext = Ext_file then absorbable c ~max else 0
+let file_absorbed c n = absorbed c n
 
 let file_slice c =
   let cap = Httpz.Bigstring.length c.out in
@@ -164,16 +174,4 @@ module Walk (T : TRANSPORT) = struct
       end
     done;
     if !state = done_ then Flushed else if !state = full then Blocked else Dead
-
-  let write_now c =
-    if c.out_len > c.out_sent then begin
-      let r = T.head c ~more:false in
-      c.unsent <- T.unsent c;
-      if r > 0 then begin
-        c.out_sent <- c.out_sent + r;
-        c.sent <- c.sent + r;
-        c.flushed <- true
-      end
-      else if r = gone then c.broken <- true
-    end
 end

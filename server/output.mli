@@ -60,6 +60,18 @@ val absorb_body : Slot.t -> max:int -> unit
     room: for a transport that cannot write two spans at once (TLS: one
     record instead of two). *)
 
+val file_absorbable : Slot.t -> max:int -> int
+(** [file_absorbable c ~max]: the length of a file body that fits behind
+    the head in [out] with both together at most [max] bytes (for
+    {!absorb_body}'s reason), else [0]. The transport reads it in
+    ([pread] into [out] at [out_len]) and says so with {!file_absorbed}:
+    HTTP/2 over TLS leaves a DATA frame's file payload so, after the
+    frame's header, and the frame leaves in one record. *)
+
+val file_absorbed : Slot.t -> int -> unit
+(** [file_absorbed c n]: the [n] bytes {!file_absorbable} gave were read
+    into [out] behind the head; they are now part of it. *)
+
 val file_slice : Slot.t -> int
 (** Bytes of the file body to read into [out] next ([out] is empty):
     [min ext_len (length out)]. *)
@@ -112,9 +124,4 @@ module Walk (_ : TRANSPORT) : sig
       or [T.budget] bytes left in this call. No budget for a bigstring body
       the handler may reuse: yielding would mean copying it
       ({!H1.blocked}); only a full socket makes that necessary. *)
-
-  val write_now : Slot.t -> unit
-  (** [write_now c] writes what [out] holds, once, without waiting: for a
-      chunked body that outgrows [out] while the handler produces it.
-      Marks [flushed] on progress, [broken] when the peer is gone. *)
 end

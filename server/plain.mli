@@ -12,11 +12,6 @@ val write : Slot.t -> Output.result
     is full, or 1 MiB left in this call (so one connection reading fast on
     loopback does not starve the others). *)
 
-val write_now : Slot.t -> unit
-(** [write_now c] writes what [out] holds, once, without waiting: for a
-    chunked body that outgrows [out] while the handler produces it. Marks
-    [flushed] on progress, [broken] on an error. *)
-
 val read : Slot.t -> int
 (** [read c] reads into [c.in_buf] at [c.in_off], at most [c.in_len]
     bytes: the count, [0] at the end of the stream, or [-errno]. *)

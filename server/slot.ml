@@ -24,7 +24,6 @@ type hooks = {
   mutable handler : t -> unit;
   mutable app : t -> unit;
   mutable log : t -> bool -> bool -> unit;
-  mutable flush : t -> unit;
   mutable resume : t -> int -> (t -> unit) -> unit;
 }
 
@@ -132,13 +131,15 @@ and timer =
   | Linger_timer
   | Handler_timer
 
+and tls = No_tls | Tls_handshake | Tls_http1 | Tls_h2
+
 and t = {
   slot : int;
   sh : shared;
   mutable fd : int;
   mutable listener : int;
   mutable ssl : Openssl.ssl;
-  mutable handshaking : bool;
+  mutable tls : tls;
   mutable state : state;
   mutable timer : timer;
   mutable deadline : int;
@@ -300,7 +301,7 @@ let create_shared ~server_name ~read_buffer ~write_buffer ~max_body ~header_ms ~
     limits;
     parse = Parse_states.create ~limits ~keep:(keep + stream_keep);
     hooks =
-      { handler = nop; app = nop; log = (fun _ _ _ -> ()); flush = nop; resume = (fun _ _ _ -> ()) };
+      { handler = nop; app = nop; log = (fun _ _ _ -> ()); resume = (fun _ _ _ -> ()) };
     http2 = true;
     last_request = max_int;
     h2_free = Stack.create ();
@@ -333,7 +334,7 @@ let create sh ~slot ~peer =
     fd = -1;
     listener = 0;
     ssl = Openssl.none;
-    handshaking = false;
+    tls = No_tls;
     state = Free;
     timer = No_timer;
     deadline = -1;
@@ -616,12 +617,12 @@ let release_idle c =
 
 let set_tls c ssl =
   c.ssl <- ssl;
-  c.handshaking <- ssl <> Openssl.none;
+  c.tls <- (if ssl <> Openssl.none then Tls_handshake else No_tls);
   (* Released: the version stays for the log line of a cut response. *)
   if ssl <> Openssl.none then c.tls_version <- -1
 
-let tls_established c =
-  c.handshaking <- false;
+let tls_established c ~h2 =
+  c.tls <- (if h2 then Tls_h2 else Tls_http1);
   c.tls_version <- Openssl.version c.ssl
 
 let release_file c =

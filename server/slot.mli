@@ -75,10 +75,6 @@ type hooks = {
           byte was handed to the socket, else it was cut: the connection
           closed or failed first). Called once per response, by
           {!H1}, when its last byte left or its connection closed *)
-  mutable flush : t -> unit;
-      (** try to send what [out] holds now, without waiting (a chunked body
-          that outgrows [out]); may advance [out_sent], set [flushed] or
-          [broken] *)
   mutable resume : t -> int -> (t -> unit) -> unit;
       (** [resume c gen k]: a suspended handler's continuation is ready; run
           it if [c] still serves the request of generation [gen] *)
@@ -161,8 +157,9 @@ and protocol = {
           connection stays open after this response ([close]) and whether
           a streamed body is chunk-framed ([raw]: not) *)
   chunk : t -> int -> unit;
-      (** makes room for a body piece of [n] bytes at [out_len] (letting the
-          transport take what [out] holds first) and writes its framing *)
+      (** makes room for a body piece of [n] bytes at [out_len] (growing
+          [out]: nothing is written while the handler runs) and writes its
+          framing *)
   last_chunk : t -> unit;  (** ends a streamed body *)
   switch : t -> unit;
       (** ends a 101 head and hands the connection over once it is sent;
@@ -262,6 +259,13 @@ and timer =
   | Linger_timer
   | Handler_timer
 
+and tls =
+  | No_tls  (** plain TCP (or the TLS session was released) *)
+  | Tls_handshake  (** TLS, the handshake is not complete *)
+  | Tls_http1  (** TLS, established; ALPN agreed on http/1.1, or nothing *)
+  | Tls_h2  (** TLS, established; ALPN agreed on "h2": HTTP/2 from the first byte *)
+(** The connection's transport as the protocols see it. *)
+
 and t = {
   slot : int;
   sh : shared;
@@ -270,8 +274,11 @@ and t = {
       (** which of the worker's listening sockets accepted it: it selects
           the handler, the headers and the transport *)
   mutable ssl : Openssl.ssl;
-      (** the TLS transport's connection, {!Openssl.none} for plain TCP *)
-  mutable handshaking : bool;  (** the TLS handshake is not complete *)
+      (** the TLS transport's connection, {!Openssl.none} for plain TCP:
+          the transport's alone (the protocols read [tls]) *)
+  mutable tls : tls;
+      (** what the transport reported of TLS ({!set_tls},
+          {!tls_established}): protocols read it, never [ssl] *)
   mutable state : state;
   mutable timer : timer;
   mutable deadline : int;  (** tick at which [timer] fires *)
@@ -332,7 +339,7 @@ and t = {
   mutable resp_bytes : int;  (** body bytes of the response, for the log *)
   mutable sent : int;
       (** bytes of this response (head, framing, body) handed to the
-          transport so far ({!Output.advance}, [write_now]) *)
+          transport so far ({!Output.advance}) *)
   mutable head_len : int;
       (** the head's length among them: [sent - head_len] is what left of
           the body (and its chunk framing) *)
@@ -351,8 +358,9 @@ and t = {
           them rather than pushing each DATA frame alone; over TLS its
           records wait in user space ([unsent]) and leave with the next
           write, in one [sendmsg]. The write that follows clears it; when
-          there turns out to be none, H2_session pushes what the kernel
-          holds, and [unsent] becomes pending output. *)
+          there turns out to be none, H2_session has the backend push
+          what the kernel holds ({!Conn_action.Push}), and [unsent]
+          becomes pending output. *)
   mutable gather : Gather.t;
       (** HTTP/2 over plain TCP: stable DATA payloads placed between the
           frames of [out] (written before [ext]); {!Gather.none} until the
@@ -588,8 +596,9 @@ val set_tls : t -> Openssl.ssl -> unit
 (** [set_tls c ssl]: the connection's TLS session ({!Openssl.none}: plain
     TCP, or released); a new one has its handshake to do. *)
 
-val tls_established : t -> unit
-(** The TLS handshake is complete. *)
+val tls_established : t -> h2:bool -> unit
+(** The TLS handshake is complete; [h2]: it agreed on "h2" by ALPN (the
+    transport reports it, so the protocols never ask OpenSSL). *)
 
 val release_file : t -> unit
 (** [release_file c] closes [file_fd] if the response owns it, and forgets

@@ -171,10 +171,6 @@ module Conn = struct
     let send_unsent _ = 0
   end)
 
-  let write_now c =
-    (of_slot c).taken <- 0;
-    Memory.write_now c
-
   (* The backend's close (Epoll_io.close_conn). *)
   let close p =
     if p.c.fd >= 0 then begin
@@ -196,6 +192,10 @@ module Conn = struct
     | Wait -> Suspended
     | Detach -> Detached
     | Nothing -> Idle
+    (* No transport here holds bytes back (Epoll_io reads TLS's). *)
+    | Read_buffered -> write p
+    (* The memory sink holds nothing back to push. *)
+    | Push -> drive p Read
     | Read ->
         if p.ipos >= String.length p.input then Waiting
         else begin
@@ -306,7 +306,6 @@ let create ?(config = Config.default_config) ?read_buffer ?write_buffer ?max_bod
   sh.hooks.handler <- app;
   sh.hooks.app <- app;
   sh.hooks.log <- (fun _ _ _ -> t.logged <- t.logged + 1);
-  sh.hooks.flush <- Conn.write_now;
   (* Loop.resume_conn: the state machine decides whether [k] runs. *)
   sh.hooks.resume <-
     (fun c gen k ->

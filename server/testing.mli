@@ -227,9 +227,6 @@ module Conn : sig
 
   val written : t -> string
   (** The same, left in place. *)
-
-  val write_now : Slot.t -> unit
-  (** The transport's [write_now], for [sh.hooks.flush]. *)
 end
 
 (** {2 Checks}

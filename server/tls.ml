@@ -130,7 +130,7 @@ let answer_plain_http fd =
 let handshake c =
   let r = Openssl.handshake c.ssl in
   if r = 1 then begin
-    Slot.tls_established c;
+    Slot.tls_established c ~h2:(Openssl.alpn_h2 c.ssl <> 0);
     Done
   end
   else if r = Openssl.want_read then Want_read
@@ -169,8 +169,10 @@ let result r =
 (* One span per SSL_write: a small body is first moved behind its head in
    [out] (there is room: [out] holds [write_buffer + reserve] bytes), so
    both leave in one record; a larger one follows the head. A file body is
-   read into [out] (empty by then) and encrypted from there, unless kTLS
-   sends it. *)
+   read into [out] and encrypted from there, unless kTLS sends it: behind
+   the head when both fit in a record (an HTTP/2 DATA frame's payload
+   always does: the session left room for it), else once the head left,
+   a slice at a time. *)
 include Output.Walk (struct
   (* As in Plain: a budget per readiness. *)
   let budget = 1 lsl 20
@@ -179,10 +181,26 @@ include Output.Walk (struct
   (* HTTP/2 says when more records follow at once (Slot.more_output). *)
   let[@inline] announce c = ignore (Openssl.set_more c.ssl (if c.more_output then 1 else 0) : int)
 
+  (* A file that ends before the length promised for it (it shrank, or a
+     read error): the response cannot be completed. *)
+  let read_in c len =
+    Syscall.pread c.file_fd c.out c.out_len len c.ext_off = len
+    && begin
+      Output.file_absorbed c len;
+      true
+    end
+
   let head c ~more:_ =
     Output.absorb_body c ~max:record;
-    announce c;
-    result (Openssl.write c.ssl c.out c.out_sent (c.out_len - c.out_sent))
+    let file = Output.file_absorbable c ~max:record in
+    if file > 0 && Openssl.ktls_send c.ssl = 0 && not (read_in c file) then begin
+      Log.error "TLS: a file body could not be read (closing the connection)";
+      Output.gone
+    end
+    else begin
+      announce c;
+      result (Openssl.write c.ssl c.out c.out_sent (c.out_len - c.out_sent))
+    end
 
   let head_string c ~len ~more =
     if c.out_len > c.out_sent then head c ~more
@@ -220,7 +238,7 @@ end)
 
 let buffered c = Openssl.pending c.ssl <> 0
 
-let close_notify c = if not c.handshaking then ignore (Openssl.close_notify c.ssl : int)
+let close_notify c = if c.tls <> Tls_handshake then ignore (Openssl.close_notify c.ssl : int)
 
 let release c =
   ignore (Openssl.free c.ssl : int);

@@ -5,7 +5,9 @@
     loaded from, and the OpenSSL context every new connection starts from
     ({!reload} replaces it for new connections; open ones keep theirs).
     A connection accepted there gets [c.ssl] from {!accept} and
-    [c.handshaking] until {!handshake} says [Done]; from then on the
+    [c.tls = Tls_handshake] until {!handshake} says [Done], which reports
+    ALPN's answer ([Tls_h2] or [Tls_http1], {!Slot.tls_established}): the
+    protocols read that, never OpenSSL. From then on the
     backend moves its bytes with {!read} and {!write} exactly as with
     {!Plain}, and asks {!buffered} before waiting for the socket:
     OpenSSL reads whole records ahead, so bytes of the next request may
@@ -20,7 +22,9 @@
     [Unsent] segment) until {!write} has flushed them. A small body is
     copied behind its head in [out] first, so that head and body leave as
     one record in one [write(2)]. A file body is read into [out] ([pread]) and encrypted
-    from there, unless the kernel encrypts ({!server.ktls}: kTLS), when it
+    from there (behind its head when both fit in a record, as an HTTP/2
+    DATA frame's payload always does: {!Output.file_absorbable}), unless
+    the kernel encrypts ({!server.ktls}: kTLS), when it
     goes out with [SSL_sendfile]. A write that would block is retried with
     the same bytes: they stay in [out] (or [ext]) until taken, possibly
     moved to its front by a compaction, which OpenSSL is told to accept.
@@ -87,8 +91,6 @@ val read : Slot.t -> int
 val write : Slot.t -> Output.result
 (** As {!Plain.write}. *)
 
-val write_now : Slot.t -> unit
-(** As {!Plain.write_now}. *)
 
 val buffered : Slot.t -> bool
 (** Bytes received on the socket wait inside OpenSSL: read again before

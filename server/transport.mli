@@ -4,7 +4,10 @@
 
 val read : Slot.t -> int
 val write : Slot.t -> Output.result
-val write_now : Slot.t -> unit
+
+val push : Slot.t -> unit
+(** Makes the kernel send at once what a write gave it with [MSG_MORE]
+    ({!Conn_action.Push}). *)
 
 val buffered : Slot.t -> bool
 (** Received bytes wait in the transport (TLS only): read before waiting

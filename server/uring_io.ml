@@ -223,6 +223,12 @@ let rec perform u c (a : H1.action) =
       W.sync_timer u.w c;
       if has u c.slot eof then close u c
   | Nothing -> ()
+  (* TLS is not this backend's (Epoll_io serves those connections): no
+     bytes wait in a transport. *)
+  | Read_buffered -> send u c
+  | Push ->
+      Transport.push c;
+      pump u c
   | Detach ->
       set u c.slot detaching;
       if has u c.slot recv_on then ignore (Uring.cancel (ud k_recv c.slot) : int) else finish_detach u c

@@ -372,7 +372,7 @@ let finish t ~meth =
      | Until_close | Tunnel -> false
      | No_body | Length | Chunked ->
        (match t.version with
-        | Version.Http_1_1 -> not t.conn_close
+        | Version.Http_1_1 | Version.Http_2 -> not t.conn_close (* never parsed: 1.x only *)
         | Version.Http_1_0 -> t.conn_keep_alive && not t.conn_close))
 
 let parse_head t b off stop ~meth =

@@ -3,7 +3,8 @@ python3-h2, python3-hyperframe and python3-hpack live there, not in the
 pyenv python that runs the suites).
 
 Usage: h2_client.py SCENARIO PORT TLS(0|1) [ARG [MORE...]]
-(steady_state: ARG the number of requests per run, MORE the stats token).
+(steady_state: ARG the number of requests per run, MORE the stats token;
+files: ARG ignored, MORE the paths).
 Prints one JSON object: what the scenario observed (test_h2.py checks it).
 Raw scenarios build frames with hyperframe and hpack by hand, so that a
 client may break the rules the h2 library would refuse to break.
@@ -171,6 +172,30 @@ def mixed(port, tls, n, rcvbuf=0):
     for sid, path in sids.items():
         digests.setdefault(path, set()).add(hashlib.sha256(c.bodies.get(sid, b"")).hexdigest())
     return {"ended": len(c.ended & set(sids)), "digests": {p: sorted(d) for p, d in digests.items()}}
+
+
+def files(port, tls, paths):
+    """[paths] requested at once on one connection, then one after the
+    other on the same connection: each body's SHA-256, per pass and path."""
+    c = Client(port, tls)
+    c.conn.increment_flow_control_window(64 * 1024 * 1024)
+    c.flush()
+    out = {}
+
+    def run(tag, batch):
+        sids = {}
+        for p in batch:
+            sids[c.get(p, flush=False)] = p
+        c.flush()
+        c.pump(lambda: set(sids) <= c.ended, timeout=20.0)
+        for sid, p in sids.items():
+            if sid in c.ended:
+                out.setdefault(tag, {})[p] = hashlib.sha256(c.bodies.get(sid, b"")).hexdigest()
+
+    run("together", paths)
+    for p in paths:
+        run("in turn", [p])
+    return out
 
 
 def post(port, tls, size):
@@ -424,6 +449,7 @@ def main():
     more = sys.argv[5:]
     fns = {"concurrent": lambda: concurrent(port, tls, arg), "post": lambda: post(port, tls, arg),
            "mixed": lambda: mixed(port, tls, arg, *[int(m) for m in more]),
+           "files": lambda: files(port, tls, more),
            "reset_one": lambda: reset_one(port, tls), "rapid_reset": lambda: rapid_reset(port, tls),
            "continuation_flood": lambda: continuation_flood(port, tls),
            "hpack_bomb": lambda: hpack_bomb(port, tls),

@@ -573,7 +573,7 @@ let guarded_cycle ?(zone = Guard.default_zone) ?(fields = "") label () =
     | Write ->
         Output.advance c (Output.pending c);
         go (H1.written c)
-    | Read | Close | Linger | Wait | Detach | Nothing -> a
+    | Read | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push -> a
   in
   ignore (H1.opened c ~fd:(-1) ~listener:0 ~peer_len:0 : H1.action);
   let cycle () =
@@ -609,7 +609,7 @@ let connection ~peer handler =
     | Write ->
         Output.advance c (Output.pending c);
         go (H1.written c)
-    | Read | Close | Linger | Wait | Detach | Nothing -> a
+    | Read | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push -> a
   in
   let head = ref "" in
   fun req ->

@@ -45,6 +45,15 @@ let failing buf t c =
     true
   end
   else if Span.equal buf t long_raise then raise Not_found
+  else if Span.equal buf t "/unbounded" then begin
+    (* 17 MiB in one handler call, never flushed. *)
+    Ctx.start c Status.Ok;
+    Ctx.chunked_start c;
+    let mib = String.make (1 lsl 20) 'u' in
+    for _ = 1 to 17 do Ctx.chunk c mib done;
+    Ctx.chunked_end c;
+    true
+  end
   else false
 
 (* Every field writer of Ctx but those that would frame the message
@@ -89,6 +98,12 @@ let handler c =
     end
   end
   else if Span.equal buf t "/raise" then failwith "boom"
+  else if Span.equal buf t "/big-sync" then begin
+    Ctx.start c Status.Ok;
+    Ctx.chunked_start c;
+    for i = 0 to 199 do Ctx.chunk c (String.make 1000 (Char.chr (97 + (i mod 26)))) done;
+    Ctx.chunked_end c
+  end
   else if Span.equal buf t "/later" then later := Some (Ctx.suspend c answer_later)
   else if Span.equal buf t "/at-once" then (Ctx.suspend c answer_later) ()
   else if Span.equal buf t "/stream" then begin
@@ -407,6 +422,31 @@ let streamed_response () =
   check_has "chunked" out "Transfer-Encoding: chunked\r\n";
   check_has "pieces and end" out "\r\n\r\n4\r\none\n\r\n4\r\ntwo\n\r\n0\r\n\r\n"
 
+(* The sans-I/O shape of a streamed body (issue 35): nothing is written
+   while the handler runs, whatever it produces; the connection writes it
+   after. A body far larger than [out] (1 KiB here) arrives whole and in
+   order through a client that takes 1000 bytes per write call. *)
+let synchronous_stream () =
+  let p = peer ~window:1000 (shared ()) in
+  ignore (open_ p);
+  Alcotest.check outcome "answered" Waiting (exchange p (get "/big-sync"));
+  let out = take p in
+  let piece i = Printf.sprintf "3e8\r\n%s\r\n" (String.make 1000 (Char.chr (97 + (i mod 26)))) in
+  let body = String.concat "" (List.init 200 piece) ^ "0\r\n\r\n" in
+  check_has "chunked" out "Transfer-Encoding: chunked\r\n";
+  Alcotest.(check bool) "200 KB, whole and in order" true (contains out ("\r\n\r\n" ^ body))
+
+(* What may wait unflushed is bounded: 17 MiB without Ctx.flush fails the
+   handler (Invalid_argument), answered 500, instead of a buffer as large
+   as whatever the handler makes. *)
+let unflushed_bound () =
+  let p = peer (shared ()) in
+  ignore (open_ p);
+  Alcotest.check outcome "500, then lingers" Lingering (exchange p (get "/unbounded"));
+  let out = take p in
+  check_has "a 500" out "HTTP/1.1 500 ";
+  Alcotest.(check bool) "not the body" true (String.length out < 100_000)
+
 let streamed_request_body () =
   let sh = shared ~read_buffer:1024 () in
   let p = peer sh in
@@ -640,7 +680,7 @@ let zero_alloc_cycle () =
     | Write ->
         Output.advance c (Output.pending c);
         go (H1.written c)
-    | Read | Close | Linger | Wait | Detach | Nothing -> a
+    | Read | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push -> a
   in
   ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
   S.zero_alloc "request/response cycle" (fun () ->
@@ -661,7 +701,7 @@ let zero_alloc_fields () =
     | Write ->
         Output.advance c (Output.pending c);
         go (H1.written c)
-    | Read | Close | Linger | Wait | Detach | Nothing -> a
+    | Read | Read_buffered | Push | Close | Linger | Wait | Detach | Nothing -> a
   in
   ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
   S.zero_alloc "request/response cycle, every field writer" (fun () ->
@@ -723,6 +763,8 @@ let () =
           Alcotest.test_case "handler timeout: 503" `Quick handler_timeout;
           Alcotest.test_case "streamed response, flush" `Quick streamed_response;
           Alcotest.test_case "streamed request body" `Quick streamed_request_body;
+          Alcotest.test_case "synchronous stream: written after the handler" `Quick synchronous_stream;
+          Alcotest.test_case "unflushed body bounded: 500" `Quick unflushed_bound;
           Alcotest.test_case "upgrade: 101, hand over" `Quick upgrade;
         ] );
       ( "failures and the access log",

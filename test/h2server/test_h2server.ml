@@ -986,7 +986,7 @@ let stream_each_run ?(batch = 1) p ~first fields =
     | Write ->
         Output.advance c (Output.pending c);
         go (H1.written c)
-    | Read | Close | Linger | Wait | Detach | Nothing -> a
+    | Read | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push -> a
   in
   fun () ->
     for i = 0 to batch - 1 do

@@ -28,7 +28,7 @@ let rec go p (a : H1.action) =
       if p.capture then Buffer.add_string p.wire (Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent));
       Output.advance c (Output.pending c);
       go p (H1.written c)
-  | Read | Close | Linger | Wait | Detach | Nothing -> a
+  | Read | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push -> a
 
 (* A connection to [handler] on slot 0 of a fresh worker. *)
 let h1 handler =
@@ -226,7 +226,7 @@ let rec drive p (a : H1.action) =
       | Output.Flushed -> drive p (H1.written p.hc)
       | Output.Blocked | Output.Dead -> Alcotest.fail "the memory peer takes everything")
   | Close -> H1.closed p.hc
-  | Read | Linger | Wait | Detach | Nothing -> ()
+  | Read | Linger | Wait | Detach | Nothing | Read_buffered | Push -> ()
 
 let h2_send p s =
   match H1.prepare_read p.hc with
