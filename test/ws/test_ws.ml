@@ -107,7 +107,7 @@ let opened ?extra () =
   raise_on := "";
   let c = new_slot (shared ()) in
   send (upgrade_request ?extra ());
-  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   Alcotest.check outcome "waits for frames" Waiting (drive c Read);
   let head = contents () in
   last_head := head;
@@ -226,7 +226,7 @@ let close_handshake () =
   ignore (exchange c (client_frame text "x") : outcome);
   ignore (contents ());
   (match !conn with Some w -> Ws.close w ~code:4000 ~reason:"done" | None -> Alcotest.fail "no message");
-  Alcotest.check outcome "sent" Waiting (drive c (H1.resume c ~gen:c.Slot.gen ignore));
+  Alcotest.check outcome "sent" Waiting (drive c (Connection.resume c ~gen:c.Slot.gen ignore));
   Alcotest.(check (list (pair int string))) "our close" [ (8, "\x0f\xa0done") ] (frames (contents ()));
   Alcotest.check outcome "data after our Close is dropped" Waiting (exchange c (client_frame text "late"));
   Alcotest.(check string) "nothing sent" "" (contents ());
@@ -236,7 +236,7 @@ let close_handshake () =
 let refused () =
   let c = new_slot (shared ()) in
   send "GET / HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n";
-  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   ignore (drive c Read : outcome);
   let out = contents () in
   Alcotest.(check bool) "426" true (S.find_sub out "HTTP/1.1 426" = 0);
@@ -252,7 +252,7 @@ let answer_with ?(origins = Ws.same_origin) fields =
   config := { saved with origins };
   let c = new_slot (shared ()) in
   send (upgrade_request ~extra:fields ());
-  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   ignore (drive c Read : outcome);
   config := saved;
   let out = contents () in
@@ -320,7 +320,7 @@ let hook_after_upgrade () =
   let c = opened () in
   hook_before_accept := false;
   Alcotest.(check int) "not when the 101 left" 0 !hook_ran;
-  H1.closed c;
+  Connection.closed c;
   Alcotest.(check int) "not when the connection drops" 0 !hook_ran
 
 let idle_holds_no_buffer () =
@@ -345,7 +345,7 @@ let pings_and_idle () =
   Alcotest.(check bool) "idle timer armed" true (c.Slot.timer = Slot.Idle_timer);
   let fire () =
     c.Slot.sh.tick <- c.Slot.deadline;
-    drive c (H1.timeout c)
+    drive c (Connection.timeout c)
   in
   Alcotest.check outcome "ping sent" Waiting (fire ());
   Alcotest.(check (list (pair int string))) "a ping" [ (9, "") ] (frames (contents ()));
@@ -373,7 +373,7 @@ let shared_payload () =
   let payload = Bigstring.of_string "to everyone" in
   Ws.send_shared w Ws.Text payload ~off:0 ~len:11;
   Alcotest.(check int) "the loop is asked to write" 1 !woken;
-  (match H1.resume c ~gen:c.Slot.gen ignore with
+  (match Connection.resume c ~gen:c.Slot.gen ignore with
    | Write -> ()
    | _ -> Alcotest.fail "expected Write");
   Alcotest.(check bool) "payload sent from the caller's buffer" true (c.Slot.ext_bs == payload);
@@ -445,14 +445,14 @@ let deflated () =
 (* {1 Allocation} *)
 
 (* [delivery c f ()] puts the bytes of [f] where the connection reads, as a
-   backend does, and is what [H1.received] answers. *)
+   backend does, and is what [Connection.received] answers. *)
 let delivery c f =
   let frame = Bigstring.of_string f in
   let n = String.length f in
   fun () ->
-    (match H1.prepare_read c with Read -> () | _ -> assert false);
+    (match Connection.prepare_read c with Read -> () | _ -> assert false);
     Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
-    H1.received c n
+    Connection.received c n
 
 let recv_no_alloc () =
   let c = opened () in
@@ -488,7 +488,7 @@ let echo_no_alloc () =
     match deliver () with
     | Write -> (
         Output.advance c (Output.pending c);
-        match H1.written c with Read -> () | _ -> assert false)
+        match Connection.written c with Read -> () | _ -> assert false)
     | _ -> assert false
   in
   once ();
