@@ -18,14 +18,14 @@ let detach = H1.detach
 
 (* The first bytes of a connection: H1 answers [Detach] when they are
    HTTP/2's preface (its only [Detach] to a read). *)
-let first_bytes c n =
+let[@inline never] first_bytes c n =
   match H1.received c n with
   | Detach -> H2_session.begin_h2c c
   | a -> a
 
 (* A 101 is leaving: once it left, H1 answers [Detach], and the connection
    is a WebSocket's if the handler accepted one, else the handler's. *)
-let switching c =
+let[@inline never] switching c =
   match H1.written c with
   | Detach when Ws.accepted c -> Ws.start c
   | a -> a
@@ -34,19 +34,22 @@ let switching c =
 
 let prepare_read c =
   match c.mode with
-  | H1_mode -> if H2_session.takes_over c then H2_session.prepare_read c else H1.prepare_read c
+  | H1_mode ->
+      (* ALPN "h2" is looked at before a connection's first read only. *)
+      if c.served <> 0 || not (H2_session.takes_over c) then H1.prepare_read c
+      else H2_session.prepare_read c
   | H2_conn | H2_stream -> H2_session.prepare_read c
   | Websocket -> Ws.prepare_read c
 
 let received c n =
   match c.mode with
-  | H1_mode -> if c.served = 0 then first_bytes c n else H1.received c n
+  | H1_mode -> if c.served <> 0 then H1.received c n else first_bytes c n
   | H2_conn | H2_stream -> H2_session.received c n
   | Websocket -> Ws.received c n
 
 let written c =
   match c.mode with
-  | H1_mode -> if c.after = Then_detach then switching c else H1.written c
+  | H1_mode -> if c.after <> Then_detach then H1.written c else switching c
   | H2_conn | H2_stream -> H2_session.written c
   | Websocket -> Ws.written c
 
