@@ -16,6 +16,11 @@ let detach = H1.detach
 
 (* {1 Handovers} *)
 
+(* A connection's first read: a TLS one whose handshake chose "h2" (ALPN)
+   is HTTP/2's before any byte is read. *)
+let[@inline never] first_read c =
+  if H2_session.takes_over c then H2_session.prepare_read c else H1.prepare_read c
+
 (* The first bytes of a connection: H1 answers [Detach] when they are
    HTTP/2's preface (its only [Detach] to a read). *)
 let[@inline never] first_bytes c n =
@@ -34,10 +39,7 @@ let[@inline never] switching c =
 
 let prepare_read c =
   match c.mode with
-  | H1_mode ->
-      (* ALPN "h2" is looked at before a connection's first read only. *)
-      if c.served <> 0 || not (H2_session.takes_over c) then H1.prepare_read c
-      else H2_session.prepare_read c
+  | H1_mode -> if c.served <> 0 then H1.prepare_read c else first_read c
   | H2_conn | H2_stream -> H2_session.prepare_read c
   | Websocket -> Ws.prepare_read c
 
@@ -73,7 +75,8 @@ let resume c ~gen k =
   | H2_conn -> Nothing
   | Websocket -> Ws.resume c
 
-let closed c =
+(* Once per connection: kept out of the backends' write paths. *)
+let[@inline never] closed c =
   (match c.mode with
    | H2_conn | H2_stream -> H2_session.closed c
    (* A WebSocket's, or one accepted whose 101 had not left. *)

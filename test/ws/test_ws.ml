@@ -1,4 +1,5 @@
-(* The WebSocket session (Ws) driven from memory through H1's entry points,
+(* The WebSocket session (Ws) driven from memory through the protocol
+   switch's entry points (Connection),
    as the backends drive it: handshake, echo, fragments, control frames,
    close codes for bad input, permessage-deflate (with a deflate bomb),
    buffers held while idle, and 0 words per message received. *)
@@ -40,9 +41,17 @@ let protocols = [ "chat.v2"; "chat" ]
 let hook_ran = ref 0
 let hook_before_accept = ref false
 
+(* What the handover test sees: the events of the 101, in order, and the
+   slot's mode once accept returned. *)
+let events = ref []
+let complete_hook = ref false
+let mode_after_accept = ref Slot.H1_mode
+
 let handler c =
   if !hook_before_accept then Ctx.on_cancel c (fun () -> incr hook_ran);
-  ignore (Ws.accept ~config:!config ~protocols c handlers : bool)
+  if !complete_hook then Ctx.on_complete c (fun _ -> events := "on_complete" :: !events);
+  ignore (Ws.accept ~config:!config ~protocols c handlers : bool);
+  mode_after_accept := (Ctx.to_conn c).Slot.mode
 
 let shared () =
   let sh =
@@ -323,6 +332,34 @@ let hook_after_upgrade () =
   Connection.closed c;
   Alcotest.(check int) "not when the connection drops" 0 !hook_ran
 
+(* The 101 is an HTTP/1.1 response like any other: the connection stays
+   HTTP/1.1's until it left, then the switch (Connection) makes it a
+   WebSocket. Its completion hook runs once, before its access-log line
+   (Ctx.on_complete); it used to run after, the WebSocket logging the 101
+   itself. *)
+let handover_after_101 () =
+  events := [];
+  received := [];
+  closes := [];
+  echo := true;
+  raise_on := "";
+  complete_hook := true;
+  let sh = shared () in
+  sh.hooks.log <- (fun c _ complete -> events := Printf.sprintf "log %d %b" (Status.code c.Slot.status) complete :: !events);
+  let c = new_slot sh in
+  send (upgrade_request ());
+  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  Alcotest.check outcome "waits for frames" Waiting (drive c Read);
+  complete_hook := false;
+  Alcotest.(check bool) "HTTP/1.1 while the 101 was on its way" true (!mode_after_accept = Slot.H1_mode);
+  Alcotest.(check bool) "a WebSocket once it left" true (c.Slot.mode = Slot.Websocket);
+  Alcotest.(check (list string)) "the 101's hook, then its log line" [ "on_complete"; "log 101 true" ]
+    (List.rev !events);
+  Alcotest.check outcome "echo" Waiting (exchange c (client_frame text "hi"));
+  Alcotest.(check (list string)) "received" [ "hi" ] (List.map snd !received);
+  Connection.closed c;
+  Alcotest.(check bool) "HTTP/1.1 again once closed" true (c.Slot.mode = Slot.H1_mode)
+
 let idle_holds_no_buffer () =
   let c = opened () in
   ignore (exchange c (client_frame text (String.make 3000 'a')) : outcome);
@@ -519,6 +556,7 @@ let () =
           Alcotest.test_case "refused upgrade" `Quick refused;
           Alcotest.test_case "cross-origin upgrades refused (403)" `Quick origins;
           Alcotest.test_case "an on_cancel hook does not run after the 101" `Quick hook_after_upgrade;
+          Alcotest.test_case "WebSocket once the 101 left; its hook before its log" `Quick handover_after_101;
           Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
           Alcotest.test_case "pings, then the idle timeout" `Quick pings_and_idle;
           Alcotest.test_case "a shared payload is not copied" `Quick shared_payload;
