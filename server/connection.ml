@@ -45,7 +45,7 @@ let prepare_read c =
 
 let received c n =
   match c.mode with
-  | H1_mode -> if c.served <> 0 then H1.received c n else first_bytes c n
+  | H1_mode -> if c.served <> 0 then H1.later_received c n else first_bytes c n
   | H2_conn | H2_stream -> H2_session.received c n
   | Websocket -> Ws.received c n
 

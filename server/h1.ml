@@ -672,7 +672,8 @@ let body_arrived c =
   c.body <- Body_ready;
   run c.sh.hooks.app c
 
-let received c n =
+(* [sniff]: a first request's bytes, which may be HTTP/2's preface. *)
+let[@inline] received_bytes c n ~sniff =
   if n <= 0 then Close (* EOF: in a head, a body, or while draining *)
   else
     match c.state with
@@ -681,7 +682,7 @@ let received c n =
         c.rlen <- c.rlen + n;
         (* HTTP/2 with prior knowledge (h2c): the client preface is no
            HTTP/1.1 request, and the switch hands the connection over. *)
-        if c.served = 0 && c.rpos = 0 && c.ssl = Openssl.none && c.sh.http2 then
+        if sniff && c.rpos = 0 && c.ssl = Openssl.none && c.sh.http2 then
           match H2_frame.check_preface c.rbuf ~off:0 ~len:c.rlen with
           | H2_frame.Preface -> Detach
           | Need_more -> Read
@@ -713,6 +714,9 @@ let received c n =
     | Writing -> Write
     | Handling -> Wait
     | Free -> Close
+
+let received c n = received_bytes c n ~sniff:(c.served = 0)
+let later_received c n = received_bytes c n ~sniff:false
 
 let timeout c =
   clear_timer c;

@@ -125,6 +125,11 @@ val received : Slot.t -> int -> action
     line that is neither (three tokens, the last no HTTP version) is
     closed without an answer there: h2c's "invalid preface". *)
 
+val later_received : Slot.t -> int -> action
+(** [later_received c n]: {!received} on a connection that served a
+    request already ([c.served > 0]), whose bytes cannot be a preface: the
+    switch's keep-alive path, one test shorter. *)
+
 val hold : Slot.t -> bool -> unit
 (** [hold c last]: the output submitted now goes with [MSG_MORE] when it
     is the [last] before a close ([held]: the close must shut the write
