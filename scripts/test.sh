@@ -51,6 +51,7 @@ run_suite() { # kind name cmd...
 for exe in $(find _build/default/test -name 'test_*.exe' | sort); do
   run_suite alcotest "${exe#_build/default/}" "$exe"
 done
+run_suite plain scripts/protocol_imports.sh bash scripts/protocol_imports.sh
 for sh in $(find test -name '*_test.sh' | sort); do
   run_suite plain "$sh" bash "$sh"
 done

@@ -1,7 +1,7 @@
-(** What a connection needs next: the answer of every event of a connection
-    state machine ({!H1}, and {!H2_session} behind it), carried out by the
-    backend. Documented at {!H1.action}; a module of its own so that both
-    state machines answer the same type.
+(** What a connection needs next: the answer of every event of a
+    connection's protocol ({!H1}, {!H2_session}, {!Ws}), carried out by the
+    backend through {!Connection}, the switch. Documented at {!H1.action}; a
+    module of its own so that every protocol answers the same type.
 
     The protocols do no I/O themselves: every effect they need goes down as
     one of these (or as {!Output}'s description of what to write), and the

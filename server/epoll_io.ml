@@ -100,12 +100,12 @@ let detach e c =
      socket's. *)
   assert (c.ssl = Openssl.none);
   let fd = c.fd in
-  let rest = H1.detach c in
+  let rest = Connection.detach c in
   if e.interest.(c.slot) <> 0 then ignore (Syscall.epoll_ctl_del e.epfd fd : int);
   e.interest.(c.slot) <- 0;
   W.hand_over e.w c fd rest
 
-let rec perform e c (a : H1.action) =
+let rec perform e c (a : Conn_action.t) =
   match a with
   | Read ->
       (* TLS reads records ahead: bytes of the next request may be inside
@@ -118,15 +118,15 @@ let rec perform e c (a : H1.action) =
       end
   | Write -> (
       match Transport.write c with
-      | Output.Flushed -> perform e c (H1.written c)
+      | Output.Flushed -> perform e c (Connection.written c)
       | Output.Blocked ->
-          H1.blocked c;
+          Connection.blocked c;
           W.sync_timer e.w c;
           want e c Syscall.epollout
       | Output.Dead -> close_conn e c)
   | Close -> close_conn e c
   | Linger ->
-      H1.shutting_down c;
+      Connection.shutting_down c;
       Transport.close_notify c;
       if Syscall.shutdown_write c.fd < 0 then close_conn e c
       else begin
@@ -150,12 +150,12 @@ let rec perform e c (a : H1.action) =
 and on_readable e c =
   if c.tls = Tls_handshake then handshake e c
   else
-    match H1.prepare_read c with
+    match Connection.prepare_read c with
     | Read ->
         let n = Transport.read c in
         if n > 0 then begin
           W.idle_remove e.w c;
-          perform e c (H1.received c n)
+          perform e c (Connection.received c n)
         end
         else if n = - Syscall.eagain || n = - Syscall.eintr then begin
           (* Nothing yet (a connection read on accept, or a TLS record
@@ -193,7 +193,7 @@ let ready e c =
    with TCP_DEFER_ACCEPT its request (or ClientHello) is usually here
    already, so it is read at once; otherwise this read finds nothing
    (EAGAIN) and costs one call, and the connection enters epoll. *)
-let start e c (a : H1.action) =
+let start e c (a : Conn_action.t) =
   if W.tls_failed e.w c then close_conn e c
   else match a with Read -> on_readable e c | a -> perform e c a
 

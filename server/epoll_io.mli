@@ -31,15 +31,15 @@ type t = private {
 val create : Loop_state.t -> int -> t
 (** [create w epfd]: the backend of [w]'s connections over [epfd]. *)
 
-val perform : t -> Slot.t -> H1.action -> unit
+val perform : t -> Slot.t -> Conn_action.t -> unit
 (** Carries out what the connection needs next. *)
 
 val ready : t -> Slot.t -> unit
 (** [c]'s descriptor is ready. *)
 
-val start : t -> Slot.t -> H1.action -> unit
+val start : t -> Slot.t -> Conn_action.t -> unit
 (** [start e c first]: a connection just accepted, and what it needs first
-    ({!H1.opened}): a read is tried at once (its request is usually
+    ({!Connection.opened}): a read is tried at once (its request is usually
     there), or it waits for it. *)
 
 val close_conn : t -> Slot.t -> unit

@@ -50,8 +50,6 @@ let log_response = Slot.log_response
 let on_wire c = c.resp <> Idle && (c.sent > 0 || c.flushed || c.broken)
 
 let closed c =
-  H2_session.closed c; (* HTTP/2 *)
-  if c.mode = Websocket then Ws.closed c (* WebSocket *);
   Exchange.ended c ~complete:false;
   c.fd <- -1;
   next_gen c;
@@ -177,14 +175,10 @@ let detach_bigstring c =
   end
 
 let blocked c =
-  if c.mode = Websocket then Ws.blocked c (* WebSocket *)
-  else if c.mode <> H1_mode then H2_session.blocked c (* HTTP/2 *)
-  else begin
   detach_bigstring c;
   (* What the response sends from the body was copied just now. *)
   if c.after = Then_next then release_body c;
   set_timer c Write_timer c.sh.write_ticks
-  end
 
 (* {1 Reading} *)
 
@@ -468,6 +462,22 @@ let begin_request c =
     end
   end
 
+(* The first line is whole and has three tokens, the last of which is no
+   HTTP version, in any case ("INVALID CONNECTION PREFACE"): a client of
+   some other protocol, h2c's "invalid preface". *)
+let not_http c =
+  let b = c.rbuf in
+  let eol = Bigstring.index_from b ~off:0 ~stop:c.rlen '\n' in
+  if eol < 0 then false
+  else begin
+    let e = if eol > 0 && Bigstring.unsafe_get b (eol - 1) = '\r' then eol - 1 else eol in
+    let sp1 = Bigstring.index_from b ~off:0 ~stop:e ' ' in
+    let sp2 = if sp1 < 0 then -1 else Bigstring.index_from b ~off:(sp1 + 1) ~stop:e ' ' in
+    sp1 > 0 && sp2 > sp1 + 1 && e > sp2 + 1
+    && Bigstring.index_from b ~off:(sp2 + 1) ~stop:e ' ' < 0
+    && not (e - sp2 - 1 >= 5 && Bigstring.equal_caseless b ~off:(sp2 + 1) ~len:5 "HTTP/")
+  end
+
 (* Parses the next request buffered in [rbuf] and answers it, or says what
    is missing. *)
 let process c =
@@ -493,16 +503,14 @@ let process c =
         Read
     | Request.Error ->
         let e = Request.error (Slot.req c) in
-        (* HTTP/2 *)
-        if c.served = 0 && c.sh.http2 && c.ssl = Openssl.none && H2_session.not_http c then Close
+        (* h2c's "invalid preface" (RFC 9113 §3.4): no answer would be read. *)
+        if c.served = 0 && c.sh.http2 && c.ssl = Openssl.none && not_http c then Close
         else respond_error c (status_of_code (Parse_error.status e)) (Parse_error.describe e)
           ~parsed:false
 
 (* {1 Events} *)
 
 let written c =
-  if c.mode = Websocket then Ws.written c else (* WebSocket *)
-  if c.mode <> H1_mode then H2_session.written c else (* HTTP/2 *)
   match c.after with
   | Then_body ->
       c.out_len <- 0;
@@ -557,8 +565,6 @@ let written c =
       end
 
 let prepare_read c =
-  if c.mode = Websocket then Ws.prepare_read c else (* WebSocket *)
-  if c.mode <> H1_mode || H2_session.takes_over c then H2_session.prepare_read c else (* HTTP/2 *)
   match c.state with
   | Reading_head ->
       take_rbuf c;
@@ -606,19 +612,19 @@ let body_arrived c =
   c.body <- Body_ready;
   run c.sh.hooks.app c
 
-let received c n =
-  if c.mode = Websocket then Ws.received c n else (* WebSocket *)
-  if c.mode <> H1_mode then H2_session.received c n else (* HTTP/2 *)
+(* [sniff]: a first request's bytes, which may be HTTP/2's preface. *)
+let[@inline] received_bytes c n ~sniff =
   if n <= 0 then Close (* EOF: in a head, a body, or while draining *)
   else
     match c.state with
     | Reading_head ->
         if c.rlen <= c.rpos then stamp c;
         c.rlen <- c.rlen + n;
-        (* HTTP/2 with prior knowledge (h2c): the client preface *)
-        if c.served = 0 && c.rpos = 0 && c.ssl = Openssl.none && c.sh.http2 then
-          match H2_session.preface c with
-          | H2_frame.Preface -> H2_session.begin_h2c c
+        (* HTTP/2 with prior knowledge (h2c): the client preface is no
+           HTTP/1.1 request, and the switch hands the connection over. *)
+        if sniff && c.rpos = 0 && c.ssl = Openssl.none && c.sh.http2 then
+          match H2_frame.check_preface c.rbuf ~off:0 ~len:c.rlen with
+          | H2_frame.Preface -> Detach
           | Need_more -> Read
           | Not_preface -> process c
         else process c
@@ -649,10 +655,10 @@ let received c n =
     | Handling -> Wait
     | Free -> Close
 
+let received c n = received_bytes c n ~sniff:(c.served = 0)
+let later_received c n = received_bytes c n ~sniff:false
+
 let timeout c =
-  if c.mode = Websocket then Ws.timeout c (* WebSocket *)
-  else if c.mode <> H1_mode then H2_session.timeout c (* HTTP/2 *)
-  else begin
   clear_timer c;
   match c.state with
   | Reading_head ->
@@ -666,11 +672,8 @@ let timeout c =
       else Close
   | Handling -> exchange_step c (Exchange.handler_timeout c)
   | Writing | Lingering | Free -> Close
-  end
 
 let resume c ~gen k =
-  if c.mode = Websocket then Ws.resume c else (* WebSocket *)
-  if c.mode = H2_stream then H2_session.resume c ~gen k else (* HTTP/2 *)
   if c.gen <> gen then Nothing (* the request it belonged to has ended *)
   else
     match c.wait with
@@ -696,8 +699,4 @@ let detach c =
   release_body c;
   rest
 
-let idle c =
-  match c.mode with
-  | H1_mode -> c.state = Reading_head && c.rpos >= c.rlen
-  | H2_conn | H2_stream -> H2_session.idle c
-  | Websocket -> false
+let idle c = c.state = Reading_head && c.rpos >= c.rlen

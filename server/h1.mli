@@ -62,24 +62,20 @@
     time to that moment.
 
     {2 Other protocols on the connection}
-    After a WebSocket upgrade ({!Ws.accept}) the slot's [mode] is
-    [Websocket]: {!prepare_read}, {!received}, {!written}, {!blocked},
-    {!timeout}, {!resume} and {!closed} delegate to {!Ws} (one marked line
-    each), which answers the same actions.
+    This module knows HTTP/1.1 only, and is called for a slot in mode
+    [H1_mode] only: the protocol switch ({!Connection}) hands the events of
+    an HTTP/2 connection or a WebSocket to their own state machines. When
+    the connection stops being HTTP/1.1's, the answer is [Detach] and the
+    switch decides who takes it: to a read of the first bytes of a plain
+    connection (HTTP/2 on) that are HTTP/2's client preface (RFC 9113
+    §3.4: h2c with prior knowledge), and when a 101 left ({!written}: a
+    WebSocket the handler accepted, or the socket for {!Ctx.upgrade}).
 
     {2 Allocation}
     None on the steady-state path: parse, handler, response, next request
     (tested). Allocation happens when a pool has no spare buffer, when a
     chunked response outgrows its write buffer, and on error paths that
     log. *)
-
-(** {2 HTTP/2}
-    A connection becomes HTTP/2 before its first request is read: its TLS
-    handshake selected "h2", or its first bytes are the client preface
-    (h2c with prior knowledge). From then on its [mode] is [H2_conn] and
-    the entry points below ({!prepare_read}, {!received}, {!written},
-    {!blocked}, {!timeout}, {!closed}, {!idle}; {!resume} for an exchange)
-    delegate to {!H2_session}, answering the same actions. *)
 
 type action = Conn_action.t =
   | Read  (** wants bytes: call {!prepare_read}, read, then {!received} *)
@@ -99,7 +95,8 @@ type action = Conn_action.t =
   | Detach
       (** the socket goes to the handler ({!Ctx.upgrade}): call {!detach},
           free the slot without closing the descriptor, and hand both
-          over *)
+          over. From this module: HTTP/1.1 is over on the connection, the
+          switch ({!Connection}) decides who takes it *)
   | Nothing  (** no I/O is due now (a continuation that runs later, or never) *)
   | Read_buffered  (** see {!Conn_action.t} *)
   | Push  (** see {!Conn_action.t} *)
@@ -119,7 +116,8 @@ val opened : Slot.t -> fd:int -> listener:int -> peer_len:int -> action
 val closed : Slot.t -> unit
 (** [closed c]: the backend closed the connection (or handed it over);
     logs a response that was not over as cut, gives every buffer back and
-    frees the slot ([fd = -1]). *)
+    frees the slot ([fd = -1]). Of every connection, whatever its protocol,
+    once that protocol's own state went ({!Connection.closed}). *)
 
 val prepare_read : Slot.t -> action
 (** Sets [c.in_buf], [c.in_off], [c.in_len] to where the next bytes go and
@@ -127,7 +125,17 @@ val prepare_read : Slot.t -> action
 
 val received : Slot.t -> int -> action
 (** [received c n]: [n > 0] bytes were put at [c.in_buf] from [c.in_off];
-    [n <= 0] is the end of the stream. Parses, runs the handler, … *)
+    [n <= 0] is the end of the stream. Parses, runs the handler, …
+    [Detach] (and nothing parsed) when they are the first bytes of a plain
+    connection with [sh.http2], and start with HTTP/2's client preface: the
+    connection is HTTP/2's, [c.rbuf\[0, rlen)] its first bytes. A first
+    line that is neither (three tokens, the last no HTTP version) is
+    closed without an answer there: h2c's "invalid preface". *)
+
+val later_received : Slot.t -> int -> action
+(** [later_received c n]: {!received} on a connection that served a
+    request already ([c.served > 0]), whose bytes cannot be a preface: the
+    switch's keep-alive path, one test shorter. *)
 
 val hold : Slot.t -> bool -> unit
 (** [hold c last]: the output submitted now goes with [MSG_MORE] when it
@@ -143,7 +151,8 @@ val shutting_down : Slot.t -> unit
 
 val written : Slot.t -> action
 (** All output was written (handed to the transport); a response whose
-    last byte it was is logged. *)
+    last byte it was is logged. [Detach] once a 101 left ([after] is
+    [Then_detach]). *)
 
 val blocked : Slot.t -> unit
 (** The peer takes no more output now: keeps what must outlive the

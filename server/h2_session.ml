@@ -56,24 +56,6 @@ let takes_over c =
     true
   end
 
-let preface c = H2_frame.check_preface c.rbuf ~off:0 ~len:c.rlen
-
-(* The first line is whole and has three tokens, the last of which is no
-   HTTP version, in any case ("INVALID CONNECTION PREFACE"): a client of
-   some other protocol. *)
-let not_http c =
-  let b = c.rbuf in
-  let eol = Bigstring.index_from b ~off:0 ~stop:c.rlen '\n' in
-  if eol < 0 then false
-  else begin
-    let e = if eol > 0 && Bigstring.unsafe_get b (eol - 1) = '\r' then eol - 1 else eol in
-    let sp1 = Bigstring.index_from b ~off:0 ~stop:e ' ' in
-    let sp2 = if sp1 < 0 then -1 else Bigstring.index_from b ~off:(sp1 + 1) ~stop:e ' ' in
-    sp1 > 0 && sp2 > sp1 + 1 && e > sp2 + 1
-    && Bigstring.index_from b ~off:(sp2 + 1) ~stop:e ' ' < 0
-    && not (e - sp2 - 1 >= 5 && Bigstring.equal_caseless b ~off:(sp2 + 1) ~len:5 "HTTP/")
-  end
-
 (* {1 Input} *)
 
 let data s c ~stream ~off ~len ~fin =

@@ -1,14 +1,15 @@
 (** An HTTP/2 connection ({{:https://www.rfc-editor.org/rfc/rfc9113} RFC
-    9113}) over a connection slot, sans I/O: {!H1}'s entry points delegate
-    here when the slot's [mode] is [H2_conn] (or, for {!resume}, the slot
-    is an [H2_stream] exchange), and answer the same {!Conn_action.t}s, so
-    the backends drive both protocols alike.
+    9113}) over a connection slot, sans I/O: the protocol switch
+    ({!Connection}) hands it the events of a slot whose [mode] is [H2_conn]
+    (and {!resume} of an [H2_stream] exchange), and it answers the same
+    {!Conn_action.t}s, so the backends drive every protocol alike.
 
     {2 Becoming HTTP/2}
-    A TLS connection whose ALPN selected "h2" ({!takes_over}, checked
-    before its first read), or a plain one whose first bytes are the client
-    preface ({!preface}, then {!begin_h2c}: h2c with prior knowledge, on the
-    HTTP/1.1 port). [sh.http2] off disables both.
+    The switch decides: a TLS connection whose ALPN selected "h2"
+    ({!takes_over}, asked before its first read), or a plain one whose
+    first bytes the HTTP/1.1 state machine found to be the client preface
+    ({!begin_h2c}: h2c with prior knowledge, on the HTTP/1.1 port).
+    [sh.http2] off disables both.
 
     {2 State and buffers}
     The connection takes an {!Slot.h2} (its [H2_connection.t] and its
@@ -66,30 +67,20 @@ val takes_over : Slot.t -> bool
     (as its transport reported, [c.tls = Tls_h2]) and HTTP/2 is on: it has become an HTTP/2 connection (no byte of it has
     been read yet). Otherwise [false], changing nothing. *)
 
-val preface : Slot.t -> Httpz.H2_frame.preface_check
-(** Whether [c.rbuf\[0, rlen)] starts with the client preface. *)
-
-val not_http : Slot.t -> bool
-(** [c.rbuf]'s first line is whole, three tokens, the last of which does
-    not start with ["HTTP/"] in any case: on a plain connection's first request with
-    HTTP/2 on, neither HTTP/1.x nor the HTTP/2 preface (h2c's "invalid
-    preface", RFC 9113 §3.4), which {!H1} answers by closing: no answer
-    would be read. Other malformed requests still get their 400. *)
-
 val begin_h2c : Slot.t -> Conn_action.t
-(** [c]'s first bytes are the preface: it becomes an HTTP/2 connection and
-    processes them. *)
+(** [c]'s first bytes, [c.rbuf\[0, rlen)], start with the client preface:
+    it becomes an HTTP/2 connection and processes them. *)
 
 val prepare_read : Slot.t -> Conn_action.t
 val received : Slot.t -> int -> Conn_action.t
 val written : Slot.t -> Conn_action.t
 val blocked : Slot.t -> unit
 val timeout : Slot.t -> Conn_action.t
-(** As {!H1}'s, for an HTTP/2 connection. *)
+(** As {!Connection}'s, for an HTTP/2 connection. *)
 
 val resume : Slot.t -> gen:int -> (Slot.t -> unit) -> Conn_action.t
-(** [resume x ~gen k]: as {!H1.resume} for the exchange [x]; the answer is
-    for [x]'s connection ({!Slot.carrier}). *)
+(** [resume x ~gen k]: as {!Connection.resume} for the exchange [x]; the
+    answer is for [x]'s connection ({!Slot.carrier}). *)
 
 val closed : Slot.t -> unit
 (** The connection closed: its exchanges are cancelled (their [cancels]

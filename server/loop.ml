@@ -47,20 +47,21 @@ let failed l c e =
   if c.fd >= 0 then try close l c with e -> Log.error "closing it raised %s" (Printexc.to_string e)
 
 (* A suspended handler's continuation is ready: the state machine decides
-   whether and when it runs (H1.resume). *)
+   whether and when it runs (Connection.resume). *)
 let resume_conn l c gen k =
   (* An HTTP/2 exchange's bytes are its connection's. *)
   let conn = Slot.carrier c in
-  if c.fd >= 0 && conn.fd >= 0 then try perform l conn (H1.resume c ~gen k) with e -> failed l conn e
+  if c.fd >= 0 && conn.fd >= 0 then try perform l conn (Connection.resume c ~gen k) with e -> failed l conn e
 
-let on_timeout l c = if c.fd >= 0 then try perform l c (H1.timeout c) with e -> failed l c e
+let on_timeout l c = if c.fd >= 0 then try perform l c (Connection.timeout c) with e -> failed l c e
 
 let begin_drain l =
   if W.start_drain l.w then begin
     (match l.u with Some u -> Uring_io.stop_accepting u | None -> ());
     Epoll_io.close_listeners l.e;
     (* HTTP/2 connections say GOAWAY first, and close once it left. *)
-    Array.iter (fun c -> if c.mode = H2_conn then try perform l c (H2_session.drain c) with e -> failed l c e)
+    Array.iter
+      (fun c -> if c.fd >= 0 then match Connection.drain c with Nothing -> () | a -> (try perform l c a with e -> failed l c e))
       l.w.conns;
     W.close_idle l.w
   end

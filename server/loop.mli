@@ -15,7 +15,8 @@
 
     {2 What it leaves to others}
     What a connection needs next — read, write, close, linger — comes from
-    the state machine ({!H1}), which also holds the protocol, the
+    the connection's protocol, through the protocol switch
+    ({!Connection}: {!H1}, {!H2_session} or {!Ws}), which also holds the
     timeouts' values and the buffers; its bytes move through its transport
     ({!Transport}); slots, timers, statistics, the idle list and the
     shutdown state are {!Loop_state}'s.

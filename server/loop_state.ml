@@ -101,7 +101,7 @@ type t = {
   mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
   mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
   mutable close : Slot.t -> unit;
-  mutable start_conn : Slot.t -> H1.action -> unit;
+  mutable start_conn : Slot.t -> Conn_action.t -> unit;
       (** a connection just accepted, and what it needs first *)
   mutable resume_accept : unit -> unit;
   mutable now_ns : int;
@@ -192,7 +192,7 @@ let idle_add w c =
 
 (* A connection about to wait for bytes: listed while it holds no part of
    a request. *)
-let waiting w c = if H1.idle c then idle_add w c else idle_remove w c
+let waiting w c = if Connection.idle c then idle_add w c else idle_remove w c
 
 (* A connection that has not sent a byte since it connected may be a
    client whose first bytes are on their way (the completion backend lists
@@ -305,7 +305,7 @@ let write_gauges w =
     if c != w.dummy && c.fd >= 0 then
       match c.state with
       | Free -> ()
-      | Reading_head -> if H1.idle c then incr idle else incr reading
+      | Reading_head -> if Connection.idle c then incr idle else incr reading
       | Reading_body -> incr reading
       | Handling -> incr handling
       | Writing | Lingering -> incr writing
@@ -388,7 +388,7 @@ let open_conn w fd listener =
   w.nfree <- w.nfree - 1;
   let c = conn w w.free.(w.nfree) in
   let peer_len = if Access_log.enabled w.log then max 0 (Extra.peer_address fd c.peer 0) else 0 in
-  let first = H1.opened c ~fd ~listener ~peer_len in
+  let first = Connection.opened c ~fd ~listener ~peer_len in
   Totals.accepted w.totals w.row;
   (match w.tls_servers.(listener) with
    | None -> ()
@@ -407,7 +407,7 @@ let over_client_limit w fd =
   | Some t ->
       let c = conn w w.free.(w.nfree - 1) in
       let family = Extra.peer_ip fd c.peer_ip in
-      (* H1.opened forgets the address: read again at first use. *)
+      (* Connection.opened forgets the address: read again at first use. *)
       family > 0 && not (Conn_limit.acquire t ~slot:c.slot c.peer_ip)
 
 (* The descriptor is closed (or handed over): the slot is free again. *)
@@ -415,7 +415,7 @@ let release_slot w c =
   (match w.per_client with Some t -> Conn_limit.release t ~slot:c.slot | None -> ());
   idle_remove w c;
   Timer_wheel.cancel w.wheel c.slot;
-  H1.closed c;
+  Connection.closed c;
   w.free.(w.nfree) <- c.slot;
   w.nfree <- w.nfree + 1;
   w.active <- w.active - 1;
@@ -448,8 +448,8 @@ let start_drain w =
 let close_idle w =
   for i = 0 to Array.length w.conns - 1 do
     let c = w.conns.(i) in
-    if c.fd >= 0 && c.served > 0 && H1.idle c then w.close c
-    else if c.fd >= 0 && Ws.is_websocket c then Ws.going_away c (* WebSocket: Close 1001 *)
+    if c.fd >= 0 && c.served > 0 && Connection.idle c then w.close c
+    else if c.fd >= 0 then Connection.going_away c (* WebSocket: Close 1001 *)
   done
 
 (* {1 What both backends do} *)
@@ -584,7 +584,7 @@ let create p ~listeners ~signal_fd ~reactor =
   let wheel_size =
     (* Enough buckets that no timeout wraps around the wheel. *)
     let longest =
-      List.fold_left max (H1.linger_ticks * tick_ms)
+      List.fold_left max (Connection.linger_ticks * tick_ms)
         (List.map ms [ c.header_timeout; c.idle_timeout; c.body_timeout; c.write_timeout; c.handler_timeout ])
     in
     (longest / tick_ms) + 2

@@ -109,7 +109,7 @@ type t = {
   mutable full_since_ns : int;  (** when the limit was reached; [0] below it *)
   mutable backend : io;  (** the one serving: [p.io], or epoll as a fallback *)
   mutable close : Slot.t -> unit;
-  mutable start_conn : Slot.t -> H1.action -> unit;
+  mutable start_conn : Slot.t -> Conn_action.t -> unit;
       (** a connection just accepted, and what it needs first *)
   mutable resume_accept : unit -> unit;
   mutable now_ns : int;
@@ -180,7 +180,7 @@ val pause_accepts : t -> unit
 
 val open_conn : t -> int -> int -> unit
 (** [open_conn w fd listener]: a connection just accepted takes a slot and
-    its backend starts it ([start_conn], with what {!H1.opened}
+    its backend starts it ([start_conn], with what {!Connection.opened}
     asks first); with TLS, [c.ssl] is {!Openssl.none} if OpenSSL failed
     ({!tls_failed}: the backend closes it). *)
 

@@ -36,7 +36,8 @@
 
 type session = ..
 (** A protocol's own per-connection state, kept in [session] while the
-    connection is in its [mode] (WebSocket: {!Ws}). *)
+    connection is in its [mode] (WebSocket: {!Ws}, from its accept on,
+    the 101 still leaving over HTTP/1.1). *)
 
 type session += No_session
 
@@ -179,9 +180,12 @@ and mode =
       (** not a connection: the exchange of one HTTP/2 stream, whose
           connection is [h2]'s [conn] *)
   | Websocket
-      (** after an accepted upgrade: {!H1}'s entry points delegate to
-          {!Ws}, whose state is [session] *)
-(** Which protocol's state machine drives the slot. *)
+      (** after an accepted upgrade, once its 101 left: {!Ws} drives it,
+          whose state is [session] *)
+(** Which protocol's state machine drives the slot: the protocol switch
+    ({!Connection}) hands the slot's events to it, and sets it when the
+    connection changes protocol (the protocol's own start function writes
+    it). *)
 
 and h2 = {
   h2c : Httpz.H2_connection.t;

@@ -1,4 +1,4 @@
-(* The in-memory runtime: one connection slot driven through H1's entry
+(* The in-memory runtime: one connection slot driven through the switch's entry
    points as a backend drives it (Epoll_io.perform), its output taken by
    Output's walk over a memory sink, its waits (Ctx.sleep, offload,
    when_readable) served by a Reactor of its own on a virtual clock. The
@@ -175,19 +175,19 @@ module Conn = struct
   let close p =
     if p.c.fd >= 0 then begin
       Slot.release_file p.c;
-      H1.closed p.c
+      Connection.closed p.c
     end
 
   (* What a backend does with the state machine's actions
      (Epoll_io.perform), the client's bytes standing for the socket's. *)
-  let rec drive p (a : H1.action) =
+  let rec drive p (a : Conn_action.t) =
     match a with
     | Write -> write p
     | Close ->
         close p;
         Closed
     | Linger ->
-        H1.shutting_down p.c;
+        Connection.shutting_down p.c;
         Lingering
     | Wait -> Suspended
     | Detach -> Detached
@@ -199,22 +199,22 @@ module Conn = struct
     | Read ->
         if p.ipos >= String.length p.input then Waiting
         else begin
-          match H1.prepare_read p.c with
+          match Connection.prepare_read p.c with
           | Read ->
               let c = p.c in
               let n = min c.in_len (String.length p.input - p.ipos) in
               Bigstring.blit_from_string p.input ~src_off:p.ipos c.in_buf ~dst_off:c.in_off ~len:n;
               p.ipos <- p.ipos + n;
-              drive p (H1.received c n)
+              drive p (Connection.received c n)
           | a -> drive p a
         end
 
   and write p =
     p.taken <- 0;
     match Memory.write p.c with
-    | Output.Flushed -> drive p (H1.written p.c)
+    | Output.Flushed -> drive p (Connection.written p.c)
     | Output.Blocked ->
-        H1.blocked p.c;
+        Connection.blocked p.c;
         write p
     | Output.Dead ->
         close p;
@@ -232,7 +232,7 @@ module Conn = struct
     s
 
   let written p = Buffer.contents p.output
-  let open_ ?(fd = no_fd) p = drive p (H1.opened p.c ~fd ~listener:0 ~peer_len:0)
+  let open_ ?(fd = no_fd) p = drive p (Connection.opened p.c ~fd ~listener:0 ~peer_len:0)
   let exchange p s = send p s; drive p Read
 end
 
@@ -261,7 +261,7 @@ let after t (o : Conn.outcome) =
   | Closed -> close t
   | Detached ->
       (* No socket to hand over: the upgrade's callback is not called. *)
-      ignore (H1.detach t.conn.c : string);
+      ignore (Connection.detach t.conn.c : string);
       close t
   | Lingering | Suspended | Idle -> ()
 
@@ -310,7 +310,7 @@ let create ?(config = Config.default_config) ?read_buffer ?write_buffer ?max_bod
   sh.hooks.resume <-
     (fun c gen k ->
       let conn = Slot.carrier c in
-      if conn == t.conn.c && c.fd >= 0 && conn.fd >= 0 then drive t (H1.resume c ~gen k));
+      if conn == t.conn.c && c.fd >= 0 && conn.fd >= 0 then drive t (Connection.resume c ~gen k));
   t
 
 let in_use t =
@@ -334,7 +334,7 @@ let turn t =
   if timers then Reactor.run_timers r ~now_ns:!clock;
   let c = t.conn.c in
   let due = c.fd >= 0 && c.timer <> No_timer && c.deadline <= t.sh.tick in
-  if due then drive t (H1.timeout c);
+  if due then drive t (Connection.timeout c);
   let any = fed || events || timers || due in
   if any then Reactor.end_of_turn r;
   any
@@ -382,14 +382,14 @@ let connect t bytes =
   t.logged <- 0;
   sync_clock t;
   ignore (reactor ());
-  drive t (H1.opened t.conn.c ~fd:no_fd ~listener:0 ~peer_len:0)
+  drive t (Connection.opened t.conn.c ~fd:no_fd ~listener:0 ~peer_len:0)
 
 let send t bytes = Conn.send t.conn bytes
 
 let raw ?(limit = 600.) t bytes =
   connect t bytes;
   let c = t.conn.c in
-  let _ = settle t ~limit ~finished:(fun () -> t.closed || (Conn.unread t.conn = 0 && H1.idle c)) in
+  let _ = settle t ~limit ~finished:(fun () -> t.closed || (Conn.unread t.conn = 0 && Connection.idle c)) in
   close t;
   Conn.take t.conn
 

@@ -12,9 +12,9 @@
 
     {2 What runs}
     The server's own code, not a stand-in: a connection slot ({!Slot})
-    is driven through the HTTP/1.1 state machine's entry points ({!H1}:
+    is driven through the protocol switch's entry points ({!Connection}:
     [opened], [prepare_read], [received], [written], [timeout], [resume],
-    [closed]) exactly as a backend drives it, and through them HTTP/2
+    [closed]) exactly as a backend drives it: HTTP/1.1 ({!H1}), and HTTP/2
     ({!H2_session}, {!H2_exchange}) when the client sends the h2c
     preface; its output is taken by {!Output.Walk}, the walk every
     transport runs, over a memory sink. Parsing, body reading (whole or
@@ -172,10 +172,10 @@ module Conn : sig
 
   type outcome =
     | Waiting  (** wants bytes the client has not sent *)
-    | Closed  (** closed ({!H1.closed} was called) *)
-    | Lingering  (** a lingering close began ({!H1.shutting_down} was called) *)
+    | Closed  (** closed ({!Connection.closed} was called) *)
+    | Lingering  (** a lingering close began ({!Connection.shutting_down} was called) *)
     | Suspended  (** the handler waits ([Wait]) *)
-    | Detached  (** the socket goes to the handler: the caller calls {!H1.detach} *)
+    | Detached  (** the socket goes to the handler: the caller calls {!Connection.detach} *)
     | Idle  (** nothing to do now ([Nothing]) *)
 
   val create : ?window:int -> ?leaves_after:int -> Slot.shared -> t
@@ -206,15 +206,15 @@ module Conn : sig
       the pieces between its frames (as [Syscall.sendv_gather] lays them
       out). *)
 
-  val drive : t -> H1.action -> outcome
+  val drive : t -> Conn_action.t -> outcome
   (** [drive p a] does what a backend does with [a] ([Write]: the output
-      walk until it is all out, {!H1.blocked} between short writes; [Read]:
-      the client's unread bytes, as much as {!H1.prepare_read} asks at a
+      walk until it is all out, {!Connection.blocked} between short writes; [Read]:
+      the client's unread bytes, as much as {!Connection.prepare_read} asks at a
       time, until none is left) and with every action that follows, until
       one needs the client or the handler. *)
 
   val open_ : ?fd:int -> t -> outcome
-  (** {!H1.opened} (on a descriptor no process has, unless [fd]), driven. *)
+  (** {!Connection.opened} (on a descriptor no process has, unless [fd]), driven. *)
 
   val send : t -> string -> unit
   (** The client sends bytes (read at the next [Read]). *)

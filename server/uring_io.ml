@@ -197,7 +197,7 @@ let finish_detach u c =
   let s = c.slot in
   clear u s detaching;
   let fd = c.fd in
-  let rest = H1.detach c in
+  let rest = Connection.detach c in
   let rest = rest ^ Httpz.Bigstring.sub_string u.stash.(s) ~off:u.stash_off.(s) ~len:u.stash_len.(s) in
   drop_stash u s;
   clear u s eof;
@@ -206,13 +206,13 @@ let finish_detach u c =
 
 (* {1 Carrying out what the connection needs} *)
 
-let rec perform u c (a : H1.action) =
+let rec perform u c (a : Conn_action.t) =
   match a with
   | Read -> pump u c
   | Write -> send u c
   | Close -> close u c
   | Linger ->
-      H1.shutting_down c;
+      Connection.shutting_down c;
       if Syscall.shutdown_write c.fd < 0 then close u c
       else begin
         W.sync_timer u.w c;
@@ -239,11 +239,11 @@ let rec perform u c (a : H1.action) =
 and pump u c =
   let s = c.slot in
   if u.stash_len.(s) > 0 then
-    match H1.prepare_read c with
+    match Connection.prepare_read c with
     | Read when c.in_len > 0 ->
         let n = take u c in
         W.idle_remove u.w c;
-        perform u c (H1.received c n)
+        perform u c (Connection.received c n)
     | Read -> () (* no room now: the bytes stay stashed, the receive paused *)
     | a -> perform u c a
   else if has u s eof then close u c
@@ -261,7 +261,7 @@ and pump u c =
 and send u c =
   let s = c.slot in
   match Output.segment c with
-  | Nothing -> perform u c (H1.written c)
+  | Nothing -> perform u c (Connection.written c)
   | Head_bigstring when not c.ext_stable -> send_now u c
   | Head_string | File -> send_now u c
   (* Several payloads between frames: one sendmsg at once, as epoll does
@@ -276,7 +276,7 @@ and send u c =
   | (Head | Head_bigstring) when c.more_output -> send_now u c
   | Head | Head_bigstring ->
       let last = Output.last c in
-      H1.hold c last;
+      Connection.hold c last;
       let body = c.ext_len > 0 in
       let r =
         Uring.send2 s c.fd c.out c.out_sent (c.out_len - c.out_sent) c.ext_bs
@@ -285,7 +285,7 @@ and send u c =
       in
       if r = 0 then begin
         set u s sending;
-        H1.arm_write_timer c;
+        Connection.arm_write_timer c;
         W.sync_timer u.w c
       end
       else begin
@@ -295,9 +295,9 @@ and send u c =
 
 and send_now u c =
   match Transport.write c with
-  | Output.Flushed -> perform u c (H1.written c)
+  | Output.Flushed -> perform u c (Connection.written c)
   | Output.Blocked ->
-      H1.blocked c;
+      Connection.blocked c;
       W.sync_timer u.w c;
       if Uring.poll c.fd Uring.pollout 0 (ud k_pollout c.slot) = 0 then set u c.slot pollout_on
       else close u c
@@ -310,14 +310,14 @@ and send_now u c =
 let deliver u c bid len =
   let s = c.slot in
   if u.stash_len.(s) = 0 && reading c then begin
-    match H1.prepare_read c with
+    match Connection.prepare_read c with
     | Read when c.in_len > 0 ->
         let n = if c.in_len < len then c.in_len else len in
         ignore (Uring.copy_buf bid 0 c.in_buf c.in_off n : int);
         let kept = n = len || stash_append u s bid n (len - n) in
         ignore (Uring.recycle bid : int);
         W.idle_remove u.w c;
-        if kept then perform u c (H1.received c n) else close u c
+        if kept then perform u c (Connection.received c n) else close u c
     | a ->
         let kept = stash_append u s bid 0 len in
         ignore (Uring.recycle bid : int);

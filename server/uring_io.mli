@@ -44,12 +44,12 @@ val on_ring : t -> Slot.t -> bool
 
 val is_closing : t -> Slot.t -> bool
 
-val start : t -> Slot.t -> H1.action -> unit
+val start : t -> Slot.t -> Conn_action.t -> unit
 (** [start u c first]: a plain connection just accepted, driven by the ring
-    from now on, and what it needs first ({!H1.opened}: its
+    from now on, and what it needs first ({!Connection.opened}: its
     receive armed). *)
 
-val perform : t -> Slot.t -> H1.action -> unit
+val perform : t -> Slot.t -> Conn_action.t -> unit
 val close : t -> Slot.t -> unit
 
 val resume_accept : t -> unit

@@ -1,6 +1,7 @@
 (* WebSocket sessions on the worker's loop. After a 101 the slot stays with
-   its backend and transport, in mode [Websocket]: H1's entry points
-   delegate here, and this module answers them with the same actions. The
+   its backend and transport, in mode [Websocket]: the protocol switch
+   (Connection) hands its events here, and this module answers them with
+   the same actions. The
    slot's [state] is kept at [Reading_head] (waiting for frames) or
    [Writing] (output pending), which is all the backends look at. *)
 
@@ -233,7 +234,30 @@ and run_conts c s = function
          fail c s Ws_close.internal_error "");
       run_conts c s rest
 
-(* {1 H1's entry points in WebSocket mode} *)
+(* {1 The connection's events in WebSocket mode} *)
+
+(* An accepted upgrade: its session waits for the 101 to leave. *)
+let accepted c = match c.session with Session _ -> true | _ -> false
+
+(* The 101 left: the HTTP/1.1 exchange is over, frames follow (some may
+   be in [rbuf] already, after the request's head). A session that failed
+   meanwhile (its queue overflowed) ends now. *)
+let start c =
+  let s = session c in
+  next_gen c;
+  reset_response c;
+  release_body c;
+  c.rpos <- c.next_pos;
+  c.mode <- Websocket;
+  if s.phase = Opening then begin
+    s.phase <- Open;
+    s.last_rx <- c.sh.tick;
+    s.last_ping <- c.sh.tick
+  end;
+  c.after <- Then_resume;
+  clear_timer c;
+  if c.rpos < c.rlen && (s.phase = Open || s.phase = Closing) then process c s;
+  next c s
 
 let prepare_read c =
   let s = session c in
@@ -262,28 +286,12 @@ let received c n =
 
 let written c =
   let s = session c in
-  if s.phase = Opening then begin
-    (* The 101 left: the HTTP/1.1 exchange is over, frames follow. *)
-    if c.unlogged <> Logged then begin
-      c.unlogged <- Logged;
-      c.sh.hooks.log c true true
-    end;
-    next_gen c;
-    reset_response c;
-    release_body c;
-    c.rpos <- c.next_pos;
-    s.phase <- Open;
-    s.last_rx <- c.sh.tick;
-    s.last_ping <- c.sh.tick
-  end
-  else begin
-    c.out_len <- 0;
-    c.out_sent <- 0;
-    if c.ext <> No_ext then begin
-      c.ext <- No_ext;
-      c.ext_bs <- c.sh.empty;
-      c.ext_len <- 0
-    end
+  c.out_len <- 0;
+  c.out_sent <- 0;
+  if c.ext <> No_ext then begin
+    c.ext <- No_ext;
+    c.ext_bs <- c.sh.empty;
+    c.ext_len <- 0
   end;
   c.after <- Then_resume;
   clear_timer c;
@@ -314,9 +322,11 @@ let timeout c =
   end
 
 let closed c =
-  let s = session c in
-  report c s Ws_close.abnormal;
-  release c s
+  match c.session with
+  | Session s ->
+      report c s Ws_close.abnormal;
+      release c s
+  | _ -> ()
 
 (* A send from outside the connection's own events (another connection's
    callback, a timer) asks the loop to write: [resume] is how. *)
@@ -341,7 +351,7 @@ let kick c s = if (not s.busy) && c.state = Reading_head && s.phase <> Dead then
 let id c = c.slot
 let protocol c = match c.session with Session s -> s.protocol | _ -> ""
 let ctx c = Ctx.of_conn c
-let of_ctx ctx = let c = Ctx.to_conn ctx in if c.mode = Websocket then Some c else None
+let of_ctx ctx = let c = Ctx.to_conn ctx in match c.session with Session _ -> Some c | _ -> None
 
 let is_open c = match c.session with Session s -> s.phase = Open | _ -> false
 
@@ -464,7 +474,7 @@ let accept ?(config = default_config) ?(protocols = []) ctx handlers =
   let c = Ctx.to_conn ctx in
   if c.resp <> Idle then invalid_arg "Ws.accept: the response was already started";
   let req = Slot.req c in
-  if c.proto != H1_response.protocol then begin
+  if c.mode <> H1_mode then begin
     (* HTTP/2 (RFC 8441's extended CONNECT is not implemented): a clean
        answer the client can act on, not a handler failure. *)
     refuse_text c Status.Bad_request needs_http_1_1;
@@ -507,7 +517,8 @@ let accept ?(config = default_config) ?(protocols = []) ctx handlers =
           q_ext_len = 0; q_conts = []; out_conts = []; last_rx = c.sh.tick; last_ping = c.sh.tick }
       in
       c.session <- Session s;
-      c.mode <- Websocket;
+      (* The switch (Connection) makes it a WebSocket once the 101 left. *)
+      c.after <- Then_detach;
       true
   | v ->
       refuse c v;

@@ -4,10 +4,12 @@
     A handler accepts an upgrade with {!accept}: the handshake and its
     [Origin] are checked ({!Httpz.Ws_handshake}), permessage-deflate negotiated
     ({!Httpz.Ws_extension}, RFC 7692, when [config.deflate]), and the [101]
-    written. The connection then stays in its slot, with its backend and
-    its transport (TLS too), in mode [Websocket]: {!H1}'s entry points
-    delegate to the functions at the end of this interface, which answer
-    with the same {!Conn_action.t}, so the backends do not know the protocol.
+    written. Once it left, the protocol switch ({!Connection}) makes the
+    connection a WebSocket ({!start}): it stays in its slot, with its
+    backend and its transport (TLS too), in mode [Websocket], and the
+    switch hands its events to the functions at the end of this
+    interface, which answer with the same {!Conn_action.t}, so the
+    backends do not know the protocol.
 
     {2 Receiving}
     Frames are read from the slot's read buffer by {!Httpz.Ws_reader}
@@ -167,7 +169,15 @@ val of_ctx : Ctx.t -> t option
 (** [of_ctx ctx] is the WebSocket of a connection {!accept}ed (from the
     handler that accepted it on), [None] for any other. *)
 
-(** {1 For {!H1}: its entry points in WebSocket mode} *)
+(** {1 For the switch ({!Connection}): the connection's events} *)
+
+val accepted : Slot.t -> bool
+(** The handler {!accept}ed an upgrade on [c]: when its 101 left, [c] is a
+    WebSocket's. *)
+
+val start : Slot.t -> Conn_action.t
+(** The 101 left: ends the HTTP/1.1 exchange, sets [mode] to [Websocket]
+    and reads the frames that came with the request, if any. *)
 
 val going_away : Slot.t -> unit
 (** The worker drains (graceful shutdown, reload): a Close 1001, then the
@@ -181,3 +191,5 @@ val blocked : Slot.t -> unit
 val timeout : Slot.t -> Conn_action.t
 val resume : Slot.t -> Conn_action.t
 val closed : Slot.t -> unit
+(** Reports 1006 to [on_close] (unless reported) and gives the session's
+    buffers back; nothing for a connection with no WebSocket session. *)

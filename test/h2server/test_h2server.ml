@@ -218,7 +218,7 @@ module Conn = Testing.Conn
 
 type peer = { c : Slot.t; conn : Conn.t; dec : K.session; mutable pending : string }
 
-let drives : (Slot.t -> H1.action -> unit) ref = ref (fun _ _ -> ())
+let drives : (Slot.t -> Connection.action -> unit) ref = ref (fun _ _ -> ())
 
 let shared ?(keep = 4) ?(read_buffer = 32 * 1024) ?(headers = "X-Content-Type-Options: nosniff\r\n") () =
   let sh =
@@ -235,7 +235,7 @@ let shared ?(keep = 4) ?(read_buffer = 32 * 1024) ?(headers = "X-Content-Type-Op
     (fun c gen k ->
       (* The carrier first: the exchange may end within the resumption. *)
       let conn = Slot.carrier c in
-      match H1.resume c ~gen k with H1.Nothing -> () | a -> !drives conn a);
+      match Connection.resume c ~gen k with Connection.Nothing -> () | a -> !drives conn a);
   sh
 
 type outcome = Reading | Lingering | Closed
@@ -270,7 +270,7 @@ let peer sh =
   let conn = Conn.create sh in
   let p = { c = Conn.slot conn; conn; dec = K.create (); pending = "" } in
   drives := (fun c a -> if c == p.c then ignore (drive p a : outcome));
-  ignore (H1.opened p.c ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
+  ignore (Connection.opened p.c ~fd:3 ~listener:0 ~peer_len:0 : Connection.action);
   p
 
 let connect sh =
@@ -305,7 +305,7 @@ let simple_get () =
   Alcotest.(check int) "idle: nothing taken from the pools" 0
     (Buffer_pool.in_use sh.reads + Buffer_pool.in_use sh.writes + Buffer_pool.in_use sh.bodies);
   Alcotest.(check int) "the exchange went back" 1 sh.nexchanges_free;
-  Alcotest.(check bool) "idle" true (H1.idle p.c)
+  Alcotest.(check bool) "idle" true (Connection.idle p.c)
 
 let concurrent () =
   let sh = shared () in
@@ -886,7 +886,7 @@ let closed_cancels () =
   let p = connect sh in
   cancelled := 0;
   ignore (send p (get 1 "/later" ^ get 3 "/later"));
-  H1.closed p.c;
+  Connection.closed p.c;
   Alcotest.(check int) "both cancelled" 2 !cancelled;
   Alcotest.(check int) "both exchanges back" 2 sh.nexchanges_free;
   Alcotest.(check bool) "the session went back" false (Stack.is_empty sh.h2_free);
@@ -907,11 +907,11 @@ let timeouts () =
   Alcotest.(check bool) "a stall timer while a stream is open" true (p.c.timer = Slot.Handler_timer);
   Alcotest.(check int) "the handler timeout's" (sh.tick + sh.handler_ticks + 1) p.c.deadline;
   sh.tick <- p.c.deadline;
-  ignore (drive p (H1.timeout p.c));
+  ignore (drive p (Connection.timeout p.c));
   Alcotest.(check bool) "the handler that never answered: 503" true (has (frames p) "HEADERS 1 503");
   Alcotest.(check bool) "idle timer after" true (p.c.timer = Slot.Idle_timer);
   sh.tick <- p.c.deadline;
-  let o = drive p (H1.timeout p.c) in
+  let o = drive p (Connection.timeout p.c) in
   Alcotest.(check bool) "idle: GOAWAY, then linger" true (o = Lingering && has (frames p) "GOAWAY 1 NO_ERROR")
 
 let zero_window () =
@@ -929,7 +929,7 @@ let zero_window () =
   Alcotest.(check int) "PINGs and other streams do not move its deadline" due p.c.deadline;
   ignore (frames p);
   sh.tick <- due;
-  ignore (drive p (H1.timeout p.c));
+  ignore (drive p (Connection.timeout p.c));
   Alcotest.(check bool) "a window that never opens: RST_STREAM CANCEL" true (List.mem "RST_STREAM 1 CANCEL" (frames p));
   Alcotest.(check int) "stream 3 (later, its own deadline) still waits" 1 sh.nexchanges_free;
   ignore (send p (K.window_update 3 100));
@@ -981,11 +981,11 @@ let stream_each_run ?(batch = 1) p ~first fields =
   let frames = Bigstring.create (flen * batch) in
   let c = p.c in
   let sid = ref first in
-  let rec go (a : H1.action) =
+  let rec go (a : Connection.action) =
     match a with
     | Write ->
         Output.advance c (Output.pending c);
-        go (H1.written c)
+        go (Connection.written c)
     | Read | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push -> a
   in
   fun () ->
@@ -994,10 +994,10 @@ let stream_each_run ?(batch = 1) p ~first fields =
       Bigstring.blit ~src:block ~src_off:0 ~dst:frames ~dst_off:o ~len:blen;
       sid := !sid + 2
     done;
-    match H1.prepare_read c with
+    match Connection.prepare_read c with
     | Read when c.in_len >= flen * batch ->
         Bigstring.blit ~src:frames ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:(flen * batch);
-        ignore (go (H1.received c (flen * batch)) : H1.action)
+        ignore (go (Connection.received c (flen * batch)) : Connection.action)
     | _ -> Alcotest.fail "not reading, or no room for the batch"
 
 let quiet sh =

@@ -21,13 +21,13 @@ let shared () =
 
 type h1 = { c : Slot.t; wire : Buffer.t; mutable capture : bool }
 
-let rec go p (a : H1.action) =
+let rec go p (a : Connection.action) =
   match a with
   | Write ->
       let c = p.c in
       if p.capture then Buffer.add_string p.wire (Bigstring.sub_string c.out ~off:c.out_sent ~len:(c.out_len - c.out_sent));
       Output.advance c (Output.pending c);
-      go p (H1.written c)
+      go p (Connection.written c)
   | Read | Close | Linger | Wait | Detach | Nothing | Read_buffered | Push -> a
 
 (* A connection to [handler] on slot 0 of a fresh worker. *)
@@ -38,8 +38,8 @@ let h1 handler =
   sh.hooks.app <- app;
   let c = Slot.create sh ~slot:0 ~peer:false in
   let p = { c; wire = Buffer.create 256; capture = true } in
-  sh.hooks.resume <- (fun c gen k -> ignore (go p (H1.resume c ~gen k) : H1.action));
-  ignore (H1.opened c ~fd:(-1) ~listener:0 ~peer_len:0 : H1.action);
+  sh.hooks.resume <- (fun c gen k -> ignore (go p (Connection.resume c ~gen k) : Connection.action));
+  ignore (Connection.opened c ~fd:(-1) ~listener:0 ~peer_len:0 : Connection.action);
   p
 
 (* [send p req]: what the server wrote back for [req] (heads and small
@@ -47,10 +47,10 @@ let h1 handler =
 let send p req =
   Buffer.clear p.wire;
   let n = String.length req in
-  (match H1.prepare_read p.c with
+  (match Connection.prepare_read p.c with
    | Read ->
        Bigstring.blit_from_string req ~src_off:0 p.c.in_buf ~dst_off:p.c.in_off ~len:n;
-       ignore (go p (H1.received p.c n) : H1.action)
+       ignore (go p (Connection.received p.c n) : Connection.action)
    | _ -> Alcotest.fail "not reading");
   Buffer.contents p.wire
 
@@ -133,12 +133,12 @@ let h1_cancelled () =
   let p = h1 handler in
   ignore (send p (get "/later"));
   (* The client leaves while the handler waits. *)
-  H1.closed p.c;
+  Connection.closed p.c;
   Alcotest.(check bool) "completion: no status, not complete" true (!seen = [ (0, 0, false) ]);
   (match !later with Some k -> k () | None -> ());
   Alcotest.(check int) "a late continuation completes nothing" 1 (List.length !seen);
   (* The slot's next connection. *)
-  ignore (H1.opened p.c ~fd:(-1) ~listener:0 ~peer_len:0 : H1.action);
+  ignore (Connection.opened p.c ~fd:(-1) ~listener:0 ~peer_len:0 : Connection.action);
   let r = send p (get "/plain") in
   Alcotest.(check bool) r true (find r "HTTP/1.1 200 " = 0 && not (has_line r "X-Hooked: yes"));
   Alcotest.(check int) "nothing ran for it" 1 (List.length !seen)
@@ -151,11 +151,11 @@ let h1_timeout () =
   let p = h1 handler in
   ignore (send p (get "/later"));
   Buffer.clear p.wire;
-  ignore (go p (H1.timeout p.c) : H1.action);
+  ignore (go p (Connection.timeout p.c) : Connection.action);
   let r = Buffer.contents p.wire in
   Alcotest.(check bool) ("503: " ^ r) true (find r "HTTP/1.1 503 " = 0 && not (has_line r "X-Hooked: yes"));
   Alcotest.(check bool) "completion: no status, not complete" true (!seen = [ (0, 0, false) ]);
-  H1.closed p.c;
+  Connection.closed p.c;
   Alcotest.(check int) "once" 1 (List.length !seen)
 
 (* A wrapper called twice for one request (the body read whole): its
@@ -218,24 +218,24 @@ module Memory = Output.Walk (struct
   let send_unsent _ = Alcotest.fail "the memory peer holds nothing"
 end)
 
-let rec drive p (a : H1.action) =
+let rec drive p (a : Connection.action) =
   match a with
   | Write -> (
       hcur := p.hout;
       match Memory.write p.hc with
-      | Output.Flushed -> drive p (H1.written p.hc)
+      | Output.Flushed -> drive p (Connection.written p.hc)
       | Output.Blocked | Output.Dead -> Alcotest.fail "the memory peer takes everything")
-  | Close -> H1.closed p.hc
+  | Close -> Connection.closed p.hc
   | Read | Linger | Wait | Detach | Nothing | Read_buffered | Push -> ()
 
 let h2_send p s =
-  match H1.prepare_read p.hc with
+  match Connection.prepare_read p.hc with
   | Read ->
       let c = p.hc in
       let n = String.length s in
       if n > c.in_len then Alcotest.fail "no room";
       Bigstring.blit_from_string s ~src_off:0 c.in_buf ~dst_off:c.in_off ~len:n;
-      drive p (H1.received c n)
+      drive p (Connection.received c n)
   | a -> drive p a
 
 let h2_frames p =
@@ -263,8 +263,8 @@ let h2 handler =
   sh.hooks.resume <-
     (fun c gen k ->
       let conn = Slot.carrier c in
-      match H1.resume c ~gen k with H1.Nothing -> () | a -> if conn == p.hc then drive p a);
-  ignore (H1.opened p.hc ~fd:3 ~listener:0 ~peer_len:0 : H1.action);
+      match Connection.resume c ~gen k with Connection.Nothing -> () | a -> if conn == p.hc then drive p a);
+  ignore (Connection.opened p.hc ~fd:3 ~listener:0 ~peer_len:0 : Connection.action);
   h2_send p (H2_frame.preface ^ K.settings []);
   Alcotest.(check bool) "HTTP/2 mode" true (p.hc.mode = Slot.H2_conn);
   ignore (h2_frames p);
@@ -488,10 +488,10 @@ let cycle handler req =
   let n = Bigstring.length b in
   let c = p.c in
   fun () ->
-    match H1.prepare_read c with
+    match Connection.prepare_read c with
     | Read ->
         Bigstring.blit ~src:b ~src_off:0 ~dst:c.in_buf ~dst_off:c.in_off ~len:n;
-        ignore (go p (H1.received c n) : H1.action)
+        ignore (go p (Connection.received c n) : Connection.action)
     | _ -> Alcotest.fail "not reading"
 
 let ok_app c = Ctx.start c Status.Ok; Ctx.body_string c "ok"

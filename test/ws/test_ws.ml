@@ -1,4 +1,5 @@
-(* The WebSocket session (Ws) driven from memory through H1's entry points,
+(* The WebSocket session (Ws) driven from memory through the protocol
+   switch's entry points (Connection),
    as the backends drive it: handshake, echo, fragments, control frames,
    close codes for bad input, permessage-deflate (with a deflate bomb),
    buffers held while idle, and 0 words per message received. *)
@@ -40,9 +41,17 @@ let protocols = [ "chat.v2"; "chat" ]
 let hook_ran = ref 0
 let hook_before_accept = ref false
 
+(* What the handover test sees: the events of the 101, in order, and the
+   slot's mode once accept returned. *)
+let events = ref []
+let complete_hook = ref false
+let mode_after_accept = ref Slot.H1_mode
+
 let handler c =
   if !hook_before_accept then Ctx.on_cancel c (fun () -> incr hook_ran);
-  ignore (Ws.accept ~config:!config ~protocols c handlers : bool)
+  if !complete_hook then Ctx.on_complete c (fun _ -> events := "on_complete" :: !events);
+  ignore (Ws.accept ~config:!config ~protocols c handlers : bool);
+  mode_after_accept := (Ctx.to_conn c).Slot.mode
 
 let shared () =
   let sh =
@@ -107,7 +116,7 @@ let opened ?extra () =
   raise_on := "";
   let c = new_slot (shared ()) in
   send (upgrade_request ?extra ());
-  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   Alcotest.check outcome "waits for frames" Waiting (drive c Read);
   let head = contents () in
   last_head := head;
@@ -226,7 +235,7 @@ let close_handshake () =
   ignore (exchange c (client_frame text "x") : outcome);
   ignore (contents ());
   (match !conn with Some w -> Ws.close w ~code:4000 ~reason:"done" | None -> Alcotest.fail "no message");
-  Alcotest.check outcome "sent" Waiting (drive c (H1.resume c ~gen:c.Slot.gen ignore));
+  Alcotest.check outcome "sent" Waiting (drive c (Connection.resume c ~gen:c.Slot.gen ignore));
   Alcotest.(check (list (pair int string))) "our close" [ (8, "\x0f\xa0done") ] (frames (contents ()));
   Alcotest.check outcome "data after our Close is dropped" Waiting (exchange c (client_frame text "late"));
   Alcotest.(check string) "nothing sent" "" (contents ());
@@ -236,7 +245,7 @@ let close_handshake () =
 let refused () =
   let c = new_slot (shared ()) in
   send "GET / HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n";
-  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   ignore (drive c Read : outcome);
   let out = contents () in
   Alcotest.(check bool) "426" true (S.find_sub out "HTTP/1.1 426" = 0);
@@ -252,7 +261,7 @@ let answer_with ?(origins = Ws.same_origin) fields =
   config := { saved with origins };
   let c = new_slot (shared ()) in
   send (upgrade_request ~extra:fields ());
-  ignore (H1.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
   ignore (drive c Read : outcome);
   config := saved;
   let out = contents () in
@@ -320,8 +329,36 @@ let hook_after_upgrade () =
   let c = opened () in
   hook_before_accept := false;
   Alcotest.(check int) "not when the 101 left" 0 !hook_ran;
-  H1.closed c;
+  Connection.closed c;
   Alcotest.(check int) "not when the connection drops" 0 !hook_ran
+
+(* The 101 is an HTTP/1.1 response like any other: the connection stays
+   HTTP/1.1's until it left, then the switch (Connection) makes it a
+   WebSocket. Its completion hook runs once, before its access-log line
+   (Ctx.on_complete); it used to run after, the WebSocket logging the 101
+   itself. *)
+let handover_after_101 () =
+  events := [];
+  received := [];
+  closes := [];
+  echo := true;
+  raise_on := "";
+  complete_hook := true;
+  let sh = shared () in
+  sh.hooks.log <- (fun c _ complete -> events := Printf.sprintf "log %d %b" (Status.code c.Slot.status) complete :: !events);
+  let c = new_slot sh in
+  send (upgrade_request ());
+  ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+  Alcotest.check outcome "waits for frames" Waiting (drive c Read);
+  complete_hook := false;
+  Alcotest.(check bool) "HTTP/1.1 while the 101 was on its way" true (!mode_after_accept = Slot.H1_mode);
+  Alcotest.(check bool) "a WebSocket once it left" true (c.Slot.mode = Slot.Websocket);
+  Alcotest.(check (list string)) "the 101's hook, then its log line" [ "on_complete"; "log 101 true" ]
+    (List.rev !events);
+  Alcotest.check outcome "echo" Waiting (exchange c (client_frame text "hi"));
+  Alcotest.(check (list string)) "received" [ "hi" ] (List.map snd !received);
+  Connection.closed c;
+  Alcotest.(check bool) "HTTP/1.1 again once closed" true (c.Slot.mode = Slot.H1_mode)
 
 let idle_holds_no_buffer () =
   let c = opened () in
@@ -345,7 +382,7 @@ let pings_and_idle () =
   Alcotest.(check bool) "idle timer armed" true (c.Slot.timer = Slot.Idle_timer);
   let fire () =
     c.Slot.sh.tick <- c.Slot.deadline;
-    drive c (H1.timeout c)
+    drive c (Connection.timeout c)
   in
   Alcotest.check outcome "ping sent" Waiting (fire ());
   Alcotest.(check (list (pair int string))) "a ping" [ (9, "") ] (frames (contents ()));
@@ -373,7 +410,7 @@ let shared_payload () =
   let payload = Bigstring.of_string "to everyone" in
   Ws.send_shared w Ws.Text payload ~off:0 ~len:11;
   Alcotest.(check int) "the loop is asked to write" 1 !woken;
-  (match H1.resume c ~gen:c.Slot.gen ignore with
+  (match Connection.resume c ~gen:c.Slot.gen ignore with
    | Write -> ()
    | _ -> Alcotest.fail "expected Write");
   Alcotest.(check bool) "payload sent from the caller's buffer" true (c.Slot.ext_bs == payload);
@@ -445,14 +482,14 @@ let deflated () =
 (* {1 Allocation} *)
 
 (* [delivery c f ()] puts the bytes of [f] where the connection reads, as a
-   backend does, and is what [H1.received] answers. *)
+   backend does, and is what [Connection.received] answers. *)
 let delivery c f =
   let frame = Bigstring.of_string f in
   let n = String.length f in
   fun () ->
-    (match H1.prepare_read c with Read -> () | _ -> assert false);
+    (match Connection.prepare_read c with Read -> () | _ -> assert false);
     Bigstring.blit ~src:frame ~src_off:0 ~dst:c.Slot.in_buf ~dst_off:c.Slot.in_off ~len:n;
-    H1.received c n
+    Connection.received c n
 
 let recv_no_alloc () =
   let c = opened () in
@@ -488,7 +525,7 @@ let echo_no_alloc () =
     match deliver () with
     | Write -> (
         Output.advance c (Output.pending c);
-        match H1.written c with Read -> () | _ -> assert false)
+        match Connection.written c with Read -> () | _ -> assert false)
     | _ -> assert false
   in
   once ();
@@ -519,6 +556,7 @@ let () =
           Alcotest.test_case "refused upgrade" `Quick refused;
           Alcotest.test_case "cross-origin upgrades refused (403)" `Quick origins;
           Alcotest.test_case "an on_cancel hook does not run after the 101" `Quick hook_after_upgrade;
+          Alcotest.test_case "WebSocket once the 101 left; its hook before its log" `Quick handover_after_101;
           Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
           Alcotest.test_case "pings, then the idle timeout" `Quick pings_and_idle;
           Alcotest.test_case "a shared payload is not copied" `Quick shared_payload;
