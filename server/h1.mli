@@ -14,10 +14,11 @@
     {2 Who writes the slot}
     This module, {!Slot} (its buffers and timers), {!Output} (the pending
     output), {!Exchange} (the handler's lifecycle) and {!Ctx} (the
-    handler's answer, through the protocol {!H1_response}) are the only
-    writers of a slot's fields; backends,
-    transports and the loop read them and call these functions
-    ([scripts/slot_writers.sh] counts the writers).
+    handler's answer, through the protocol {!H1_response}) write an
+    HTTP/1.1 slot's fields (HTTP/2 and WebSocket have their own writers,
+    listed in {!Slot}); backends, transports and the loop read them and
+    call these functions through {!Connection}
+    ([test/structure/field_writers_test.sh] counts the writers).
 
     {2 A connection's life}
     {!opened} → [Reading_head] → ([Reading_body]) → handler → [Writing] →

@@ -91,7 +91,6 @@ let wants_page c = c.Slot.sh.Slot.dev_errors && loopback c
 let write_page c e bt =
   let page = page e bt in
   Slot.reset_response c;
-  c.Slot.unlogged <- Slot.Unlogged_request;
   let cx = Ctx.of_conn c in
   Ctx.start cx Status.Internal_server_error;
   Ctx.header cx Header_name.Content_type "text/html; charset=utf-8";

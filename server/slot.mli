@@ -8,11 +8,11 @@
     moves its bytes and a backend ({!Epoll_io}, {!Uring_io}) owns its
     descriptor and mirrors its timer. The fields are exposed so that
     everyone can read them without accessor calls; only this module,
-    {!H1}, {!H1_response}, {!Output}, {!Ctx} and, for HTTP/2 connections
-    and their exchanges, {!H2_session} and {!H2_exchange}, and in mode
-    [Websocket] {!Ws} and {!Ws_session}, write them
-    ([scripts/slot_writers.sh] checks it), backends and transports through
-    their functions.
+    {!H1}, {!H1_response}, {!Output}, {!Exchange}, {!Ctx} and, for HTTP/2
+    connections and their exchanges, {!H2_session}, {!H2_exchange} and
+    {!H2_response}, and in mode [Websocket] {!Ws} and {!Ws_session}, write
+    them ([test/structure/field_writers_test.sh] counts them from the typed
+    trees), backends and transports through their functions.
 
     {2 Buffers}
     Buffers come from the worker's pools ({!Buffer_pool}) while the
