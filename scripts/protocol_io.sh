@@ -5,12 +5,8 @@
 # OpenSSL themselves. This fails when one of them names Unix, Syscall or
 # Openssl (a call, an open, an alias), comments and string literals aside.
 #
-# One exception: the constant Openssl.none, which the slot's [ssl] field
-# is compared with to tell a plain connection in H1 and H1_response (the
-# h2c preface, refusing a 101 over TLS). Those lines are not this
-# script's to move; the switch (issue 35, part A) takes them out of H1,
-# after which the exception can go. Every other test of the transport
-# reads Slot.t's [tls], which the transport reports.
+# No exception: a protocol tells a plain connection from a TLS one by
+# Slot.t's [tls], which the transport reports.
 #
 # One result per module checked; ends with "N passed, N failed".
 set -uo pipefail
@@ -62,7 +58,7 @@ def strip(src):
 # or the module itself opened, included or aliased.
 use = re.compile(r"\b(Unix|Syscall|Openssl)\s*\.\s*([A-Za-z_][A-Za-z0-9_']*)")
 whole = re.compile(r"\b(open!?|include|module\s+[A-Z][A-Za-z0-9_']*\s*=)\s*(Unix|Syscall|Openssl)\b")
-allowed = {("Openssl", "none")}
+allowed = set()
 
 passed = failed = 0
 for path in sys.argv[1:]:

@@ -504,7 +504,7 @@ let process c =
     | Request.Error ->
         let e = Request.error (Slot.req c) in
         (* h2c's "invalid preface" (RFC 9113 §3.4): no answer would be read. *)
-        if c.served = 0 && c.sh.http2 && c.ssl = Openssl.none && not_http c then Close
+        if c.served = 0 && c.sh.http2 && c.tls = No_tls && not_http c then Close
         else respond_error c (status_of_code (Parse_error.status e)) (Parse_error.describe e)
           ~parsed:false
 
@@ -622,7 +622,7 @@ let[@inline] received_bytes c n ~sniff =
         c.rlen <- c.rlen + n;
         (* HTTP/2 with prior knowledge (h2c): the client preface is no
            HTTP/1.1 request, and the switch hands the connection over. *)
-        if sniff && c.rpos = 0 && c.ssl = Openssl.none && c.sh.http2 then
+        if sniff && c.rpos = 0 && c.tls = No_tls && c.sh.http2 then
           match H2_frame.check_preface c.rbuf ~off:0 ~len:c.rlen with
           | H2_frame.Preface -> Detach
           | Need_more -> Read

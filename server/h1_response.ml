@@ -120,7 +120,7 @@ let last_chunk c =
 let switch c =
   (* OpenSSL owns a TLS connection's bytes: the socket cannot be handed
      over. *)
-  if c.ssl <> Openssl.none then invalid_arg "Ctx.upgrade: not on a TLS connection";
+  if c.tls <> No_tls then invalid_arg "Ctx.upgrade: not on a TLS connection";
   (* Not end_head: a 101 carries no framing and no Connection: close. *)
   let pos = Response.header c.out ~off:c.out_len Header_name.Connection "Upgrade" in
   c.out_len <- Response.end_head c.out ~off:pos;

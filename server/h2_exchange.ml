@@ -551,7 +551,7 @@ let[@inline] finish s i ~complete =
   x.state <- Free;
   clear_timer x;
   x.fd <- -1;
-  x.ssl <- Openssl.none;
+  Slot.forget_tls x;
   x.h2 <- None;
   x.mode <- H1_mode;
   x.body <- No_body;

@@ -621,6 +621,8 @@ let set_tls c ssl =
   (* Released: the version stays for the log line of a cut response. *)
   if ssl <> Openssl.none then c.tls_version <- -1
 
+let forget_tls c = set_tls c Openssl.none
+
 let tls_established c ~h2 =
   c.tls <- (if h2 then Tls_h2 else Tls_http1);
   c.tls_version <- Openssl.version c.ssl

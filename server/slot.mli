@@ -600,6 +600,10 @@ val set_tls : t -> Openssl.ssl -> unit
 (** [set_tls c ssl]: the connection's TLS session ({!Openssl.none}: plain
     TCP, or released); a new one has its handshake to do. *)
 
+val forget_tls : t -> unit
+(** [forget_tls c] is [set_tls c Openssl.none]: for the protocols, which
+    name no transport module. *)
+
 val tls_established : t -> h2:bool -> unit
 (** The TLS handshake is complete; [h2]: it agreed on "h2" by ALPN (the
     transport reports it, so the protocols never ask OpenSSL). *)
