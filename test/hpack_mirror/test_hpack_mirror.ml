@@ -102,6 +102,35 @@ let test_eviction () =
   let f, _ = exchange p [ huge; file_set "c" ] in
   Alcotest.check strings "larger than the table: literals" (fields huge @ fields (file_set "c")) f
 
+(* Two sets sent on every response whose ids are eight apart (the memo
+   once slotted sets by id mod 8): each must stay indices, not push the
+   other out and be inserted again on every response. Nor may sets sent
+   now and then push out the one sent every time. *)
+let test_memo_collision () =
+  let p = peer () in
+  let a = file_set "a" in
+  let rec eight_apart () =
+    let s = file_set "b" in
+    if P.id s - P.id a = 8 then s else eight_apart ()
+  in
+  let b = eight_apart () in
+  ignore (exchange p [ a; b ]);
+  for round = 1 to 3 do
+    let f, n = exchange p [ a; b ] in
+    Alcotest.check strings (Printf.sprintf "round %d: the fields" round) (fields a @ fields b) f;
+    Alcotest.(check int) (Printf.sprintf "round %d: one byte per field" round) 9 n
+  done;
+  let others = Array.init 20 (fun i -> P.of_list [ (Header_name.Etag, string_of_int i) ]) in
+  Array.iteri
+    (fun i s ->
+      let f, n = exchange p [ a; s ] in
+      Alcotest.check strings (Printf.sprintf "with set %d: the fields" i) (fields a @ fields s) f;
+      let f, n' = exchange p [ a; s ] in
+      Alcotest.check strings (Printf.sprintf "with set %d again: the fields" i) (fields a @ fields s) f;
+      Alcotest.(check bool) (Printf.sprintf "with set %d: the hot set as indices" i) true (n < 30);
+      Alcotest.(check int) (Printf.sprintf "with set %d again: indices" i) 6 n')
+    others
+
 let test_size_update () =
   let p = peer () in
   let a = file_set "a" in
@@ -188,6 +217,7 @@ let () =
   Alcotest.run "hpack_mirror"
     [ ( "mirror",
         [ Alcotest.test_case "indices once the peer holds a set" `Quick test_indices;
+          Alcotest.test_case "sets whose ids collide mod 8 both stay indices" `Quick test_memo_collision;
           Alcotest.test_case "eviction, the ring's limit, sets larger than the table" `Quick test_eviction;
           Alcotest.test_case "the peer's table shrinks: size updates" `Quick test_size_update;
           Alcotest.test_case "an abandoned block stops indexing" `Quick test_abandoned;
