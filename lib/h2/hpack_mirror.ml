@@ -92,10 +92,19 @@ let indices t buf off p ~first =
   let top = Hpack_static.length + 1 + t.inserted - first in
   if P.inserted p = n && top <= 126 then begin
     (* No static field, every index one byte: they count down from [top]. *)
+    if n <= 8 && 8 <= B.length buf - off && not Sys.big_endian then begin
+      (* All eight bytes in one store: byte [i] is [0x80 + top - i], and
+         [top - i] > 0 for every [i < 8] ([top] is at least [61 + n]), so
+         no byte borrows from the next. The bytes past [n] are free space. *)
+      B.unsafe_set64 buf off (Int64.sub (Int64.mul (Int64.of_int (0x80 + top)) 0x0101010101010101L) 0x0706050403020100L);
+      off + n
+    end
+    else begin
     for i = 0 to n - 1 do
       B.unsafe_set buf (off + i) (Char.unsafe_chr (0x80 lor (top - i)))
     done;
     off + n
+    end
   end
   else
   let o = ref off and a = ref first in

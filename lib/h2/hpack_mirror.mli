@@ -51,6 +51,8 @@ val block : t -> Bigstring.t -> off:int -> Prepared_fields.t -> int
     the peer holds them, else as literals that insert them (or, disabled
     or too large for the table, literals without indexing): the offset
     past them.
+    It may write scratch bytes past the offset it returns (up to eight
+    from [off], within [buf]).
     @raise Hpack_encoder.No_space when they do not fit; nothing is
     written and the model is unchanged. *)
 

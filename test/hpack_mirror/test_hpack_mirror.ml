@@ -131,6 +131,32 @@ let test_memo_collision () =
       Alcotest.(check int) (Printf.sprintf "with set %d again: indices" i) 6 n')
     others
 
+(* The indices of a held set, whether the buffer has room for a whole
+   word past them or ends right after them: the same bytes, and nothing
+   before [off] touched. *)
+let test_indices_at_end () =
+  let p = peer () in
+  let a = file_set "a" in
+  ignore (exchange p [ a ]);
+  let roomy = Bigstring.create 64 in
+  Bigarray.Array1.fill roomy (Char.chr 0);
+  let n = M.block p.m roomy ~off:3 a in
+  Alcotest.(check int) "four indices" 7 n;
+  Alcotest.(check string) "counting down from the newest" "\x00\x00\x00\xc1\xc0\xbf\xbe"
+    (Bigstring.sub_string roomy ~off:0 ~len:7);
+  (* Two fields need four bytes of room (two per index at most): four to
+     eight bytes left after [off]. *)
+  let b = P.of_list [ (Header_name.Etag, "\"b\""); (Vary, "accept-encoding") ] in
+  ignore (exchange p [ b ]);
+  List.iter
+    (fun room ->
+      let tight = Bigstring.create (3 + room) in
+      Bigarray.Array1.fill tight (Char.chr 0);
+      Alcotest.(check int) (Printf.sprintf "%d bytes of room: two indices" room) 5 (M.block p.m tight ~off:3 b);
+      Alcotest.(check string) (Printf.sprintf "%d bytes of room: the same bytes" room)
+        ("\x00\x00\x00\xbf\xbe" ^ String.make (room - 2) '\x00') (Bigstring.sub_string tight ~off:0 ~len:(3 + room)))
+    [ 4; 5; 7 ]
+
 let test_size_update () =
   let p = peer () in
   let a = file_set "a" in
@@ -218,6 +244,7 @@ let () =
     [ ( "mirror",
         [ Alcotest.test_case "indices once the peer holds a set" `Quick test_indices;
           Alcotest.test_case "sets whose ids collide mod 8 both stay indices" `Quick test_memo_collision;
+          Alcotest.test_case "indices at a buffer's end" `Quick test_indices_at_end;
           Alcotest.test_case "eviction, the ring's limit, sets larger than the table" `Quick test_eviction;
           Alcotest.test_case "the peer's table shrinks: size updates" `Quick test_size_update;
           Alcotest.test_case "an abandoned block stops indexing" `Quick test_abandoned;
