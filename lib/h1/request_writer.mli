@@ -33,6 +33,15 @@
     ({!Bad_framing}), so a head cannot announce two body lengths. A head
     without {!host} is {!Bad_framing} at {!end_head} (RFC 9112 §3.2).
 
+    {b Order.} The writer knows where the message is: request line, head
+    fields, {!end_head}; then nothing (no body, or a [Content-Length] body
+    the caller sends itself) or, after {!chunked}, chunks ({!chunk_header}
+    then {!chunk_end}), {!last_chunk}, trailers, {!end_trailers}. A call out
+    of turn (a field after {!end_head}, a chunk in a [Content-Length] body,
+    a second request line) is {!Bad_order} and writes nothing. {!start}
+    begins a new message; {!resume} continues the current one (a body's
+    next batch of chunks) in a new window.
+
     {b Allocation.} None, except {!create}. *)
 
 type error =
@@ -43,6 +52,7 @@ type error =
   | Bad_name
   | Bad_value
   | Bad_framing
+  | Bad_order  (** a call out of turn (see Order above) *)
 
 val error_to_string : error -> string
 
@@ -51,9 +61,9 @@ type t
 val create : unit -> t
 
 val start : t -> Bigstring.t -> off:int -> len:int -> unit
-(** [start t buf ~off ~len] begins a new message (head, or a run of body
-    chunks) in [buf.{off .. off+len-1}], clearing the error, framing and
-    Host state. The writer keeps [buf] until the next [start].
+(** [start t buf ~off ~len] begins a new message (its request line
+    first) in [buf.{off .. off+len-1}], clearing the error, framing, Host
+    and order state (what the last message left unfinished is dropped). The writer keeps [buf] until the next [start].
     @raise Invalid_argument if the window is outside [buf] (start-up
     code's bug, not input). *)
 
@@ -105,7 +115,14 @@ val connection_close : t -> unit
 val end_head : t -> unit
 (** The empty line ending the head. *)
 
-(** {1 Chunked body} Usually after a fresh {!start} per batch. *)
+val resume : t -> Bigstring.t -> off:int -> len:int -> unit
+(** [resume t buf ~off ~len]: like {!start} (the error cleared, the
+    window new), but the message goes on where it was: a chunked body's
+    next batch once the head, or the previous batch, was sent.
+    @raise Invalid_argument as {!start}. *)
+
+(** {1 Chunked body} After {!end_head} of a head with {!chunked}, in the
+    same window or one given to {!resume} per batch. *)
 
 val chunk : t -> Bigstring.t -> off:int -> len:int -> unit
 (** One chunk holding [src.{off .. off+len-1}] (size line, data, CRLF);

@@ -359,7 +359,7 @@ let test_writer_bytes () =
       W.field_span w src User_agent (Span.make ~off:2 ~len:3);
       W.end_head w);
   w_ok "chunked body with trailers"
-    "PUT /f HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n3\r\n0\r\nETag: \"x\"\r\nX-Sum: 9\r\n\r\n"
+    "PUT /f HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1a\r\nabcdefghijklmnopqrstuvwxyz\r\n3\r\n\r\n0\r\nETag: \"x\"\r\nX-Sum: 9\r\n\r\n"
     (fun w ->
        W.request_line w Put ~target:"/f";
        W.host w "h";
@@ -369,11 +369,15 @@ let test_writer_bytes () =
        W.chunk w src ~off:0 ~len:5;
        W.chunk w src ~off:6 ~len:26;
        W.chunk w src ~off:0 ~len:0;
-       W.chunk_header w 3; (* data sent by the caller itself *)
+       W.chunk_header w 3; (* data sent by the caller itself, between these two *)
+       W.chunk_end w;
        W.last_chunk w;
        W.trailer w Etag "\"x\"";
        W.trailer_other w ~name:"X-Sum" "9";
        W.end_trailers w)
+
+(* A chunked head, ended: what comes next is the body. *)
+let chunked_head w = W.request_line w Put ~target:"/"; W.host w "h"; W.chunked w; W.end_head w
 
 let test_writer_errors () =
   let head w = W.request_line w Get ~target:"/"; W.host w "h" in
@@ -382,7 +386,7 @@ let test_writer_errors () =
        w_err ("value " ^ name) W.Bad_value (fun w -> head w; W.field w Accept v; W.end_head w);
        w_err ("other value " ^ name) W.Bad_value (fun w -> head w; W.field_other w ~name:"X-A" v; W.end_head w);
        w_err ("host " ^ name) W.Bad_value (fun w -> W.request_line w Get ~target:"/"; W.host w v; W.end_head w);
-       w_err ("trailer " ^ name) W.Bad_value (fun w -> W.last_chunk w; W.trailer_other w ~name:"X-A" v);
+       w_err ("trailer " ^ name) W.Bad_value (fun w -> chunked_head w; W.last_chunk w; W.trailer_other w ~name:"X-A" v);
        let src = Bigstring.of_string v in
        w_err ("span " ^ name) W.Bad_value (fun w -> head w; W.field_span w src Accept (Span.make ~off:0 ~len:(String.length v))))
     [ ("cr", "a\rb"); ("lf", "a\nb"); ("crlf injection", "a\r\nX-Evil: 1"); ("nul", "a\000b"); ("del", "a\127");
@@ -406,9 +410,9 @@ let test_writer_errors () =
   w_err "negative length" W.Bad_value (fun w -> head w; W.content_length w (-1));
   w_err "two hosts" W.Bad_name (fun w -> head w; W.host w "h");
   w_err "no host" W.Bad_framing (fun w -> W.request_line w Get ~target:"/"; W.end_head w);
-  w_err "forbidden trailer" W.Bad_name (fun w -> W.last_chunk w; W.trailer w Content_length "1");
-  w_err "forbidden trailer name" W.Bad_name (fun w -> W.last_chunk w; W.trailer_other w ~name:"transfer-encoding" "x");
-  w_err "zero chunk header" W.Bad_value (fun w -> W.chunk_header w 0);
+  w_err "forbidden trailer" W.Bad_name (fun w -> chunked_head w; W.last_chunk w; W.trailer w Content_length "1");
+  w_err "forbidden trailer name" W.Bad_name (fun w -> chunked_head w; W.last_chunk w; W.trailer_other w ~name:"transfer-encoding" "x");
+  w_err "zero chunk header" W.Bad_value (fun w -> chunked_head w; W.chunk_header w 0);
   (* sticky: after an error nothing more is written *)
   let buf = Bigstring.create 256 in
   let w = W.create () in
@@ -460,6 +464,77 @@ let test_writer_no_space () =
       Alcotest.failf "len %d: not a prefix" len
   done
 
+(* Calls out of turn are Bad_order and write nothing: before the fix,
+   fields and chunks after the head landed in the body. *)
+let test_writer_order () =
+  let head w = W.request_line w Get ~target:"/"; W.host w "h" in
+  let fixed w = head w; W.content_length w 3; W.end_head w in
+  List.iter
+    (fun (name, f) -> w_err name W.Bad_order f)
+    [ ("field after end_head", fun w -> head w; W.end_head w; W.field w Accept "x");
+      ("field_other after end_head", fun w -> head w; W.end_head w; W.field_other w ~name:"X-A" "x");
+      ("field_int after end_head", fun w -> fixed w; W.field_int w Max_forwards 1);
+      ("field_span after end_head", fun w ->
+          fixed w; W.field_span w (Bigstring.of_string "abc") Accept (Span.make ~off:0 ~len:3));
+      ("host after end_head", fun w -> W.request_line w Get ~target:"/"; W.host w "h"; W.end_head w; W.host w "i");
+      ("chunked after end_head", fun w -> head w; W.end_head w; W.chunked w);
+      ("content_length after end_head", fun w -> head w; W.end_head w; W.content_length w 1);
+      ("expect after end_head", fun w -> head w; W.end_head w; W.expect_continue w);
+      ("close after end_head", fun w -> head w; W.end_head w; W.connection_close w);
+      ("two end_heads", fun w -> head w; W.end_head w; W.end_head w);
+      ("chunk after content_length", fun w -> fixed w; W.chunk w (Bigstring.of_string "abc") ~off:0 ~len:3);
+      ("chunk in the head", fun w -> head w; W.chunked w; W.chunk w (Bigstring.of_string "abc") ~off:0 ~len:3);
+      ("empty chunk after content_length", fun w -> fixed w; W.chunk w (Bigstring.of_string "") ~off:0 ~len:0);
+      ("chunk_header after content_length", fun w -> fixed w; W.chunk_header w 3);
+      ("last_chunk after content_length", fun w -> fixed w; W.last_chunk w);
+      ("last_chunk with no body", fun w -> head w; W.end_head w; W.last_chunk w);
+      ("chunk with no head", fun w -> W.chunk w (Bigstring.of_string "abc") ~off:0 ~len:3);
+      ("field before request line", fun w -> W.host w "h");
+      ("end_head before request line", fun w -> W.end_head w);
+      ("two request lines", fun w -> W.request_line w Get ~target:"/"; W.request_line w Get ~target:"/");
+      ("request line token twice", fun w -> head w; W.request_line_token w ~meth:"GET" ~target:"/");
+      ("request line after end_head", fun w -> head w; W.end_head w; W.request_line w Get ~target:"/");
+      ("chunk_end without chunk_header", fun w -> chunked_head w; W.chunk_end w);
+      ("chunk inside chunk_header", fun w ->
+          chunked_head w; W.chunk_header w 3; W.chunk w (Bigstring.of_string "abc") ~off:0 ~len:3);
+      ("last_chunk inside chunk_header", fun w -> chunked_head w; W.chunk_header w 3; W.last_chunk w);
+      ("trailer before last_chunk", fun w -> chunked_head w; W.trailer_other w ~name:"X-A" "1");
+      ("end_trailers before last_chunk", fun w -> chunked_head w; W.end_trailers w);
+      ("chunk after last_chunk", fun w -> chunked_head w; W.last_chunk w; W.chunk w (Bigstring.of_string "a") ~off:0 ~len:1);
+      ("trailer after end_trailers", fun w ->
+          chunked_head w; W.last_chunk w; W.end_trailers w; W.trailer_other w ~name:"X-A" "1");
+      ("field in trailers", fun w -> chunked_head w; W.last_chunk w; W.field w Accept "x") ];
+  (* nothing of the refused call is written *)
+  let buf = Bigstring.create 256 in
+  let w = W.create () in
+  W.start w buf ~off:0 ~len:256;
+  head w; W.content_length w 3; W.end_head w;
+  let p = W.pos w in
+  W.chunk w (Bigstring.of_string "abc") ~off:0 ~len:3;
+  Alcotest.(check int) "chunk wrote nothing" p (W.pos w);
+  Alcotest.(check string) "bad_order" "bad_order" (W.error_to_string (W.error w));
+  (* a good order across windows: head, then two batches of chunks by resume *)
+  let out = Buffer.create 64 in
+  let flush () = if W.finish w < 0 then Alcotest.failf "batch: %s" (W.error_to_string (W.error w));
+    Buffer.add_string out (Bigstring.sub_string buf ~off:0 ~len:(W.finish w)) in
+  W.start w buf ~off:0 ~len:256; chunked_head w; flush ();
+  W.resume w buf ~off:0 ~len:256; W.chunk w (Bigstring.of_string "ab") ~off:0 ~len:2; flush ();
+  W.resume w buf ~off:0 ~len:256; W.chunk_header w 1; flush ();
+  W.resume w buf ~off:0 ~len:256; W.chunk_end w; W.last_chunk w; W.end_trailers w; flush ();
+  Alcotest.(check string) "batches"
+    "PUT / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n1\r\n\r\n0\r\n\r\n"
+    (Buffer.contents out);
+  (* start drops an unfinished message: a new head is accepted *)
+  W.start w buf ~off:0 ~len:256; chunked_head w; W.chunk_header w 5;
+  W.start w buf ~off:0 ~len:256; head w; W.end_head w;
+  Alcotest.(check int) "new head after an abandoned body" 27 (W.finish w);
+  (* No_space does not move the phase: the same call succeeds in a bigger window *)
+  W.start w buf ~off:0 ~len:256; chunked_head w;
+  W.resume w buf ~off:0 ~len:2; W.last_chunk w;
+  Alcotest.(check string) "no space" "no_space" (W.error_to_string (W.error w));
+  W.resume w buf ~off:0 ~len:256; W.last_chunk w; W.end_trailers w;
+  Alcotest.(check int) "last chunk after no space" 5 (W.finish w)
+
 (* The writer's heads, read back by the server's parser. *)
 let test_writer_roundtrip () =
   match
@@ -493,12 +568,14 @@ let test_chunk_roundtrip () =
     let out = Bigstring.create 8192 in
     let w = W.create () in
     W.start w out ~off:0 ~len:8192;
+    chunked_head w;
+    let hlen = W.written w in
     let off = ref 0 in
     List.iter (fun n -> W.chunk w src ~off:!off ~len:n; off := !off + n) sizes;
     W.last_chunk w; W.trailer_other w ~name:"X-Done" "1"; W.end_trailers w;
     let n = W.finish w in
     let c = Chunked.create () in
-    let acc = Buffer.create 16 and p = ref 0 and fin = ref false in
+    let acc = Buffer.create 16 and p = ref hlen and fin = ref false in
     while not !fin do
       match Chunked.decode c out ~off:!p ~len:(n - !p) with
       | Data -> Buffer.add_string acc (Bigstring.sub_string out ~off:(Chunked.data_off c) ~len:(Chunked.data_len c));
@@ -573,7 +650,13 @@ let zero_alloc () =
   if words <> 0.0 then Alcotest.failf "error path: %.2f minor words" words;
   let words = S.minor_words_per_op ~iters:2000 (fun () ->
       W.start w out ~off:0 ~len:20; W.request_line w Get ~target:"/a/very/long/target/over/twenty"; W.field w Accept "a\r\n") in
-  if words <> 0.0 then Alcotest.failf "writer error path: %.2f minor words" words
+  if words <> 0.0 then Alcotest.failf "writer error path: %.2f minor words" words;
+  let words = S.minor_words_per_op ~iters:2000 (fun () ->
+      W.start w out ~off:0 ~len:1024; W.request_line w Get ~target:"/"; W.host w "h"; W.chunked w; W.end_head w;
+      W.resume w out ~off:100 ~len:100; W.chunk w body ~off:0 ~len:10;
+      W.resume w out ~off:200 ~len:100; W.last_chunk w; W.field w Accept "x";
+      if W.error w <> W.Bad_order then failwith "order") in
+  if words <> 0.0 then Alcotest.failf "writer resume and order: %.2f minor words" words
 
 (* --- Differential: h11 ------------------------------------------------------------------- *)
 
@@ -855,6 +938,7 @@ let () =
       ("request_writer",
        [ Alcotest.test_case "bytes" `Quick test_writer_bytes;
          Alcotest.test_case "injection and misuse refused" `Quick test_writer_errors;
+         Alcotest.test_case "calls out of turn are Bad_order" `Quick test_writer_order;
          Alcotest.test_case "no space at every window size" `Quick test_writer_no_space;
          Alcotest.test_case "read back by Request.parse" `Quick test_writer_roundtrip;
          Alcotest.test_case "chunks read back by Chunked" `Quick test_chunk_roundtrip ]);
