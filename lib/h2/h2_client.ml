@@ -856,12 +856,97 @@ let can_open t =
 
 let frames_overhead t len = (len / t.peer.max_frame_size + 1) * F.header_size
 
+(* {2 What a request head may hold (RFC 9113 §8.2-§8.3)}
+
+   The encoder checks names and values for the wire (lower case, no NUL,
+   CR, LF) and lets pseudo-headers through for the server's [:status]; a
+   client forwarding untrusted fields (a proxy) needs more: no second
+   pseudo-header, no connection-specific field (§8.2.2), and pseudo-header
+   values a server will not read as another request (§8.3.1). Every
+   refusal abandons the head, so a caller that catches the exception
+   cannot send the rest as if the field had been left out. *)
+
+let refuse t =
+  t.building <- false;
+  raise_notrace Enc.Invalid_field
+
+let token_ok s =
+  let n = String.length s in
+  let i = ref 0 in
+  while !i < n && Charset.is_tchar (String.unsafe_get s !i) do incr i done;
+  n > 0 && !i = n
+
+(* scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1). *)
+let scheme_ok s =
+  let n = String.length s in
+  let alpha c = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') in
+  let i = ref 1 in
+  while
+    !i < n
+    && (let c = String.unsafe_get s !i in
+        alpha c || (c >= '0' && c <= '9') || c = '+' || c = '-' || c = '.')
+  do incr i done;
+  n > 0 && alpha (String.unsafe_get s 0) && !i = n
+
+(* origin-form (a '/' then visible ASCII, no '#': a fragment is not
+   sent), or asterisk-form for OPTIONS (RFC 9113 §8.3.1). *)
+let path_ok ~meth s =
+  let n = String.length s in
+  if n = 1 && String.unsafe_get s 0 = '*' then String.equal meth "OPTIONS"
+  else begin
+    let i = ref 0 in
+    while
+      !i < n
+      && (let c = String.unsafe_get s !i in c > ' ' && c < '\127' && c <> '#')
+    do incr i done;
+    n > 0 && String.unsafe_get s 0 = '/' && !i = n
+  end
+
+(* uri-host [ ":" port ] without userinfo (RFC 9113 §8.3.1), by
+   {!Authority.valid_host} over a copy in the head buffer, which the
+   encoder then overwrites: no allocation. *)
+let authority_ok t s =
+  let n = String.length s in
+  if n > B.length t.block then raise_notrace Enc.No_space;
+  B.unsafe_blit_from_string s ~src_off:0 t.block ~dst_off:0 ~len:n;
+  n > 0 && Authority.valid_host ~simd:false t.block ~off:0 ~len:n
+
+(* "trailers", in any case: the one TE value HTTP/2 allows (§8.2.2). *)
+let trailers = "trailers"
+
+let te_ok_string v =
+  let n = String.length v in
+  let i = ref 0 in
+  while !i < n && Char.lowercase_ascii (String.unsafe_get v !i) = String.unsafe_get trailers !i do incr i done;
+  n = 8 && !i = n
+
+let te_ok_span src sp =
+  let off = Span.off sp and n = Span.len sp in
+  let i = ref 0 in
+  while n = 8 && off >= 0 && off + 8 <= B.length src && !i < 8 && Char.lowercase_ascii (B.unsafe_get src (off + !i)) = String.unsafe_get trailers !i do
+    incr i
+  done;
+  n = 8 && !i = n
+
+(* Connection-specific fields (RFC 9113 §8.2.2); the encoder has already
+   refused upper case, so names compare as they are. *)
+let connection_specific_s name =
+  String.equal name "connection" || String.equal name "keep-alive" || String.equal name "proxy-connection"
+  || String.equal name "transfer-encoding" || String.equal name "upgrade"
+
+let connection_specific (n : Header_name.t) =
+  match n with Connection | Keep_alive | Transfer_encoding | Upgrade -> true | _ -> false
+
 let start_request t ~meth ~scheme ~authority ~path =
   t.building <- false;
   if t.failed then Closed
   else if t.goaway || t.next_id > S.max_window_size then Going_away
   else if t.nfree = 0 || t.active >= t.peer.max_concurrent_streams then Too_many_streams
   else if room t < B.length t.block + frames_overhead t (B.length t.block) then No_space
+  else if
+    (not (token_ok meth)) || String.equal meth "CONNECT" || (not (scheme_ok scheme))
+    || (not (path_ok ~meth path)) || not (authority_ok t authority)
+  then refuse t
   else begin
     let b = t.block in
     let o = Enc.start_block t.enc b ~off:0 in
@@ -877,21 +962,37 @@ let start_request t ~meth ~scheme ~authority ~path =
 
 let check_building t = if not t.building then invalid_arg "H2_client: no request head started"
 
-let header t name value =
+(* [building] is off while the encoder runs, so one of its exceptions
+   abandons the head too. *)
+let[@inline] added t o =
+  t.block_len <- o;
+  t.building <- true
+
+let header t (name : Header_name.t) value =
   check_building t;
-  t.block_len <- Enc.field t.enc t.block ~off:t.block_len name value
+  if connection_specific name || (name = Te && not (te_ok_string value)) then refuse t;
+  t.building <- false;
+  added t (Enc.field t.enc t.block ~off:t.block_len name value)
+
+let name_ok_s name = String.length name = 0 || (String.unsafe_get name 0 <> ':' && not (connection_specific_s name))
 
 let header_s t name value =
   check_building t;
-  t.block_len <- Enc.field_s t.enc t.block ~off:t.block_len name value
+  if not (name_ok_s name) || (String.equal name "te" && not (te_ok_string value)) then refuse t;
+  t.building <- false;
+  added t (Enc.field_s t.enc t.block ~off:t.block_len name value)
 
-let header_span t name src s =
+let header_span t (name : Header_name.t) src s =
   check_building t;
-  t.block_len <- Enc.field_span t.enc t.block ~off:t.block_len name src s
+  if connection_specific name || (name = Te && not (te_ok_span src s)) then refuse t;
+  t.building <- false;
+  added t (Enc.field_span t.enc t.block ~off:t.block_len name src s)
 
 let header_s_span t name src s =
   check_building t;
-  t.block_len <- Enc.field_s_span t.enc t.block ~off:t.block_len name src s
+  if not (name_ok_s name) || (String.equal name "te" && not (te_ok_span src s)) then refuse t;
+  t.building <- false;
+  added t (Enc.field_s_span t.enc t.block ~off:t.block_len name src s)
 
 let local_closed t slot =
   if t.state.(slot) = st_half_closed_remote then free_slot t slot

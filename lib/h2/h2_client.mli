@@ -185,19 +185,29 @@ val start_request : t -> meth:string -> scheme:string -> authority:string -> pat
     answers [Submitted], add fields with {!header} etc., then
     {!send_request}; anything else leaves nothing begun. A head is not
     started for CONNECT (which has no [:scheme] and [:path]).
-    @raise Hpack_encoder.Invalid_field on a value holding NUL, CR or LF;
-    the head is then abandoned (start another), harmlessly: the encoder
-    keeps no dynamic table, so nothing of it reached HPACK state. *)
+    @raise Hpack_encoder.Invalid_field unless [meth] is a token other than
+    CONNECT, [scheme] a URI scheme, [authority] uri-host [\[":" port\]]
+    ({!Authority.valid_host}, not empty, no userinfo) and [path] visible
+    ASCII without ['#'] starting with ['/'] (or ["*"] for OPTIONS)
+    (RFC 9113 §8.3.1); the head is then abandoned (start another),
+    harmlessly: the encoder keeps no dynamic table, so nothing of it
+    reached HPACK state. *)
 
 val header : t -> Header_name.t -> string -> unit
 val header_s : t -> string -> string -> unit  (** any lower-case name *)
 
 val header_span : t -> Header_name.t -> Bigstring.t -> Span.t -> unit
 val header_s_span : t -> string -> Bigstring.t -> Span.t -> unit
-(** Fields of the head begun. Connection-specific fields are the caller's
-    to leave out.
+(** Fields of the head begun, checked for a caller forwarding names it
+    does not trust (a proxy): a name starting with [':'] (the
+    pseudo-headers are {!start_request}'s), a connection-specific field
+    ([connection], [keep-alive], [proxy-connection], [transfer-encoding],
+    [upgrade]) and [te] other than ["trailers"] are refused (RFC 9113
+    §8.2.2), as are an upper-case or non-token name and a value holding
+    NUL, CR or LF. Any exception abandons the head: {!send_request} then
+    raises [Invalid_argument] until a new {!start_request}.
     @raise Hpack_encoder.No_space when the head outgrows [request_head_size]
-    @raise Hpack_encoder.Invalid_field as {!start_request}
+    @raise Hpack_encoder.Invalid_field on a refused field
     @raise Invalid_argument when no head is begun. *)
 
 val send_request : t -> end_stream:bool -> submit

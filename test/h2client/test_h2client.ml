@@ -592,6 +592,128 @@ let test_reset_reuse_with_server () =
 
 (* {1 Allocation} *)
 
+(* {1 What a request head may hold (RFC 9113 §8.2.2, §8.3.1)} *)
+
+(* The fields of the one HEADERS frame [f] makes the client queue, decoded
+   by the library's HPACK decoder; [None] if no HEADERS went out. *)
+let sent_head f =
+  let c = Cl.create () in
+  let sink = Bigstring.create 65536 in
+  while Cl.next_output c sink ~off:0 ~len:65536 > 0 do () done;
+  f c;
+  let n = Cl.next_output c sink ~off:0 ~len:65536 in
+  let byte i = Char.code (Bigstring.unsafe_get sink i) in
+  let rec find pos =
+    if pos + 9 > n then None
+    else
+      let len = (byte pos lsl 16) lor (byte (pos + 1) lsl 8) lor byte (pos + 2) in
+      if byte (pos + 3) = 1 then begin
+        check int "END_HEADERS, no padding or priority" 0x4 (byte (pos + 4) land 0x2c);
+        let d = Hpack_decoder.create () and out = Bigstring.create 65536 in
+        Hpack_decoder.start_block d ~off:(pos + 9) ~len;
+        let rec fields acc =
+          match Hpack_decoder.next_field d sink ~out with
+          | Field ->
+              fields ((Span.to_string out (Hpack_decoder.name d), Span.to_string out (Hpack_decoder.value d)) :: acc)
+          | End -> List.rev acc
+          | Error -> Alcotest.failf "HPACK: %s" (Hpack_decoder.error_to_string (Hpack_decoder.error d))
+        in
+        Some (fields [])
+      end
+      else find (pos + 9 + len)
+  in
+  find 0
+
+let pairs = Alcotest.(option (list (pair string string)))
+
+let request ?(meth = "GET") ?(scheme = "https") ?(authority = "a.example") ?(path = "/public") fields c =
+  (match Cl.start_request c ~meth ~scheme ~authority ~path with
+   | Cl.Submitted -> ()
+   | _ -> Alcotest.fail "start_request refused");
+  fields c;
+  ignore (Cl.send_request c ~end_stream:true)
+
+let test_head_exact () =
+  let src = Bigstring.of_string "xxTrailersxx" in
+  check pairs "exactly the fields given"
+    (Some
+       [ (":method", "POST"); (":scheme", "https"); (":authority", "[::1]:8443"); (":path", "/a/b?c=d%20e");
+         ("user-agent", "httpz"); ("x-trace", "abc"); ("te", "trailers"); ("te", "Trailers");
+         ("accept", "*/*"); ("x-span", "Trailers") ])
+    (sent_head
+       (request ~meth:"POST" ~authority:"[::1]:8443" ~path:"/a/b?c=d%20e" (fun c ->
+            Cl.header c Header_name.User_agent "httpz";
+            Cl.header_s c "x-trace" "abc";
+            Cl.header_s c "te" "trailers";
+            Cl.header_span c Header_name.Te src (Span.make ~off:2 ~len:8);
+            Cl.header_s c "accept" "*/*";
+            Cl.header_s_span c "x-span" src (Span.make ~off:2 ~len:8))));
+  check pairs "OPTIONS *"
+    (Some [ (":method", "OPTIONS"); (":scheme", "http"); (":authority", "h:80"); (":path", "*") ])
+    (sent_head (request ~meth:"OPTIONS" ~scheme:"http" ~authority:"h:80" ~path:"*" ignore))
+
+(* Each refusal raises Invalid_field, abandons the head (send_request then
+   raises Invalid_argument) and sends nothing. Before the fix, a forwarded
+   ":path" after start_request went out as a second :path. *)
+let refused name f =
+  let raised = ref "" in
+  let heads =
+    sent_head (fun c ->
+        (try f c; raised := "nothing" with
+         | Hpack_encoder.Invalid_field -> raised := "Invalid_field"
+         | e -> raised := Printexc.to_string e);
+        match Cl.send_request c ~end_stream:true with
+        | _ -> raised := !raised ^ ", then sent"
+        | exception Invalid_argument _ -> ())
+  in
+  check string (name ^ ": refused") "Invalid_field" !raised;
+  check pairs (name ^ ": nothing sent") None heads
+
+let start ?(meth = "GET") ?(scheme = "https") ?(authority = "a.example") ?(path = "/public") c =
+  ignore (Cl.start_request c ~meth ~scheme ~authority ~path : Cl.submit)
+
+let test_head_refusals () =
+  let then_ f c = start c; f c in
+  List.iter
+    (fun (n, v) -> refused ("header_s " ^ n ^ ": " ^ v) (then_ (fun c -> Cl.header_s c n v)))
+    [ (":path", "/admin"); (":authority", "internal.example"); (":method", "DELETE"); (":scheme", "http");
+      (":status", "200"); (":protocol", "websocket"); (":", "x"); ("connection", "keep-alive"); ("keep-alive", "5");
+      ("proxy-connection", "keep-alive"); ("transfer-encoding", "chunked"); ("upgrade", "h2c"); ("te", "gzip");
+      ("te", "trailers, gzip"); ("te", ""); ("te", "trailer") ];
+  let src = Bigstring.of_string ":pathchunkedgzip" in
+  refused "header_s_span :path" (then_ (fun c -> Cl.header_s_span c ":path" src (Span.make ~off:0 ~len:5)));
+  refused "header_s_span transfer-encoding"
+    (then_ (fun c -> Cl.header_s_span c "transfer-encoding" src (Span.make ~off:5 ~len:7)));
+  refused "header_s_span te gzip" (then_ (fun c -> Cl.header_s_span c "te" src (Span.make ~off:12 ~len:4)));
+  refused "header_span te gzip" (then_ (fun c -> Cl.header_span c Header_name.Te src (Span.make ~off:12 ~len:4)));
+  refused "header_span te out of range"
+    (then_ (fun c -> Cl.header_span c Header_name.Te src (Span.make ~off:12 ~len:8)));
+  List.iter
+    (fun (n, name) -> refused ("header " ^ name) (then_ (fun c -> Cl.header c n "x")))
+    Header_name.
+      [ (Connection, "connection"); (Keep_alive, "keep-alive"); (Transfer_encoding, "transfer-encoding");
+        (Upgrade, "upgrade") ];
+  refused "header te deflate" (then_ (fun c -> Cl.header c Header_name.Te "deflate"));
+  refused "header_span connection"
+    (then_ (fun c -> Cl.header_span c Header_name.Connection src (Span.make ~off:0 ~len:3)));
+  (* a refused field mid-head drops the fields before it too *)
+  refused "after good fields" (then_ (fun c -> Cl.header_s c "accept" "*/*"; Cl.header_s c ":path" "/admin"));
+  refused "encoder's own refusal abandons too" (then_ (fun c -> Cl.header_s c "x-a" "a\r\nb"));
+  List.iter (fun m -> refused ("method " ^ String.escaped m) (fun c -> start ~meth:m c))
+    [ ""; "GET /admin"; "GE T"; "GET\t"; "G(T"; "CONNECT"; "GET\r\n" ];
+  List.iter (fun p -> refused ("path " ^ String.escaped p) (fun c -> start ~path:p c))
+    [ ""; "/a b"; "/a\tb"; "admin"; "http://x/"; "/a#frag"; "/\127"; "/\200"; "*"; "/a\r\nb" ];
+  List.iter (fun a -> refused ("authority " ^ String.escaped a) (fun c -> start ~authority:a c))
+    [ ""; "user@host"; "a b"; "host/path"; "host:8x"; "[::1"; "a\r\nb" ];
+  List.iter (fun sc -> refused ("scheme " ^ String.escaped sc) (fun c -> start ~scheme:sc c))
+    [ ""; "1http"; "ht tp"; "http:"; "h\r\n" ];
+  (* the state is fine afterwards: the next head goes out whole *)
+  check pairs "good head after a refusal"
+    (Some [ (":method", "GET"); (":scheme", "https"); (":authority", "a.example"); (":path", "/public") ])
+    (sent_head (fun c ->
+         (try start c; Cl.header_s c ":path" "/admin" with Hpack_encoder.Invalid_field -> ());
+         request ignore c))
+
 let test_zero_alloc () =
   let c = Cl.create () in
   let inb = Bigstring.create 65536 and head = Bigstring.create 65536 and sink = Bigstring.create 65536 in
@@ -627,6 +749,8 @@ let test_zero_alloc () =
     | _ -> failwith "refused");
     Cl.header c Header_name.User_agent "httpz";
     Cl.header_s c "x-trace" "abc";
+    Cl.header_s c "te" "trailers";
+    Cl.header_s_span c "x-span" req_body (Span.make ~off:0 ~len:4);
     ignore (Cl.send_request c ~end_stream:false);
     let id = Cl.request_stream c in
     if Cl.send_window c ~stream:id < 4 then failwith "window";
@@ -706,6 +830,8 @@ let () =
           tc "output queue full" test_output_full;
           tc "reset and reuse" test_reset_reuse;
         ] );
+      ( "request head",
+        [ tc "decoded head holds exactly the fields given" test_head_exact; tc "refusals" test_head_refusals ] );
       ("allocation", [ tc "0 words per warm request/response" test_zero_alloc ]);
       ("interop", H2client_interop.tests);
     ]
