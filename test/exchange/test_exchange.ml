@@ -70,6 +70,14 @@ let handler c =
     Ctx.header c Header_name.Content_type "text/plain";
     ignore (Ctx.suspend c (fun c -> Ctx.body_string c "late") : unit -> unit)
   end
+  else if is "/unflushed" then begin
+    (* 17 MiB streamed without Ctx.flush: over the bound on both. *)
+    Ctx.start c Status.Ok;
+    Ctx.chunked_start c;
+    let block = String.make 65536 'u' in
+    for _ = 1 to 17 * 16 do Ctx.chunk c block done;
+    Ctx.chunked_end c
+  end
   else if is "/hang" then ignore (Ctx.suspend c (fun c -> Ctx.body_string c "late") : unit -> unit)
   else if is "/limited" then
     Ctx.read_body c ~limit:10 (fun c ->
@@ -84,9 +92,9 @@ let app = lazy (T.create ~handler_timeout:5. handler)
 
 let both = [ ("HTTP/1.1", T.Http1); ("HTTP/2", T.Http2) ]
 
-let request ?meth ?body protocol target =
+let request ?meth ?headers ?body protocol target =
   ignore (take_events ());
-  let r = T.request ~protocol ?meth ?body ~limit:30. (Lazy.force app) target in
+  let r = T.request ~protocol ?meth ?headers ?body ~limit:30. (Lazy.force app) target in
   (r, take_events ())
 
 let strings = Alcotest.(list string)
@@ -183,8 +191,36 @@ let limit protocol =
   T.check_status 413 r;
   Alcotest.check strings "cancel, then the 413 completes" [ "cancel"; "complete 413 true 18" ] ev
 
+(* A handler that streams past the unflushed bound (16 MiB) without
+   Ctx.flush fails on both protocols: HTTP/1.1 still replaces it with a
+   500 (nothing left yet); HTTP/2 queued its HEADERS at chunked_start, so
+   the stream is reset. Either way the client never gets the 17 MiB, and
+   the exchange never holds them. *)
+let unflushed protocol =
+  let r, _ = request protocol "/unflushed" in
+  Alcotest.(check bool) "not the 17 MiB" true (String.length r.body < 16 * 1024 * 1024);
+  match protocol with
+  | T.Http1 -> T.check_status 500 r
+  | T.Http2 -> Alcotest.(check bool) "reset, not complete" false r.complete
+
+(* A refused head (too many fields: 431) follows the HEAD rule of its own
+   request, not of the request the pooled exchange served last (HTTP/2
+   exchanges are reused across connections). *)
+let refused_head_rule protocol =
+  let many = List.init 150 (fun i -> (Printf.sprintf "x-f%d" i, "v")) in
+  ignore (request ~meth:"HEAD" protocol "/");
+  let r, _ = request ~headers:many protocol "/" in
+  T.check_status 431 r;
+  Alcotest.(check bool) "GET after a HEAD: the 431 has its body" true (String.length r.body > 0);
+  ignore (request protocol "/");
+  let r, _ = request ~meth:"HEAD" ~headers:many protocol "/" in
+  T.check_status 431 r;
+  T.check_body "" r
+
 let cases =
-  [ ("answered twice: the first answer stands", twice);
+  [ ("a refused head: its own HEAD rule", refused_head_rule);
+ ("streamed past the unflushed bound: refused", unflushed);
+ ("answered twice: the first answer stands", twice);
     ("a failed handler: 500, cancel hooks, completion", failed);
     ("the server's 500 runs the head hooks", hooked);
     ("HEAD to a failed handler: no body", head_failed);

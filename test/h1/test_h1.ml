@@ -740,6 +740,16 @@ let parse_states () =
          = Httpz.Request.Complete))
     [ again; d; e ]
 
+(* The log route a site chose belongs to its request: the next request on
+   the slot (on this connection, or a pooled HTTP/2 exchange's next
+   stream) starts with none, even when the last one ended without a log
+   line (its client left before any response). *)
+let log_route_per_request () =
+  let c = Slot.create (shared ()) ~slot:0 ~peer:false in
+  Slot.set_log_route c 3;
+  Slot.stamp c;
+  Alcotest.(check int) "a new request: no route" 0 c.Slot.log_route
+
 let () =
   Alcotest.run "connection"
     [
@@ -777,4 +787,5 @@ let () =
         ] );
       ("allocation", [ zero_alloc_cycle (); zero_alloc_fields () ]);
       ("parse states", [ Alcotest.test_case "by index, reused, dropped" `Quick parse_states ]);
+      ("log route", [ Alcotest.test_case "one request's, not the next's" `Quick log_route_per_request ]);
     ]

@@ -47,7 +47,10 @@ let events = ref []
 let complete_hook = ref false
 let mode_after_accept = ref Slot.H1_mode
 
+let drain_on_accept = ref false
+
 let handler c =
+  if !drain_on_accept then (Ctx.to_conn c).Slot.sh.Slot.draining <- true;
   if !hook_before_accept then Ctx.on_cancel c (fun () -> incr hook_ran);
   if !complete_hook then Ctx.on_complete c (fun _ -> events := "on_complete" :: !events);
   ignore (Ws.accept ~config:!config ~protocols c handlers : bool);
@@ -545,6 +548,27 @@ let deflated_no_alloc () =
   Alcotest.(check int) "one message" 1 !count;
   Alcotest.(check (float 0.0)) "words per message" 0.0 (S.minor_words_per_op ~iters:10_000 once)
 
+(* Draining began while the 101 was on its way (the handler accepted,
+   then the server started its graceful shutdown): once the 101 left, the
+   session is told to go away (Close 1001) like the sessions already
+   open, instead of waiting for the idle timeout. *)
+let draining_handover () =
+  drain_on_accept := true;
+  Fun.protect ~finally:(fun () -> drain_on_accept := false) (fun () ->
+      received := [];
+      closes := [];
+      let c = new_slot (shared ()) in
+      send (upgrade_request ());
+      ignore (Connection.opened c ~fd:3 ~listener:0 ~peer_len:0 : Conn_action.t);
+      ignore (drive c Read : outcome);
+      let out = contents () in
+      let eoh = S.find_sub out "\r\n\r\n" in
+      Alcotest.(check bool) "101" true (S.find_sub out "101 Switching Protocols" >= 0 && eoh > 0);
+      let after = String.sub out (eoh + 4) (String.length out - eoh - 4) in
+      match frames after with
+      | [ (8, payload) ] -> Alcotest.(check int) "Close 1001" 1001 (close_code payload)
+      | fs -> Alcotest.failf "expected one Close frame after the 101, got %d frames" (List.length fs))
+
 let () =
   Alcotest.run "ws"
     [ ( "session",
@@ -557,6 +581,7 @@ let () =
           Alcotest.test_case "cross-origin upgrades refused (403)" `Quick origins;
           Alcotest.test_case "an on_cancel hook does not run after the 101" `Quick hook_after_upgrade;
           Alcotest.test_case "WebSocket once the 101 left; its hook before its log" `Quick handover_after_101;
+          Alcotest.test_case "draining began before the 101 left: Close 1001" `Quick draining_handover;
           Alcotest.test_case "idle holds no buffer" `Quick idle_holds_no_buffer;
           Alcotest.test_case "pings, then the idle timeout" `Quick pings_and_idle;
           Alcotest.test_case "a shared payload is not copied" `Quick shared_payload;
