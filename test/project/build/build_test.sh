@@ -6,7 +6,7 @@
 # build directory. Needs root (unshare -m), as CI has.
 # Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 tmp=$(mktemp -d /tmp/httpz-build.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 passed=0; failed=0
@@ -54,7 +54,7 @@ check $? "dune build $targets with the others out of reach" "$tmp/build.log"
 [ -x "$tmp/_build/install/default/bin/httpz" ]
 check $? "the httpz binary is built"
 # The check can fail: a test needs a hidden package.
-unshare -m bash "$tmp/hidden.sh" dune build --build-dir "$tmp/_build" ./test/form/test_form.exe >"$tmp/neg.log" 2>&1
+unshare -m bash "$tmp/hidden.sh" dune build --build-dir "$tmp/_build" ./test/lib/http/form/test_form.exe >"$tmp/neg.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && grep -q 'alcotest' "$tmp/neg.log"
 check $? "there, a test executable does not build (alcotest is hidden)" "$tmp/neg.log"

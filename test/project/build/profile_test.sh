@@ -10,7 +10,7 @@
 # dune-workspace and root dune file: the check tells the profiles apart, and
 # a warning still fails the build. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 tmp=$(mktemp -d /tmp/httpz-profile.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 passed=0; failed=0

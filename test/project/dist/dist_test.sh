@@ -5,7 +5,7 @@
 # configuration example the unit starts is accepted by `httpz check`.
 # Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 bin="$PWD/_build/install/default/bin/httpz"
 tmp=$(mktemp -d /tmp/httpz-dist.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

@@ -2,7 +2,7 @@
 # The README's OCaml example must be the compiled example, word for word (no
 # prose that nothing executes), and every `make` target it names must exist.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 pass=0; fail=0
 ok() { echo "ok   $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1"; fail=$((fail + 1)); }

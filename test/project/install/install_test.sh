@@ -7,7 +7,7 @@
 # stublibs, the README's command. So "Use httpz in your project" cannot
 # rot. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 tmp=$(mktemp -d /tmp/httpz-install.XXXXXX)
 pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }

@@ -6,7 +6,7 @@
 # (a real CRC, not the "-----" of a hidden or -opaque one), so ocamlopt can
 # inline across them. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 dune build @install 2>&1 | head -20
 python3 - <<'PY'
 import os, re, subprocess, sys

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Who assigns the fields of the server's big mutable records, counted from
-# the typed trees (test/structure/field_writers.ml: any receiver, not only
+# the typed trees (test/project/structure/field_writers.ml: any receiver, not only
 # one named `c`). Each record has a bound on the modules that may assign its
 # fields; a change that spreads a record's writers further fails here.
 # Issue 35's goal is 3 modules per record; the bounds below are where the
 # code stands, lowered as the connection/exchange split lands.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-exe=_build/default/test/structure/field_writers.exe
-[ -x "$exe" ] || dune build ./test/structure/field_writers.exe
+cd "$(dirname "$0")/../../.."
+exe=_build/default/test/project/structure/field_writers.exe
+[ -x "$exe" ] || dune build ./test/project/structure/field_writers.exe
 # Every library and program of the project, not its tests or benchmarks.
 dirs=$(find _build/default -type d -name '.*.objs' -not -path '*/test/*' -not -path '*/bench/*')
 passed=0; failed=0

@@ -313,7 +313,7 @@ let sockets name io =
 
 (* {1 Allocation} The decisions of the lifecycle, one per step, on an
    HTTP/1.1 slot in memory: none allocates (the protocols' whole paths
-   are measured in test/h1, test/h2server and test/server). *)
+   are measured in test/server/h1, test/server/h2server and test/server/loop). *)
 
 let alloc_slot () =
   let sh =

@@ -536,7 +536,7 @@ let guard_tests =
 (* {1 The guard in front of a handler, through the HTTP/1.1 machine} *)
 
 (* The whole exchange with every check on (address rules, a rate, a
-   remembered password), as test/h1's cycle: no word allocated. *)
+   remembered password), as test/server/h1's cycle: no word allocated. *)
 let guarded_cycle ?(zone = Guard.default_zone) ?(fields = "") label () =
   let users = Filename.temp_file "users" ".txt" in
   let oc = open_out users in

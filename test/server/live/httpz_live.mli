@@ -1,7 +1,7 @@
 (** A live server in a child process, and a raw client to talk to it.
 
     For the OCaml suites that test the server over real sockets
-    ([test/server], [test/static]); the Python suites have
+    ([test/server/loop], [test/server/static]); the Python suites have
     [test/e2e/harness.py] for the same job. Only the public server API is
     used ([Server], [Ctx]). Everything here allocates freely: it runs in
     the test process, never in the server's loop.

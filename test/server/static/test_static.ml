@@ -770,7 +770,7 @@ let test_zero_alloc_server () =
 (* {1 The CLI} *)
 
 let httpz_exe () =
-  let cand = Filename.concat (Filename.dirname Sys.executable_name) "../../bin/main.exe" in
+  let cand = Filename.concat (Filename.dirname Sys.executable_name) "../../../bin/main.exe" in
   if Sys.file_exists cand then Some cand else None
 
 let run_cli args =

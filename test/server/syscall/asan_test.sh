@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds sys/httpz_stubs.c's and lib/core/simd_stubs.c's C helpers with AddressSanitizer and
-# UndefinedBehaviorSanitizer into test/syscall/asan_driver.c, runs it, and
+# UndefinedBehaviorSanitizer into test/server/syscall/asan_driver.c, runs it, and
 # ends with "N passed, N failed" (scripts/test.sh runs every *_test.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-server=$(cd "$here/../../sys" && pwd)
-lib=$(cd "$here/../../lib/core" && pwd)
+server=$(cd "$here/../../../sys" && pwd)
+lib=$(cd "$here/../../../lib/core" && pwd)
 cc=${CC:-gcc}
 work=$(mktemp -d /tmp/httpz-asan.XXXXXX)
 trap 'rm -rf "$work"' EXIT

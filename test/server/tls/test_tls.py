@@ -32,7 +32,7 @@ curl, testssl.sh):
 7. Memory: idle TLS keep-alive connections hold no record buffers.
 8. testssl.sh finds nothing "NOT ok" and nothing vulnerable.
 
-Run: python3 test/tls/test_tls.py  (needs _build/install/default/bin/httpz)
+Run: python3 test/server/tls/test_tls.py  (needs _build/install/default/bin/httpz)
 The last line is `N passed, N failed`.
 """
 
@@ -48,7 +48,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
 import harness as H  # noqa: E402
 
 # This suite speaks TLS whatever the transport of the e2e matrix.

@@ -578,7 +578,7 @@ let zero_alloc () =
 (* --- Differential: h11 ------------------------------------------------------------------- *)
 
 let root () =
-  let ok d = Sys.file_exists (Filename.concat d "test/h1client/h11_ref.py") in
+  let ok d = Sys.file_exists (Filename.concat d "test/lib/h1/h1client/h11_ref.py") in
   let rec up dir n = if ok dir then dir else if n = 0 then raise Not_found else up (Filename.dirname dir) (n - 1) in
   try up (Sys.getcwd ()) 8
   with Not_found ->
@@ -618,7 +618,7 @@ let body_verdict s = function
   | _ -> "-"
 
 let test_differential () =
-  let script = Filename.concat (root ()) "test/h1client/h11_ref.py" in
+  let script = Filename.concat (root ()) "test/lib/h1/h1client/h11_ref.py" in
   let ic = Unix.open_process_args_in "/usr/bin/python3" [| "/usr/bin/python3"; script |] in
   let lines = ref [] in
   (try while true do lines := input_line ic :: !lines done with End_of_file -> ());

@@ -65,7 +65,7 @@ let with_server argv port f =
       wait_listening port;
       f ())
 
-let httpz_exe () = Filename.concat (Filename.dirname Sys.executable_name) "../../bin/main.exe"
+let httpz_exe () = Filename.concat (Filename.dirname Sys.executable_name) "../../../../bin/main.exe"
 
 let with_httpz dir f =
   let port = free_port () in

@@ -89,7 +89,7 @@ let generator_reproducible () =
 (* --- DIFFERENCES.md and the code list the same categories. --- *)
 
 let differences_file () =
-  List.find_opt Sys.file_exists [ "DIFFERENCES.md"; "test/fuzz/DIFFERENCES.md" ]
+  List.find_opt Sys.file_exists [ "DIFFERENCES.md"; "test/lib/http/fuzz/DIFFERENCES.md" ]
 
 let documented_ids () =
   match differences_file () with

@@ -48,8 +48,8 @@ import os, random, subprocess, sys, time
 from email.parser import BytesParser
 from email import policy
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DUMP = os.path.join(ROOT, "_build", "default", "test", "multipart", "multipart_dump.exe")
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+DUMP = os.path.join(ROOT, "_build", "default", "test", "lib", "http", "multipart", "multipart_dump.exe")
 CASES = int(os.environ.get("MULTIPART_CASES", "1000"))
 SEED = int(os.environ.get("MULTIPART_SEED", "38"))
 

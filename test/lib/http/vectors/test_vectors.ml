@@ -1,4 +1,4 @@
-(* Runs the conformance corpus in test/vectors/ (see README.md there): every
+(* Runs the conformance corpus in test/lib/http/vectors/ (see README.md there): every
    request vector against Httpz.Request, every chunked body against
    Httpz.Chunked, each one whole, byte by byte, inside garbage and followed by
    a pipelined message. One alcotest case per vector file. *)
