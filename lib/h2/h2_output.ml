@@ -203,10 +203,12 @@ let copy_block t ~dst len =
 let frame_headers t ~stream_id ~end_stream =
   let len = t.block_len and max = t.peer_max_frame in
   if len <= max then
-    (* One HEADERS frame, the usual case. *)
+    (* One HEADERS frame, the usual case. [queued] made the room, [len]
+       is at most the peer's frame size (a valid one), and [stream_id]
+       is a stream's. *)
     queued t (len + 9)
     && begin
-      let o = W.headers_header t.pending ~off:t.p_end ~stream_id ~length:len ~end_stream ~end_headers:true in
+      let o = W.headers_header_unchecked t.pending ~off:t.p_end ~stream_id ~length:len ~end_stream in
       copy_block t ~dst:o len;
       t.p_end <- o + len;
       true

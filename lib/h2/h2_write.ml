@@ -67,6 +67,10 @@ let headers_header buf ~off ~stream_id ~length ~end_stream ~end_headers =
     (bit end_stream H2_frame.flag_end_stream lor bit end_headers H2_frame.flag_end_headers)
     stream_id
 
+let[@inline] headers_header_unchecked buf ~off ~stream_id ~length ~end_stream =
+  put_header buf off length 0x1 (bit end_stream H2_frame.flag_end_stream lor H2_frame.flag_end_headers) stream_id;
+  off + header_size
+
 let continuation_header buf ~off ~stream_id ~length ~end_headers =
   stream_frame_header buf off length 0x9 (bit end_headers H2_frame.flag_end_headers) stream_id
 

@@ -49,6 +49,13 @@ val headers_header :
 (** The header of a HEADERS frame carrying a [length]-byte field block
     fragment, without priority fields. [stream_id > 0]. *)
 
+val headers_header_unchecked : Bigstring.t -> off:int -> stream_id:int -> length:int -> end_stream:bool -> int
+(** {!headers_header} with END_HEADERS, for a caller that checked what it
+    would: [0 < stream_id <= 0x7FFFFFFF], [0 <= length <= 0xFFFFFF] and
+    nine bytes of room at [off]. Nothing is checked (the one HEADERS
+    frame of every response, where the queue's room and the peer's
+    frame size were checked just before). *)
+
 val continuation_header :
   Bigstring.t -> off:int -> stream_id:int -> length:int -> end_headers:bool -> int
 (** The header of a CONTINUATION frame. [stream_id > 0]. *)

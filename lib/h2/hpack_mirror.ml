@@ -3,7 +3,7 @@ module E = Hpack_encoder
 module P = Prepared_fields
 
 let ring_entries = 64
-let memo_size = 8
+let memo_size = 8 (* [find] is unrolled for eight *)
 
 type t = {
   ring : Bytes.t;
@@ -20,6 +20,8 @@ type t = {
   memo_sets : P.t array;
   memo_versions : int array;
   memo_first : int array;  (** insertion number of the set's first inserted field *)
+  memo_used : int array;  (** [uses] when the entry last served: the least is replaced *)
+  mutable uses : int;
 }
 
 let no_set = P.create ~capacity:0 ()
@@ -28,7 +30,7 @@ let create () =
   { ring = Bytes.make (2 * ring_entries) '\000'; first = 0; live = 0; size = 0;
     max_size = H2_settings.default_header_table_size; inserted = 0; pending = -1; dirty = false;
     off = false; memo_sets = Array.make memo_size no_set; memo_versions = Array.make memo_size 0;
-    memo_first = Array.make memo_size 0 }
+    memo_first = Array.make memo_size 0; memo_used = Array.make memo_size 0; uses = 0 }
 
 let reset t =
   t.first <- 0; t.live <- 0; t.size <- 0; t.max_size <- H2_settings.default_header_table_size;
@@ -38,8 +40,10 @@ let reset t =
   for i = 0 to memo_size - 1 do
     if Array.unsafe_get t.memo_sets i != no_set then t.memo_sets.(i) <- no_set;
     t.memo_versions.(i) <- 0;
-    t.memo_first.(i) <- 0
-  done
+    t.memo_first.(i) <- 0;
+    t.memo_used.(i) <- 0
+  done;
+  t.uses <- 0
 
 let evict_one t =
   t.size <- t.size - Bytes.get_uint16_le t.ring (2 * t.first);
@@ -88,10 +92,19 @@ let indices t buf off p ~first =
   let top = Hpack_static.length + 1 + t.inserted - first in
   if P.inserted p = n && top <= 126 then begin
     (* No static field, every index one byte: they count down from [top]. *)
+    if n <= 8 && 8 <= B.length buf - off && not Sys.big_endian then begin
+      (* All eight bytes in one store: byte [i] is [0x80 + top - i], and
+         [top - i] > 0 for every [i < 8] ([top] is at least [61 + n]), so
+         no byte borrows from the next. The bytes past [n] are free space. *)
+      B.unsafe_set64 buf off (Int64.sub (Int64.mul (Int64.of_int (0x80 + top)) 0x0101010101010101L) 0x0706050403020100L);
+      off + n
+    end
+    else begin
     for i = 0 to n - 1 do
       B.unsafe_set buf (off + i) (Char.unsafe_chr (0x80 lor (top - i)))
     done;
     off + n
+    end
   end
   else
   let o = ref off and a = ref first in
@@ -109,20 +122,54 @@ let indices t buf off p ~first =
   done;
   !o
 
+(* The memo entry of [p], or [-1]. A search, not a slot by id: the few
+   sets a server sends on every response (its own head, a file's) must
+   not push one another out whatever their ids. Unrolled: a hit is one
+   load and compare per set ahead of it. *)
+let find t p =
+  let s = t.memo_sets in
+  if Array.unsafe_get s 0 == p then 0
+  else if Array.unsafe_get s 1 == p then 1
+  else if Array.unsafe_get s 2 == p then 2
+  else if Array.unsafe_get s 3 == p then 3
+  else if Array.unsafe_get s 4 == p then 4
+  else if Array.unsafe_get s 5 == p then 5
+  else if Array.unsafe_get s 6 == p then 6
+  else if Array.unsafe_get s 7 == p then 7
+  else -1
+
+(* The least recently used entry, to be replaced. *)
+let victim t =
+  let m = ref 0 in
+  for j = 1 to memo_size - 1 do
+    if Array.unsafe_get t.memo_used j < Array.unsafe_get t.memo_used !m then m := j
+  done;
+  !m
+
+let[@inline] touch t m =
+  let u = t.uses + 1 in
+  t.uses <- u;
+  Array.unsafe_set t.memo_used m u
+
 let block t buf ~off p =
-  let m = P.id p land (memo_size - 1) in
   if t.off || P.inserted p = 0 || P.inserted p > ring_entries || P.table_size p > t.max_size then copy buf off (P.hpack p) (P.hpack_length p)
-  else if Array.unsafe_get t.memo_sets m == p && Array.unsafe_get t.memo_versions m = P.version p
-          && Array.unsafe_get t.memo_first m > t.inserted - t.live
-  then indices t buf off p ~first:(Array.unsafe_get t.memo_first m)
+  else
+  let m = find t p in
+  if m >= 0 && Array.unsafe_get t.memo_versions m = P.version p && Array.unsafe_get t.memo_first m > t.inserted - t.live
+  then begin
+    touch t m;
+    indices t buf off p ~first:(Array.unsafe_get t.memo_first m)
+  end
   else begin
     let o = copy buf off (P.indexed p) (P.indexed_length p) in
+    let m = if m >= 0 then m else victim t in
     let first = t.inserted + 1 in
     for i = 0 to P.count p - 1 do
       let s = P.entry_size p i in
       if s > 0 then insert t s
     done;
     t.dirty <- true;
+    touch t m;
     if Array.unsafe_get t.memo_sets m != p then t.memo_sets.(m) <- p;
     t.memo_versions.(m) <- P.version p;
     t.memo_first.(m) <- first;

@@ -15,8 +15,8 @@
     writes the §6.3 size update at the start of the next block. It also
     forgets entries past the 64 newest: an entry the mirror takes as
     present is always present in the peer's table; the reverse need not
-    hold. A set is remembered (by {!Prepared_fields.id} and version, eight
-    at a time) with the insertion number of its first field: it is sent
+    hold. A set is remembered (by identity and version, eight at a time,
+    the least recently sent forgotten first) with the insertion number of its first field: it is sent
     as indices while all its entries are present and the set has not
     changed; otherwise as literals with incremental indexing, inserting
     them again.
@@ -26,7 +26,7 @@
     behind the mirror's: the caller then calls {!disable}, and from then
     on every set goes out as literals without indexing.
 
-    {b Allocation.} {!create} allocates (about 500 bytes); nothing else
+    {b Allocation.} {!create} allocates (about 600 bytes); nothing else
     does. *)
 
 type t
@@ -51,6 +51,8 @@ val block : t -> Bigstring.t -> off:int -> Prepared_fields.t -> int
     the peer holds them, else as literals that insert them (or, disabled
     or too large for the table, literals without indexing): the offset
     past them.
+    It may write scratch bytes past the offset it returns (up to eight
+    from [off], within [buf]).
     @raise Hpack_encoder.No_space when they do not fit; nothing is
     written and the model is unchanged. *)
 

@@ -763,6 +763,8 @@ let zero_alloc_cases =
         ignore (W.data_header out ~off:0 ~stream_id:1 ~length:16384 ~end_stream:true));
     S.zero_alloc "write HEADERS header" (fun () ->
         ignore (W.headers_header out ~off:0 ~stream_id:1 ~length:100 ~end_stream:false ~end_headers:true));
+    S.zero_alloc "write HEADERS header unchecked" (fun () ->
+        ignore (W.headers_header_unchecked out ~off:0 ~stream_id:1 ~length:100 ~end_stream:true));
     S.zero_alloc "write CONTINUATION header" (fun () ->
         ignore (W.continuation_header out ~off:0 ~stream_id:1 ~length:100 ~end_headers:true));
     S.zero_alloc "write SETTINGS" (fun () -> ignore (W.settings out ~off:0 ~ids ~values));
@@ -912,6 +914,19 @@ let prop_header_bytes =
       && List.for_all2 (fun k e -> byte (off + k) = e) (List.init 9 Fun.id) expected
       && List.for_all (fun k -> k >= off && k < off + 9 || byte k = 0xAA) (List.init size Fun.id))
 
+(* The unchecked HEADERS header (the server's one frame per response)
+   writes exactly what the checked one does, and nothing else. *)
+let prop_headers_unchecked =
+  QCheck2.Test.make ~count:2000 ~name:"HEADERS header unchecked: the checked one's bytes"
+    ~print:QCheck2.Print.(triple int int bool)
+    QCheck2.Gen.(triple (oneof [ int_range 0 20; int_range 0 0xFF_FFFF; pure 0xFF_FFFF ]) (int_range 1 0x7FFF_FFFF) bool)
+    (fun (length, stream_id, end_stream) ->
+      let a = Bigstring.of_string (String.make 32 '\xAA') and b = Bigstring.of_string (String.make 32 '\xAA') in
+      let off = stream_id land 15 in
+      let sa = W.headers_header a ~off ~stream_id ~length ~end_stream ~end_headers:true in
+      let sb = W.headers_header_unchecked b ~off ~stream_id ~length ~end_stream in
+      sa = sb && Bigstring.to_string a = Bigstring.to_string b)
+
 let () =
   Alcotest.run "h2frame"
     [ ( "round trip",
@@ -932,6 +947,7 @@ let () =
         [ Alcotest.test_case "split at every byte" `Quick test_split_everywhere;
           S.qcheck prop_split;
           S.qcheck prop_header_bytes;
+          S.qcheck prop_headers_unchecked;
           S.qcheck prop_garbage ] );
       ( "priority field",
         [ Alcotest.test_case "RFC 9218 values" `Quick test_priority_field; S.qcheck prop_priority_garbage ] );

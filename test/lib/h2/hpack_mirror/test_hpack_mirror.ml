@@ -102,6 +102,61 @@ let test_eviction () =
   let f, _ = exchange p [ huge; file_set "c" ] in
   Alcotest.check strings "larger than the table: literals" (fields huge @ fields (file_set "c")) f
 
+(* Two sets sent on every response whose ids are eight apart (the memo
+   once slotted sets by id mod 8): each must stay indices, not push the
+   other out and be inserted again on every response. Nor may sets sent
+   now and then push out the one sent every time. *)
+let test_memo_collision () =
+  let p = peer () in
+  let a = file_set "a" in
+  let rec eight_apart () =
+    let s = file_set "b" in
+    if P.id s - P.id a = 8 then s else eight_apart ()
+  in
+  let b = eight_apart () in
+  ignore (exchange p [ a; b ]);
+  for round = 1 to 3 do
+    let f, n = exchange p [ a; b ] in
+    Alcotest.check strings (Printf.sprintf "round %d: the fields" round) (fields a @ fields b) f;
+    Alcotest.(check int) (Printf.sprintf "round %d: one byte per field" round) 9 n
+  done;
+  let others = Array.init 20 (fun i -> P.of_list [ (Header_name.Etag, string_of_int i) ]) in
+  Array.iteri
+    (fun i s ->
+      let f, n = exchange p [ a; s ] in
+      Alcotest.check strings (Printf.sprintf "with set %d: the fields" i) (fields a @ fields s) f;
+      let f, n' = exchange p [ a; s ] in
+      Alcotest.check strings (Printf.sprintf "with set %d again: the fields" i) (fields a @ fields s) f;
+      Alcotest.(check bool) (Printf.sprintf "with set %d: the hot set as indices" i) true (n < 30);
+      Alcotest.(check int) (Printf.sprintf "with set %d again: indices" i) 6 n')
+    others
+
+(* The indices of a held set, whether the buffer has room for a whole
+   word past them or ends right after them: the same bytes, and nothing
+   before [off] touched. *)
+let test_indices_at_end () =
+  let p = peer () in
+  let a = file_set "a" in
+  ignore (exchange p [ a ]);
+  let roomy = Bigstring.create 64 in
+  Bigarray.Array1.fill roomy (Char.chr 0);
+  let n = M.block p.m roomy ~off:3 a in
+  Alcotest.(check int) "four indices" 7 n;
+  Alcotest.(check string) "counting down from the newest" "\x00\x00\x00\xc1\xc0\xbf\xbe"
+    (Bigstring.sub_string roomy ~off:0 ~len:7);
+  (* Two fields need four bytes of room (two per index at most): four to
+     eight bytes left after [off]. *)
+  let b = P.of_list [ (Header_name.Etag, "\"b\""); (Vary, "accept-encoding") ] in
+  ignore (exchange p [ b ]);
+  List.iter
+    (fun room ->
+      let tight = Bigstring.create (3 + room) in
+      Bigarray.Array1.fill tight (Char.chr 0);
+      Alcotest.(check int) (Printf.sprintf "%d bytes of room: two indices" room) 5 (M.block p.m tight ~off:3 b);
+      Alcotest.(check string) (Printf.sprintf "%d bytes of room: the same bytes" room)
+        ("\x00\x00\x00\xbf\xbe" ^ String.make (room - 2) '\x00') (Bigstring.sub_string tight ~off:0 ~len:(3 + room)))
+    [ 4; 5; 7 ]
+
 let test_size_update () =
   let p = peer () in
   let a = file_set "a" in
@@ -188,6 +243,8 @@ let () =
   Alcotest.run "hpack_mirror"
     [ ( "mirror",
         [ Alcotest.test_case "indices once the peer holds a set" `Quick test_indices;
+          Alcotest.test_case "sets whose ids collide mod 8 both stay indices" `Quick test_memo_collision;
+          Alcotest.test_case "indices at a buffer's end" `Quick test_indices_at_end;
           Alcotest.test_case "eviction, the ring's limit, sets larger than the table" `Quick test_eviction;
           Alcotest.test_case "the peer's table shrinks: size updates" `Quick test_size_update;
           Alcotest.test_case "an abandoned block stops indexing" `Quick test_abandoned;
