@@ -11,7 +11,7 @@
     {!H1}, {!H1_response}, {!Output}, {!Exchange}, {!Ctx} and, for HTTP/2
     connections and their exchanges, {!H2_session}, {!H2_exchange} and
     {!H2_response}, and in mode [Websocket] {!Ws} and {!Ws_session}, write
-    them ([test/structure/field_writers_test.sh] counts them from the typed
+    them ([test/project/structure/field_writers_test.sh] counts them from the typed
     trees), backends and transports through their functions.
 
     {2 Buffers}
