@@ -780,8 +780,17 @@ let totals_tests =
 
 (* [n] children run [f i] at once (released together); each one's result,
    a count, comes back through a shared word. *)
+(* [n] children run [f] at one instant (a start barrier) and stay alive
+   until every one of them is done (an end barrier): a child that exits
+   early would let another take over its dead row of a shared table and
+   clear it, mid-test. *)
 let in_children n f =
-  let words = Mapped.map_shared (8 * (n + 1)) in
+  let words = Mapped.map_shared (8 * ((2 * n) + 1)) in
+  let all_done () =
+    let d = ref true in
+    for j = 0 to n - 1 do if Bigstring.unsafe_get64 words (8 * (n + 1 + j)) = 0L then d := false done;
+    !d
+  in
   let pids =
     List.init n (fun i ->
         match Unix.fork () with
@@ -789,6 +798,8 @@ let in_children n f =
             while Int64.to_int (Bigstring.unsafe_get64 words (8 * n)) = 0 do () done;
             let r = (try f i with _ -> -1) in
             Bigstring.unsafe_set64 words (8 * i) (Int64.of_int r);
+            Bigstring.unsafe_set64 words (8 * (n + 1 + i)) 1L;
+            while not (all_done ()) do () done;
             Unix._exit 0
         | pid -> pid)
   in
