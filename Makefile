@@ -16,11 +16,11 @@ deps-bench:
 	@scripts/deps.sh bench
 
 # What `make serve` builds: the libraries, the httpz binary and the
-# examples, and nothing that needs a test-only package (test/build/
+# examples, and nothing that needs a test-only package (test/project/build/
 # build_test.sh builds exactly this with those packages out of reach).
 # Every target builds in the release profile (dune-workspace), so `make
 # test` and `make bench` test and measure the binary `make serve` runs and
-# `dune install` installs (test/build/profile_test.sh checks it).
+# `dune install` installs (test/project/build/profile_test.sh checks it).
 BUILD_TARGETS = @install @examples/all
 
 build: deps-build
@@ -47,14 +47,14 @@ bench-h2-floor: deps-bench
 	bench/server/h2_floor.py
 
 # Differential fuzzing of the request parser against Node's http_parser and
-# Python's h11 (test/fuzz/DIFFERENCES.md). A fresh random seed each run,
+# Python's h11 (test/lib/http/fuzz/DIFFERENCES.md). A fresh random seed each run,
 # printed first (FUZZ_SEED=N to replay one); FUZZ_COUNT=N bounds the number
 # of inputs instead of the time.
 FUZZ_SECONDS ?= 600
 FUZZ_SEED ?= -1
 fuzz: deps
-	$(DUNE) build ./test/fuzz/fuzz.exe
-	./_build/default/test/fuzz/fuzz.exe --seed $(FUZZ_SEED) $(if $(FUZZ_COUNT),--count $(FUZZ_COUNT),--seconds $(FUZZ_SECONDS))
+	$(DUNE) build ./test/lib/http/fuzz/fuzz.exe
+	./_build/default/test/lib/http/fuzz/fuzz.exe --seed $(FUZZ_SEED) $(if $(FUZZ_COUNT),--count $(FUZZ_COUNT),--seconds $(FUZZ_SECONDS))
 
 # Soak test (bench/README.md, "Soak"): one `httpz serve --workers 1` under wrk
 # keep-alive + Connection: close traffic, ~200 slowloris connections and a

@@ -2,7 +2,7 @@
    session and CSRF, server-sent events, an upload, static files,
    blocking work off the loop, WebSocket; errors as JSON and middleware
    around it. examples/app.ml runs it (HTTPS beside plain HTTP) and
-   test/app/test_todo_app.ml tests its handlers without a socket.
+   test/server/app/test_todo_app.ml tests its handlers without a socket.
 
    GET  /               hello                 GET  /todos/:id   a todo as JSON
    POST /todos          {"title": "..."}      GET  /login       a form

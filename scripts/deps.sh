@@ -23,7 +23,7 @@ test_pkgs=(
   openssl testssl.sh nghttp2-client postgresql systemd logrotate prometheus fail2ban
   h2o
 )
-# h2o is a test package: test/h1client's interop test talks to it (and the
+# h2o is a test package: test/lib/h1/h1client's interop test talks to it (and the
 # benchmarks compare with it). libh2o-evloop-dev: Debian's picohttpparser (phr_parse_request, built
 # without SSE4.2), a parser peer; python3-pip: bench/parse/pico_sse42.sh
 # fetches picohttpparser's C source from PyPI for the SSE4.2 build.
@@ -33,7 +33,7 @@ bench_pkgs=(
   libh2o-evloop-dev python3-pip linux-perf
 )
 
-# test/build/build_test.sh reads this list to check that `make build`
+# test/project/build/build_test.sh reads this list to check that `make build`
 # needs nothing else.
 if [ "${1:-}" = "--print-build" ]; then echo "${build_pkgs[@]}"; exit 0; fi
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite and ends with one line: "N passed, N failed".
 #  - Alcotest executables: every test/**/test_*.exe that dune built.
-#  - Script suites: every test/**/*_test.sh; test/tls/test_*.py once per
+#  - Script suites: every test/**/*_test.sh; test/server/tls/test_*.py once per
 #    backend (E2E_IO="epoll uring") and test/e2e/test_*.py once per backend
 #    and transport (E2E_TRANSPORTS="plain tls"); each must end its output
 #    with a line "N passed, N failed".
@@ -59,9 +59,9 @@ run_suite plain scripts/protocol_io.sh bash scripts/protocol_io.sh
 # Server suites run once per backend (HTTPZ_IO, `--io`), and the
 # end-to-end ones once per transport too (HTTPZ_TRANSPORT): the same checks
 # over epoll and io_uring, plain TCP and TLS (test/e2e/harness.py). The TLS
-# suite (test/tls) speaks TLS itself.
+# suite (test/server/tls) speaks TLS itself.
 for io in ${E2E_IO:-epoll uring}; do
-  for py in $(find test/tls -name 'test_*.py' 2>/dev/null | sort); do
+  for py in $(find test/server/tls -name 'test_*.py' 2>/dev/null | sort); do
     run_suite plain "$py [$io]" env HTTPZ_IO="$io" python3 "$py"
   done
   for transport in ${E2E_TRANSPORTS:-plain tls}; do

@@ -4,7 +4,7 @@
    connections under [--io uring] (whose ring watches this epoll set).
    Every function takes the backend state [e] and the connection [c]
    explicitly: no closure is built per event, and nothing on the
-   keep-alive path allocates (test/server's zero-allocation test).
+   keep-alive path allocates (test/server/loop's zero-allocation test).
    Functions that may close [c] leave [c.fd = -1]; callers check it. *)
 
 open Slot

@@ -8,10 +8,10 @@
     an action for the connection; HTTP/2: frames queued on the stream) and
     when part of a response counts as gone ({!committed}); the protocol
     module matches on the step this module returns. Nothing here allocates
-    on the path of a request answered normally (test/server's 0-words
+    on the path of a request answered normally (test/server/loop's 0-words
     test); error paths log, which allocates.
 
-    {b Rules} (test/exchange checks each over both protocols):
+    {b Rules} (test/server/exchange checks each over both protocols):
     {ul
     {- A handler (or continuation) that raises after a complete answer
        ({!Slot.Answered_twice} included): the answer stands, the failure is

@@ -1,7 +1,7 @@
 (* The HTTP/1.1 connection state machine, sans I/O. Every function takes
    the slot [c] and answers with what the connection needs next; nothing
    here reads or writes a socket, and nothing on the keep-alive path
-   allocates (test/server's zero-allocation test, test/h1's
+   allocates (test/server/loop's zero-allocation test, test/server/h1's
    transcripts). *)
 
 open Httpz

@@ -9,7 +9,7 @@
     {!Output} and acknowledged with {!Output.advance}, and time is
     [c.sh.tick]; the connection's timer is [c.timer] due at [c.deadline],
     which the backend mirrors in its timer wheel. The transcript tests
-    (test/h1) drive it from memory alone, through the same output walk.
+    (test/server/h1) drive it from memory alone, through the same output walk.
 
     {2 Who writes the slot}
     This module, {!Slot} (its buffers and timers), {!Output} (the pending
@@ -18,7 +18,7 @@
     HTTP/1.1 slot's fields (HTTP/2 and WebSocket have their own writers,
     listed in {!Slot}); backends, transports and the loop read them and
     call these functions through {!Connection}
-    ([test/structure/field_writers_test.sh] counts the writers).
+    ([test/project/structure/field_writers_test.sh] counts the writers).
 
     {2 A connection's life}
     {!opened} → [Reading_head] → ([Reading_body]) → handler → [Writing] →

@@ -81,9 +81,8 @@ let end_head c ~content_length ~chunked =
    calls Ctx.flush: nothing is written while it runs (the backend writes
    what the protocol describes, after it). This many bytes at most may
    wait so: one handler call cannot make its connection hold more. *)
-let max_unflushed = 16 * 1024 * 1024
-
-let unflushed = Printf.sprintf "Ctx.chunk: more than %d MiB of body without Ctx.flush" (max_unflushed lsr 20)
+let max_unflushed = Slot.max_unflushed
+let unflushed = Slot.unflushed
 
 (* Make room for [n] more bytes at [out_len]: [out] grows, up to
    [max_unflushed] (beyond, the handler fails: a 500 when nothing of the
@@ -92,7 +91,9 @@ let room c n =
   if c.out_len + n > Bigstring.length c.out then begin
     compact_out c;
     if c.out_len + n > Bigstring.length c.out then begin
-      if c.out_len + n > max_unflushed then invalid_arg unflushed;
+      (* [out] grows by doubling: the bound is on what waits, not on its
+         capacity. *)
+      if c.out_len - c.out_sent + n > max_unflushed then invalid_arg unflushed;
       grow_out c (c.out_len + n)
     end
   end

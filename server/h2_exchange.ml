@@ -455,6 +455,7 @@ let bind x c ~stream =
   x.fd <- c.fd;
   x.listener <- c.listener;
   x.ssl <- c.ssl;
+  x.tls <- c.tls;
   x.tls_version <- c.tls_version;
   (* The client's address: Ctx.peer_ip asks the connection
      (Slot.carrier), so an exchange's own [peer_ip] and [peer_family] are
@@ -486,6 +487,9 @@ let opened s c ~stream ~fin =
   (* The body clock starts when the handler first waits for the body. *)
   x.body_deadline <- 0;
   x.body_credit <- 0;
+  (* Before [present]: a refused head (431, 400) is answered with the
+     HEAD rule of this stream, not of the exchange's last one. *)
+  x.head_req <- (match H2_head.meth (C.head h2c) with Meth.Head -> true | _ -> false);
   stamp x;
   add s x;
   match present x h2c with

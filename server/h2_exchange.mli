@@ -61,7 +61,7 @@
     are dropped ([gen] changes).
 
     {b Allocation.} None per stream once the pools hold what one needs
-    (test/h2server); an exchange slot is created when the pool is empty. *)
+    (test/server/h2server); an exchange slot is created when the pool is empty. *)
 
 val find : Slot.h2 -> int -> int
 (** [find s stream]: the index in [s.streams] of the stream's exchange, or

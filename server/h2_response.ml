@@ -330,7 +330,9 @@ let end_head x ~content_length ~chunked =
   x.out_sent <- 0
 
 (* Streamed pieces collect in [out] until the handler flushes or ends. *)
-let chunk x len = if x.out_len + len > Bigstring.length x.out then grow_out x (x.out_len + len)
+let chunk x len =
+  if x.out_len - x.out_sent + len > max_unflushed then invalid_arg unflushed;
+  if x.out_len + len > Bigstring.length x.out then grow_out x (x.out_len + len)
 let last_chunk _ = ()
 let switch _ = invalid_arg "Ctx.upgrade: not over HTTP/2 (RFC 9113 §8.6 has no Upgrade)"
 let protocol =

@@ -426,7 +426,14 @@ let[@inline] timed c = Bigstring.length c.peer > 0
 (* The request's access log ({!Access_log}): set by a handler, cleared once logged. *)
 let[@inline] set_log_route c r = c.log_route <- r
 
-let[@inline] stamp c = if timed c || Totals.timed () then c.started_ns <- Syscall.clock_monotonic_ns ()
+let max_unflushed = 16 * 1024 * 1024
+let unflushed = Printf.sprintf "Ctx.chunk: more than %d MiB of body without Ctx.flush" (max_unflushed lsr 20)
+
+let[@inline] stamp c =
+  (* A request starts: the log route a site chose for the last one (ended
+     perhaps without a log line) is not this one's. *)
+  if c.log_route <> 0 then c.log_route <- 0;
+  if timed c || Totals.timed () then c.started_ns <- Syscall.clock_monotonic_ns ()
 
 let with_room a n x =
   if n < Array.length a then a

@@ -11,7 +11,7 @@
     {!H1}, {!H1_response}, {!Output}, {!Exchange}, {!Ctx} and, for HTTP/2
     connections and their exchanges, {!H2_session}, {!H2_exchange} and
     {!H2_response}, and in mode [Websocket] {!Ws} and {!Ws_session}, write
-    them ([test/structure/field_writers_test.sh] counts them from the typed
+    them ([test/project/structure/field_writers_test.sh] counts them from the typed
     trees), backends and transports through their functions.
 
     {2 Buffers}
@@ -500,9 +500,10 @@ val timed : t -> bool
     {!H1} records when each request starts. *)
 
 val stamp : t -> unit
-(** [stamp c] sets [started_ns] to now when {!timed} or when requests are
-    timed for the status totals ({!Totals.timed}); nothing otherwise.
-    Does not allocate. *)
+(** [stamp c]: a request starts. Clears [log_route] (the route a site
+    chose for the last request, which may have ended without a log line)
+    and sets [started_ns] to now when {!timed} or when requests are timed
+    for the status totals ({!Totals.timed}). Does not allocate. *)
 
 val set_log_route : t -> int -> unit
 (** [set_log_route c r] sets [c.log_route] (the one writer outside {!Slot}'s
@@ -599,6 +600,15 @@ val reset_response : t -> unit
 val set_tls : t -> Openssl.ssl -> unit
 (** [set_tls c ssl]: the connection's TLS session ({!Openssl.none}: plain
     TCP, or released); a new one has its handshake to do. *)
+
+val max_unflushed : int
+(** [16 MiB]: the streamed body bytes a handler may leave waiting in
+    [out] without {!Ctx.flush}, over either protocol: beyond, [Ctx.chunk]
+    fails with [Invalid_argument unflushed] (one handler call cannot make
+    its connection, or its stream, hold more). *)
+
+val unflushed : string
+(** The message of that failure. *)
 
 val forget_tls : t -> unit
 (** [forget_tls c] is [set_tls c Openssl.none]: for the protocols, which

@@ -164,7 +164,7 @@ val advance : float -> unit
 
 (** {2 One connection, step by step}
     The runtime's lower layer, for tests of the state machines themselves
-    (the transcript tests of [test/h1]): a connection slot of a given
+    (the transcript tests of [test/server/h1]): a connection slot of a given
     {!Slot.shared}, whose hooks stay the caller's, driven one action at a
     time; no reactor, no clock (the caller sets [sh.tick]). *)
 module Conn : sig

@@ -257,6 +257,13 @@ let start c =
   c.after <- Then_resume;
   clear_timer c;
   if c.rpos < c.rlen && (s.phase = Open || s.phase = Closing) then process c s;
+  (* Draining began while the 101 was on its way: the session is told to
+     go away at once, as the open ones were. *)
+  if c.sh.draining && s.phase = Open then begin
+    queue_close c s Ws_close.going_away "";
+    s.phase <- Closing;
+    report c s Ws_close.going_away
+  end;
   next c s
 
 let prepare_read c =

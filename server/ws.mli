@@ -60,7 +60,7 @@
 
     {2 Allocation}
     Receiving a message allocates nothing, whether it arrived whole, in
-    fragments or compressed, and neither does sending one (test/ws: 0
+    fragments or compressed, and neither does sending one (test/server/ws: 0
     words per message), unless a pool has no spare buffer or a zlib
     stream is created (the first compressed message; each one when the
     client keeps no context). {!flush} allocates its list cell, a

@@ -5,7 +5,7 @@
    exception and the stubs can be [@@noalloc].
 
    Layout: the [hz_*] functions are plain C (no OCaml headers) so that
-   test/syscall/asan_driver.c can #include this file with -DHTTPZ_NO_OCAML and
+   test/server/syscall/asan_driver.c can #include this file with -DHTTPZ_NO_OCAML and
    exercise them under -fsanitize=address,undefined. The [httpz_*] functions
    at the end are the OCaml stubs: they unpack values and call the helpers.
 

@@ -14,7 +14,7 @@
    (SSL_get_error needs it empty before every call) and its first reason is
    kept for [hz_tls_error].
 
-   Layout as in httpz_stubs.c: [hz_*] are plain C (test/syscall/asan_driver.c
+   Layout as in httpz_stubs.c: [hz_*] are plain C (test/server/syscall/asan_driver.c
    includes this file with -DHTTPZ_NO_OCAML), the [httpz_*] OCaml stubs at
    the end unpack values and call them. */
 

@@ -12,7 +12,7 @@
     [stop].
 
     Each gives the same answers as the portable OCaml code it replaces
-    (test/simd compares them on every conformance vector, a fuzz corpus and
+    (test/lib/core/simd compares them on every conformance vector, a fuzz corpus and
     every byte in every lane). *)
 
 val available : bool

@@ -17,7 +17,7 @@
    have their bits shifted out of the mask); a buffer shorter than a window
    is never read by one (field lines: SSE2 windows under 32 bytes, the
    caller's portable loop under 16; target and Host: a byte loop).
-   test/syscall/asan_driver.c includes this file with HTTPZ_NO_OCAML and
+   test/server/syscall/asan_driver.c includes this file with HTTPZ_NO_OCAML and
    checks that at the edges of exact-size buffers, at both widths.
 
    Elsewhere than x86-64 the kernel reports itself unavailable, and

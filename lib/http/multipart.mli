@@ -16,7 +16,7 @@
       padding (SP / HTAB) then CRLF opens a part. Anything else there is
       {!Malformed_delimiter}: RFC 2046 forbids the delimiter inside a part,
       so a line starting with it is not data (Python's [email] treats such
-      a line as data; a deliberate difference, see test/multipart).
+      a line as data; a deliberate difference, see test/lib/http/multipart).
     - {b CRLF is required}: a delimiter preceded by a bare LF is not one (its
       bytes are part data), and a part-header line ending in a bare LF is
       {!Malformed_header}. Browsers and curl always send CRLF; accepting LF
@@ -47,7 +47,7 @@
     {!create} allocates the state (a header buffer of
     [limits.max_header_bytes] bytes and a delimiter-sized hold buffer);
     {!reset}, {!feed}, {!next} and the accessors allocate nothing
-    (test/multipart measures 0 minor words over whole multi-part bodies).
+    (test/lib/http/multipart measures 0 minor words over whole multi-part bodies).
     Delimiter candidates are found with {!Simd.find_byte} (the CR that
     starts [CRLF "--" boundary]), 16 bytes per compare. *)
 

@@ -61,7 +61,7 @@ val create : ?limits:limits -> ?simd:bool -> unit -> t
     through the C kernel ({!Simd}); the line where the kernel stops (the
     empty line, an invalid or incomplete one) and all error reporting stay
     in OCaml. [~simd:false] keeps every byte in the portable OCaml scanners
-    ({!Swar}). Both give the same status, spans, facts and errors (test/simd
+    ({!Swar}). Both give the same status, spans, facts and errors (test/lib/core/simd
     compares them on every conformance vector and a fuzz corpus).
     @raise Invalid_argument if [max_head], [max_headers] or [max_target] is
     not positive, [max_content_length] is negative, or [max_head] or

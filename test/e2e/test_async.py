@@ -13,7 +13,7 @@ async_demo (issue 12's routes):
 5. GET /hello?name=J%C3%B6rg+X: decoded.
 6. GET /static/...: the files of DIR; %2e%2e and .. never reach the secret
    file beside DIR; anything else 404.
-7. A handler timeout: not exercised here (test/h1 covers it).
+7. A handler timeout: not exercised here (test/server/h1 covers it).
 
 lwt_demo: GET /sleep (Lwt_unix.sleep 0.2) x 50 concurrently within 1 s;
 GET /file (Lwt_io) returns the file.

@@ -1,5 +1,5 @@
 """Error answers shaped by the application (Errors, issue 38): the test
-server test/errors/errors_server.exe, one error source per route, in the
+server test/server/errors/errors_server.exe, one error source per route, in the
 suite's transport and backend (HTTPZ_TRANSPORT, HTTPZ_IO), over HTTP/1.1
 (raw sockets) and HTTP/2 (curl; Python's h2 for a body that stalls).
 
@@ -40,7 +40,7 @@ R = H.Results("errors")
 H.suite_deadline(R, 150)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXE = os.path.join(H.ROOT, "_build", "default", "test", "errors", "errors_server.exe")
+EXE = os.path.join(H.ROOT, "_build", "default", "test", "server", "errors", "errors_server.exe")
 SYS_PY = "/usr/bin/python3"  # Debian's python3-h2 lives there
 
 TMP = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-errors-"))

@@ -1,4 +1,4 @@
-"""The application helpers end to end: test/helpers/helpers_server.exe
+"""The application helpers end to end: test/server/helpers/helpers_server.exe
 (Helpers_app: Req.json, Req.negotiate and typed fields, Respond ?headers and
 pending headers, Html.escape, the static handler under Route.mount with its
 prefix given once) on one worker, in the suite's transport and backend
@@ -32,7 +32,7 @@ import harness as H  # noqa: E402
 R = H.Results("helpers")
 H.suite_deadline(R, 120)
 
-EXE = os.path.join(H.ROOT, "_build", "default", "test", "helpers", "helpers_server.exe")
+EXE = os.path.join(H.ROOT, "_build", "default", "test", "server", "helpers", "helpers_server.exe")
 TMP = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-helpers-"))
 ASSETS = os.path.join(TMP, "assets")
 for d in (ASSETS, os.path.join(ASSETS, "sub"), os.path.join(ASSETS, "assets")):

@@ -1,4 +1,4 @@
-"""Middleware end to end: test/middleware/middleware_server.exe (a router
+"""Middleware end to end: test/server/middleware/middleware_server.exe (a router
 behind Request_id, Security_headers, Cors and Route_metrics, one worker) on
 127.0.0.1, over HTTP/1.1 (raw sockets) and HTTP/2 (python3-h2 streams one after
 another on one connection, and curl: prior knowledge on plain, ALPN over
@@ -37,7 +37,7 @@ import harness as H  # noqa: E402
 R = H.Results("middleware")
 H.suite_deadline(R, 120)
 
-EXE = os.path.join(H.ROOT, "_build", "default", "test", "middleware", "middleware_server.exe")
+EXE = os.path.join(H.ROOT, "_build", "default", "test", "server", "middleware", "middleware_server.exe")
 GOOD = "https://good.example"
 EVIL = "https://evil.example"
 

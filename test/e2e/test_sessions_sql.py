@@ -1,5 +1,5 @@
 """Sessions shared beyond one worker, and the application's lifecycle
-hooks, end to end: test/sessions/sessions_server.exe (Session.with_session /
+hooks, end to end: test/server/sessions/sessions_server.exe (Session.with_session /
 Session.save over httpz.session_sqlite or httpz.session_postgresql, and
 Server.run's on_start / on_worker_start / on_worker_stop / on_stop) on
 127.0.0.1.
@@ -25,7 +25,7 @@ Server.run's on_start / on_worker_start / on_worker_stop / on_stop) on
    runs the worker hooks, not on_start/on_stop.
 
 Run: HTTPZ_IO=epoll HTTPZ_TRANSPORT=plain python3 test/e2e/test_sessions_sql.py
-(needs `dune build`: test/sessions/sessions_server.exe; the postgresql
+(needs `dune build`: test/server/sessions/sessions_server.exe; the postgresql
 package, scripts/deps.sh test). Ends with "N passed, N failed".
 """
 
@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as H  # noqa: E402
 
 R = H.Results("sessions_sql")
-EXE = os.path.join(H.ROOT, "_build", "default", "test", "sessions", "sessions_server.exe")
+EXE = os.path.join(H.ROOT, "_build", "default", "test", "server", "sessions", "sessions_server.exe")
 COOKIE = "httpz_session"
 PG = {}  # the PostgreSQL server: dir, bin, data
 

@@ -1,5 +1,5 @@
 """Uploads end to end: Upload.to_file and Upload.multipart (server/upload.ml)
-behind test/upload/upload_server.exe, with real clients.
+behind test/server/upload/upload_server.exe, with real clients.
 
 1. curl -F: a field and three files (one of 5 MiB, one named
    "../../etc/passwd"): 200, each stored file's sha256 equals what was
@@ -36,7 +36,7 @@ import harness as H
 R = H.Results("upload")
 H.suite_deadline(R, 150)
 
-SERVER = os.path.join(H.ROOT, "_build", "default", "test", "upload", "upload_server.exe")
+SERVER = os.path.join(H.ROOT, "_build", "default", "test", "server", "upload", "upload_server.exe")
 WORK = R.cleanup(tempfile.mkdtemp(prefix="httpz-upload-"))
 UP = os.path.join(WORK, "up")
 SRC = os.path.join(WORK, "src")

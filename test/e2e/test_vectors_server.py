@@ -1,4 +1,4 @@
-"""Sends every request vector of test/vectors/request/ to a running `httpz serve`.
+"""Sends every request vector of test/lib/http/vectors/request/ to a running `httpz serve`.
 
 Each vector goes over a fresh raw socket in one packet together with a
 follower, `GET /index.html`:
@@ -27,7 +27,7 @@ R = H.Results("vectors-server")
 H.suite_deadline(R, 28)
 H.require_binary(R)
 
-VEC = os.path.join(H.ROOT, "test", "vectors", "request")
+VEC = os.path.join(H.ROOT, "test", "lib", "http", "vectors", "request")
 TMP = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-vectors-"))
 DOC = os.path.join(TMP, "root")
 os.makedirs(DOC)

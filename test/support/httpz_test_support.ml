@@ -57,7 +57,7 @@ let vectors_dir () =
   let ok d = Sys.file_exists (Filename.concat d "request/get_minimal.http") in
   let rec up dir n =
     if ok dir then dir
-    else if ok (Filename.concat dir "test/vectors") then Filename.concat dir "test/vectors"
+    else if ok (Filename.concat dir "test/lib/http/vectors") then Filename.concat dir "test/lib/http/vectors"
     else if n = 0 then raise Not_found
     else up (Filename.dirname dir) (n - 1)
   in
@@ -68,7 +68,7 @@ let vectors_dir () =
     let exe = Sys.executable_name in
     let exe = if Filename.is_relative exe then Filename.concat (Sys.getcwd ()) exe else exe in
     try up (Filename.dirname exe) 8
-    with Not_found -> failwith "test/vectors not found above the working directory or the executable")
+    with Not_found -> failwith "test/lib/http/vectors not found above the working directory or the executable")
 
 let find_sub s sub =
   let n = String.length s and m = String.length sub in

@@ -36,7 +36,7 @@ val corpus_dir : unit -> string
     test's working directory (dune runs tests inside [_build]). *)
 
 val vectors_dir : unit -> string
-(** [vectors_dir ()] is the conformance corpus [test/vectors] (its
+(** [vectors_dir ()] is the conformance corpus [test/lib/http/vectors] (its
     [request/] and [chunked/] folders), found from the working directory
     or the executable's place in [_build]. *)
 
