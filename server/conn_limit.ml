@@ -7,8 +7,8 @@ let default_entries = 65536
 (* An entry's value: the row of the process that counts in it, plus one,
    above bit 32, and its count below; [0]: free. A client with
    connections on several workers has an entry per worker, summed: a
-   worker that dies leaves entries that the next process to take its
-   row finds by their tag and clears. *)
+   worker that dies leaves entries that the next process to take a row
+   finds by their tag and clears. *)
 let m32 = 0xffff_ffff
 
 type table = { zone : Limit_zone.t; pids : Bigstring.t  (** a word per row: its process *) }
@@ -37,15 +37,29 @@ let running pid =
 
 let pid_of tb row = Int64.to_int (Bigstring.unsafe_get64 tb.pids (8 * row))
 
-(* A row's entries, cleared under the lock: its process is gone. *)
-let clear tb row =
-  let z = tb.zone and tag = (row + 1) lsl 32 in
-  let stamp = Limit_zone.lock z ~now_ns:(Syscall.clock_monotonic_ns ()) in
-  for e = 0 to Limit_zone.mask z do
-    let v = Limit_zone.get z e 3 in
-    if v <> 0 && v land lnot m32 = tag then Limit_zone.set z e 3 0
-  done;
-  Limit_zone.unlock z stamp
+(* The entries of the rows marked in [dead] (their processes gone; the
+   rows held by this process meanwhile, so no one else counts with their
+   tags), cleared in one pass over the table, under the lock a chunk at a
+   time: a table of millions of entries must not hold the others off for
+   long (nor past the lock's one second, when they would take it over). *)
+let chunk = 4096
+
+let clear tb dead =
+  let z = tb.zone in
+  let e = ref 0 in
+  while !e <= Limit_zone.mask z do
+    let last = min (Limit_zone.mask z) (!e + chunk - 1) in
+    let stamp = Limit_zone.lock z ~now_ns:(Syscall.clock_monotonic_ns ()) in
+    for i = !e to last do
+      let v = Limit_zone.get z i 3 in
+      if v <> 0 then begin
+        let row = (v lsr 32) - 1 in
+        if row >= 0 && row < rows && Bytes.get dead row = '\001' then Limit_zone.set z i 3 0
+      end
+    done;
+    Limit_zone.unlock z stamp;
+    e := last + 1
+  done
 
 (* A row for this process: its own, else a free one or one whose process
    is gone. Every row whose process is gone is cleared on the way, not
@@ -56,16 +70,24 @@ let clear tb row =
    processes never clear or take one row at once. [-1]: none left. *)
 let claim tb =
   let me = Unix.getpid () in
-  let mine = ref (-1) in
+  let mine = ref (-1) and dead = Bytes.make rows '\000' and any = ref false in
   for row = rows - 1 downto 0 do if pid_of tb row = me then mine := row done;
   for row = 0 to rows - 1 do
     let pid = pid_of tb row in
     if pid <> 0 && pid <> me && (not (running pid)) && Mapped.cas64 tb.pids (8 * row) pid me = 1 then begin
-      clear tb row;
-      if !mine < 0 then mine := row else ignore (Mapped.cas64 tb.pids (8 * row) me 0 : int)
+      Bytes.set dead row '\001';
+      any := true;
+      if !mine < 0 then mine := row
     end
     else if pid = 0 && !mine < 0 && Mapped.cas64 tb.pids (8 * row) 0 me = 1 then mine := row
   done;
+  if !any then begin
+    clear tb dead;
+    (* The dead rows not taken are free again, once cleared. *)
+    for row = 0 to rows - 1 do
+      if Bytes.get dead row = '\001' && row <> !mine then ignore (Mapped.cas64 tb.pids (8 * row) me 0 : int)
+    done
+  end;
   !mine
 
 let make ~per_client ~slots tb row =
