@@ -22,8 +22,8 @@
     holder's stamp would never see it age): it also times the stamp it
     sees on the monotonic clock, read again while it waits (every 64
     tries), and takes over one unchanged for a second. Past 1024 tries
-    it sleeps 20 us between tries (its holder is off its CPU). Reads and writes of
-    the entries happen only under the lock.
+    it sleeps 20 us between tries (its holder is off its CPU). Reads and
+    writes of the entries happen only under the lock.
 
     {b Placement.} Each table has its own secret ({!Client_key.secret}),
     drawn when it is made; a table carried over a reload keeps it.

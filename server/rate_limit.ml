@@ -93,9 +93,15 @@ let admit_span t buf ~off ~len ~now_ns =
   let k1 = Client_key.hash_span t.second buf ~off ~len in
   admit_words t k0 k1 (len lor (1 lsl 41)) ~now_ns
 
+(* Under the lock a chunk at a time: a walk of millions of entries must
+   not hold the workers off (nor past the lock's one second). *)
 let tracked t ~now_ns =
-  let z = t.zone and n = ref 0 in
-  let stamp = Limit_zone.lock z ~now_ns in
-  for e = 0 to Limit_zone.mask z do if Limit_zone.get z e 3 > now_ns then incr n done;
-  Limit_zone.unlock z stamp;
+  let z = t.zone and n = ref 0 and e = ref 0 in
+  while !e <= Limit_zone.mask z do
+    let last = min (Limit_zone.mask z) (!e + 4095) in
+    let stamp = Limit_zone.lock z ~now_ns in
+    for i = !e to last do if Limit_zone.get z i 3 > now_ns then incr n done;
+    Limit_zone.unlock z stamp;
+    e := last + 1
+  done;
   !n

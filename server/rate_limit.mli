@@ -98,5 +98,7 @@ val entries : t -> int
 
 val tracked : t -> now_ns:int -> int
 (** [tracked t ~now_ns] is the number of clients still below a full
-    burst at [now_ns] (for tests and stats), counted under the zone's
-    lock: it walks the whole table, so not for a request's path. *)
+    burst at [now_ns] (for tests and stats): each entry read under the
+    zone's lock, taken for 4096 entries at a time (so the sum of a table
+    in use is of a moment each chunk); it walks the whole table, so not
+    for a request's path. *)
