@@ -83,4 +83,9 @@ let create (conf : Conf_file.t) =
                | _ -> ())
            | [] -> ());
         Ok guards
-  with Failed e -> Error e
+  with Failed e ->
+    (* No worker is forked with a configuration that failed: the tables
+       this reading made are given back, else each failed reload would
+       keep its new zones mapped for good. *)
+    Limit_zone.discard ~previous ~next;
+    Error e

@@ -19,11 +19,15 @@
     {b A worker that dies} (killed with its connections open) cannot
     uncount them: each process takes a row of the table ({!create}: an
     atomic compare-and-swap of the row's pid) and counts a client's
-    connections in an entry tagged with its row; the next process that
-    takes the row of a process that is gone (its replacement, restarted
-    at once) clears that row's entries first. At most 64 processes at
-    once (a generation draining after a reload and the next): one more
-    counts alone, with a warning.
+    connections in an entry tagged with its row; every process that
+    takes a row ({!create}: a worker started, a crashed one's
+    replacement) clears the entries of every row whose process is gone,
+    whichever row it takes (after a reload, the replacement of a crashed
+    worker takes a retired worker's row: the crashed one's counts are
+    cleared all the same). At most 256 processes at once (a generation
+    draining after a reload and the next): one more counts alone, and
+    the first such is logged as an error (the limit then no longer holds
+    across the workers).
 
     {b Bounded memory.} A client is looked up among 16 neighbours of its
     hash, placed by the table's secret ({!Client_key.hash}), so which
@@ -85,4 +89,5 @@ val release : t -> slot:int -> unit
 
 val count : t -> Bytes.t -> int
 (** [count t addr] is how many connections of [addr]'s client are
-    counted, by every process. *)
+    counted, by every process (read under the table's lock; for tests
+    and stats). *)

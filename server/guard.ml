@@ -44,6 +44,9 @@ let create ?rate_entries ?zones c =
         else if r.burst < 1 then Error (Printf.sprintf "burst %d: must be at least 1" r.burst)
         else
           let entries = match rate_entries with Some n -> n | None -> c.zone.entries in
+          (* A key the client chooses costs nothing to vary: a full
+             neighbourhood evicts rather than refuse (Rate_limit). *)
+          let evict = match c.zone.key with Header _ | Cookie _ -> true | Address | Site _ -> false in
           (* A named zone is the same table for every limit naming it; an
              unnamed one is this configuration's own. *)
           let id =
@@ -52,8 +55,8 @@ let create ?rate_entries ?zones c =
           in
           match
             match zones with
-            | Some find -> Rate_limit.of_zone (find ~id ~entries) ~rate:r.per_second ~burst:r.burst
-            | None -> Rate_limit.create ~rate:r.per_second ~burst:r.burst ~entries
+            | Some find -> Rate_limit.of_zone ~evict (find ~id ~entries) ~rate:r.per_second ~burst:r.burst
+            | None -> Rate_limit.of_zone ~evict (Limit_zone.create ~entries ()) ~rate:r.per_second ~burst:r.burst
           with
           | l -> Ok (Some l)
           | exception Httpz_sys.Entropy.Unavailable e ->

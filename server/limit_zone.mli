@@ -17,15 +17,21 @@
     holds the monotonic time it was taken at: a process that finds it
     held for more than a second (its holder killed in between, or
     stopped) takes it over, so a worker that dies holding it does not
-    stop the others. Reads and writes of the entries happen only under
-    the lock.
+    stop the others. A waiter does not rely on the time it was given
+    alone (read before it waited: one that came just after a dead
+    holder's stamp would never see it age): it also times the stamp it
+    sees on the monotonic clock, read again while it waits (every 64
+    tries), and takes over one unchanged for a second. Past 1024 tries
+    it sleeps 20 us between tries (its holder is off its CPU). Reads and
+    writes of the entries happen only under the lock.
 
     {b Placement.} Each table has its own secret ({!Client_key.secret}),
     drawn when it is made; a table carried over a reload keeps it.
 
     {b Lifetime.} A mapping is never unmapped (the processes forked
     from it may still use it): {!reuse} lets a reload keep the tables
-    of zones that did not change instead of making new ones. Creation
+    of zones that did not change instead of making new ones, and
+    {!discard} gives back those a failed reading made. Creation
     allocates; {!get}, {!set}, {!lock} and {!unlock} do not. *)
 
 type t
@@ -60,7 +66,10 @@ val set : t -> int -> int -> int -> unit
 
 val lock : t -> now_ns:int -> int
 (** [lock t ~now_ns] waits for the table's lock and takes it; the result
-    is the stamp to give {!unlock}. *)
+    is the stamp to give {!unlock}. [now_ns] is the time of the call (the
+    stamp); a lock whose stamp is more than a second before [now_ns], or
+    that the waiter saw held by one stamp for a second of its own
+    monotonic clock, is taken over. *)
 
 val unlock : t -> int -> unit
 (** [unlock t stamp] releases the lock taken with [stamp] (nothing when
@@ -80,3 +89,9 @@ val reuse : previous:registry -> next:registry -> id:string -> entries:int -> t
     same [entries] (its counts and secret carried over, as nginx keeps a
     zone whose size did not change); else a new one. Recorded in [next].
     Allocates. *)
+
+val discard : previous:registry -> next:registry -> unit
+(** [discard ~previous ~next]: the reading that made [next] failed, and
+    no process was forked with its tables: those of [next] not carried
+    over from [previous] are unmapped (their limits must not be used
+    again), and [next] is emptied. *)

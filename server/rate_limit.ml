@@ -5,13 +5,14 @@ type t = {
   tolerance_ns : int;  (** how far ahead of now a client's clock may run: the burst *)
   zone : Limit_zone.t;  (** entry: 3 key words, theoretical arrival time in ns ([0]: free) *)
   second : Client_key.secret;  (** a string key's second fingerprint word *)
+  evict : bool;  (** a full neighbourhood gives up its entry closest to expiry *)
 }
 
-let of_zone zone ~rate ~burst =
+let of_zone ?(evict = false) zone ~rate ~burst =
   if not (rate > 0. && Float.is_finite rate) then invalid_arg "Rate_limit.create: rate must be positive";
   if burst < 1 then invalid_arg "Rate_limit.create: burst must be at least 1";
   let interval_ns = max 1 (int_of_float (1e9 /. rate)) in
-  { interval_ns; tolerance_ns = interval_ns * (burst - 1); zone; second = Client_key.derived (Limit_zone.secret zone) }
+  { interval_ns; tolerance_ns = interval_ns * (burst - 1); zone; second = Client_key.derived (Limit_zone.secret zone); evict }
 
 let create_keyed ~secret ~rate ~burst ~entries =
   if entries < 1 || entries > 1 lsl 24 then invalid_arg "Rate_limit.create: entries out of range";
@@ -28,21 +29,28 @@ let[@inline] seconds_until ns = max 1 ((ns + 999_999_999) / 1_000_000_000)
 
 (* Under the zone's lock: the client's entry, else a free or expired one
    (its client back to a full burst: forgetting it changes nothing).
-   Never a live entry of another client: that would hand both a fresh
-   burst, and clients that share a neighbourhood could reset each other
-   at will. *)
+   Never a live entry of another client when keyed by address: that would
+   hand both a fresh burst, and clients that share a neighbourhood could
+   reset each other at will. A zone keyed by a value the client chooses
+   ([evict]) gives up the entry closest to expiry instead: there a client
+   gets a fresh burst by inventing a key anyway, and refusing would let
+   one client fill the table and lock everyone out. *)
 let locked t z h k0 k1 k2 now_ns =
   let mask = Limit_zone.mask z in
-  let found = ref (-1) and spare = ref (-1) and soonest = ref max_int in
+  let found = ref (-1) and spare = ref (-1) and soonest = ref max_int and oldest = ref (-1) in
   let i = ref 0 in
   while !found < 0 && !i < probe do
     let e = (h + !i) land mask in
     let tat = Limit_zone.get z e 3 in
     if tat <> 0 && Limit_zone.get z e 0 = k0 && Limit_zone.get z e 1 = k1 && Limit_zone.get z e 2 = k2 then found := e
     else if tat <= now_ns then (if !spare < 0 then spare := e)
-    else if tat < !soonest then soonest := tat;
+    else if tat < !soonest then begin
+      soonest := tat;
+      oldest := e
+    end;
     incr i
   done;
+  if !found < 0 && !spare < 0 && t.evict then spare := !oldest;
   if !found < 0 && !spare >= 0 then begin
     let e = !spare in
     Limit_zone.set z e 0 k0;
@@ -85,7 +93,15 @@ let admit_span t buf ~off ~len ~now_ns =
   let k1 = Client_key.hash_span t.second buf ~off ~len in
   admit_words t k0 k1 (len lor (1 lsl 41)) ~now_ns
 
+(* Under the lock a chunk at a time: a walk of millions of entries must
+   not hold the workers off (nor past the lock's one second). *)
 let tracked t ~now_ns =
-  let z = t.zone and n = ref 0 in
-  for e = 0 to Limit_zone.mask z do if Limit_zone.get z e 3 > now_ns then incr n done;
+  let z = t.zone and n = ref 0 and e = ref 0 in
+  while !e <= Limit_zone.mask z do
+    let last = min (Limit_zone.mask z) (!e + 4095) in
+    let stamp = Limit_zone.lock z ~now_ns in
+    for i = !e to last do if Limit_zone.get z i 3 > now_ns then incr n done;
+    Limit_zone.unlock z stamp;
+    e := last + 1
+  done;
   !n

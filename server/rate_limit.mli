@@ -11,11 +11,19 @@
     client is back to a full burst, so forgetting it changes nothing);
     when every one of them holds a client still below its full burst,
     the new client is refused (as nginx answers [503] when its
-    [limit_req] zone is exhausted) until the first of them expires. It
-    never takes a live entry: that would hand two clients a fresh burst
-    each, and clients that share a neighbourhood could reset each other
-    at will. So a client is limited as configured or more, never less;
-    size the table above the clients limited at once.
+    [limit_req] zone is exhausted) until the first of them expires. A
+    zone keyed by address never takes a live entry: that would hand two
+    clients a fresh burst each, and a crowd of addresses (costly to
+    vary) could reset each other at will. So a client is limited as
+    configured or more, never less; size the table above the clients
+    limited at once.
+
+    {b Client-chosen keys} ([evict]: a header's or a cookie's value).
+    There a full neighbourhood gives up the entry closest to expiry to
+    the new key (as nginx forces the expiry of its oldest nodes): a
+    client that invents a new value gets a fresh burst anyway, so this
+    costs nothing, while refusing would let one client fill the table
+    with invented values and lock every other client out.
 
     {b Placement.} The hash is keyed by a secret drawn from the kernel
     when the table is made ({!Client_key.hash}): which addresses share a
@@ -52,9 +60,12 @@ val create : rate:float -> burst:int -> entries:int -> t
     @raise Httpz_sys.Entropy.Unavailable when the kernel gives no random
     bytes. *)
 
-val of_zone : Limit_zone.t -> rate:float -> burst:int -> t
+val of_zone : ?evict:bool -> Limit_zone.t -> rate:float -> burst:int -> t
 (** [of_zone zone ~rate ~burst] counts in [zone] (shared with every other
-    limit made of it).
+    limit made of it). [evict] (default [false]): a full neighbourhood
+    gives up its entry closest to expiry instead of refusing the new
+    client (for keys the client chooses; give the same for every limit
+    of a zone).
     @raise Invalid_argument on a bound out of range. *)
 
 val zone : t -> Limit_zone.t
@@ -68,7 +79,8 @@ val admit : t -> Bytes.t -> now_ns:int -> int
     (16 bytes, {!Ctx.peer_ip}) may send a request at monotonic time
     [now_ns], and counts it; [n > 0] when it is over its rate: the whole
     seconds until it may; [-n < 0] when the table has no room for it:
-    the whole seconds ([n >= 1]) until an entry it may take expires.
+    the whole seconds ([n >= 1]) until an entry it may take expires
+    (never with [evict]).
     Nothing is counted for a refusal. Does not allocate. *)
 
 val admit_words : t -> int -> int -> int -> now_ns:int -> int
@@ -86,4 +98,7 @@ val entries : t -> int
 
 val tracked : t -> now_ns:int -> int
 (** [tracked t ~now_ns] is the number of clients still below a full
-    burst at [now_ns] (for tests and stats). *)
+    burst at [now_ns] (for tests and stats): each entry read under the
+    zone's lock, taken for 4096 entries at a time (so the sum of a table
+    in use is of a moment each chunk); it walks the whole table, so not
+    for a request's path. *)

@@ -12,13 +12,19 @@
    not limited), by a cookie, by the site; the refusal's status (429 by default
    and as `limit_req_status 429` sets it, 503 where a location says so), with
    Retry-After.
-4. A full zone (16 entries) refuses a 17th client with 503 and Retry-After.
+4. A full zone (16 entries) keyed by address refuses a 17th client with 503
+   and Retry-After; one keyed by a header, filled by one client with 40
+   invented values, still admits new values (the entry closest to expiry is
+   evicted: before, 503 for every new value for the whole interval).
 5. `limit_conn NAME N` over `limit_conn_zone`: counted across both workers.
 6. Reload: a zone of the same name, key and size keeps its counts; one whose size
    changed starts empty.
 7. `httpz serve --workers 2 --limit-rate 1 --limit-burst 11 --limit-conn 2`: the
    same shared counting without a configuration file.
 8. `httpz check`: errors of the new directives at FILE:LINE:COL.
+9. A reload that fails after making a new 64m zone gives its mapping back:
+   the supervisor's shared mappings (/proc/PID/maps) are the same after it
+   (before, each failed reload kept its new zones mapped for good).
 """
 
 import json
@@ -37,7 +43,7 @@ H.suite_deadline(R, 100)
 H.require_binary(R)
 TMP = R.cleanup(tempfile.mkdtemp(prefix="httpz-e2e-zones-"))
 ROOT = os.path.join(TMP, "www")
-for d in ("a", "old", "h2", "key", "cookie", "tiny", "site", "conn"):
+for d in ("a", "old", "h2", "key", "cookie", "tiny", "site", "conn", "fill", "big"):
     H.write_file(ROOT, "%s/x.txt" % d, b"x\n")
 H.write_file(ROOT, "index.html", b"home\n")
 ERROR_LOG = os.path.join(TMP, "error.log")
@@ -74,13 +80,15 @@ def conf(port, sessions="64k", conn=""):
             "limit_req_zone $cookie_session zone=sessions:%s rate=1r/m;\n" % sessions +
             "limit_req_zone $binary_remote_addr zone=tiny:512 rate=1r/m;\n"
             "limit_req_zone $server_name zone=site:64k rate=1r/m;\n"
+            "limit_req_zone $http_x_fill zone=fill:512 rate=1r/m;\n"
             "location /a/ { limit_req zone=addr burst=10 nodelay; }\n"
             "location /old/ { limit_req 1r/s 11; }\n"
             "location /h2/ { limit_req zone=streams burst=10; }\n"
             "location /key/ { limit_req zone=keys burst=2; }\n"
             "location /cookie/ { limit_req zone=sessions burst=2; limit_req_status 503; }\n"
             "location /tiny/ { limit_req zone=tiny burst=5; }\n"
-            "location /site/ { limit_req zone=site burst=3; }\n")
+            "location /site/ { limit_req zone=site burst=3; }\n"
+            "location /fill/ { limit_req zone=fill burst=5; }\n")
 
 
 class ConfServer(H.Server):
@@ -193,6 +201,17 @@ def shared():
         st, _ = get(srv.port, "/tiny/x.txt", src="127.0.0.2")
         R.check("... a client that holds an entry still passes", st == 200, st)
 
+        # A full zone keyed by a header: one client fills it with invented
+        # values; a new value is still admitted (an entry closest to expiry
+        # is evicted), where an address-keyed zone refuses.
+        filled = [get(srv.port, "/fill/x.txt", {"X-Fill": "invented-%s" % os.urandom(8).hex()})[0] for _ in range(40)]
+        R.check("zone=fill:512 keyed by $http_x_fill: 40 invented values pass", filled == [200] * 40, filled)
+        fresh = [get(srv.port, "/fill/x.txt", {"X-Fill": "legit-%d" % i})[0] for i in range(10)]
+        R.check("... then 10 new values: all admitted (not 503 for the whole interval)", fresh == [200] * 10, fresh)
+        again = statuses(srv.port, "/fill/x.txt", 7, {"X-Fill": "legit-user"})
+        R.check("... and a value is still limited as configured (burst=5: 6 of 7, then 429)",
+                again == [200] * 6 + [429], again)
+
         # Reload: the same zones carry over; a resized one starts empty.
         srv.write_conf(conf(srv.port, sessions="128k"))
         log = lambda: open(ERROR_LOG).read() if os.path.exists(ERROR_LOG) else ""
@@ -286,6 +305,45 @@ def cli():
         srv.stop_and_check(R, "cli: exits 0")
 
 
+def shared_mapped(pid):
+    """Bytes of the process's shared anonymous mappings (the zones)."""
+    n = 0
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            if "/dev/zero (deleted)" in line:
+                lo, hi = line.split()[0].split("-")
+                n += int(hi, 16) - int(lo, 16)
+    return n
+
+
+def failed_reload():
+    """A reload that makes a new 64m zone, then fails (a user file that is a
+    directory, read after it): no worker ever sees the zone, so its mapping
+    is given back."""
+    srv = ConfServer(conf, ready_path="/").start()
+    try:
+        log = lambda: open(ERROR_LOG).read() if os.path.exists(ERROR_LOG) else ""
+        before = shared_mapped(srv.proc.pid)
+        bad = (conf(srv.port) + "limit_req_zone $http_x_big zone=big:64m rate=1r/s;\n"
+               "location /big/ { limit_req zone=big burst=5; }\n"
+               "location /bad/ { auth_basic \"x\"; auth_basic_user_file %s; }\n" % TMP)
+        for i in range(3):
+            srv.write_conf(bad)
+            n = log().count("SIGHUP: ")
+            os.kill(srv.proc.pid, signal.SIGHUP)
+            R.check("failed reload %d: refused" % (i + 1),
+                    H.wait_until(lambda: log().count("SIGHUP: ") > n, 10) and "not a regular file" in log()[-600:],
+                    log()[-600:])
+        after = shared_mapped(srv.proc.pid)
+        R.check("... the supervisor's shared mappings: %d bytes before, %d after 3 failed reloads of a new 64m zone"
+                % (before, after), after == before, (before, after))
+        st, _ = get(srv.port, "/a/x.txt")
+        R.check("... and the server still serves", st == 200, st)
+    finally:
+        srv.write_conf()
+        srv.stop_and_check(R, "failed reload: exits 0")
+
+
 def check_errors():
     cases = [
         ("limit_req_zone $request_uri zone=a:1m rate=1r/s;\n", "1:16: \"$request_uri\" is not a key"),
@@ -318,4 +376,5 @@ H.part(R, "shared zones", shared, stop_servers=True)
 H.part(R, "limit_conn", conn_limit, stop_servers=True)
 H.part(R, "serve options", cli, stop_servers=True)
 H.part(R, "check", check_errors)
+H.part(R, "failed reload", failed_reload, stop_servers=True)
 R.finish()
