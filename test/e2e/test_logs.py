@@ -430,6 +430,9 @@ def usr1():
             R.check("the new files belong to the workers' user",
                     all(os.path.exists(f) and os.stat(f).st_uid == uid for f in (access, site, err)),
                     [(f, os.path.exists(f) and os.stat(f).st_uid) for f in (access, site, err)])
+        R.check("the new files are created 0640 (not world-readable)",
+                all(os.path.exists(f) and os.stat(f).st_mode & 0o777 == 0o640 for f in (access, site, err)),
+                [(f, os.path.exists(f) and oct(os.stat(f).st_mode & 0o777)) for f in (access, site, err)])
         # Each worker has reopened once none holds a rotated file.
         everyone = pids + [srv.proc.pid]
         R.check("the supervisor and every worker reopened their files (none holds a rotated one)",
@@ -463,6 +466,87 @@ def usr1():
         srv.stop_and_check(R, "SIGUSR1: exits 0")
 
 
+def usr1_symlink():
+    """SIGUSR1 and the start never follow a symlink (CVE-2016-1247): the log
+    directory belongs to the workers' user, who replaces the rotated logs by
+    symlinks and a hard link to root's files; the supervisor (root) must
+    neither write to them nor give them away."""
+    if os.geteuid() != 0:
+        R.check("symlinked logs: skipped (needs root to run workers as nobody)", True)
+        return
+    nobody = pwd.getpwnam("nobody").pw_uid
+    logs = os.path.join(TMP, "rv")
+    os.makedirs(logs)
+    os.chown(logs, nobody, -1)
+    os.chmod(logs, 0o755)
+    vic = os.path.join(TMP, "victims")
+    os.makedirs(vic)
+    os.chmod(vic, 0o755)
+    access, site, err = (os.path.join(logs, n) for n in ("access.log", "site.log", "error.log"))
+    victims = [os.path.join(vic, n) for n in ("v-access", "v-site", "v-error")]
+    for v in victims:
+        with open(v, "w") as f:
+            f.write("root's secret\n")
+        os.chmod(v, 0o600)
+
+    def conf(port):
+        return (head(port, workers=2, user="nobody") + "access_log %s;\nerror_log %s;\n" % (access, err) +
+                "site a.test {\n  root %s;\n}\n" % A +
+                "site b.test {\n  root %s;\n  access_log %s combined;\n}\n" % (B, site))
+
+    srv = ConfigServer(conf, ready_path="/").start()
+    try:
+        p = srv.port
+        get(p, "/before", "a.test")
+        get(p, "/before", "b.test")
+        for f in (access, site, err):
+            os.rename(f, f + ".1")
+        os.symlink(victims[0], access)
+        os.link(victims[1], site)  # two links: not a log of ours
+        os.symlink(victims[2], err)
+        os.kill(srv.proc.pid, signal.SIGUSR1)
+        H.wait_until(lambda: "SIGUSR1: logs reopened" in "\n".join(lines_of(err + ".1")), 5)
+        for i in range(5):
+            get(p, "/after-%d" % i, "a.test")
+            get(p, "/after-%d" % i, "b.test")
+        time.sleep(1.5)  # the workers' flush
+        st = [os.stat(v) for v in victims]
+        R.check("SIGUSR1 through symlinks and a hard link: root's files stay root's",
+                all(s.st_uid == 0 for s in st), [(v, s.st_uid) for v, s in zip(victims, st)])
+        content = [open(v).read() for v in victims]
+        R.check("SIGUSR1 through symlinks and a hard link: nothing written to root's files",
+                all(c == "root's secret\n" for c in content), content)
+        text = "\n".join(lines_of(err + ".1"))
+        R.check("the refusals are logged, the old logs kept",
+                "access.log: a symbolic link: refused" in text and "site.log: 2 hard links: refused" in text
+                and "error.log: a symbolic link: refused" in text, text[-1500:])
+        R.check("the server still serves, the lines in the old files",
+                get(p, "/?last", "a.test") == 200 and wait_lines(access + ".1", lambda l: "/?last" in l) != [],
+                lines_of(access + ".1")[-3:])
+    finally:
+        srv.stop_and_check(R, "symlinked logs: exits 0")
+    # At start: a symlinked log is refused, nothing created through it.
+    for f in (access, site, err):
+        os.unlink(f)
+    dangling = os.path.join(vic, "created-through")
+    os.symlink(dangling, access)
+    port = H.free_port()
+    cpath = os.path.join(TMP, "rv.conf")
+    write(cpath, conf(port))
+    try:
+        r = subprocess.run([H.BIN, "serve", "--config", cpath], capture_output=True, timeout=10)
+    except subprocess.TimeoutExpired as e:  # it started: it followed the symlink
+        r = subprocess.CompletedProcess(e.cmd, "started", e.stdout or b"", e.stderr or b"")
+    R.check("start: a symlinked access log is refused (exit 1), nothing created through it",
+            r.returncode == 1 and not os.path.lexists(dangling)
+            and "access.log: a symbolic link: refused" in "\n".join(lines_of(err)),
+            (r.returncode, r.stderr[-600:], lines_of(err)[-3:]))
+    r = subprocess.run([H.BIN, "check", "--config", cpath], capture_output=True, timeout=20)
+    R.check("httpz check: a symlinked log is refused, nothing created through it",
+            r.returncode != 0 and not os.path.lexists(dangling) and b"symbolic link" in r.stderr + r.stdout,
+            (r.returncode, r.stdout[-300:], r.stderr[-600:]))
+
+
 def usr1_alone():
     """One worker, no supervisor: the server's own process reopens."""
     d = os.path.join(TMP, "alone")
@@ -488,5 +572,6 @@ H.part(R, "custom formats, escape=json, per-site logs", formats_and_sites, stop_
 H.part(R, "syslog", syslog, stop_servers=True)
 H.part(R, "fail2ban", fail2ban, stop_servers=True)
 H.part(R, "SIGUSR1 reopens", usr1, stop_servers=True)
+H.part(R, "SIGUSR1 and symlinked logs", usr1_symlink, stop_servers=True)
 H.part(R, "SIGUSR1 with one worker", usr1_alone, stop_servers=True)
 R.finish()
