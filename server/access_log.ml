@@ -196,7 +196,25 @@ let send_all t =
     else off := t.len (* lost: never let the log stop the server *)
   done
 
-(* Syslog: one datagram per line, without its newline (RFC 5426). *)
+(* Lines a syslog receiver did not take (its queue full: EAGAIN, ENOBUFS;
+   gone: ECONNREFUSED), and when the error log last said so. *)
+let dropped = ref 0
+let dropped_said = ref 0
+let dropped_said_at = ref 0.
+let syslog_dropped () = !dropped
+
+(* At most one line per 10 s; allocates, but only once lines are lost. *)
+let say_dropped () =
+  let now = Unix.gettimeofday () in
+  if now -. !dropped_said_at >= 10. then begin
+    Log.warn "syslog: %d access log lines dropped since start (the receiver is not taking them)" !dropped;
+    dropped_said := !dropped;
+    dropped_said_at := now
+  end
+
+(* Syslog: one datagram per line, without its newline (RFC 5426). The
+   socket is non-blocking ({!Log_dest}): a receiver that stops reading
+   costs lines, never the worker. *)
 let send_lines t =
   let off = ref 0 in
   while !off < t.len do
@@ -204,8 +222,10 @@ let send_lines t =
     let stop = if nl < 0 then t.len else nl in
     let n = ref (Syscall.write t.fd t.buf !off (stop - !off)) in
     if !n = - Syscall.eintr then n := Syscall.write t.fd t.buf !off (stop - !off);
+    if !n < 0 then incr dropped;
     off := stop + 1
-  done
+  done;
+  if !dropped > !dropped_said then say_dropped ()
 
 let flush_one t =
   if t.len > 0 then begin

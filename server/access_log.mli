@@ -226,6 +226,12 @@ val request : t -> Slot.t -> parsed:bool -> complete:bool -> unit
 val pending : t -> bool
 (** [pending t] is [true] when lines wait in the buffer, or in a route's. *)
 
+val syslog_dropped : unit -> int
+(** Lines this process could not send to a syslog receiver since it
+    started (its queue full or the receiver gone): dropped, never waited
+    for. The error log says how many at most once every 10 s while lines
+    are being lost. Does not allocate. *)
+
 val flush : t -> unit
 (** [flush t] writes the buffered lines, and the routes' ({!use_routes}).
     Errors are ignored (the log must not stop the server). *)

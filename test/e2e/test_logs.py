@@ -320,6 +320,52 @@ def syslog():
         unix.close()
 
 
+def syslog_stall():
+    """A unix datagram receiver that never reads: its queue fills at once;
+    the worker drops the lines and keeps answering (before: it blocked in
+    write(2) at its first flush, every client timing out)."""
+    upath = os.path.join(TMP, "dev-log-stalled")
+    sink = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sink.bind(upath)
+    os.chmod(upath, 0o666)
+
+    def conf(port):
+        return (head(port) + "access_log syslog:server=unix:%s;\n" % upath +
+                "site a.test {\n  root %s;\n}\n" % A)
+
+    srv = ConfigServer(conf, ready_path="/").start()
+    try:
+        answered = 0
+        t0 = time.monotonic()
+        sock = None
+        try:
+            for i in range(2000):
+                if sock is None:
+                    sock = H.connect(srv.port, 3)
+                    rd = H.Reader(sock)
+                H.send_get(sock, "/?n=%d" % i, {"Host": "a.test"})
+                r = rd.read_response(timeout=3)
+                if r is None or r.status != 200:
+                    break
+                answered += 1
+                if time.monotonic() - t0 > 40:
+                    break
+        except (OSError, H.ProtocolError, socket.timeout):
+            pass
+        finally:
+            if sock is not None:
+                sock.close()
+        took = time.monotonic() - t0
+        R.check("a stalled syslog receiver: 2000 requests all answered in bounded time (%.1f s)" % took,
+                answered == 2000 and took < 40, (answered, took))
+        R.check("the dropped lines are counted in the error log",
+                H.wait_until(lambda: re.search(r"syslog: \d+ access log lines dropped", srv.stderr_text()), 5)
+                is not None, srv.stderr_text()[-800:])
+    finally:
+        srv.stop_and_check(R, "stalled syslog: exits 0")
+        sink.close()
+
+
 def fail2ban():
     users = os.path.join(TMP, "users")
     write(users, "alice:%s\n" % password_hash("right"))
@@ -570,6 +616,7 @@ def usr1_alone():
 
 H.part(R, "custom formats, escape=json, per-site logs", formats_and_sites, stop_servers=True)
 H.part(R, "syslog", syslog, stop_servers=True)
+H.part(R, "a stalled syslog receiver", syslog_stall, stop_servers=True)
 H.part(R, "fail2ban", fail2ban, stop_servers=True)
 H.part(R, "SIGUSR1 reopens", usr1, stop_servers=True)
 H.part(R, "SIGUSR1 and symlinked logs", usr1_symlink, stop_servers=True)
