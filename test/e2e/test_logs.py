@@ -366,6 +366,48 @@ def syslog_stall():
         sink.close()
 
 
+def escape_none_forgery():
+    """escape=none and $remote_user (decoded from any Authorization header):
+    a user name holding CR LF must not forge a second line in the file nor
+    a datagram of its own over syslog."""
+    upath = os.path.join(TMP, "dev-log-none")
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    unix.bind(upath)
+    os.chmod(upath, 0o666)
+    unix.settimeout(0.5)
+    flog = os.path.join(TMP, "none.log")
+
+    def conf(port):
+        return (head(port) + "log_format raw escape=none '$remote_user [$request] $status';\n" +
+                "site a.test {\n  root %s;\n  access_log %s raw;\n}\n" % (A, flog) +
+                "site b.test {\n  root %s;\n  access_log syslog:server=unix:%s raw;\n}\n" % (B, upath))
+
+    srv = ConfigServer(conf, ready_path="/").start()
+    try:
+        forged = "evil\r\n6.6.6.6 [GET /forged HTTP/1.1] 200\x00\x1b[31m\tx"
+        auth = {"Authorization": "Basic " + base64.b64encode((forged + ":pw").encode("latin-1")).decode()}
+        st = get(srv.port, "/?none", "a.test", auth)
+        get(srv.port, "/?none", "b.test", auth)
+        lines = wait_lines(flog, lambda l: "/?none" in l)
+        want = "evil\\x0D\\x0A6.6.6.6 [GET /forged HTTP/1.1] 200\\x00\\x1B[31m\tx [GET /?none HTTP/1.1] 200"
+        R.check("escape=none: CR, LF, NUL and ESC from $remote_user written \\xHH (tab kept), one line",
+                st == 200 and lines == [want] and sum("forged" in l for l in lines_of(flog)) == 1,
+                (st, lines_of(flog), want))
+        msgs = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                msgs.append(unix.recv(65536).decode("utf-8", "replace"))
+            except socket.timeout:
+                if msgs:
+                    break
+        R.check("escape=none over syslog: one datagram, the client's value not split",
+                len(msgs) == 1 and msgs[0].endswith(" " + want), msgs)
+    finally:
+        srv.stop_and_check(R, "escape=none: exits 0")
+        unix.close()
+
+
 def fail2ban():
     users = os.path.join(TMP, "users")
     write(users, "alice:%s\n" % password_hash("right"))
@@ -617,6 +659,7 @@ def usr1_alone():
 H.part(R, "custom formats, escape=json, per-site logs", formats_and_sites, stop_servers=True)
 H.part(R, "syslog", syslog, stop_servers=True)
 H.part(R, "a stalled syslog receiver", syslog_stall, stop_servers=True)
+H.part(R, "escape=none and a forged $remote_user", escape_none_forgery, stop_servers=True)
 H.part(R, "fail2ban", fail2ban, stop_servers=True)
 H.part(R, "SIGUSR1 reopens", usr1, stop_servers=True)
 H.part(R, "SIGUSR1 and symlinked logs", usr1_symlink, stop_servers=True)
