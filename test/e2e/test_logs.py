@@ -467,6 +467,39 @@ def fail2ban():
         srv.stop_and_check(R, "fail2ban: exits 0")
 
 
+def refusal_overflow():
+    """The guard's error-log line at its longest: a 250-byte user of backslashes
+    (1000 escaped; 255 bytes of credentials at most), a user file's path over 1 KiB, a site name over
+    2 KiB, 2 KiB of target bytes escaped to 8 KiB and a 2 KiB Host: more
+    than the line's 12 KiB buffer. It is cut, marked with "...", and still
+    ends with its newline (before: written past the buffer's end)."""
+    users = os.path.join(TMP, *(["u" * 220] * 5 + ["users"]))
+    write(users, "alice:%s\n" % password_hash("right"))
+    err = os.path.join(TMP, "overflow-error.log")
+    name = "a" * 2100  # the Host; the default site answers it
+
+    def conf(port):
+        return (head(port) + "error_log %s;\n" % err +
+                "site x.test default {\n  root %s;\n  auth_basic_user_file %s;\n" % (A, users) +
+                "  location / { auth_basic Admin; }\n}\n")
+
+    srv = ConfigServer(conf, ready_path="/").start()
+    try:
+        raw = (b"GET /" + b"\xe9" * 2100 + b" HTTP/1.1\r\nHost: " + name.encode() + b"\r\nAuthorization: " +
+               basic("\\" * 250, "p")["Authorization"].encode() + b"\r\n\r\n")
+        st = raw_request(srv.port, raw)
+        line = H.wait_until(lambda: [l for l in open(err, "rb").read().split(b"\n") if b"was not found in" in l], 5)
+        line = line[0] if line else b""
+        R.check("the longest refusal line: answered 401, cut at the buffer, marked, one whole line",
+                st == 401 and b'user "' + b"\\x5c" * 250 + b'" was not found in "' + users.encode()[:1024] + b'"' in line
+                and b", server: x.test, request: \"GET /" + b"\\xe9" * 10 in line
+                and line.endswith(b'..."') and len(line) + 1 <= 12288,
+                (st, len(line), line[:200], line[-200:], open(err, "rb").read()[-600:]))
+        R.check("the server still serves after it", get(srv.port, "/", name) == 401, "")
+    finally:
+        srv.stop_and_check(R, "refusal overflow: exits 0")
+
+
 def holding(pids, suffix):
     """The descriptors of [pids] still open on a file whose name ends in
     [suffix] (a rotated log)."""
@@ -661,6 +694,7 @@ H.part(R, "syslog", syslog, stop_servers=True)
 H.part(R, "a stalled syslog receiver", syslog_stall, stop_servers=True)
 H.part(R, "escape=none and a forged $remote_user", escape_none_forgery, stop_servers=True)
 H.part(R, "fail2ban", fail2ban, stop_servers=True)
+H.part(R, "the longest refusal line", refusal_overflow, stop_servers=True)
 H.part(R, "SIGUSR1 reopens", usr1, stop_servers=True)
 H.part(R, "SIGUSR1 and symlinked logs", usr1_symlink, stop_servers=True)
 H.part(R, "SIGUSR1 with one worker", usr1_alone, stop_servers=True)
