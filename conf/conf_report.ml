@@ -31,7 +31,10 @@ let check_files t =
         | Error e -> at p "%s" e)
     | (path, p) :: rest -> (
         let dir = Filename.dirname path in
-        match Unix.stat path with
+        (* lstat: serve opens a log with O_NOFOLLOW and refuses a symlink
+           (a dangling one too: nothing is ever created through one). *)
+        match Unix.lstat path with
+        | { Unix.st_kind = Unix.S_LNK; _ } -> at p "%s: a symbolic link: refused (serve would refuse it)" path
         | { Unix.st_kind = Unix.S_DIR; _ } -> at p "%s: is a directory, not a log file" path
         | _ -> (
             match Unix.access path [ Unix.W_OK ] with

@@ -196,7 +196,25 @@ let send_all t =
     else off := t.len (* lost: never let the log stop the server *)
   done
 
-(* Syslog: one datagram per line, without its newline (RFC 5426). *)
+(* Lines a syslog receiver did not take (its queue full: EAGAIN, ENOBUFS;
+   gone: ECONNREFUSED), and when the error log last said so. *)
+let dropped = ref 0
+let dropped_said = ref 0
+let dropped_said_at = ref 0.
+let syslog_dropped () = !dropped
+
+(* At most one line per 10 s; allocates, but only once lines are lost. *)
+let say_dropped () =
+  let now = Unix.gettimeofday () in
+  if now -. !dropped_said_at >= 10. then begin
+    Log.warn "syslog: %d access log lines dropped since start (the receiver is not taking them)" !dropped;
+    dropped_said := !dropped;
+    dropped_said_at := now
+  end
+
+(* Syslog: one datagram per line, without its newline (RFC 5426). The
+   socket is non-blocking ({!Log_dest}): a receiver that stops reading
+   costs lines, never the worker. *)
 let send_lines t =
   let off = ref 0 in
   while !off < t.len do
@@ -204,8 +222,10 @@ let send_lines t =
     let stop = if nl < 0 then t.len else nl in
     let n = ref (Syscall.write t.fd t.buf !off (stop - !off)) in
     if !n = - Syscall.eintr then n := Syscall.write t.fd t.buf !off (stop - !off);
+    if !n < 0 then incr dropped;
     off := stop + 1
-  done
+  done;
+  if !dropped > !dropped_said then say_dropped ()
 
 let flush_one t =
   if t.len > 0 then begin
@@ -368,13 +388,30 @@ let escape_json_utf8 (b : Bigstring.t) pos (src : Bigstring.t) off len =
   done;
   !pos
 
+(* escape=none: the bytes as they are, but for C0 controls other than
+   tab (CR, LF, NUL…) as \xHH: a client value never starts a line of its
+   own in a file, nor a datagram of its own over syslog (split on LF). *)
+let escape_controls (b : Bigstring.t) pos (src : Bigstring.t) off len =
+  let pos = ref pos in
+  for i = off to off + len - 1 do
+    let ch = Bigstring.unsafe_get src i in
+    if ch < ' ' && ch <> '\t' then begin
+      pos := Response.write_string b ~off:!pos "\\x";
+      put_hex b !pos (Char.code ch);
+      pos := !pos + 2
+    end
+    else begin
+      Bigstring.unsafe_set b !pos ch;
+      incr pos
+    end
+  done;
+  !pos
+
 let escape_as esc b pos src off len =
   match esc with
   | Escape_default -> escape ~json:false b pos src off len
   | Escape_json -> escape_json_utf8 b pos src off len
-  | Escape_none ->
-      Bigstring.blit ~src ~src_off:off ~dst:b ~dst_off:pos ~len;
-      pos + len
+  | Escape_none -> escape_controls b pos src off len
 
 (* A quoted field: the escaped bytes, or [absent] when [len < 0]. *)
 let field t pos src off len ~absent =
@@ -584,7 +621,7 @@ let write_var t esc b pos v =
         for i = 0 to n - 1 do
           let ch = Bytes.unsafe_get t.scratch i in
           if ch = '"' || ch = '\\' || ch < ' ' || ch > '~' then begin
-            if esc = Escape_none then (Bigstring.unsafe_set b !p ch; incr p)
+            if esc = Escape_none && (ch >= ' ' || ch = '\t') then (Bigstring.unsafe_set b !p ch; incr p)
             else begin
               p := Response.write_string b ~off:!p (if esc = Escape_json then "\\u00" else "\\x");
               put_hex b !p (Char.code ch);

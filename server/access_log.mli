@@ -89,7 +89,9 @@ type escape = Escape_default | Escape_json | Escape_none
     UTF-8 kept as it is, each byte of a malformed sequence as [\u00HH], an
     absent value empty), so that a line that puts values in quotes is
     valid UTF-8 JSON whatever the client sent; [Escape_none] the bytes as
-    they are (an absent value [-]): only for fields the operator trusts. *)
+    they are (an absent value [-]) but for C0 controls other than tab
+    (CR, LF, NUL…), written [\xHH] (unlike nginx): a client's value never
+    makes a line, or a syslog datagram, of its own. *)
 
 type var =
   | Remote_addr | Remote_user | Time_local | Time_iso8601 | Msec | Request | Request_method
@@ -225,6 +227,12 @@ val request : t -> Slot.t -> parsed:bool -> complete:bool -> unit
 
 val pending : t -> bool
 (** [pending t] is [true] when lines wait in the buffer, or in a route's. *)
+
+val syslog_dropped : unit -> int
+(** Lines this process could not send to a syslog receiver since it
+    started (its queue full or the receiver gone): dropped, never waited
+    for. The error log says how many at most once every 10 s while lines
+    are being lost. Does not allocate. *)
 
 val flush : t -> unit
 (** [flush t] writes the buffered lines, and the routes' ({!use_routes}).

@@ -15,16 +15,16 @@ let set_level l = threshold := rank l
 let enabled l = rank l <= !threshold
 let path = ref None
 
-let use_file p =
-  match Unix.openfile p [ Unix.O_WRONLY; Unix.O_APPEND; Unix.O_CREAT; Unix.O_CLOEXEC ] 0o644 with
-  | exception Unix.Unix_error (e, _, _) -> Stdlib.Error (p ^ ": " ^ Unix.error_message e)
-  | fd ->
+let use_file ?owner p =
+  match Log_dest.open_path ?owner p with
+  | Error _ as e -> e
+  | Ok fd ->
       Unix.dup2 ~cloexec:false fd Unix.stderr;
       Unix.close fd;
       path := Some p;
       Ok ()
 
-let reopen () = match !path with None -> Ok () | Some p -> use_file p
+let reopen ?owner () = match !path with None -> Ok () | Some p -> use_file ?owner p
 let file () = !path
 
 let line level message =

@@ -29,15 +29,17 @@ val set_level : level -> unit
 val enabled : level -> bool
 (** [enabled l]: messages of level [l] are written. Does not allocate. *)
 
-val use_file : string -> (unit, string) result
-(** [use_file path] opens [path] for appending (created 0644) and makes
+val use_file : ?owner:int * int -> string -> (unit, string) result
+(** [use_file ?owner path] opens [path] as {!Log_dest.open_path} does
+    (created 0640, never through a symlink, a regular file with one link,
+    handed to [owner]'s user only if created here or root's) and makes
     it the process's standard error (dup2 onto descriptor 2), so that
     anything else written there (an uncaught exception) lands in it too,
     and forked workers inherit it. [Error] is the system's message; then
     nothing changes. *)
 
-val reopen : unit -> (unit, string) result
-(** [reopen ()] opens the file of the last {!use_file} again (after a
+val reopen : ?owner:int * int -> unit -> (unit, string) result
+(** [reopen ?owner ()] opens the file of the last {!use_file} again (after a
     log rotation moved it); [Ok ()] when there is none. *)
 
 val file : unit -> string option

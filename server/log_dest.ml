@@ -14,10 +14,36 @@ let dests : dest list ref = ref []
 
 let stat_ids fd = match Unix.fstat (Syscall.unix_of_fd fd) with s -> (s.Unix.st_dev, s.Unix.st_ino) | exception Unix.Unix_error _ -> (-1, -1)
 
-let open_path path =
-  match Unix.openfile path [ Unix.O_WRONLY; Unix.O_APPEND; Unix.O_CREAT; Unix.O_CLOEXEC ] 0o644 with
-  | exception Unix.Unix_error (e, _, _) -> Error (path ^ ": " ^ Unix.error_message e)
-  | fd -> Ok fd
+(* Created 0640, not 0644 as nginx (which counts on a umask): client
+   addresses and paths are nobody else's business. *)
+let mode = 0o640
+
+(* Never through a symlink, never a FIFO, device or a hard link to some
+   other file: the supervisor runs as root and the log's directory may be
+   writable by the workers' user (CVE-2016-1247). A file is handed to
+   [owner] only when this call created it or root already owns it: never
+   a file of someone else's that was put at the path. *)
+let open_path ?owner path =
+  let err m = Error (path ^ ": " ^ m) in
+  let r = Extra.open_log path ~create:true ~mode in
+  let created, r = if r = - Syscall.eexist then (false, Extra.open_log path ~create:false ~mode) else (true, r) in
+  if r = - Syscall.eloop then err "a symbolic link: refused"
+  else if r < 0 then err (Syscall.error_message r)
+  else
+    let u = Syscall.unix_of_fd r in
+    let refuse m = Unix.close u; err m in
+    match Unix.fstat u with
+    | exception Unix.Unix_error (e, _, _) -> refuse (Unix.error_message e)
+    | { Unix.st_kind = Unix.S_REG; st_nlink = 1; st_uid; _ } ->
+        (match owner with
+         | Some (uid, _) when st_uid <> uid && (created || st_uid = 0) -> (
+             (* the group kept, as nginx *)
+             try Unix.fchown u uid (-1) with Unix.Unix_error _ -> ())
+         | _ -> ());
+        (try Unix.clear_nonblock u with Unix.Unix_error _ -> ());
+        Ok u
+    | { Unix.st_kind = Unix.S_REG; st_nlink; _ } -> refuse (Printf.sprintf "%d hard links: refused" st_nlink)
+    | _ -> refuse "not a regular file: refused"
 
 (* {2 Syslog destinations} *)
 
@@ -87,7 +113,7 @@ let hostname () =
 
 let connect_unix path =
   let fd = Unix.socket ~cloexec:true Unix.PF_UNIX Unix.SOCK_DGRAM 0 in
-  (try Unix.connect fd (Unix.ADDR_UNIX path) with e -> Unix.close fd; raise e);
+  (try Unix.connect fd (Unix.ADDR_UNIX path); Unix.set_nonblock fd with e -> Unix.close fd; raise e);
   fd
 
 let open_syslog dest =
@@ -104,7 +130,7 @@ let open_syslog dest =
               | [] -> raise (Unix.Unix_error (Unix.EADDRNOTAVAIL, "getaddrinfo", host))
             in
             let fd = Unix.socket ~cloexec:true addr.Unix.ai_family Unix.SOCK_DGRAM 0 in
-            (try Unix.connect fd addr.Unix.ai_addr with e -> Unix.close fd; raise e);
+            (try Unix.connect fd addr.Unix.ai_addr; Unix.set_nonblock fd with e -> Unix.close fd; raise e);
             fd
       in
       match connect () with
@@ -170,12 +196,9 @@ let reopen_files ~owner =
             let dev, ino = stat_ids d.dfd in
             if dev <> f.dev || ino <> f.ino then false
             else begin
-              (match open_path f.path with
+              (match open_path ?owner f.path with
                | Error e -> errors := e :: !errors
                | Ok u ->
-                   (match owner with
-                    | Some (uid, _) -> (try Unix.fchown u uid (-1) with Unix.Unix_error _ -> ()) (* the group kept, as nginx *)
-                    | None -> ());
                    Unix.dup2 ~cloexec:true u (Syscall.unix_of_fd d.dfd);
                    Unix.close u;
                    let dev, ino = stat_ids d.dfd in

@@ -1,7 +1,13 @@
 open Httpz
 
-(* One worker writes one line at a time: a buffer per process. *)
-let buf = Bigstring.create 12288
+(* One worker writes one line at a time: a buffer per process. Every
+   variable part stops at [limit] (and says so with [...]): the fixed text
+   after the last one (quotes, ", host: \"", the newline, at most three
+   marks) fits in what is left. *)
+let size = 12288
+let buf = Bigstring.create size
+let limit = size - 256
+let mark pos = Response.write_string buf ~off:pos "..."
 let clf = Bigstring.create Date.common_log_length
 let clf_s = ref (-1)
 
@@ -96,38 +102,46 @@ let write_addr pos (ip : Bytes.t) =
 
 (* Quoted fields: nginx's escaping ("\xHH" for a double quote, a
    backslash, a control byte or a byte past 0x7E), at most 2 KiB. *)
+(* One byte at [p], escaped; the end. Past [limit]: the mark, and
+   [-1 - end] to say stop. *)
+let put p ch =
+  if p + 4 > limit then -1 - mark p
+  else if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
+    let p = Response.write_string buf ~off:p "\\x" in
+    Bigstring.unsafe_set buf p (String.unsafe_get hex (Char.code ch lsr 4));
+    Bigstring.unsafe_set buf (p + 1) (String.unsafe_get hex (Char.code ch land 15));
+    p + 2
+  end
+  else (Bigstring.unsafe_set buf p ch; p + 1)
+
 let write_escaped pos (src : Bigstring.t) off len =
   let len = if len > 2048 then 2048 else len in
-  let p = ref pos in
-  for i = off to off + len - 1 do
-    let ch = Bigstring.unsafe_get src i in
-    if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
-      p := Response.write_string buf ~off:!p "\\x";
-      Bigstring.unsafe_set buf !p (String.unsafe_get hex (Char.code ch lsr 4));
-      Bigstring.unsafe_set buf (!p + 1) (String.unsafe_get hex (Char.code ch land 15));
-      p := !p + 2
-    end
-    else (Bigstring.unsafe_set buf !p ch; incr p)
+  let p = ref pos and i = ref off in
+  while !i < off + len do
+    p := put !p (Bigstring.unsafe_get src !i);
+    if !p < 0 then (p := -1 - !p; i := off + len) else incr i
   done;
   !p
 
 let write_user pos (b : Bytes.t) n =
-  let p = ref pos in
-  for i = 0 to (if n > 255 then 255 else n) - 1 do
-    let ch = Bytes.unsafe_get b i in
-    if ch < ' ' || ch > '~' || ch = '"' || ch = '\\' then begin
-      p := Response.write_string buf ~off:!p "\\x";
-      Bigstring.unsafe_set buf !p (String.unsafe_get hex (Char.code ch lsr 4));
-      Bigstring.unsafe_set buf (!p + 1) (String.unsafe_get hex (Char.code ch land 15));
-      p := !p + 2
-    end
-    else (Bigstring.unsafe_set buf !p ch; incr p)
+  let n = if n > 255 then 255 else n in
+  let p = ref pos and i = ref 0 in
+  while !i < n do
+    p := put !p (Bytes.unsafe_get b !i);
+    if !p < 0 then (p := -1 - !p; i := n) else incr i
   done;
   !p
 
+(* Config-time text (a site's or zone's name, a path), at most 1 KiB,
+   written as it is but for the bytes nginx escapes. *)
 let write_str pos s =
-  let s = if String.length s > 1024 then String.sub s 0 1024 else s in
-  Response.write_string buf ~off:pos s
+  let n = if String.length s > 1024 then 1024 else String.length s in
+  let p = ref pos and i = ref 0 in
+  while !i < n do
+    p := put !p (String.unsafe_get s !i);
+    if !p < 0 then (p := -1 - !p; i := n) else incr i
+  done;
+  !p
 
 (* ", client: ADDR, server: NAME, request: "LINE", host: "HOST"" and the
    newline; the line written. *)

@@ -262,12 +262,11 @@ let run ~worker_start ~workers:nworkers ~user ~listeners:lfds ~serve ~reload ~an
       let owner = Option.map (fun a -> (a.uid, a.gid)) user in
       List.iter (fun e -> Log.warn "SIGUSR1: reopening the access log: %s (keeping the old one)" e)
         (Log_dest.reopen_files ~owner);
-      (match Log.reopen () with
+      (* Given to the workers only if created now or root's (never
+         chown by path: it would follow a symlink put there). *)
+      (match Log.reopen ?owner () with
        | Error e -> Log.warn "SIGUSR1: reopening the error log: %s (keeping the old one)" e
-       | Ok () -> (
-           match Log.file (), owner with
-           | Some p, Some (uid, _) -> (try Unix.chown p uid (-1) with Unix.Unix_error _ -> ())
-           | _ -> ()));
+       | Ok () -> ());
       let pids = List.filter (fun p -> p <> 0) (List.map (fun s -> s.pid) (Array.to_list !slots @ Array.to_list !starting)) @ !retiring in
       List.iter (fun pid -> try Unix.kill pid Sys.sigusr1 with Unix.Unix_error _ -> ()) pids;
       Log.msg "SIGUSR1: logs reopened (%d workers)" (List.length pids)

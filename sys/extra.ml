@@ -29,3 +29,5 @@ external fd_path :
   [@@noalloc]
 
 external gc_marking : unit -> bool = "httpz_extra_gc_marking" [@@noalloc]
+
+external open_log : string -> create:bool -> mode:int -> int = "httpz_extra_open_log" [@@noalloc]

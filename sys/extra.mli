@@ -60,3 +60,12 @@ external gc_marking : unit -> bool = "httpz_extra_gc_marking" [@@noalloc]
     it reads the runtime's phase). A program that stopped allocating stays
     in the phase it was in; in this one each [caml_modify] also darkens
     the value it overwrites. *)
+
+external open_log : string -> create:bool -> mode:int -> int = "httpz_extra_open_log" [@@noalloc]
+(** [open_log path ~create ~mode] opens [path] for appending with
+    [O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK] (a symlink as the last
+    component is never followed: [-eloop]; a FIFO without a reader is not
+    waited for). [~create:true] adds [O_CREAT | O_EXCL]: only a file this
+    call creates (with [mode], less the umask), [-eexist] when there is
+    one. The descriptor or [-errno] ([-einval] for a path holding a NUL).
+    Start-up, reloads and SIGUSR1 only (it may block on a slow disk). *)

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <caml/memory.h>
 #include <caml/mlvalues.h>
 #include <caml/signals.h>
+#include <caml/alloc.h>
 
 /* Exported by the runtime (runtime/signals.c) but declared only under
    CAML_INTERNALS: map OCaml's portable signal numbers to the system's. */
@@ -151,4 +153,20 @@ CAMLprim value httpz_extra_peer_ip_byte(value fd, value buf) {
 CAMLprim value httpz_extra_gc_marking(value unit) {
   (void)unit;
   return Val_bool(caml_gc_phase == Phase_mark);
+}
+
+/* A log file opened for appending, never through a symlink (O_NOFOLLOW:
+   a process that may write anywhere must not be sent elsewhere by whoever
+   can write the log's directory), without becoming the controlling
+   terminal, and without waiting for a FIFO's reader (O_NONBLOCK: the
+   caller then sees the FIFO in fstat and refuses it). [create]: only a new
+   file (O_CREAT | O_EXCL, [mode] before the umask), -EEXIST if there is
+   one. The descriptor or -errno (-ELOOP for a symlink, -EINVAL for a path
+   with a NUL). */
+CAMLprim value httpz_extra_open_log(value path, value create, value mode) {
+  if (!caml_string_is_c_safe(path)) return Val_long(-EINVAL);
+  int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
+  if (Bool_val(create)) flags |= O_CREAT | O_EXCL;
+  int fd = open(String_val(path), flags, (mode_t)Long_val(mode));
+  return Val_long(fd < 0 ? -errno : fd);
 }

@@ -320,6 +320,94 @@ def syslog():
         unix.close()
 
 
+def syslog_stall():
+    """A unix datagram receiver that never reads: its queue fills at once;
+    the worker drops the lines and keeps answering (before: it blocked in
+    write(2) at its first flush, every client timing out)."""
+    upath = os.path.join(TMP, "dev-log-stalled")
+    sink = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sink.bind(upath)
+    os.chmod(upath, 0o666)
+
+    def conf(port):
+        return (head(port) + "access_log syslog:server=unix:%s;\n" % upath +
+                "site a.test {\n  root %s;\n}\n" % A)
+
+    srv = ConfigServer(conf, ready_path="/").start()
+    try:
+        answered = 0
+        t0 = time.monotonic()
+        sock = None
+        try:
+            for i in range(2000):
+                if sock is None:
+                    sock = H.connect(srv.port, 3)
+                    rd = H.Reader(sock)
+                H.send_get(sock, "/?n=%d" % i, {"Host": "a.test"})
+                r = rd.read_response(timeout=3)
+                if r is None or r.status != 200:
+                    break
+                answered += 1
+                if time.monotonic() - t0 > 40:
+                    break
+        except (OSError, H.ProtocolError, socket.timeout):
+            pass
+        finally:
+            if sock is not None:
+                sock.close()
+        took = time.monotonic() - t0
+        R.check("a stalled syslog receiver: 2000 requests all answered in bounded time (%.1f s)" % took,
+                answered == 2000 and took < 40, (answered, took))
+        R.check("the dropped lines are counted in the error log",
+                H.wait_until(lambda: re.search(r"syslog: \d+ access log lines dropped", srv.stderr_text()), 5)
+                is not None, srv.stderr_text()[-800:])
+    finally:
+        srv.stop_and_check(R, "stalled syslog: exits 0")
+        sink.close()
+
+
+def escape_none_forgery():
+    """escape=none and $remote_user (decoded from any Authorization header):
+    a user name holding CR LF must not forge a second line in the file nor
+    a datagram of its own over syslog."""
+    upath = os.path.join(TMP, "dev-log-none")
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    unix.bind(upath)
+    os.chmod(upath, 0o666)
+    unix.settimeout(0.5)
+    flog = os.path.join(TMP, "none.log")
+
+    def conf(port):
+        return (head(port) + "log_format raw escape=none '$remote_user [$request] $status';\n" +
+                "site a.test {\n  root %s;\n  access_log %s raw;\n}\n" % (A, flog) +
+                "site b.test {\n  root %s;\n  access_log syslog:server=unix:%s raw;\n}\n" % (B, upath))
+
+    srv = ConfigServer(conf, ready_path="/").start()
+    try:
+        forged = "evil\r\n6.6.6.6 [GET /forged HTTP/1.1] 200\x00\x1b[31m\tx"
+        auth = {"Authorization": "Basic " + base64.b64encode((forged + ":pw").encode("latin-1")).decode()}
+        st = get(srv.port, "/?none", "a.test", auth)
+        get(srv.port, "/?none", "b.test", auth)
+        lines = wait_lines(flog, lambda l: "/?none" in l)
+        want = "evil\\x0D\\x0A6.6.6.6 [GET /forged HTTP/1.1] 200\\x00\\x1B[31m\tx [GET /?none HTTP/1.1] 200"
+        R.check("escape=none: CR, LF, NUL and ESC from $remote_user written \\xHH (tab kept), one line",
+                st == 200 and lines == [want] and sum("forged" in l for l in lines_of(flog)) == 1,
+                (st, lines_of(flog), want))
+        msgs = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                msgs.append(unix.recv(65536).decode("utf-8", "replace"))
+            except socket.timeout:
+                if msgs:
+                    break
+        R.check("escape=none over syslog: one datagram, the client's value not split",
+                len(msgs) == 1 and msgs[0].endswith(" " + want), msgs)
+    finally:
+        srv.stop_and_check(R, "escape=none: exits 0")
+        unix.close()
+
+
 def fail2ban():
     users = os.path.join(TMP, "users")
     write(users, "alice:%s\n" % password_hash("right"))
@@ -379,6 +467,39 @@ def fail2ban():
         srv.stop_and_check(R, "fail2ban: exits 0")
 
 
+def refusal_overflow():
+    """The guard's error-log line at its longest: a 250-byte user of backslashes
+    (1000 escaped; 255 bytes of credentials at most), a user file's path over 1 KiB, a site name over
+    2 KiB, 2 KiB of target bytes escaped to 8 KiB and a 2 KiB Host: more
+    than the line's 12 KiB buffer. It is cut, marked with "...", and still
+    ends with its newline (before: written past the buffer's end)."""
+    users = os.path.join(TMP, *(["u" * 220] * 5 + ["users"]))
+    write(users, "alice:%s\n" % password_hash("right"))
+    err = os.path.join(TMP, "overflow-error.log")
+    name = "a" * 2100  # the Host; the default site answers it
+
+    def conf(port):
+        return (head(port) + "error_log %s;\n" % err +
+                "site x.test default {\n  root %s;\n  auth_basic_user_file %s;\n" % (A, users) +
+                "  location / { auth_basic Admin; }\n}\n")
+
+    srv = ConfigServer(conf, ready_path="/").start()
+    try:
+        raw = (b"GET /" + b"\xe9" * 2100 + b" HTTP/1.1\r\nHost: " + name.encode() + b"\r\nAuthorization: " +
+               basic("\\" * 250, "p")["Authorization"].encode() + b"\r\n\r\n")
+        st = raw_request(srv.port, raw)
+        line = H.wait_until(lambda: [l for l in open(err, "rb").read().split(b"\n") if b"was not found in" in l], 5)
+        line = line[0] if line else b""
+        R.check("the longest refusal line: answered 401, cut at the buffer, marked, one whole line",
+                st == 401 and b'user "' + b"\\x5c" * 250 + b'" was not found in "' + users.encode()[:1024] + b'"' in line
+                and b", server: x.test, request: \"GET /" + b"\\xe9" * 10 in line
+                and line.endswith(b'..."') and len(line) + 1 <= 12288,
+                (st, len(line), line[:200], line[-200:], open(err, "rb").read()[-600:]))
+        R.check("the server still serves after it", get(srv.port, "/", name) == 401, "")
+    finally:
+        srv.stop_and_check(R, "refusal overflow: exits 0")
+
+
 def holding(pids, suffix):
     """The descriptors of [pids] still open on a file whose name ends in
     [suffix] (a rotated log)."""
@@ -430,6 +551,9 @@ def usr1():
             R.check("the new files belong to the workers' user",
                     all(os.path.exists(f) and os.stat(f).st_uid == uid for f in (access, site, err)),
                     [(f, os.path.exists(f) and os.stat(f).st_uid) for f in (access, site, err)])
+        R.check("the new files are created 0640 (not world-readable)",
+                all(os.path.exists(f) and os.stat(f).st_mode & 0o777 == 0o640 for f in (access, site, err)),
+                [(f, os.path.exists(f) and oct(os.stat(f).st_mode & 0o777)) for f in (access, site, err)])
         # Each worker has reopened once none holds a rotated file.
         everyone = pids + [srv.proc.pid]
         R.check("the supervisor and every worker reopened their files (none holds a rotated one)",
@@ -463,6 +587,87 @@ def usr1():
         srv.stop_and_check(R, "SIGUSR1: exits 0")
 
 
+def usr1_symlink():
+    """SIGUSR1 and the start never follow a symlink (CVE-2016-1247): the log
+    directory belongs to the workers' user, who replaces the rotated logs by
+    symlinks and a hard link to root's files; the supervisor (root) must
+    neither write to them nor give them away."""
+    if os.geteuid() != 0:
+        R.check("symlinked logs: skipped (needs root to run workers as nobody)", True)
+        return
+    nobody = pwd.getpwnam("nobody").pw_uid
+    logs = os.path.join(TMP, "rv")
+    os.makedirs(logs)
+    os.chown(logs, nobody, -1)
+    os.chmod(logs, 0o755)
+    vic = os.path.join(TMP, "victims")
+    os.makedirs(vic)
+    os.chmod(vic, 0o755)
+    access, site, err = (os.path.join(logs, n) for n in ("access.log", "site.log", "error.log"))
+    victims = [os.path.join(vic, n) for n in ("v-access", "v-site", "v-error")]
+    for v in victims:
+        with open(v, "w") as f:
+            f.write("root's secret\n")
+        os.chmod(v, 0o600)
+
+    def conf(port):
+        return (head(port, workers=2, user="nobody") + "access_log %s;\nerror_log %s;\n" % (access, err) +
+                "site a.test {\n  root %s;\n}\n" % A +
+                "site b.test {\n  root %s;\n  access_log %s combined;\n}\n" % (B, site))
+
+    srv = ConfigServer(conf, ready_path="/").start()
+    try:
+        p = srv.port
+        get(p, "/before", "a.test")
+        get(p, "/before", "b.test")
+        for f in (access, site, err):
+            os.rename(f, f + ".1")
+        os.symlink(victims[0], access)
+        os.link(victims[1], site)  # two links: not a log of ours
+        os.symlink(victims[2], err)
+        os.kill(srv.proc.pid, signal.SIGUSR1)
+        H.wait_until(lambda: "SIGUSR1: logs reopened" in "\n".join(lines_of(err + ".1")), 5)
+        for i in range(5):
+            get(p, "/after-%d" % i, "a.test")
+            get(p, "/after-%d" % i, "b.test")
+        time.sleep(1.5)  # the workers' flush
+        st = [os.stat(v) for v in victims]
+        R.check("SIGUSR1 through symlinks and a hard link: root's files stay root's",
+                all(s.st_uid == 0 for s in st), [(v, s.st_uid) for v, s in zip(victims, st)])
+        content = [open(v).read() for v in victims]
+        R.check("SIGUSR1 through symlinks and a hard link: nothing written to root's files",
+                all(c == "root's secret\n" for c in content), content)
+        text = "\n".join(lines_of(err + ".1"))
+        R.check("the refusals are logged, the old logs kept",
+                "access.log: a symbolic link: refused" in text and "site.log: 2 hard links: refused" in text
+                and "error.log: a symbolic link: refused" in text, text[-1500:])
+        R.check("the server still serves, the lines in the old files",
+                get(p, "/?last", "a.test") == 200 and wait_lines(access + ".1", lambda l: "/?last" in l) != [],
+                lines_of(access + ".1")[-3:])
+    finally:
+        srv.stop_and_check(R, "symlinked logs: exits 0")
+    # At start: a symlinked log is refused, nothing created through it.
+    for f in (access, site, err):
+        os.unlink(f)
+    dangling = os.path.join(vic, "created-through")
+    os.symlink(dangling, access)
+    port = H.free_port()
+    cpath = os.path.join(TMP, "rv.conf")
+    write(cpath, conf(port))
+    try:
+        r = subprocess.run([H.BIN, "serve", "--config", cpath], capture_output=True, timeout=10)
+    except subprocess.TimeoutExpired as e:  # it started: it followed the symlink
+        r = subprocess.CompletedProcess(e.cmd, "started", e.stdout or b"", e.stderr or b"")
+    R.check("start: a symlinked access log is refused (exit 1), nothing created through it",
+            r.returncode == 1 and not os.path.lexists(dangling)
+            and "access.log: a symbolic link: refused" in "\n".join(lines_of(err)),
+            (r.returncode, r.stderr[-600:], lines_of(err)[-3:]))
+    r = subprocess.run([H.BIN, "check", "--config", cpath], capture_output=True, timeout=20)
+    R.check("httpz check: a symlinked log is refused, nothing created through it",
+            r.returncode != 0 and not os.path.lexists(dangling) and b"symbolic link" in r.stderr + r.stdout,
+            (r.returncode, r.stdout[-300:], r.stderr[-600:]))
+
+
 def usr1_alone():
     """One worker, no supervisor: the server's own process reopens."""
     d = os.path.join(TMP, "alone")
@@ -486,7 +691,11 @@ def usr1_alone():
 
 H.part(R, "custom formats, escape=json, per-site logs", formats_and_sites, stop_servers=True)
 H.part(R, "syslog", syslog, stop_servers=True)
+H.part(R, "a stalled syslog receiver", syslog_stall, stop_servers=True)
+H.part(R, "escape=none and a forged $remote_user", escape_none_forgery, stop_servers=True)
 H.part(R, "fail2ban", fail2ban, stop_servers=True)
+H.part(R, "the longest refusal line", refusal_overflow, stop_servers=True)
 H.part(R, "SIGUSR1 reopens", usr1, stop_servers=True)
+H.part(R, "SIGUSR1 and symlinked logs", usr1_symlink, stop_servers=True)
 H.part(R, "SIGUSR1 with one worker", usr1_alone, stop_servers=True)
 R.finish()

@@ -196,7 +196,14 @@ let log_formats () =
              (Access_log.compile ~name:"j" ~escape:Escape_json
                 "{\"r\":\"$request\",\"ua\":\"$http_user_agent\",\"s\":$status,\"h\":\"$host\"}")),
         "{\"r\":\"GET /a\\\"b\\\\c\\u00E9 HTTP/1.1\",\"ua\":\"ua\\u0001\\\\\",\"s\":404,\"h\":\"a.test\"}\n\
-         {\"r\":\"\",\"ua\":\"\",\"s\":400,\"h\":\"\"}\n" ) ]
+         {\"r\":\"\",\"ua\":\"\",\"s\":400,\"h\":\"\"}\n" );
+      (* escape=none: the bytes as they are, but a control byte (here
+         0x01; CR, LF and NUL alike) as \xHH, so that no client value
+         starts a line. *)
+      ( Access_log.Custom
+          (Result.get_ok
+             (Access_log.compile ~name:"n" ~escape:Escape_none "$request|$http_user_agent|$status")),
+        "GET /a\"b\\c\xe9 HTTP/1.1|ua\\x01\\|404\n-|-|400\n" ) ]
   in
   List.iter
     (fun (format, want) ->
