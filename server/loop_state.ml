@@ -293,7 +293,10 @@ let front w c = w.entries.(c.listener) (Ctx.of_conn c)
 let app w c = w.handlers.(c.listener) (Ctx.of_conn c)
 
 let log_access w c parsed complete =
-  Request_metrics.response w.totals w.row c ~parsed ~complete ~status_listener:(w.fronts.(c.listener) = Status_only);
+  (* Without a reader of the per-site figures, only the server's totals. *)
+  if Totals.timed () then
+    Request_metrics.response w.totals w.row c ~parsed ~complete ~status_listener:(w.fronts.(c.listener) = Status_only)
+  else Totals.response w.totals w.row ~status:(Httpz.Status.code c.status) ~bytes:c.sent;
   Access_log.request w.log c ~parsed ~complete
 
 (* Once a second: this worker's connections by state, for the totals. A
