@@ -26,15 +26,11 @@ let body_sent (c : Slot.t) ~complete =
     let n = if c.mode = Slot.H2_stream then c.sent else c.sent - c.head_len in
     if n <= 0 then 0 else if n > c.resp_bytes then c.resp_bytes else n
 
-(* Without a reader of the totals (no status endpoint: the worker's own
-   table), only the server's totals are kept, as before sites. *)
 let response t row (c : Slot.t) ~parsed ~complete ~status_listener =
   if row >= 0 then
-    if not (Totals.timed ()) then Totals.response t row ~status:(Status.code c.status) ~bytes:c.sent
-    else
-      let body = body_sent c ~complete and req = Slot.req c in
-      Totals.exchange t row
-        ~col:(if status_listener then Totals.col_status else column c req ~parsed)
-        ~protocol:(protocol c req ~parsed) ~status:(Status.code c.status)
-        ~bytes:(if c.mode = Slot.H2_stream then body else c.sent) ~body
-        ~ns:(if c.started_ns > 0 then Syscall.clock_monotonic_ns () - c.started_ns else 0)
+    let body = body_sent c ~complete and req = Slot.req c in
+    Totals.exchange t row
+      ~col:(if status_listener then Totals.col_status else column c req ~parsed)
+      ~protocol:(protocol c req ~parsed) ~status:(Status.code c.status)
+      ~bytes:(if c.mode = Slot.H2_stream then body else c.sent) ~body
+      ~ns:(if c.started_ns > 0 then Syscall.clock_monotonic_ns () - c.started_ns else 0)

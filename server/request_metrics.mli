@@ -34,9 +34,9 @@ val response : Totals.t -> int -> Slot.t -> parsed:bool -> complete:bool -> stat
     response of [c] in [row] of [t] ({!Totals.exchange}): [parsed], its
     request's head was parsed; [complete], it was handed whole to the
     socket; [status_listener], it was answered on the status listener.
-    Without a reader of the totals in this process ({!Totals.timed}:
-    no status endpoint, the table is the worker's own), only the server's
-    totals are counted, not by site.
+    For a process with a reader of the totals ({!Totals.timed}); without
+    one (no status endpoint, the table is the worker's own) the caller
+    counts only the server's totals ({!Totals.response}), not by site.
     The bytes by site are the body's that left, as the access log counts
     them; the server's total, the bytes handed to the socket (HTTP/2: the
     body's, its head went in the connection's HEADERS frames). Does not
